@@ -1,0 +1,12 @@
+// Package catalog holds virtc's default catalog as data: the sizes, images,
+// network and storage profiles and backup policies a cluster has with no
+// configuration. A platform team overrides or adds entries from its own
+// repository with files of the same kinds.
+package catalog
+
+import "embed"
+
+// Files are the default catalog's documents.
+//
+//go:embed *.yaml
+var Files embed.FS

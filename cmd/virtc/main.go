@@ -1,0 +1,13 @@
+// Command virtc compiles VM intents and a catalog into OpenShift
+// Virtualization manifests.
+package main
+
+import (
+	"os"
+
+	"github.com/virtc/virtc/fn/cli"
+)
+
+func main() {
+	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

@@ -1,0 +1,126 @@
+package api
+
+import "k8s.io/apimachinery/pkg/api/resource"
+
+// Tenant is one namespace that may hold VMs. It is owned by the platform team:
+// it grants access, bounds resources and sets defaults for its VMs.
+type Tenant struct {
+	TypeMeta `json:",inline"`
+	// Metadata.name is the namespace.
+	Metadata ObjectMeta `json:"metadata"`
+	Spec     TenantSpec `json:"spec"`
+}
+
+// TenantSpec is what a tenant may do.
+type TenantSpec struct {
+	// Access lists the groups bound, in this namespace only, to the admin,
+	// edit and view roles of Kubernetes and KubeVirt.
+	Access TenantAccess `json:"access,omitempty"`
+	// Quota bounds the tenant in VM terms. virtc translates it into pod terms
+	// (what KubeVirt's virt-launcher pods request). Absent: the quota is
+	// derived from the tenant's VMs, so that exactly they fit.
+	Quota *TenantQuota `json:"quota,omitempty"`
+	// Backup is the default backup policy (a BackupPolicy of the catalog) for
+	// this tenant's VMs. Absent: the catalog's default policy.
+	Backup string `json:"backup,omitempty"`
+}
+
+// TenantAccess lists group names per role.
+type TenantAccess struct {
+	// Admin groups may manage everything in the namespace, RBAC included.
+	Admin []string `json:"admin,omitempty"`
+	// Edit groups may create, change and delete VMs and their disks.
+	Edit []string `json:"edit,omitempty"`
+	// View groups may read everything but Secrets.
+	View []string `json:"view,omitempty"`
+}
+
+// TenantQuota bounds a tenant in VM terms.
+type TenantQuota struct {
+	// CPU is the number of vCPUs all VMs together may have.
+	CPU *int64 `json:"cpu,omitempty"`
+	// Memory is the guest memory all VMs together may have (virt-launcher
+	// overhead is added by virtc).
+	Memory *resource.Quantity `json:"memory,omitempty"`
+	// Storage is the size of all disks together.
+	Storage *resource.Quantity `json:"storage,omitempty"`
+	// VMs is the number of VirtualMachines.
+	VMs *int64 `json:"vms,omitempty"`
+}
+
+// VM is one virtual machine, as a tenant team describes it.
+type VM struct {
+	TypeMeta `json:",inline"`
+	// Metadata.namespace must be the name of a Tenant.
+	Metadata ObjectMeta `json:"metadata"`
+	Spec     VMSpec     `json:"spec"`
+}
+
+// Run strategies of a VM.
+const (
+	RunAlways         = "Always"
+	RunHalted         = "Halted"
+	RunManual         = "Manual"
+	RunRerunOnFailure = "RerunOnFailure"
+	RunOnce           = "Once"
+)
+
+// Migration modes of a VM.
+const (
+	MigrationRequired   = "Required"
+	MigrationIfPossible = "IfPossible"
+	MigrationNever      = "Never"
+)
+
+// VMSpec describes a VM in catalog terms.
+type VMSpec struct {
+	// Size is an instance type of the catalog (for example u1.medium). It sets
+	// the vCPUs and memory.
+	Size string `json:"size"`
+	// Image is an OS image of the catalog (for example rhel9). The root disk
+	// is cloned from it, and its preference tunes the VM for the OS.
+	Image string `json:"image"`
+	// RootDisk is the size of the root disk: at least the image's minimum.
+	// Absent: the image's default size.
+	RootDisk *resource.Quantity `json:"rootDisk,omitempty"`
+	// Disks are data disks, each a DataVolume of its own that outlives
+	// changes to the VM.
+	Disks []Disk `json:"disks,omitempty"`
+	// Networks are network profiles of the catalog; the first is the primary
+	// interface. Absent: [default].
+	Networks []string `json:"networks,omitempty"`
+	// RunStrategy is Always, Halted, Manual, RerunOnFailure or Once.
+	// Absent: Always.
+	RunStrategy string `json:"runStrategy,omitempty" enum:"Always,Halted,Manual,RerunOnFailure,Once"`
+	// Migration says whether the VM moves during node maintenance: Required
+	// (evictionStrategy LiveMigrate), IfPossible (LiveMigrateIfPossible) or
+	// Never (None). Absent: IfPossible.
+	Migration string `json:"migration,omitempty" enum:"Required,IfPossible,Never"`
+	// Backup is a backup policy of the catalog. Absent: the tenant's.
+	Backup string `json:"backup,omitempty"`
+	// CloudInit configures the guest at first boot.
+	CloudInit *CloudInit `json:"cloudInit,omitempty"`
+	// SSHKeySecrets name Secrets in the VM's namespace whose values are SSH
+	// public keys, injected through cloud-init (accessCredentials).
+	SSHKeySecrets []string `json:"sshKeySecrets,omitempty"`
+}
+
+// Disk is a data disk.
+type Disk struct {
+	// Name of the disk inside the VM; the DataVolume is named <vm>-<name>.
+	Name string `json:"name"`
+	// Size of the disk. A disk can grow, never shrink.
+	Size resource.Quantity `json:"size"`
+	// Storage is a storage profile of the catalog. Absent: the catalog's
+	// default profile.
+	Storage string `json:"storage,omitempty"`
+}
+
+// CloudInit names where the guest's cloud-init data comes from. Data is never
+// written inline in Git: it comes from Secrets in the VM's namespace.
+type CloudInit struct {
+	// UserDataSecret names a Secret with the key "userdata".
+	UserDataSecret string `json:"userDataSecret,omitempty"`
+	// NetworkDataSecret names a Secret with the key "networkdata".
+	NetworkDataSecret string `json:"networkDataSecret,omitempty"`
+}

@@ -1,0 +1,171 @@
+// Package catalog merges the embedded default catalog with the platform
+// team's entries and answers lookups by name. Entries are data: renderers and
+// policies read their fields, never their names.
+package catalog
+
+import (
+	"io/fs"
+	"maps"
+	"slices"
+
+	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/decode"
+	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/source"
+
+	defaults "github.com/virtc/virtc/catalog"
+)
+
+// DefaultGoldenImageNamespace is where OpenShift Virtualization keeps its
+// golden images.
+const DefaultGoldenImageNamespace = "openshift-virtualization-os-images"
+
+// Table is one kind of catalog entry, by name.
+type Table[T any] struct {
+	kind    string
+	entries map[string]decode.Entry[T]
+	names   []string
+}
+
+func newTable[T any](kind string) *Table[T] {
+	return &Table[T]{kind: kind, entries: map[string]decode.Entry[T]{}}
+}
+
+// Get returns the entry called name.
+func (t *Table[T]) Get(name string) (*T, bool) {
+	e, ok := t.entries[name]
+	return e.Obj, ok
+}
+
+// Entry returns the entry called name with its source.
+func (t *Table[T]) Entry(name string) (decode.Entry[T], bool) {
+	e, ok := t.entries[name]
+	return e, ok
+}
+
+// Names lists the entries' names in order.
+func (t *Table[T]) Names() []string { return t.names }
+
+// Unknown phrases the error for a name not in the table.
+func (t *Table[T]) Unknown(what, name string) string { return diag.Unknown(what, name, t.names) }
+
+func (t *Table[T]) seal() { t.names = slices.Sorted(maps.Keys(t.entries)) }
+
+// Catalog is the merged catalog.
+type Catalog struct {
+	Sizes           *Table[api.Size]
+	Images          *Table[api.Image]
+	NetworkProfiles *Table[api.NetworkProfile]
+	StorageProfiles *Table[api.StorageProfile]
+	BackupPolicies  *Table[api.BackupPolicy]
+
+	// DefaultStorage names the storage profile of disks that name none
+	// (empty when the catalog has no default).
+	DefaultStorage string
+	// DefaultBackup names the backup policy of tenants that name none.
+	DefaultBackup string
+	// DefaultNetworks are the networks of VMs that name none.
+	DefaultNetworks []string
+	// GoldenImageNamespace holds the golden-image DataSources.
+	GoldenImageNamespace string
+}
+
+// Embedded decodes the default catalog shipped in the binary.
+func Embedded(diags *diag.List) *decode.Set {
+	var docs []*source.Doc
+	names, _ := fs.Glob(defaults.Files, "*.yaml")
+	for _, name := range names {
+		data, _ := defaults.Files.ReadFile(name)
+		docs = append(docs, source.Parse("<embedded>/catalog/"+name, "catalog/"+name, data, diags)...)
+	}
+	return decode.Decode(docs, false, diags)
+}
+
+// Options say how the catalog is assembled.
+type Options struct {
+	// NoDefaults leaves the embedded default catalog out: only entries from
+	// the inputs count.
+	NoDefaults bool
+}
+
+// Build merges the embedded catalog (unless opts.NoDefaults) with the
+// entries of user. A user entry replaces the default entry of the same kind
+// and name; two user entries of the same kind and name are an error.
+func Build(user *decode.Set, opts Options, diags *diag.List) *Catalog {
+	c := &Catalog{
+		Sizes:                newTable[api.Size]("Size"),
+		Images:               newTable[api.Image]("Image"),
+		NetworkProfiles:      newTable[api.NetworkProfile]("NetworkProfile"),
+		StorageProfiles:      newTable[api.StorageProfile]("StorageProfile"),
+		BackupPolicies:       newTable[api.BackupPolicy]("BackupPolicy"),
+		DefaultNetworks:      []string{"default"},
+		GoldenImageNamespace: DefaultGoldenImageNamespace,
+	}
+	var base *decode.Set
+	if !opts.NoDefaults {
+		base = Embedded(diags)
+	} else {
+		base = &decode.Set{}
+	}
+	merge(c.Sizes, base.Sizes, user.Sizes, sizeName, diags)
+	merge(c.Images, base.Images, user.Images, imageName, diags)
+	merge(c.NetworkProfiles, base.NetworkProfiles, user.NetworkProfiles, networkName, diags)
+	merge(c.StorageProfiles, base.StorageProfiles, user.StorageProfiles, storageName, diags)
+	merge(c.BackupPolicies, base.BackupPolicies, user.BackupPolicies, backupName, diags)
+
+	c.DefaultStorage = pickDefault(c.StorageProfiles, user.StorageProfiles, storageName,
+		func(s *api.StorageProfile) bool { return s.Spec.Default }, diags)
+	c.DefaultBackup = pickDefault(c.BackupPolicies, user.BackupPolicies, backupName,
+		func(b *api.BackupPolicy) bool { return b.Spec.Default }, diags)
+	return c
+}
+
+func sizeName(s *api.Size) string              { return s.Metadata.Name }
+func imageName(s *api.Image) string            { return s.Metadata.Name }
+func networkName(s *api.NetworkProfile) string { return s.Metadata.Name }
+func storageName(s *api.StorageProfile) string { return s.Metadata.Name }
+func backupName(s *api.BackupPolicy) string    { return s.Metadata.Name }
+
+// merge fills t with the base entries, then the user's over them.
+func merge[T any](t *Table[T], base, user []decode.Entry[T], name func(*T) string, diags *diag.List) {
+	for _, e := range base {
+		t.entries[name(e.Obj)] = e
+	}
+	fromUser := map[string]decode.Entry[T]{}
+	for _, e := range user {
+		n := name(e.Obj)
+		if prev, dup := fromUser[n]; dup {
+			p := prev.Doc.Pos("metadata.name")
+			diags.Errorf(e.Doc.Pos("metadata.name"), "metadata.name", "duplicate %s %q (also defined at %s:%d)", t.kind, n, p.File, p.Line)
+			continue
+		}
+		fromUser[n] = e
+		t.entries[n] = e
+	}
+	t.seal()
+}
+
+// pickDefault finds the entry marked default. User entries marked default
+// win over the embedded one; more than one user default is an error.
+func pickDefault[T any](t *Table[T], user []decode.Entry[T], name func(*T) string, isDefault func(*T) bool, diags *diag.List) string {
+	var first string
+	for _, e := range user {
+		if !isDefault(e.Obj) {
+			continue
+		}
+		if first != "" {
+			diags.Errorf(e.Doc.Pos("spec.default"), "spec.default", "only one %s may be the default (%q is already)", t.kind, first)
+			continue
+		}
+		first = name(e.Obj)
+	}
+	if first != "" {
+		return first
+	}
+	for _, n := range t.names {
+		if isDefault(t.entries[n].Obj) {
+			return n
+		}
+	}
+	return ""
+}

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/virtc/virtc/fn/compile"
+	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/source"
+)
+
+func compileArgs(name string, args []string, stderr io.Writer) (compile.Result, int, bool) {
+	fs := newFlags(name, "PATH...", stderr)
+	noDefaults := fs.Bool("no-default-catalog", false, "use only catalog entries from the inputs, not the embedded default catalog")
+	var catalogs stringList
+	fs.Var(&catalogs, "catalog", "a catalog file or directory to read besides the PATHs (repeatable)")
+	paths, code, ok := parse(fs, args)
+	if !ok {
+		return compile.Result{}, code, false
+	}
+	if len(paths) == 0 {
+		fmt.Fprintf(stderr, "virtc %s: name at least one file or directory\n", name)
+		fs.Usage()
+		return compile.Result{}, ExitUsage, false
+	}
+	diags := &diag.List{}
+	docs := source.Read(append(append([]string{}, catalogs...), paths...), source.Options{}, diags)
+	opts := compile.Options{}
+	opts.Catalog.NoDefaults = *noDefaults
+	return compile.Compile(docs, opts, diags), 0, true
+}
+
+// report prints diagnostics and returns the exit code for them.
+func report(res compile.Result, stderr io.Writer) int {
+	io.WriteString(stderr, diag.Format(res.Diags.Sorted()))
+	if res.Diags.HasErrors() {
+		n := len(res.Diags.Errors())
+		fmt.Fprintf(stderr, "virtc: %d error%s\n", n, plural(n))
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func runBuild(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	res, code, ok := compileArgs("build", args, stderr)
+	if !ok {
+		return code
+	}
+	if code := report(res, stderr); code != ExitOK {
+		return code
+	}
+	if _, err := stdout.Write(res.YAML); err != nil {
+		fmt.Fprintf(stderr, "virtc: %v\n", err)
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+func runValidate(args []string, _ io.Reader, _, stderr io.Writer) int {
+	res, code, ok := compileArgs("validate", args, stderr)
+	if !ok {
+		return code
+	}
+	return report(res, stderr)
+}

@@ -1,0 +1,112 @@
+// Package cli is virtc's command line: it parses arguments, runs one
+// command and returns the exit code. Everything is testable without pipes.
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitFailed  = 1 // the input was refused
+	ExitUsage   = 2 // the command line was wrong
+	ExitRefused = 1
+)
+
+// Version is set at link time (-ldflags -X).
+var Version = "dev"
+
+type command struct {
+	name    string
+	summary string
+	run     func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{
+		{"build", "compile intents and catalog into manifests on stdout", runBuild},
+		{"validate", "check intents and catalog; print nothing on success", runValidate},
+		{"version", "print virtc's version", runVersion},
+	}
+}
+
+// Main runs virtc with args (without the program name).
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return ExitUsage
+	}
+	name := args[0]
+	switch name {
+	case "-h", "--help", "help":
+		usage(stdout)
+		return ExitOK
+	case "--version":
+		return runVersion(nil, stdin, stdout, stderr)
+	}
+	for _, c := range commands() {
+		if c.name == name {
+			return c.run(args[1:], stdin, stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "virtc: unknown command %q\n\n", name)
+	usage(stderr)
+	return ExitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "virtc compiles VM intents and a platform catalog into OpenShift Virtualization manifests.")
+	fmt.Fprintln(w, "\nUsage:\n  virtc <command> [flags] [PATH...]\n\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'virtc <command> -h' for a command's flags.")
+}
+
+// newFlags makes a flag set that reports to stderr and does not exit.
+func newFlags(name, args string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: virtc %s [flags] %s\n\nFlags:\n", name, args)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags anywhere among the arguments (flags may follow paths).
+func parse(fs *flag.FlagSet, args []string) ([]string, int, bool) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, ExitOK, false
+			}
+			return nil, ExitUsage, false
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, 0, true
+		}
+		if args[0] == "--" {
+			return append(positional, args[1:]...), 0, true
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func runVersion(_ []string, _ io.Reader, stdout, _ io.Writer) int {
+	fmt.Fprintf(stdout, "virtc %s\n", Version)
+	return ExitOK
+}

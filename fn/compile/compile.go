@@ -1,0 +1,62 @@
+// Package compile runs the pipeline: decode and validate intents, resolve
+// them against the catalog, check policy, render, sort and emit. It returns
+// either the whole output or the diagnostics, never part of the output.
+package compile
+
+import (
+	"github.com/virtc/virtc/fn/catalog"
+	"github.com/virtc/virtc/fn/decode"
+	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/policy"
+	"github.com/virtc/virtc/fn/render"
+	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/fn/source"
+)
+
+// Options configure a compile.
+type Options struct {
+	Catalog catalog.Options
+	// PassThrough keeps documents that are not virtc objects in
+	// Result.Other instead of reporting them (KRM function mode).
+	PassThrough bool
+}
+
+// Result is the outcome of a compile.
+type Result struct {
+	// Objects are the generated objects in output order; empty on error.
+	Objects []emit.Object
+	// YAML is Objects serialized; empty on error.
+	YAML  []byte
+	Model *resolve.Model
+	Diags *diag.List
+	// Other are the input documents that are not virtc objects (only with
+	// Options.PassThrough).
+	Other []*source.Doc
+}
+
+// Compile compiles documents. Diagnostics already in diags (from reading
+// the sources) count: if any is an error, nothing is emitted.
+func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
+	set := decode.Decode(docs, opts.PassThrough, diags)
+	res := Result{Diags: diags, Other: set.Other}
+	if !opts.PassThrough && len(docs) == 0 && !diags.HasErrors() {
+		diags.Errorf(diag.Pos{File: "<inputs>"}, "", "no virtc objects found (expected YAML or Jsonnet files with apiVersion virtc.dev/v1alpha1)")
+	}
+	cat := catalog.Build(set, opts.Catalog, diags)
+	m := resolve.Resolve(set, cat, diags)
+	res.Model = m
+	policy.Check(m, diags)
+	if diags.HasErrors() {
+		return res
+	}
+	objs := render.All(m, render.Options{})
+	emit.Sort(objs)
+	out, err := emit.Write(objs)
+	if err != nil {
+		diags.Errorf(diag.Pos{File: "<output>"}, "", "cannot serialize output: %v", err)
+		return res
+	}
+	res.Objects, res.YAML = objs, out
+	return res
+}

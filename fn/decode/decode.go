@@ -1,0 +1,173 @@
+package decode
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/source"
+)
+
+// Tenant is a decoded Tenant with the document it came from.
+type Tenant struct {
+	*api.Tenant
+	Doc *source.Doc
+}
+
+// VM is a decoded VM with the document it came from.
+type VM struct {
+	*api.VM
+	Doc *source.Doc
+}
+
+// Entry is a decoded catalog entry with the document it came from.
+type Entry[T any] struct {
+	Obj *T
+	Doc *source.Doc
+}
+
+// Set is everything decoded from the inputs, in input order.
+type Set struct {
+	Tenants         []Tenant
+	VMs             []VM
+	Sizes           []Entry[api.Size]
+	Images          []Entry[api.Image]
+	NetworkProfiles []Entry[api.NetworkProfile]
+	StorageProfiles []Entry[api.StorageProfile]
+	BackupPolicies  []Entry[api.BackupPolicy]
+	// Other holds documents that are not virtc objects, for callers that pass
+	// them through (the KRM function). The CLI reports them.
+	Other []*source.Doc
+}
+
+// Kinds lists the virtc kinds in the order they are documented.
+var Kinds = []string{"Tenant", "VM", "Size", "Image", "NetworkProfile", "StorageProfile", "BackupPolicy"}
+
+// kindTypes maps each kind to its Go type.
+var kindTypes = map[string]reflect.Type{
+	"Tenant":         reflect.TypeFor[api.Tenant](),
+	"VM":             reflect.TypeFor[api.VM](),
+	"Size":           reflect.TypeFor[api.Size](),
+	"Image":          reflect.TypeFor[api.Image](),
+	"NetworkProfile": reflect.TypeFor[api.NetworkProfile](),
+	"StorageProfile": reflect.TypeFor[api.StorageProfile](),
+	"BackupPolicy":   reflect.TypeFor[api.BackupPolicy](),
+}
+
+// TypeOf returns the Go type of a virtc kind.
+func TypeOf(kind string) (reflect.Type, bool) {
+	t, ok := kindTypes[kind]
+	return t, ok
+}
+
+// ignoredKinds are virtc documents that configure virtc itself rather than
+// describe the cluster: they may sit beside intents and are skipped.
+var ignoredKinds = []string{"Compiler"}
+
+// Header reads apiVersion and kind of a document without decoding it.
+func Header(n *yaml.Node) (apiVersion, kind string) {
+	if n.Kind != yaml.MappingNode {
+		return "", ""
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		switch n.Content[i].Value {
+		case "apiVersion":
+			apiVersion = n.Content[i+1].Value
+		case "kind":
+			kind = n.Content[i+1].Value
+		}
+	}
+	return apiVersion, kind
+}
+
+// IsVirtc reports whether a document claims to be a virtc object.
+func IsVirtc(n *yaml.Node) bool {
+	av, _ := Header(n)
+	return strings.HasPrefix(av, api.Group+"/")
+}
+
+// Decode decodes every document into s. Documents that are not virtc
+// objects are kept in s.Other when passThrough is set, and reported
+// otherwise.
+func Decode(docs []*source.Doc, passThrough bool, diags *diag.List) *Set {
+	s := &Set{}
+	for _, doc := range docs {
+		decodeDoc(s, doc, passThrough, diags)
+	}
+	return s
+}
+
+func decodeDoc(s *Set, doc *source.Doc, passThrough bool, diags *diag.List) {
+	d := &decoder{doc: doc, diags: diags}
+	n := doc.Node
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, "", "a document must be a mapping with apiVersion and kind, not %s", kindName(n))
+		return
+	}
+	av, kind := Header(n)
+	if !strings.HasPrefix(av, api.Group+"/") {
+		if passThrough {
+			s.Other = append(s.Other, doc)
+			return
+		}
+		switch {
+		case av == "" && kind == "":
+			d.errorf(n, "", "not a Kubernetes-style object: apiVersion and kind are missing")
+		case av == "v1" && kind == "Secret":
+			d.errorf(n, "kind", "Secrets must not be kept in Git beside intents (create them in the cluster, or through an external secrets operator, and name them in cloudInit.userDataSecret or sshKeySecrets)")
+		case av == "":
+			d.errorf(n, "apiVersion", "required field is missing (virtc objects use apiVersion %s)", api.APIVersion)
+		default:
+			d.errorf(source.Lookup(n, "apiVersion"), "apiVersion", "unknown apiVersion %q with kind %q: virtc reads only %s objects (%s)", av, kind, api.APIVersion, strings.Join(Kinds, ", "))
+		}
+		return
+	}
+	if av != api.APIVersion {
+		d.errorf(source.Lookup(n, "apiVersion"), "apiVersion", "unsupported apiVersion %q (use %s)", av, api.APIVersion)
+		return
+	}
+	if slices.Contains(ignoredKinds, kind) {
+		return
+	}
+	t, ok := kindTypes[kind]
+	if !ok {
+		if kind == "" {
+			d.errorf(n, "kind", "required field is missing (one of %s)", strings.Join(Kinds, ", "))
+		} else {
+			d.errorf(source.Lookup(n, "kind"), "kind", "%s", diag.Unknown("kind", kind, Kinds))
+		}
+		return
+	}
+	before := diags.Len()
+	v := reflect.New(t)
+	d.object(n, v.Elem(), "")
+	if diags.ErrorsSince(before) {
+		// A document with structural errors is not validated further: its
+		// values could be half set and would only add noise.
+		return
+	}
+	validate(d, v.Interface())
+	switch o := v.Interface().(type) {
+	case *api.Tenant:
+		s.Tenants = append(s.Tenants, Tenant{o, doc})
+	case *api.VM:
+		s.VMs = append(s.VMs, VM{o, doc})
+	case *api.Size:
+		s.Sizes = append(s.Sizes, Entry[api.Size]{o, doc})
+	case *api.Image:
+		s.Images = append(s.Images, Entry[api.Image]{o, doc})
+	case *api.NetworkProfile:
+		s.NetworkProfiles = append(s.NetworkProfiles, Entry[api.NetworkProfile]{o, doc})
+	case *api.StorageProfile:
+		s.StorageProfiles = append(s.StorageProfiles, Entry[api.StorageProfile]{o, doc})
+	case *api.BackupPolicy:
+		s.BackupPolicies = append(s.BackupPolicies, Entry[api.BackupPolicy]{o, doc})
+	default:
+		panic(fmt.Sprintf("decode: kind %s has no slot", kind))
+	}
+}

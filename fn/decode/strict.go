@@ -1,0 +1,299 @@
+// Package decode turns YAML documents into virtc objects strictly: unknown
+// fields, wrong types, duplicate keys, aliases and bad quantities are errors
+// located at the offending node, and every problem of a document is reported,
+// not only the first.
+package decode
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/source"
+)
+
+var quantityType = reflect.TypeFor[resource.Quantity]()
+
+// field is one settable field of a struct, flattened through inline embeds.
+type field struct {
+	name     string
+	index    []int
+	required bool
+	enum     []string
+}
+
+var fieldCache sync.Map // reflect.Type -> []field
+
+// Fields lists the fields of a struct type as the decoder sees them. The
+// schema generator uses the same list, so schema and decoder cannot disagree.
+func fields(t reflect.Type) []field {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.([]field)
+	}
+	var out []field
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tag := sf.Tag.Get("json")
+		if tag == "-" || !sf.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if sf.Anonymous && opts == "inline" {
+			for _, inner := range fields(sf.Type) {
+				inner.index = append([]int{i}, inner.index...)
+				out = append(out, inner)
+			}
+			continue
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		f := field{name: name, index: []int{i}, required: !strings.Contains(opts, "omitempty")}
+		if e := sf.Tag.Get("enum"); e != "" {
+			f.enum = strings.Split(e, ",")
+		}
+		out = append(out, f)
+	}
+	fieldCache.Store(t, out)
+	return out
+}
+
+// decoder decodes one document.
+type decoder struct {
+	doc   *source.Doc
+	diags *diag.List
+}
+
+func (d *decoder) errorf(n *yaml.Node, path, format string, args ...any) {
+	pos := diag.Pos{File: d.doc.File}
+	if !d.doc.NoLines {
+		pos.Line, pos.Col = n.Line, n.Column
+	}
+	d.diags.Errorf(pos, path, format, args...)
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	switch n.Tag {
+	case "!!str":
+		return "a string"
+	case "!!int":
+		return "an integer"
+	case "!!float":
+		return "a number"
+	case "!!bool":
+		return "a boolean"
+	case "!!null":
+		return "null"
+	}
+	return "a scalar"
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+}
+
+// value decodes n into v. It reports whether v was set.
+func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) bool {
+	if n.Kind == yaml.AliasNode {
+		d.errorf(n, path, "YAML aliases are not accepted (write the value out)")
+		return false
+	}
+	if n.Anchor != "" {
+		d.errorf(n, path, "YAML anchors are not accepted (write the value out)")
+		return false
+	}
+	if isNull(n) {
+		return false
+	}
+	t := v.Type()
+	if t == quantityType {
+		return d.quantity(n, v, path)
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		p := reflect.New(t.Elem())
+		if d.value(n, p.Elem(), path) {
+			v.Set(p)
+			return true
+		}
+		return false
+	case reflect.Struct:
+		return d.object(n, v, path)
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			d.errorf(n, path, "must be a list, not %s", kindName(n))
+			return false
+		}
+		s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
+		for i, item := range n.Content {
+			if !d.value(item, s.Index(i), fmt.Sprintf("%s[%d]", path, i)) && isNull(item) {
+				d.errorf(item, fmt.Sprintf("%s[%d]", path, i), "must not be empty")
+			}
+		}
+		v.Set(s)
+		return true
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			d.errorf(n, path, "must be a mapping, not %s", kindName(n))
+			return false
+		}
+		m := reflect.MakeMapWithSize(t, len(n.Content)/2)
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			if !d.key(k, path, seen) {
+				continue
+			}
+			ev := reflect.New(t.Elem()).Elem()
+			d.value(val, ev, join(path, k.Value))
+			m.SetMapIndex(reflect.ValueOf(k.Value), ev)
+		}
+		v.Set(m)
+		return true
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode {
+			d.errorf(n, path, "must be a string, not %s", kindName(n))
+			return false
+		}
+		if n.Tag != "!!str" && n.Tag != "!!timestamp" && n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) == 0 {
+			d.errorf(n, path, "must be a string, not %s (quote it: %q)", kindName(n), n.Value)
+			return false
+		}
+		v.SetString(n.Value)
+		return true
+	case reflect.Bool:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+			d.errorf(n, path, "must be true or false, not %s", kindName(n))
+			return false
+		}
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			d.errorf(n, path, "must be true or false")
+			return false
+		}
+		v.SetBool(b)
+		return true
+	case reflect.Int64, reflect.Int32, reflect.Int:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+			d.errorf(n, path, "must be a whole number, not %s", kindName(n))
+			return false
+		}
+		i, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64)
+		if err != nil || i > math.MaxInt32 || i < math.MinInt32 {
+			d.errorf(n, path, "number %s is out of range", truncate(n.Value))
+			return false
+		}
+		v.SetInt(i)
+		return true
+	}
+	panic(fmt.Sprintf("decode: unsupported field type %s", t))
+}
+
+func (d *decoder) key(k *yaml.Node, path string, seen map[string]bool) bool {
+	if k.Kind != yaml.ScalarNode {
+		d.errorf(k, path, "keys must be strings, not %s", kindName(k))
+		return false
+	}
+	if k.Tag == "!!merge" {
+		d.errorf(k, path, "YAML merge keys (<<) are not accepted (write the fields out)")
+		return false
+	}
+	if seen[k.Value] {
+		d.errorf(k, join(path, k.Value), "duplicate key %q", k.Value)
+		return false
+	}
+	seen[k.Value] = true
+	return true
+}
+
+func (d *decoder) object(n *yaml.Node, v reflect.Value, path string) bool {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, path, "must be a mapping, not %s", kindName(n))
+		return false
+	}
+	fs := fields(v.Type())
+	set := make([]bool, len(fs))
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if !d.key(k, path, seen) {
+			continue
+		}
+		fi := slices.IndexFunc(fs, func(f field) bool { return f.name == k.Value })
+		if fi < 0 {
+			names := make([]string, len(fs))
+			for j, f := range fs {
+				names[j] = f.name
+			}
+			d.errorf(k, join(path, k.Value), "%s", diag.Unknown("field", k.Value, names))
+			continue
+		}
+		f := fs[fi]
+		fv := v.FieldByIndex(f.index)
+		fp := join(path, f.name)
+		if d.value(val, fv, fp) {
+			set[fi] = true
+			if f.enum != nil && !slices.Contains(f.enum, fv.String()) {
+				msg := fmt.Sprintf("%q is not one of %s", fv.String(), strings.Join(f.enum, ", "))
+				if s, ok := diag.Nearest(fv.String(), f.enum); ok {
+					msg += fmt.Sprintf(" (did you mean %q?)", s)
+				}
+				d.errorf(val, fp, "%s", msg)
+			}
+		}
+	}
+	for i, f := range fs {
+		if f.required && !set[i] {
+			d.errorf(n, join(path, f.name), "required field is missing")
+		}
+	}
+	return true
+}
+
+func (d *decoder) quantity(n *yaml.Node, v reflect.Value, path string) bool {
+	if n.Kind != yaml.ScalarNode || (n.Tag != "!!str" && n.Tag != "!!int") {
+		d.errorf(n, path, "must be a quantity such as 40Gi, not %s", kindName(n))
+		return false
+	}
+	q, err := resource.ParseQuantity(n.Value)
+	if err != nil {
+		d.errorf(n, path, "invalid quantity %q (a number with a binary unit, such as 512Mi or 40Gi)", truncate(n.Value))
+		return false
+	}
+	if q.Sign() < 0 {
+		d.errorf(n, path, "quantity %q must not be negative", n.Value)
+		return false
+	}
+	v.Set(reflect.ValueOf(q))
+	return true
+}
+
+func truncate(s string) string {
+	if len(s) > 40 {
+		return s[:37] + "..."
+	}
+	return s
+}

@@ -1,0 +1,223 @@
+package decode
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/source"
+)
+
+// reservedDiskNames are volume names virtc uses itself.
+var reservedDiskNames = []string{"root", "rootdisk", "cloudinitdisk"}
+
+// reservedLabelPrefixes are label and annotation prefixes that drive the
+// platform (backup selection, KubeVirt behaviour): a tenant cannot set them.
+var reservedLabelPrefixes = []string{"virtc.dev/", "kubevirt.io/", "vm.kubevirt.io/", "cdi.kubevirt.io/", "velero.io/", "argocd.argoproj.io/", "app.kubernetes.io/managed-by"}
+
+// isClusterNamespace reports namespaces that belong to the cluster and so
+// cannot be tenants.
+func isClusterNamespace(name string) bool {
+	return name == "default" || name == "openshift" || strings.HasPrefix(name, "kube-") || strings.HasPrefix(name, "openshift-")
+}
+
+var catalogName = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$`)
+
+func (d *decoder) at(path string) *yaml.Node { return source.Lookup(d.doc.Node, path) }
+
+func (d *decoder) fail(path, format string, args ...any) {
+	d.errorf(d.at(path), path, format, args...)
+}
+
+func (d *decoder) dnsLabel(path, what, name string) {
+	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+		d.fail(path, "invalid %s %q: %s", what, name, errs[0])
+	}
+}
+
+func (d *decoder) dnsSubdomain(path, what, name string) {
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		d.fail(path, "invalid %s %q: %s", what, name, errs[0])
+	}
+}
+
+func (d *decoder) meta(m api.ObjectMeta, namespaced bool) {
+	if namespaced && m.Namespace == "" {
+		d.fail("metadata", "metadata.namespace is missing (the name of the Tenant this object belongs to)")
+	}
+	if !namespaced && m.Namespace != "" {
+		d.fail("metadata.namespace", "this kind is not namespaced: remove metadata.namespace")
+	}
+	for _, k := range sortedKeys(m.Labels) {
+		path := "metadata.labels." + k
+		for _, e := range validation.IsQualifiedName(k) {
+			d.fail(path, "invalid label key %q: %s", k, e)
+		}
+		for _, e := range validation.IsValidLabelValue(m.Labels[k]) {
+			d.fail(path, "invalid label value %q: %s", m.Labels[k], e)
+		}
+		d.reserved(path, "label", k)
+	}
+	for _, k := range sortedKeys(m.Annotations) {
+		path := "metadata.annotations." + k
+		for _, e := range validation.IsQualifiedName(k) {
+			d.fail(path, "invalid annotation key %q: %s", k, e)
+		}
+		d.reserved(path, "annotation", k)
+	}
+}
+
+func (d *decoder) reserved(path, what, key string) {
+	for _, p := range reservedLabelPrefixes {
+		if strings.HasPrefix(key, p) {
+			d.fail(path, "%s %q is reserved: virtc sets the %s* %ss itself", what, key, p, what)
+			return
+		}
+	}
+}
+
+func (d *decoder) catalogMeta(m api.ObjectMeta) {
+	d.meta(m, false)
+	if !catalogName.MatchString(m.Name) || len(m.Name) > 63 {
+		d.fail("metadata.name", "invalid catalog name %q (lowercase letters, digits, '-' and '.', at most 63 characters)", m.Name)
+	}
+}
+
+func (d *decoder) positive(path string, v *int64) {
+	if v != nil && *v <= 0 {
+		d.fail(path, "must be greater than zero")
+	}
+}
+
+func validate(d *decoder, obj any) {
+	switch o := obj.(type) {
+	case *api.Tenant:
+		d.meta(o.Metadata, false)
+		d.dnsLabel("metadata.name", "tenant name", o.Metadata.Name)
+		if isClusterNamespace(o.Metadata.Name) {
+			d.fail("metadata.name", "namespace %q belongs to the cluster and cannot be a tenant", o.Metadata.Name)
+		}
+		for _, r := range []struct {
+			role   string
+			groups []string
+		}{{"admin", o.Spec.Access.Admin}, {"edit", o.Spec.Access.Edit}, {"view", o.Spec.Access.View}} {
+			for i, g := range r.groups {
+				if strings.TrimSpace(g) == "" {
+					d.fail(fmt.Sprintf("spec.access.%s[%d]", r.role, i), "group name must not be empty")
+				}
+			}
+		}
+		if q := o.Spec.Quota; q != nil {
+			d.positive("spec.quota.cpu", q.CPU)
+			d.positive("spec.quota.vms", q.VMs)
+			if q.Memory != nil && q.Memory.Sign() == 0 {
+				d.fail("spec.quota.memory", "must be greater than zero")
+			}
+			if q.Storage != nil && q.Storage.Sign() == 0 {
+				d.fail("spec.quota.storage", "must be greater than zero")
+			}
+		}
+		if o.Spec.Backup != "" {
+			d.catalogRef("spec.backup", o.Spec.Backup)
+		}
+	case *api.VM:
+		d.meta(o.Metadata, true)
+		d.dnsLabel("metadata.name", "VM name", o.Metadata.Name)
+		if o.Metadata.Namespace != "" {
+			d.dnsLabel("metadata.namespace", "namespace", o.Metadata.Namespace)
+		}
+		seen := map[string]int{}
+		for i, disk := range o.Spec.Disks {
+			path := fmt.Sprintf("spec.disks[%d]", i)
+			d.dnsLabel(path+".name", "disk name", disk.Name)
+			for _, r := range reservedDiskNames {
+				if disk.Name == r {
+					d.fail(path+".name", "disk name %q is reserved (virtc names the root and cloud-init disks); pick another", disk.Name)
+				}
+			}
+			if j, dup := seen[disk.Name]; dup {
+				d.fail(path+".name", "duplicate disk name %q (also spec.disks[%d])", disk.Name, j)
+			}
+			seen[disk.Name] = i
+			if disk.Size.Sign() == 0 {
+				d.fail(path+".size", "must be greater than zero")
+			}
+		}
+		nets := map[string]int{}
+		for i, n := range o.Spec.Networks {
+			if j, dup := nets[n]; dup {
+				d.fail(fmt.Sprintf("spec.networks[%d]", i), "network %q is listed twice (also spec.networks[%d])", n, j)
+			}
+			nets[n] = i
+		}
+		if o.Spec.RootDisk != nil && o.Spec.RootDisk.Sign() == 0 {
+			d.fail("spec.rootDisk", "must be greater than zero")
+		}
+		if ci := o.Spec.CloudInit; ci != nil {
+			if ci.UserDataSecret != "" {
+				d.dnsSubdomain("spec.cloudInit.userDataSecret", "Secret name", ci.UserDataSecret)
+			}
+			if ci.NetworkDataSecret != "" {
+				d.dnsSubdomain("spec.cloudInit.networkDataSecret", "Secret name", ci.NetworkDataSecret)
+			}
+		}
+		for i, s := range o.Spec.SSHKeySecrets {
+			d.dnsSubdomain(fmt.Sprintf("spec.sshKeySecrets[%d]", i), "Secret name", s)
+		}
+	case *api.Size:
+		d.catalogMeta(o.Metadata)
+		if o.Spec.CPU <= 0 {
+			d.fail("spec.cpu", "must be at least 1 vCPU")
+		}
+		if o.Spec.Memory.Cmp(mustQuantity("1Mi")) < 0 {
+			d.fail("spec.memory", "must be at least 1Mi")
+		}
+	case *api.Image:
+		d.catalogMeta(o.Metadata)
+		d.dnsSubdomain("spec.dataSource.name", "DataSource name", o.Spec.DataSource.Name)
+		if o.Spec.DataSource.Namespace != "" {
+			d.dnsLabel("spec.dataSource.namespace", "namespace", o.Spec.DataSource.Namespace)
+		}
+		if o.Spec.MinRootDisk.Sign() == 0 {
+			d.fail("spec.minRootDisk", "must be greater than zero")
+		}
+		if def := o.Spec.DefaultRootDisk; def != nil && def.Cmp(o.Spec.MinRootDisk) < 0 {
+			d.fail("spec.defaultRootDisk", "%s is below spec.minRootDisk %s", def.String(), o.Spec.MinRootDisk.String())
+		}
+	case *api.NetworkProfile:
+		d.catalogMeta(o.Metadata)
+	case *api.StorageProfile:
+		d.catalogMeta(o.Metadata)
+		d.dnsSubdomain("spec.storageClass", "StorageClass name", o.Spec.StorageClass)
+		if o.Spec.FilesystemOverhead != "" {
+			if _, err := ParseOverhead(o.Spec.FilesystemOverhead); err != nil {
+				d.fail("spec.filesystemOverhead", "%v", err)
+			}
+		}
+	case *api.BackupPolicy:
+		d.catalogMeta(o.Metadata)
+		if o.Spec.Schedule != "" {
+			if err := checkCron(o.Spec.Schedule); err != nil {
+				d.fail("spec.schedule", "%v", err)
+			}
+			if o.Spec.Retention == "" {
+				d.fail("spec", "spec.retention is required with a schedule (for example 720h)")
+			}
+		}
+		if o.Spec.Retention != "" {
+			if _, err := ParseRetention(o.Spec.Retention); err != nil {
+				d.fail("spec.retention", "%v", err)
+			}
+		}
+	}
+}
+
+func (d *decoder) catalogRef(path, name string) {
+	if !catalogName.MatchString(name) {
+		d.fail(path, "invalid catalog name %q (lowercase letters, digits, '-' and '.')", name)
+	}
+}

@@ -1,0 +1,141 @@
+// Package diag collects located problems: every stage reports into one List,
+// and the CLI prints them sorted, so a user sees all mistakes at once.
+package diag
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Severity of a diagnostic. Errors stop a compile; warnings do not.
+type Severity int
+
+const (
+	Error Severity = iota
+	Warning
+)
+
+func (s Severity) String() string {
+	if s == Warning {
+		return "warning"
+	}
+	return "error"
+}
+
+// Pos is a place in an input file. Line and Col are 1-based; zero means unknown.
+type Pos struct {
+	File string
+	Line int
+	Col  int
+}
+
+// Diagnostic is one problem: where it is, which field, what is wrong.
+type Diagnostic struct {
+	Pos
+	Severity Severity
+	// Field is the field path inside the object, for example spec.disks[0].size.
+	Field   string
+	Message string
+}
+
+func (d Diagnostic) String() string {
+	var b strings.Builder
+	b.WriteString(d.File)
+	if d.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", d.Line, max(d.Col, 1))
+	}
+	b.WriteString(": ")
+	if d.Severity == Warning {
+		b.WriteString("warning: ")
+	}
+	if d.Field != "" {
+		b.WriteString(d.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(d.Message)
+	return b.String()
+}
+
+// List gathers diagnostics from all stages.
+type List struct {
+	items []Diagnostic
+}
+
+// Add records a diagnostic.
+func (l *List) Add(d Diagnostic) { l.items = append(l.items, d) }
+
+// Errorf records an error at pos.
+func (l *List) Errorf(pos Pos, field, format string, args ...any) {
+	l.Add(Diagnostic{Pos: pos, Severity: Error, Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// Warnf records a warning at pos.
+func (l *List) Warnf(pos Pos, field, format string, args ...any) {
+	l.Add(Diagnostic{Pos: pos, Severity: Warning, Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+// Append adds every diagnostic of other.
+func (l *List) Append(other *List) { l.items = append(l.items, other.items...) }
+
+// HasErrors reports whether any diagnostic is an error.
+func (l *List) HasErrors() bool {
+	for _, d := range l.items {
+		if d.Severity == Error {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrorsSince reports whether an error was added after the list had n
+// diagnostics (see Len).
+func (l *List) ErrorsSince(n int) bool {
+	for _, d := range l.items[n:] {
+		if d.Severity == Error {
+			return true
+		}
+	}
+	return false
+}
+
+// Len is the number of diagnostics.
+func (l *List) Len() int { return len(l.items) }
+
+// Sorted returns the diagnostics ordered by file, line, column, field and
+// message, without duplicates: the same input always prints the same report.
+func (l *List) Sorted() []Diagnostic {
+	out := slices.Clone(l.items)
+	slices.SortFunc(out, func(a, b Diagnostic) int {
+		return cmp.Or(
+			cmp.Compare(a.File, b.File),
+			cmp.Compare(a.Line, b.Line),
+			cmp.Compare(a.Col, b.Col),
+			cmp.Compare(a.Field, b.Field),
+			cmp.Compare(a.Severity, b.Severity),
+			cmp.Compare(a.Message, b.Message),
+		)
+	})
+	return slices.Compact(out)
+}
+
+// Errors returns only the error diagnostics, sorted.
+func (l *List) Errors() []Diagnostic {
+	return slices.DeleteFunc(l.Sorted(), func(d Diagnostic) bool { return d.Severity != Error })
+}
+
+// Warnings returns only the warnings, sorted.
+func (l *List) Warnings() []Diagnostic {
+	return slices.DeleteFunc(l.Sorted(), func(d Diagnostic) bool { return d.Severity != Warning })
+}
+
+// Format renders diagnostics one per line.
+func Format(ds []Diagnostic) string {
+	var b strings.Builder
+	for _, d := range ds {
+		b.WriteString(d.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -1,0 +1,94 @@
+// Package policy holds the platform's rules that go beyond a single field:
+// what the cluster can actually do with a VM, and what fits in a tenant's
+// quota. Each rule reports at the intent field that breaks it.
+package policy
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/fn/sizing"
+)
+
+// Check runs every rule over the model.
+func Check(m *resolve.Model, diags *diag.List) {
+	for _, t := range m.Tenants {
+		quotaFit(t, diags)
+		for _, vm := range t.VMs {
+			migration(vm, diags)
+		}
+	}
+}
+
+// migration refuses a VM that claims live migration it cannot have, and
+// warns when IfPossible will in fact stop the VM during maintenance.
+func migration(vm *resolve.VM, diags *diag.List) {
+	blockers := migrationBlockers(vm)
+	if len(blockers) == 0 {
+		return
+	}
+	switch vm.Migration {
+	case api.MigrationRequired:
+		diags.Errorf(vm.Doc.Pos("spec.migration"), "spec.migration", "migration: Required cannot be met: %s (use ReadWriteMany storage and migratable networks, or migration: IfPossible or Never)", strings.Join(blockers, "; "))
+	case api.MigrationIfPossible:
+		diags.Warnf(vm.Doc.Pos("spec.migration"), "spec.migration", "the VM cannot live-migrate (%s): it gets evictionStrategy None and is stopped during node maintenance", strings.Join(blockers, "; "))
+	}
+}
+
+func migrationBlockers(vm *resolve.VM) []string {
+	var out []string
+	if st := vm.RootStorage; st.StorageProfile != nil && st.Spec.AccessMode != api.AccessRWX {
+		out = append(out, fmt.Sprintf("the root disk is on storage profile %q (%s)", st.Name, st.Spec.AccessMode))
+	}
+	for _, d := range vm.Disks {
+		if st := d.Storage; st.StorageProfile != nil && st.Spec.AccessMode != api.AccessRWX {
+			out = append(out, fmt.Sprintf("disk %q is on storage profile %q (%s)", d.Name, st.Name, st.Spec.AccessMode))
+		}
+	}
+	for _, n := range vm.Networks {
+		if n.NetworkProfile != nil && !n.Spec.Migratable {
+			out = append(out, fmt.Sprintf("network %q does not allow live migration", n.Name))
+		}
+	}
+	return out
+}
+
+// quotaFit refuses a tenant whose VMs do not fit in the quota it states.
+func quotaFit(t *resolve.Tenant, diags *diag.List) {
+	q := t.Spec.Quota
+	if q == nil {
+		return
+	}
+	u := sizing.KubeVirt.Tenant(t)
+	over := func(field, what string, need, allowed int64, format func(int64) string) {
+		if need <= allowed {
+			return
+		}
+		diags.Errorf(t.Doc.Pos(field), field, "tenant %q: its VMs need %s %s but the quota allows %s (over by %s; raise %s or shrink the VMs)",
+			t.Name, format(need), what, format(allowed), format(need-allowed), field)
+	}
+	count := func(n int64) string { return fmt.Sprint(n) }
+	bytes := func(n int64) string { return humanBytes(n) }
+	if q.VMs != nil {
+		over("spec.quota.vms", "VMs", u.VMs, *q.VMs, count)
+	}
+	if q.CPU != nil {
+		over("spec.quota.cpu", "vCPUs", u.VCPUs, *q.CPU, count)
+	}
+	if q.Memory != nil {
+		over("spec.quota.memory", "of guest memory", u.Guest, q.Memory.Value(), bytes)
+	}
+	if q.Storage != nil {
+		over("spec.quota.storage", "of disks", u.Storage, q.Storage.Value(), bytes)
+	}
+}
+
+// humanBytes writes bytes in the largest binary unit that keeps it exact,
+// as Kubernetes quantities do.
+func humanBytes(n int64) string {
+	q := sizing.Bytes(n)
+	return q.String()
+}

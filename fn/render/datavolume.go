@@ -1,0 +1,69 @@
+package render
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+
+	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/resolve"
+)
+
+// CDI annotations on standalone DataVolumes.
+const (
+	// Keep the DataVolume object after its PVC is populated: Argo CD
+	// manages it, and a vanished DataVolume would be re-created as a new,
+	// empty disk.
+	AnnotationDeleteAfterCompletion = "cdi.kubevirt.io/storage.deleteAfterCompletion"
+	// Bind at once even on WaitForFirstConsumer classes, so that an Argo CD
+	// health wait on the disk cannot deadlock with the VM that consumes it.
+	AnnotationBindImmediate = "cdi.kubevirt.io/storage.bind.immediate.requested"
+)
+
+// DiskName is the DataVolume name of a VM's disk.
+func DiskName(vm, disk string) string { return vm + "-" + disk }
+
+// RootDiskName is the DataVolume name of a VM's root disk.
+func RootDiskName(vm string) string { return vm + "-root" }
+
+// DataVolumes renders a VM's data disks as standalone DataVolumes: unlike
+// dataVolumeTemplates they are not owned by the VM, so a disk outlives its
+// VM's deletion and can be detached deliberately.
+func DataVolumes(vm *resolve.VM) []emit.Object {
+	var objs []emit.Object
+	for _, d := range vm.Disks {
+		name := DiskName(vm.Name, d.Name)
+		dv := &cdiv1.DataVolume{
+			TypeMeta: typeMeta("cdi.kubevirt.io/v1beta1", "DataVolume"),
+			ObjectMeta: objectMeta("DataVolume", vm.Namespace, name, vm.Doc.Rel, diskLabels(vm), map[string]string{
+				AnnotationDeleteAfterCompletion: "false",
+				AnnotationBindImmediate:         "true",
+			}),
+			Spec: cdiv1.DataVolumeSpec{
+				Source:  &cdiv1.DataVolumeSource{Blank: &cdiv1.DataVolumeBlankImage{}},
+				Storage: storageSpec(d.Storage, d.Size),
+			},
+		}
+		objs = append(objs, emit.Object{APIVersion: "cdi.kubevirt.io/v1beta1", Kind: "DataVolume", Namespace: vm.Namespace, Name: name, Scope: emit.VMScope, Body: dv})
+	}
+	return objs
+}
+
+func diskLabels(vm *resolve.VM) map[string]string {
+	return map[string]string{LabelVM: vm.Name, LabelBackupPolicy: vm.Backup.Name}
+}
+
+// storageSpec uses CDI's storage API: CDI completes it from the
+// StorageProfile and adds the file system overhead itself.
+func storageSpec(st resolve.Storage, size resource.Quantity) *cdiv1.StorageSpec {
+	mode := corev1.PersistentVolumeMode(st.Spec.VolumeMode)
+	class := st.Spec.StorageClass
+	return &cdiv1.StorageSpec{
+		AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.PersistentVolumeAccessMode(st.Spec.AccessMode)},
+		VolumeMode:       &mode,
+		StorageClassName: &class,
+		Resources: corev1.VolumeResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceStorage: size},
+		},
+	}
+}

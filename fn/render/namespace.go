@@ -1,0 +1,21 @@
+package render
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/resolve"
+)
+
+// Namespace is the tenant's namespace.
+func Namespace(t *resolve.Tenant) emit.Object {
+	labels := map[string]string{LabelTenant: t.Name}
+	for k, v := range t.Metadata.Labels {
+		labels[k] = v
+	}
+	ns := &corev1.Namespace{
+		TypeMeta:   typeMeta("v1", "Namespace"),
+		ObjectMeta: objectMeta("Namespace", "", t.Name, t.Doc.Rel, labels, t.Metadata.Annotations),
+	}
+	return emit.Object{APIVersion: "v1", Kind: "Namespace", Name: t.Name, Scope: emit.Cluster, Body: ns}
+}

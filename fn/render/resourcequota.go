@@ -1,0 +1,35 @@
+package render
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/fn/sizing"
+)
+
+// QuotaName is the name of the tenant's ResourceQuota.
+const QuotaName = "virtc-vms"
+
+// ResourceQuota bounds the tenant in pod terms (see package sizing).
+func ResourceQuota(t *resolve.Tenant) emit.Object {
+	h := sizing.KubeVirt.Quota(t, sizing.KubeVirt.Tenant(t))
+	hard := corev1.ResourceList{
+		"requests.cpu":                      sizing.Milli(h.MilliCPU),
+		"requests.memory":                   sizing.Bytes(h.Memory),
+		"requests.storage":                  sizing.Bytes(h.Storage),
+		"count/virtualmachines.kubevirt.io": *resourceCount(h.VMs),
+	}
+	for _, class := range h.Classes() {
+		hard[corev1.ResourceName(class+".storageclass.storage.k8s.io/requests.storage")] = sizing.Bytes(h.ByClass[class])
+	}
+	q := &corev1.ResourceQuota{
+		TypeMeta:   typeMeta("v1", "ResourceQuota"),
+		ObjectMeta: objectMeta("ResourceQuota", t.Name, QuotaName, t.Doc.Rel, map[string]string{LabelTenant: t.Name}, nil),
+		Spec:       corev1.ResourceQuotaSpec{Hard: hard},
+	}
+	return emit.Object{APIVersion: "v1", Kind: "ResourceQuota", Namespace: t.Name, Name: QuotaName, Scope: emit.TenantScope, Body: q}
+}
+
+func resourceCount(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }

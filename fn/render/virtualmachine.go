@@ -1,0 +1,167 @@
+package render
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"maps"
+
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+
+	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/resolve"
+)
+
+// Names of the volumes virtc adds to every VM.
+const (
+	RootVolume      = "rootdisk"
+	CloudInitVolume = "cloudinitdisk"
+)
+
+var evictionStrategies = map[string]kubevirtv1.EvictionStrategy{
+	api.MigrationRequired:   kubevirtv1.EvictionStrategyLiveMigrate,
+	api.MigrationIfPossible: kubevirtv1.EvictionStrategyLiveMigrateIfPossible,
+	api.MigrationNever:      kubevirtv1.EvictionStrategyNone,
+}
+
+// uuidNamespace is virtc's namespace for name-based (v5) firmware UUIDs.
+var uuidNamespace = uuid.MustParse("8a1d4b5e-3c2f-5e0a-9b7d-6f4e2c1a0b3d")
+
+// FirmwareUUID is the VM's SMBIOS UUID, derived from namespace and name:
+// KubeVirt's webhook would otherwise pick a random one on create, which Argo
+// CD reports as drift and which changes when a VM is re-created.
+func FirmwareUUID(namespace, name string) string {
+	return uuid.NewSHA1(uuidNamespace, []byte(namespace+"/"+name)).String()
+}
+
+// FirmwareSerial is the VM's SMBIOS serial number, derived like its UUID.
+func FirmwareSerial(namespace, name string) string {
+	sum := sha256.Sum256([]byte("serial/" + namespace + "/" + name))
+	return hex.EncodeToString(sum[:10])
+}
+
+// EvictionStrategy is what KubeVirt does with the VM when its node drains.
+// A VM that asks to migrate if possible but cannot gets None: claiming
+// LiveMigrateIfPossible would promise what cannot happen.
+func EvictionStrategy(vm *resolve.VM) kubevirtv1.EvictionStrategy {
+	if !vm.CanMigrate() {
+		return kubevirtv1.EvictionStrategyNone
+	}
+	return evictionStrategies[vm.Migration]
+}
+
+// VirtualMachine renders the VM with its root disk as a dataVolumeTemplate
+// cloned from the image's DataSource and its data disks as references to the
+// standalone DataVolumes.
+func VirtualMachine(vm *resolve.VM) emit.Object {
+	labels := maps.Clone(vm.Metadata.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[LabelBackupPolicy] = vm.Backup.Name
+	templateLabels := maps.Clone(labels)
+	templateLabels[LabelVM] = vm.Name
+
+	rootName := RootDiskName(vm.Name)
+	dsNamespace := vm.DataSource.Namespace
+	boot := uint(1)
+	disks := []kubevirtv1.Disk{{Name: RootVolume, BootOrder: &boot, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}}}
+	volumes := []kubevirtv1.Volume{{Name: RootVolume, VolumeSource: kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: rootName}}}}
+	for _, d := range vm.Disks {
+		disks = append(disks, kubevirtv1.Disk{Name: d.Name, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}})
+		volumes = append(volumes, kubevirtv1.Volume{Name: d.Name, VolumeSource: kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: DiskName(vm.Name, d.Name)}}})
+	}
+	if ci := cloudInit(vm); ci != nil {
+		disks = append(disks, kubevirtv1.Disk{Name: CloudInitVolume, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}})
+		volumes = append(volumes, kubevirtv1.Volume{Name: CloudInitVolume, VolumeSource: kubevirtv1.VolumeSource{CloudInitNoCloud: ci}})
+	}
+	var interfaces []kubevirtv1.Interface
+	var networks []kubevirtv1.Network
+	for _, n := range vm.Networks {
+		iface, net := attachment(n)
+		interfaces = append(interfaces, iface)
+		networks = append(networks, net)
+	}
+	var creds []kubevirtv1.AccessCredential
+	for _, s := range vm.Spec.SSHKeySecrets {
+		creds = append(creds, kubevirtv1.AccessCredential{SSHPublicKey: &kubevirtv1.SSHPublicKeyAccessCredential{
+			Source:            kubevirtv1.SSHPublicKeyAccessCredentialSource{Secret: &kubevirtv1.AccessCredentialSecretSource{SecretName: s}},
+			PropagationMethod: kubevirtv1.SSHPublicKeyAccessCredentialPropagationMethod{NoCloud: &kubevirtv1.NoCloudSSHPublicKeyAccessCredentialPropagation{}},
+		}})
+	}
+	runStrategy := kubevirtv1.VirtualMachineRunStrategy(vm.RunStrategy)
+	eviction := EvictionStrategy(vm)
+
+	obj := &kubevirtv1.VirtualMachine{
+		TypeMeta:   typeMeta("kubevirt.io/v1", "VirtualMachine"),
+		ObjectMeta: objectMeta("VirtualMachine", vm.Namespace, vm.Name, vm.Doc.Rel, labels, vm.Metadata.Annotations),
+		Spec: kubevirtv1.VirtualMachineSpec{
+			RunStrategy:  &runStrategy,
+			Instancetype: &kubevirtv1.InstancetypeMatcher{Kind: "VirtualMachineClusterInstancetype", Name: vm.SizeName},
+			Preference:   &kubevirtv1.PreferenceMatcher{Kind: "VirtualMachineClusterPreference", Name: vm.Image.Spec.Preference},
+			DataVolumeTemplates: []kubevirtv1.DataVolumeTemplateSpec{{
+				ObjectMeta: objectMeta("", "", rootName, "", diskLabels(vm), nil),
+				Spec: cdiv1.DataVolumeSpec{
+					SourceRef: &cdiv1.DataVolumeSourceRef{Kind: cdiv1.DataVolumeDataSource, Namespace: &dsNamespace, Name: vm.DataSource.Name},
+					Storage:   storageSpec(vm.RootStorage, vm.RootDisk),
+				},
+			}},
+			Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{
+				ObjectMeta: objectMeta("", "", "", "", templateLabels, nil),
+				Spec: kubevirtv1.VirtualMachineInstanceSpec{
+					Architecture:     "amd64",
+					EvictionStrategy: &eviction,
+					Domain: kubevirtv1.DomainSpec{
+						Firmware: &kubevirtv1.Firmware{
+							UUID:   types.UID(FirmwareUUID(vm.Namespace, vm.Name)),
+							Serial: FirmwareSerial(vm.Namespace, vm.Name),
+						},
+						Devices: kubevirtv1.Devices{Disks: disks, Interfaces: interfaces},
+					},
+					Networks:          networks,
+					Volumes:           volumes,
+					AccessCredentials: creds,
+				},
+			},
+		},
+	}
+	return emit.Object{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Namespace: vm.Namespace, Name: vm.Name, Scope: emit.VMScope, Body: obj}
+}
+
+// cloudInit is the NoCloud source: user and network data from Secrets. SSH
+// keys propagated through NoCloud need the volume even without user data.
+func cloudInit(vm *resolve.VM) *kubevirtv1.CloudInitNoCloudSource {
+	ci := vm.Spec.CloudInit
+	if ci == nil || ci.UserDataSecret == "" && ci.NetworkDataSecret == "" {
+		if len(vm.Spec.SSHKeySecrets) == 0 {
+			return nil
+		}
+		return &kubevirtv1.CloudInitNoCloudSource{UserData: "#cloud-config\n"}
+	}
+	src := &kubevirtv1.CloudInitNoCloudSource{}
+	if ci.UserDataSecret != "" {
+		src.UserDataSecretRef = &corev1.LocalObjectReference{Name: ci.UserDataSecret}
+	} else {
+		src.UserData = "#cloud-config\n"
+	}
+	if ci.NetworkDataSecret != "" {
+		src.NetworkDataSecretRef = &corev1.LocalObjectReference{Name: ci.NetworkDataSecret}
+	}
+	return src
+}
+
+// attachment is the interface and network of a network profile.
+func attachment(n resolve.Network) (kubevirtv1.Interface, kubevirtv1.Network) {
+	iface := kubevirtv1.Interface{Name: n.Name}
+	net := kubevirtv1.Network{Name: n.Name}
+	switch n.Spec.Type {
+	case api.NetworkPod:
+		iface.Masquerade = &kubevirtv1.InterfaceMasquerade{}
+		net.Pod = &kubevirtv1.PodNetwork{}
+	}
+	return iface, net
+}

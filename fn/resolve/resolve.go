@@ -1,0 +1,242 @@
+// Package resolve binds intents to the catalog: every name a Tenant or VM
+// uses becomes the catalog entry it means, with defaults applied, so that
+// renderers and policies work on complete facts.
+package resolve
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/catalog"
+	"github.com/virtc/virtc/fn/decode"
+	"github.com/virtc/virtc/fn/diag"
+)
+
+// Model is the resolved input: tenants in name order, each with its VMs in
+// name order.
+type Model struct {
+	Catalog *catalog.Catalog
+	Tenants []*Tenant
+}
+
+// Tenant is a resolved Tenant.
+type Tenant struct {
+	decode.Tenant
+	Name   string
+	Backup string
+	VMs    []*VM
+}
+
+// VM is a resolved VM.
+type VM struct {
+	decode.VM
+	Tenant      *Tenant
+	Name        string
+	Namespace   string
+	Size        *api.Size
+	SizeName    string
+	Image       *api.Image
+	ImageName   string
+	DataSource  api.DataSourceRef
+	RootDisk    resource.Quantity
+	RootStorage Storage
+	Disks       []Disk
+	Networks    []Network
+	RunStrategy string
+	Migration   string
+	Backup      Backup
+}
+
+// Storage is a storage profile with its name.
+type Storage struct {
+	Name string
+	*api.StorageProfile
+}
+
+// Disk is a resolved data disk.
+type Disk struct {
+	api.Disk
+	// Field is the disk's path in the intent, for messages.
+	Field   string
+	Storage Storage
+}
+
+// Network is a network profile a VM is attached to, with its name.
+type Network struct {
+	Name string
+	*api.NetworkProfile
+}
+
+// Backup is the backup policy that applies to a VM.
+type Backup struct {
+	Name string
+	*api.BackupPolicy
+}
+
+// Resolve binds the decoded intents to the catalog.
+func Resolve(set *decode.Set, cat *catalog.Catalog, diags *diag.List) *Model {
+	m := &Model{Catalog: cat}
+	byName := map[string]*Tenant{}
+	for _, t := range set.Tenants {
+		name := t.Metadata.Name
+		if prev, dup := byName[name]; dup {
+			p := prev.Doc.Pos("metadata.name")
+			diags.Errorf(t.Doc.Pos("metadata.name"), "metadata.name", "duplicate Tenant %q (also defined at %s:%d)", name, p.File, p.Line)
+			continue
+		}
+		rt := &Tenant{Tenant: t, Name: name, Backup: cmp.Or(t.Spec.Backup, cat.DefaultBackup)}
+		if t.Spec.Backup != "" {
+			if _, ok := cat.BackupPolicies.Get(t.Spec.Backup); !ok {
+				diags.Errorf(t.Doc.Pos("spec.backup"), "spec.backup", "%s", cat.BackupPolicies.Unknown("backup policy", t.Spec.Backup))
+			}
+		}
+		byName[name] = rt
+		m.Tenants = append(m.Tenants, rt)
+	}
+	slices.SortFunc(m.Tenants, func(a, b *Tenant) int { return cmp.Compare(a.Name, b.Name) })
+	tenantNames := make([]string, len(m.Tenants))
+	for i, t := range m.Tenants {
+		tenantNames[i] = t.Name
+	}
+
+	type key struct{ ns, name string }
+	seen := map[key]*VM{}
+	for _, v := range set.VMs {
+		k := key{v.Metadata.Namespace, v.Metadata.Name}
+		if prev, dup := seen[k]; dup {
+			p := prev.Doc.Pos("metadata.name")
+			diags.Errorf(v.Doc.Pos("metadata.name"), "metadata.name", "duplicate VM %s/%s (also defined at %s:%d)", k.ns, k.name, p.File, p.Line)
+			continue
+		}
+		t, ok := byName[k.ns]
+		if !ok {
+			diags.Errorf(v.Doc.Pos("metadata.namespace"), "metadata.namespace", "%s", unknownTenant(k.ns, tenantNames))
+			continue
+		}
+		rv := resolveVM(v, t, cat, diags)
+		seen[k] = rv
+		t.VMs = append(t.VMs, rv)
+	}
+	for _, t := range m.Tenants {
+		slices.SortFunc(t.VMs, func(a, b *VM) int { return cmp.Compare(a.Name, b.Name) })
+	}
+	return m
+}
+
+func unknownTenant(ns string, tenants []string) string {
+	msg := fmt.Sprintf("namespace %q has no Tenant", ns)
+	if s, ok := diag.Nearest(ns, tenants); ok {
+		return msg + fmt.Sprintf("; did you mean %q?", s)
+	}
+	return msg + " (a VM's namespace must be the name of a Tenant)"
+}
+
+func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *VM {
+	spec := v.Spec
+	rv := &VM{
+		VM:          v,
+		Tenant:      t,
+		Name:        v.Metadata.Name,
+		Namespace:   v.Metadata.Namespace,
+		SizeName:    spec.Size,
+		ImageName:   spec.Image,
+		RunStrategy: cmp.Or(spec.RunStrategy, api.RunAlways),
+		Migration:   cmp.Or(spec.Migration, api.MigrationIfPossible),
+	}
+	errorf := func(field, format string, args ...any) {
+		diags.Errorf(v.Doc.Pos(field), field, format, args...)
+	}
+	if s, ok := cat.Sizes.Get(spec.Size); ok {
+		rv.Size = s
+	} else {
+		errorf("spec.size", "%s", cat.Sizes.Unknown("size", spec.Size))
+	}
+	if img, ok := cat.Images.Get(spec.Image); ok {
+		rv.Image = img
+		rv.DataSource = img.Spec.DataSource
+		rv.DataSource.Namespace = cmp.Or(rv.DataSource.Namespace, cat.GoldenImageNamespace)
+		rv.RootDisk = img.Spec.MinRootDisk
+		if img.Spec.DefaultRootDisk != nil {
+			rv.RootDisk = *img.Spec.DefaultRootDisk
+		}
+		if spec.RootDisk != nil {
+			if spec.RootDisk.Cmp(img.Spec.MinRootDisk) < 0 {
+				errorf("spec.rootDisk", "root disk %s is smaller than image %q needs (at least %s)", spec.RootDisk.String(), spec.Image, img.Spec.MinRootDisk.String())
+			}
+			rv.RootDisk = *spec.RootDisk
+		}
+	} else {
+		errorf("spec.image", "%s", cat.Images.Unknown("image", spec.Image))
+	}
+	rv.RootStorage, _ = storage(cat, "", "spec.rootDisk", v, diags)
+	for i, d := range spec.Disks {
+		field := fmt.Sprintf("spec.disks[%d]", i)
+		st, _ := storage(cat, d.Storage, field+".storage", v, diags)
+		rv.Disks = append(rv.Disks, Disk{Disk: d, Field: field, Storage: st})
+	}
+	nets := spec.Networks
+	if len(nets) == 0 {
+		nets = cat.DefaultNetworks
+	}
+	for i, n := range nets {
+		p, ok := cat.NetworkProfiles.Get(n)
+		if !ok {
+			errorf(fmt.Sprintf("spec.networks[%d]", i), "%s", cat.NetworkProfiles.Unknown("network profile", n))
+			continue
+		}
+		rv.Networks = append(rv.Networks, Network{Name: n, NetworkProfile: p})
+	}
+	rv.Backup.Name = cmp.Or(spec.Backup, t.Backup)
+	if p, ok := cat.BackupPolicies.Get(rv.Backup.Name); ok {
+		rv.Backup.BackupPolicy = p
+	} else if spec.Backup != "" {
+		errorf("spec.backup", "%s", cat.BackupPolicies.Unknown("backup policy", spec.Backup))
+	} else if rv.Backup.Name == "" {
+		errorf("spec", "no backup policy: name one in spec.backup, in the Tenant's spec.backup, or mark a catalog BackupPolicy default")
+	}
+	return rv
+}
+
+func storage(cat *catalog.Catalog, name, field string, v decode.VM, diags *diag.List) (Storage, bool) {
+	if name == "" {
+		name = cat.DefaultStorage
+		if name == "" {
+			diags.Errorf(v.Doc.Pos(field), field, "no storage profile named and the catalog has no default (mark one StorageProfile default: true)")
+			return Storage{}, false
+		}
+	}
+	p, ok := cat.StorageProfiles.Get(name)
+	if !ok {
+		diags.Errorf(v.Doc.Pos(field), field, "%s", cat.StorageProfiles.Unknown("storage profile", name))
+		return Storage{}, false
+	}
+	return Storage{Name: name, StorageProfile: p}, true
+}
+
+// CanMigrate reports whether the VM can live-migrate at all: every disk on
+// ReadWriteMany storage and every network migratable.
+func (v *VM) CanMigrate() bool {
+	if v.RootStorage.StorageProfile == nil || v.RootStorage.Spec.AccessMode != api.AccessRWX {
+		return false
+	}
+	for _, d := range v.Disks {
+		if d.Storage.StorageProfile == nil || d.Storage.Spec.AccessMode != api.AccessRWX {
+			return false
+		}
+	}
+	for _, n := range v.Networks {
+		if !n.Spec.Migratable {
+			return false
+		}
+	}
+	return true
+}
+
+// Migrates reports whether the VM will live-migrate during maintenance.
+func (v *VM) Migrates() bool {
+	return v.Migration != api.MigrationNever && v.CanMigrate()
+}

@@ -1,0 +1,95 @@
+// Package sizing computes what a VM costs the cluster in pod terms. KubeVirt
+// runs each VM in a virt-launcher pod that requests the guest memory plus an
+// overhead, and a share of a CPU per vCPU; ResourceQuota counts those pods, so
+// a quota in VM terms must be translated with exactly these numbers.
+package sizing
+
+import "k8s.io/apimachinery/pkg/api/resource"
+
+const mi = 1 << 20
+
+// Model is KubeVirt's resource model for a virt-launcher pod on KVM/amd64
+// (GetMemoryOverhead and WithoutDedicatedCPU in virt-controller).
+type Model struct {
+	// Static is the fixed memory of the pod's processes: virt-launcher-monitor
+	// 25Mi, virt-launcher 100Mi, virtlogd 25Mi, virtqemud 40Mi, qemu 30Mi.
+	Static int64
+	// PerVCPU is the memory added for each vCPU (CPU tables).
+	PerVCPU int64
+	// IOThread is the memory of the VM's IO thread, always added.
+	IOThread int64
+	// VideoRAM is the auto-attached graphics device (VNC console).
+	VideoRAM int64
+	// PagetableDivisor: one byte of page table per this many bytes of guest
+	// memory.
+	PagetableDivisor int64
+	// CPUAllocationRatio: each vCPU requests 1/ratio of a CPU.
+	CPUAllocationRatio int64
+	// ConsoleLog is the guest-console-log container, present unless serial
+	// console logging is disabled cluster-wide (HCO enables it by default).
+	ConsoleLog Pod
+}
+
+// KubeVirt is the model of the KubeVirt releases in OpenShift Virtualization
+// 4.20 and 4.22 (v1.6, v1.8) with HCO's defaults.
+var KubeVirt = Model{
+	Static:             220 * mi,
+	PerVCPU:            8 * mi,
+	IOThread:           8 * mi,
+	VideoRAM:           32 * mi,
+	PagetableDivisor:   512,
+	CPUAllocationRatio: 10,
+	ConsoleLog:         Pod{MilliCPU: 5, Memory: 35_000_000},
+}
+
+// Pod is what a pod requests.
+type Pod struct {
+	// MilliCPU is the CPU request in millicores.
+	MilliCPU int64
+	// Memory is the memory request in bytes.
+	Memory int64
+}
+
+// Add sums two requests.
+func (p Pod) Add(q Pod) Pod { return Pod{p.MilliCPU + q.MilliCPU, p.Memory + q.Memory} }
+
+// Launcher is the request of the virt-launcher pod of a VM with vcpus vCPUs
+// and guest bytes of memory: the compute container plus the console log.
+func (m Model) Launcher(vcpus, guest int64) Pod {
+	compute := Pod{
+		MilliCPU: vcpus * 1000 / m.CPUAllocationRatio,
+		Memory:   guest + m.MemoryOverhead(vcpus, guest),
+	}
+	return compute.Add(m.ConsoleLog)
+}
+
+// MemoryOverhead is the memory the compute container requests beyond the
+// guest's.
+func (m Model) MemoryOverhead(vcpus, guest int64) int64 {
+	// KubeVirt scales the guest memory to kilobytes, rounding up, before it
+	// divides: the page-table term is not exactly guest/512.
+	kilo := (guest + 999) / 1000
+	pagetable := kilo * 1000 / m.PagetableDivisor
+	return pagetable + m.Static + vcpus*m.PerVCPU + m.IOThread + m.VideoRAM
+}
+
+// Milli is millicores as a quantity.
+func Milli(m int64) resource.Quantity { return *resource.NewMilliQuantity(m, resource.DecimalSI) }
+
+// Bytes is bytes as a binary quantity (Mi, Gi where exact).
+func Bytes(b int64) resource.Quantity { return *resource.NewQuantity(b, resource.BinarySI) }
+
+// PVC is the size of the PVC that CDI creates for a disk of size bytes. On
+// Filesystem volumes CDI's storage API adds the file system overhead so that
+// the disk image fits: size / (1 - overhead), rounded up to whole MiB.
+func PVC(size int64, filesystemOverhead float64) int64 {
+	if filesystemOverhead <= 0 {
+		return size
+	}
+	raw := float64(size) / (1 - filesystemOverhead)
+	n := int64(raw)
+	if float64(n) < raw {
+		n++
+	}
+	return (n + mi - 1) / mi * mi
+}

@@ -1,0 +1,141 @@
+package sizing
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/virtc/virtc/fn/decode"
+	"github.com/virtc/virtc/fn/resolve"
+)
+
+// Usage is what a tenant's VMs need, in VM terms and in pod terms.
+type Usage struct {
+	VMs     int64
+	VCPUs   int64
+	Guest   int64 // guest memory, bytes
+	Storage int64 // disk sizes, bytes
+	// PVC is the bytes of PVCs CDI creates (disks plus file system overhead).
+	PVC int64
+	// ByClass is PVC bytes per StorageClass.
+	ByClass map[string]int64
+	// Pods is the sum of the VMs' virt-launcher requests.
+	Pods Pod
+	// Headroom is one extra launcher pod for the largest VM that can
+	// live-migrate: a migration runs the target pod beside the source.
+	Headroom Pod
+	// MaxOverhead is the largest file system overhead of the tenant's
+	// storage, used to translate a storage quota into PVC bytes.
+	MaxOverhead float64
+}
+
+// Tenant sums the usage of a resolved tenant's VMs.
+func (m Model) Tenant(t *resolve.Tenant) Usage {
+	u := Usage{ByClass: map[string]int64{}}
+	for _, vm := range t.VMs {
+		if vm.Size == nil {
+			continue
+		}
+		vcpus, guest := vm.Size.Spec.CPU, vm.Size.Spec.Memory.Value()
+		pod := m.Launcher(vcpus, guest)
+		u.VMs++
+		u.VCPUs += vcpus
+		u.Guest += guest
+		u.Pods = u.Pods.Add(pod)
+		if vm.Migrates() && (pod.Memory > u.Headroom.Memory || pod.Memory == u.Headroom.Memory && pod.MilliCPU > u.Headroom.MilliCPU) {
+			u.Headroom = pod
+		}
+		u.addDisk(vm.RootDisk.Value(), vm.RootStorage)
+		for _, d := range vm.Disks {
+			u.addDisk(d.Size.Value(), d.Storage)
+		}
+	}
+	return u
+}
+
+func (u *Usage) addDisk(size int64, st resolve.Storage) {
+	if st.StorageProfile == nil {
+		return
+	}
+	overhead := FilesystemOverhead(st)
+	pvc := PVC(size, overhead)
+	u.Storage += size
+	u.PVC += pvc
+	u.ByClass[st.Spec.StorageClass] += pvc
+	u.MaxOverhead = max(u.MaxOverhead, overhead)
+}
+
+// DefaultFilesystemOverhead is CDI's global default.
+const DefaultFilesystemOverhead = 0.055
+
+// FilesystemOverhead is the share CDI adds to disks on a storage profile.
+func FilesystemOverhead(st resolve.Storage) float64 {
+	if st.Spec.VolumeMode != "Filesystem" {
+		return 0
+	}
+	if st.Spec.FilesystemOverhead == "" {
+		return DefaultFilesystemOverhead
+	}
+	o, _ := decode.ParseOverhead(st.Spec.FilesystemOverhead)
+	return o
+}
+
+// Hard is a ResourceQuota's hard limits, in pod terms.
+type Hard struct {
+	MilliCPU int64
+	Memory   int64
+	Storage  int64
+	ByClass  map[string]int64
+	VMs      int64
+}
+
+// Classes lists the storage classes of h in order.
+func (h Hard) Classes() []string { return slices.Sorted(maps.Keys(h.ByClass)) }
+
+// Quota is the ResourceQuota a tenant gets: translated from its quota in
+// VM terms where it states one, derived from its VMs where it does not, plus
+// the headroom of one live migration. Memory is rounded up to whole MiB.
+func (m Model) Quota(t *resolve.Tenant, u Usage) Hard {
+	h := Hard{
+		MilliCPU: u.Pods.MilliCPU,
+		Memory:   u.Pods.Memory,
+		Storage:  u.PVC,
+		ByClass:  maps.Clone(u.ByClass),
+		VMs:      u.VMs,
+	}
+	q := t.Spec.Quota
+	if q != nil {
+		vms, vcpus := u.VMs, u.VCPUs
+		if q.VMs != nil {
+			vms = *q.VMs
+			h.VMs = vms
+		}
+		if q.CPU != nil {
+			vcpus = *q.CPU
+		}
+		if q.CPU != nil || q.VMs != nil {
+			h.MilliCPU = vcpus*1000/m.CPUAllocationRatio + vms*m.ConsoleLog.MilliCPU
+		}
+		if q.Memory != nil || q.CPU != nil || q.VMs != nil {
+			guest := u.Guest
+			if q.Memory != nil {
+				guest = q.Memory.Value()
+			}
+			// The overhead is linear in VMs, vCPUs and guest memory, so the
+			// sum over VMs equals the formula over the totals, but for the
+			// page-table rounding: allow 2 bytes per VM for it.
+			perVM := m.Static + m.IOThread + m.VideoRAM + m.ConsoleLog.Memory + 2
+			kilo := (guest + 999) / 1000
+			h.Memory = guest + kilo*1000/m.PagetableDivisor + vcpus*m.PerVCPU + vms*perVM
+		}
+		if q.Storage != nil {
+			h.Storage = PVC(q.Storage.Value(), u.MaxOverhead)
+			for c := range h.ByClass {
+				h.ByClass[c] = h.Storage
+			}
+		}
+	}
+	h.MilliCPU += u.Headroom.MilliCPU
+	h.Memory += u.Headroom.Memory
+	h.Memory = (h.Memory + mi - 1) / mi * mi
+	return h
+}

@@ -1,0 +1,281 @@
+// Package source reads input files into YAML documents that remember where
+// they came from, so every later stage can point at a file, line and column.
+package source
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/virtc/virtc/fn/diag"
+)
+
+// MaxFileSize bounds one input file. Intents are small; a file this large is a
+// mistake (or an attack), and reading it whole would cost memory for nothing.
+const MaxFileSize = 8 << 20
+
+// Doc is one YAML document of an input.
+type Doc struct {
+	// File is the path to show in messages (as the user named it).
+	File string
+	// Rel is the path relative to the input root, recorded in the output's
+	// source annotation so it does not depend on where virtc was run.
+	Rel string
+	// Index is the document's position in its file, from 0.
+	Index int
+	// Node is the document's content node (a mapping for a valid object).
+	Node *yaml.Node
+	// NoLines is set for documents whose line numbers do not refer to the
+	// file (Jsonnet output): positions then name the file only.
+	NoLines bool
+}
+
+// Pos locates a field path such as "spec.disks[1].size" in the document. It
+// returns the position of the deepest node of the path that exists.
+func (d *Doc) Pos(field string) diag.Pos {
+	p := diag.Pos{File: d.File}
+	if d.NoLines || d.Node == nil {
+		return p
+	}
+	n := Lookup(d.Node, field)
+	p.Line, p.Col = n.Line, n.Column
+	return p
+}
+
+// Lookup walks a field path through mapping keys and sequence indexes and
+// returns the deepest node it reaches.
+func Lookup(n *yaml.Node, field string) *yaml.Node {
+	for _, seg := range splitPath(field) {
+		next := child(n, seg)
+		if next == nil {
+			return n
+		}
+		n = next
+	}
+	return n
+}
+
+func child(n *yaml.Node, seg string) *yaml.Node {
+	if i, err := strconv.Atoi(seg); err == nil && n.Kind == yaml.SequenceNode {
+		if i >= 0 && i < len(n.Content) {
+			return n.Content[i]
+		}
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == seg {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// splitPath turns `spec.disks[1].size` into [spec disks 1 size].
+func splitPath(field string) []string {
+	if field == "" {
+		return nil
+	}
+	var out []string
+	for _, part := range strings.Split(field, ".") {
+		for part != "" {
+			i := strings.IndexByte(part, '[')
+			if i < 0 {
+				out = append(out, part)
+				break
+			}
+			if i > 0 {
+				out = append(out, part[:i])
+			}
+			j := strings.IndexByte(part[i:], ']')
+			if j < 0 {
+				out = append(out, part[i+1:])
+				break
+			}
+			out = append(out, part[i+1:i+j])
+			part = part[i+j+1:]
+		}
+	}
+	return out
+}
+
+// Parse splits data into YAML documents. Syntax errors are reported with the
+// line the parser names; parsing stops at the first one, as YAML cannot
+// recover from it.
+func Parse(file, rel string, data []byte, diags *diag.List) []*Doc {
+	if !utf8.Valid(data) {
+		line, col := firstInvalidUTF8(data)
+		diags.Errorf(diag.Pos{File: file, Line: line, Col: col}, "", "file is not valid UTF-8 (save it as UTF-8)")
+		return nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var docs []*Doc
+	for i := 0; ; i++ {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			line, msg := yamlError(err)
+			diags.Errorf(diag.Pos{File: file, Line: line, Col: 1}, "", "invalid YAML: %s", msg)
+			return nil
+		}
+		if len(n.Content) == 0 {
+			continue
+		}
+		content := n.Content[0]
+		if content.Kind == yaml.ScalarNode && content.Tag == "!!null" {
+			continue // an empty document between separators
+		}
+		docs = append(docs, &Doc{File: file, Rel: rel, Index: i, Node: content})
+	}
+	return docs
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func yamlError(err error) (int, string) {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return line, m[2]
+	}
+	return 1, strings.TrimPrefix(msg, "yaml: ")
+}
+
+// Options controls which files a directory walk reads.
+type Options struct {
+	// Evaluate turns a .jsonnet file into documents. Nil means Jsonnet files
+	// are reported as unsupported.
+	Evaluate func(file, rel, root string, data []byte, diags *diag.List) []*Doc
+}
+
+// IsInput reports whether a file name is read as an input when its directory
+// is named: YAML, JSON and Jsonnet files, except kustomizations and Jsonnet
+// libraries, which are read by the tools that own them.
+func IsInput(name string) bool {
+	base := filepath.Base(name)
+	switch base {
+	case "kustomization.yaml", "kustomization.yml", "Kustomization":
+		return false
+	}
+	switch filepath.Ext(base) {
+	case ".yaml", ".yml", ".json", ".jsonnet":
+		return true
+	}
+	return false
+}
+
+// Read reads every path: files as given, directories recursively in lexical
+// order, skipping hidden entries. A missing path is an error.
+func Read(paths []string, opts Options, diags *diag.List) []*Doc {
+	var docs []*Doc
+	for _, root := range paths {
+		info, err := os.Stat(root)
+		if err != nil {
+			diags.Errorf(diag.Pos{File: root}, "", "cannot read: %v", unwrapPathError(err))
+			continue
+		}
+		if !info.IsDir() {
+			docs = append(docs, readFile(root, filepath.Base(root), filepath.Dir(root), opts, diags)...)
+			continue
+		}
+		var files []string
+		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				diags.Errorf(diag.Pos{File: p}, "", "cannot read: %v", unwrapPathError(err))
+				return nil
+			}
+			if p != root && strings.HasPrefix(d.Name(), ".") {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !d.IsDir() && IsInput(p) {
+				files = append(files, p)
+			}
+			return nil
+		})
+		slices.Sort(files)
+		for _, f := range files {
+			rel, _ := filepath.Rel(root, f)
+			docs = append(docs, readFile(f, filepath.ToSlash(rel), root, opts, diags)...)
+		}
+	}
+	return docs
+}
+
+func readFile(file, rel, root string, opts Options, diags *diag.List) []*Doc {
+	f, err := os.Open(file)
+	if err != nil {
+		diags.Errorf(diag.Pos{File: file}, "", "cannot read: %v", unwrapPathError(err))
+		return nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		diags.Errorf(diag.Pos{File: file}, "", "cannot read: %v", unwrapPathError(err))
+		return nil
+	}
+	if len(data) > MaxFileSize {
+		diags.Errorf(diag.Pos{File: file}, "", "file is larger than the %d MiB limit for one input (split it into several files)", MaxFileSize>>20)
+		return nil
+	}
+	if filepath.Ext(file) == ".jsonnet" {
+		if opts.Evaluate == nil {
+			diags.Errorf(diag.Pos{File: file}, "", "Jsonnet inputs are not enabled here")
+			return nil
+		}
+		return opts.Evaluate(file, rel, root, data, diags)
+	}
+	docs := Parse(file, rel, data, diags)
+	if len(docs) == 0 && !diags.HasErrors() && len(bytes.TrimSpace(data)) == 0 {
+		diags.Warnf(diag.Pos{File: file}, "", "file is empty")
+	}
+	return docs
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func firstInvalidUTF8(b []byte) (line, col int) {
+	line, col = 1, 1
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size <= 1 {
+			return line, col
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		b = b[size:]
+	}
+	return line, col
+}
+
+// Describe names a document for messages about the whole object.
+func (d *Doc) Describe() string {
+	return fmt.Sprintf("%s (document %d)", d.File, d.Index+1)
+}
