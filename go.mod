@@ -3,12 +3,14 @@ module github.com/virtc/virtc
 go 1.26.0
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/google/uuid v1.6.0
 	go.yaml.in/yaml/v3 v3.0.5
 	k8s.io/api v0.34.3
 	k8s.io/apimachinery v0.34.3
 	kubevirt.io/api v1.8.4
 	kubevirt.io/containerized-data-importer-api v1.65.0
+	sigs.k8s.io/yaml v1.6.0
 )
 
 require (

@@ -8,7 +8,7 @@ type Tenant struct {
 	TypeMeta `json:",inline"`
 	// Metadata.name is the namespace.
 	Metadata ObjectMeta `json:"metadata"`
-	Spec     TenantSpec `json:"spec"`
+	Spec     TenantSpec `json:"spec,omitempty"`
 }
 
 // TenantSpec is what a tenant may do.

@@ -254,8 +254,10 @@ func (d *decoder) object(n *yaml.Node, v reflect.Value, path string) bool {
 		f := fs[fi]
 		fv := v.FieldByIndex(f.index)
 		fp := join(path, f.name)
+		// A present key counts as given even when its value is wrong: the
+		// value's error is enough, "missing" would be noise.
+		set[fi] = !isNull(val)
 		if d.value(val, fv, fp) {
-			set[fi] = true
 			if f.enum != nil && !slices.Contains(f.enum, fv.String()) {
 				msg := fmt.Sprintf("%q is not one of %s", fv.String(), strings.Join(f.enum, ", "))
 				if s, ok := diag.Nearest(fv.String(), f.enum); ok {

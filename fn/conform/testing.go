@@ -1,0 +1,36 @@
+package conform
+
+import (
+	"os"
+	"testing"
+)
+
+// KubeVersions maps platform versions to their Kubernetes versions.
+var KubeVersions = map[string]string{"4.20": "1.33.0", "4.22": "1.35.8"}
+
+// Skip skips t for a missing tool or data set, unless CI requires it.
+func Skip(t testing.TB, err error) {
+	t.Helper()
+	if os.Getenv(RequireEnv) == "1" {
+		t.Fatalf("required in this run (%s=1): %v", RequireEnv, err)
+	}
+	t.Skip(err.Error())
+}
+
+// RunKubeconform validates files for a platform version inside a test,
+// skipping (or failing in CI) when kubeconform or the schemas are missing.
+func RunKubeconform(t testing.TB, version string, files ...string) {
+	t.Helper()
+	if len(files) == 0 {
+		t.Fatal("no files to validate")
+	}
+	if _, err := Tool("kubeconform", "KUBECONFORM_BIN"); err != nil {
+		Skip(t, err)
+	}
+	if _, err := Schemas(version); err != nil {
+		Skip(t, err)
+	}
+	if err := Kubeconform(version, KubeVersions[version], files...); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,204 @@
+// Package golden runs every scenario folder under golden/: the folder's
+// files are the inputs of `virtc build`; expected.yaml is the output it must
+// print, or errors.txt the diagnostics it must print (and nothing on
+// stdout). `go test ./golden -update` rewrites them.
+package golden
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/virtc/virtc/fn/cli"
+	"github.com/virtc/virtc/fn/conform"
+)
+
+var update = flag.Bool("update", false, "rewrite expected.yaml, errors.txt and warnings.txt from the current output")
+
+// Files of a scenario that are not inputs.
+const (
+	expectedFile = "expected.yaml"
+	errorsFile   = "errors.txt"
+	warningsFile = "warnings.txt"
+	// flagsFile holds extra command-line flags, one line, for example
+	// "--scope vms".
+	flagsFile = "flags"
+	// commandFile names another command than build (for example diff).
+	commandFile = "command"
+)
+
+// Scenarios lists the scenario folders.
+func Scenarios(t testing.TB) []string {
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && e.Name() != "testdata" {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func readOptional(t *testing.T, path string) (string, bool) {
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return "", false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data), true
+}
+
+// Run runs one scenario's command and returns exit code, stdout, stderr.
+func Run(t *testing.T, dir string) (int, string, string) {
+	command := "build"
+	if c, ok := readOptional(t, filepath.Join(dir, commandFile)); ok {
+		command = strings.TrimSpace(c)
+	}
+	args := []string{command}
+	if f, ok := readOptional(t, filepath.Join(dir, flagsFile)); ok {
+		args = append(args, strings.Fields(f)...)
+	}
+	args = append(args, inputs(t, dir)...)
+	var stdout, stderr bytes.Buffer
+	code := cli.Main(args, strings.NewReader(""), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// inputs are the scenario's files and folders, except the golden outputs
+// and control files; for two-tree commands, its old/ and new/ folders.
+func inputs(t *testing.T, dir string) []string {
+	if _, err := os.Stat(filepath.Join(dir, "old")); err == nil {
+		return []string{filepath.Join(dir, "old"), filepath.Join(dir, "new")}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		switch e.Name() {
+		case expectedFile, errorsFile, warningsFile, flagsFile, commandFile:
+			continue
+		}
+		out = append(out, filepath.Join(dir, e.Name()))
+	}
+	return out
+}
+
+func TestGolden(t *testing.T) {
+	scenarios := Scenarios(t)
+	if len(scenarios) == 0 {
+		t.Fatal("no scenarios")
+	}
+	for _, name := range scenarios {
+		t.Run(name, func(t *testing.T) {
+			code, stdout, stderr := Run(t, name)
+			_, wantErrors := readOptional(t, filepath.Join(name, errorsFile))
+			if *update {
+				writeGolden(t, name, code, stdout, stderr, wantErrors)
+				return
+			}
+			check(t, name, code, stdout, stderr)
+		})
+	}
+}
+
+func writeGolden(t *testing.T, dir string, code int, stdout, stderr string, wantErrors bool) {
+	write := func(file, content string) {
+		path := filepath.Join(dir, file)
+		if content == "" {
+			os.Remove(path)
+			return
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code == 0 && !wantErrors {
+		write(expectedFile, stdout)
+		write(warningsFile, stderr)
+		write(errorsFile, "")
+		return
+	}
+	write(errorsFile, stderr)
+	write(expectedFile, stdout)
+	write(warningsFile, "")
+}
+
+func check(t *testing.T, dir string, code int, stdout, stderr string) {
+	if wantErr, ok := readOptional(t, filepath.Join(dir, errorsFile)); ok {
+		if code == 0 {
+			t.Errorf("exit code 0, want non-zero (errors.txt exists)")
+		}
+		if command, _ := readOptional(t, filepath.Join(dir, commandFile)); strings.TrimSpace(command) == "" || strings.TrimSpace(command) == "build" {
+			if stdout != "" {
+				t.Errorf("a failing build printed %d bytes on stdout; it must print nothing", len(stdout))
+			}
+		}
+		if diff := cmp.Diff(wantErr, stderr); diff != "" {
+			t.Errorf("stderr differs from %s (-want +got):\n%s", errorsFile, diff)
+		}
+		if want, ok := readOptional(t, filepath.Join(dir, expectedFile)); ok {
+			if diff := cmp.Diff(want, stdout); diff != "" {
+				t.Errorf("stdout differs from %s (-want +got):\n%s", expectedFile, diff)
+			}
+		}
+		return
+	}
+	want, ok := readOptional(t, filepath.Join(dir, expectedFile))
+	if !ok {
+		t.Fatalf("scenario has neither %s nor %s (run go test ./golden -update)", expectedFile, errorsFile)
+	}
+	if code != 0 {
+		t.Errorf("exit code %d, want 0; stderr:\n%s", code, stderr)
+	}
+	if diff := cmp.Diff(want, stdout); diff != "" {
+		t.Errorf("stdout differs from %s (-want +got):\n%s", expectedFile, diff)
+	}
+	wantWarn, _ := readOptional(t, filepath.Join(dir, warningsFile))
+	if diff := cmp.Diff(wantWarn, stderr); diff != "" {
+		t.Errorf("stderr differs from %s (-want +got):\n%s", warningsFile, diff)
+	}
+}
+
+// TestExpectedDecodeStrictly decodes every expected.yaml into the real API
+// types: a misspelled or unknown field fails here.
+func TestExpectedDecodeStrictly(t *testing.T) {
+	for _, name := range Scenarios(t) {
+		data, ok := readOptional(t, filepath.Join(name, expectedFile))
+		if !ok || isDiffScenario(name) {
+			continue
+		}
+		for _, err := range conform.Strict([]byte(data)) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func isDiffScenario(name string) bool {
+	c, err := os.ReadFile(filepath.Join(name, commandFile))
+	return err == nil && strings.TrimSpace(string(c)) != "build"
+}
+
+// TestExpectedKubeconform validates every expected.yaml with kubeconform
+// -strict against the upstream schemas of OpenShift Virtualization 4.22.
+func TestExpectedKubeconform(t *testing.T) {
+	var files []string
+	for _, name := range Scenarios(t) {
+		path := filepath.Join(name, expectedFile)
+		if _, err := os.Stat(path); err == nil && !isDiffScenario(name) {
+			files = append(files, path)
+		}
+	}
+	conform.RunKubeconform(t, "4.22", files...)
+}
