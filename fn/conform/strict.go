@@ -20,8 +20,8 @@ import (
 
 // types maps apiVersion/kind to the Go type that decodes it.
 var types = map[string]reflect.Type{
-	"v1/Namespace":                             reflect.TypeFor[corev1.Namespace](),
-	"v1/ResourceQuota":                         reflect.TypeFor[corev1.ResourceQuota](),
+	"v1/Namespace":     reflect.TypeFor[corev1.Namespace](),
+	"v1/ResourceQuota": reflect.TypeFor[corev1.ResourceQuota](),
 	"rbac.authorization.k8s.io/v1/RoleBinding": reflect.TypeFor[rbacv1.RoleBinding](),
 	"kubevirt.io/v1/VirtualMachine":            reflect.TypeFor[kubevirtv1.VirtualMachine](),
 	"cdi.kubevirt.io/v1beta1/DataVolume":       reflect.TypeFor[cdiv1.DataVolume](),
