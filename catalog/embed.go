@@ -10,3 +10,8 @@ import "embed"
 //
 //go:embed *.yaml
 var Files embed.FS
+
+// Versions holds the table of supported platform versions.
+//
+//go:embed versions/versions.yaml
+var Versions []byte

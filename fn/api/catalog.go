@@ -18,8 +18,37 @@ type SizeSpec struct {
 	Memory resource.Quantity `json:"memory"`
 	// Builtin marks a size that OpenShift Virtualization already installs
 	// (KubeVirt's common-instancetypes, such as the u1 series): virtc
-	// references it and does not emit it.
+	// references it and does not emit it. Other sizes are published as
+	// VirtualMachineClusterInstancetype objects. A published size is
+	// immutable: change its shape under a new name.
 	Builtin bool `json:"builtin,omitempty"`
+	// Restricted sizes are usable only by tenants that allow them by name
+	// or pattern in spec.allow.sizes.
+	Restricted bool `json:"restricted,omitempty"`
+}
+
+// Preference tunes VMs for a guest OS. VMs reference it as a
+// VirtualMachineClusterPreference of the same name, through their image.
+type Preference struct {
+	TypeMeta `json:",inline"`
+	Metadata ObjectMeta     `json:"metadata"`
+	Spec     PreferenceSpec `json:"spec,omitempty"`
+}
+
+// PreferenceSpec is the subset of a VirtualMachineClusterPreference that
+// virtc publishes.
+type PreferenceSpec struct {
+	// Builtin marks a preference that OpenShift Virtualization already
+	// installs (common-preferences such as rhel.9): referenced, not emitted.
+	Builtin bool `json:"builtin,omitempty"`
+	// DiskBus is the preferred bus of disks: virtio, sata or scsi.
+	DiskBus string `json:"diskBus,omitempty" enum:"virtio,sata,scsi"`
+	// InterfaceModel is the preferred NIC model: virtio or e1000e.
+	InterfaceModel string `json:"interfaceModel,omitempty" enum:"virtio,e1000e"`
+	// Firmware is bios, efi or efi-secureboot.
+	Firmware string `json:"firmware,omitempty" enum:"bios,efi,efi-secureboot"`
+	// CPUTopology spreads vCPUs as sockets, cores, threads or spread.
+	CPUTopology string `json:"cpuTopology,omitempty" enum:"sockets,cores,threads,spread"`
 }
 
 // Image is an OS image that VMs' root disks are cloned from.
@@ -29,10 +58,19 @@ type Image struct {
 	Spec     ImageSpec  `json:"spec"`
 }
 
-// ImageSpec says where an image comes from and how VMs use it.
+// ImageSpec says where an image comes from and how VMs use it. Exactly one
+// of dataSource, registry and http is set.
 type ImageSpec struct {
-	// DataSource is the golden-image DataSource the root disk is cloned from.
-	DataSource DataSourceRef `json:"dataSource"`
+	// DataSource is an existing golden-image DataSource (for example one of
+	// Red Hat's, which OpenShift Virtualization imports itself).
+	DataSource *DataSourceRef `json:"dataSource,omitempty"`
+	// Registry imports the image from a container registry, pinned by
+	// digest, through a dataImportCronTemplate of the HyperConverged: the
+	// managed DataSource (named like the image) is what VMs clone.
+	Registry *RegistrySource `json:"registry,omitempty"`
+	// HTTP imports the image from a URL, verified by its checksum, into a
+	// DataVolume and DataSource in the golden-image namespace.
+	HTTP *HTTPSource `json:"http,omitempty"`
 	// Preference is the VirtualMachineClusterPreference for the OS (for
 	// example rhel.9).
 	Preference string `json:"preference"`
@@ -41,6 +79,26 @@ type ImageSpec struct {
 	// DefaultRootDisk is the root disk size when a VM names none. Absent:
 	// MinRootDisk.
 	DefaultRootDisk *resource.Quantity `json:"defaultRootDisk,omitempty"`
+	// Restricted images are usable only by tenants that allow them by name
+	// in spec.allow.images.
+	Restricted bool `json:"restricted,omitempty"`
+}
+
+// RegistrySource is a container disk image pinned by digest.
+type RegistrySource struct {
+	// URL is docker://host/path@sha256:<64 hex digits>. A tag is not
+	// accepted: it can change under the same name.
+	URL string `json:"url" pattern:"^docker://[^@ ]+@sha256:[0-9a-f]{64}$" hint:"pin the image by digest: docker://host/path@sha256:<64 hex digits> (a tag can change under the same name)"`
+	// Schedule is the cron schedule of the import check. Absent: daily.
+	Schedule string `json:"schedule,omitempty"`
+}
+
+// HTTPSource is a disk image on an HTTP(S) server.
+type HTTPSource struct {
+	// URL of the image (https:// or http://).
+	URL string `json:"url" pattern:"^https?://[^ ]+$" hint:"an http:// or https:// URL"`
+	// Checksum verifies the download: sha256:<hex> or sha512:<hex>.
+	Checksum string `json:"checksum" pattern:"^(sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})$" hint:"the image's digest: sha256:<64 hex digits> or sha512:<128 hex digits>"`
 }
 
 // DataSourceRef names a CDI DataSource.
@@ -54,7 +112,10 @@ type DataSourceRef struct {
 
 // Network profile types.
 const (
-	NetworkPod = "pod"
+	NetworkPod        = "pod"
+	NetworkBridge     = "bridge"
+	NetworkLocalnet   = "localnet"
+	NetworkUDNPrimary = "udn-primary"
 )
 
 // NetworkProfile is a network VMs can attach to.
@@ -66,12 +127,56 @@ type NetworkProfile struct {
 
 // NetworkProfileSpec describes a network.
 type NetworkProfileSpec struct {
-	// Type of the network: pod (the cluster's pod network, masquerade
-	// binding).
-	Type string `json:"type" enum:"pod"`
+	// Type of the network:
+	//   - pod: the cluster's pod network, masquerade binding;
+	//   - bridge: a Linux bridge on the nodes, optionally on a VLAN, through a
+	//     NetworkAttachmentDefinition in each tenant namespace allowed to use it;
+	//   - localnet: an OVN-Kubernetes localnet (a physical network, optionally
+	//     a VLAN) through a ClusterUserDefinedNetwork selecting the allowed
+	//     tenant namespaces;
+	//   - udn-primary: a namespace-scoped Layer2 UserDefinedNetwork that
+	//     replaces the pod network as the VMs' primary network. Every VM of the
+	//     tenant must then use it as its first network, and cluster-native
+	//     features that assume the pod network (Services reaching pods by the
+	//     cluster network, the default network policies) apply to the UDN instead.
+	Type string `json:"type" enum:"pod,bridge,localnet,udn-primary"`
 	// Migratable says whether VMs on this network can live-migrate (their
 	// addresses survive the move).
 	Migratable bool `json:"migratable,omitempty"`
+	// Bridge configures a bridge profile.
+	Bridge *BridgeNetwork `json:"bridge,omitempty"`
+	// Localnet configures a localnet profile.
+	Localnet *LocalnetNetwork `json:"localnet,omitempty"`
+	// Layer2 configures a udn-primary profile.
+	Layer2 *Layer2Network `json:"layer2,omitempty"`
+	// Restricted profiles are usable only by tenants that allow them in
+	// spec.allow.networks.
+	Restricted bool `json:"restricted,omitempty"`
+}
+
+// BridgeNetwork is a Linux bridge on the nodes.
+type BridgeNetwork struct {
+	// Name of the bridge on the nodes (for example br1).
+	Name string `json:"name"`
+	// VLAN tag (1-4094). Absent: untagged.
+	VLAN *int64 `json:"vlan,omitempty"`
+}
+
+// LocalnetNetwork is an OVN-Kubernetes localnet.
+type LocalnetNetwork struct {
+	// PhysicalNetworkName is the bridge mapping name configured on the nodes
+	// (NodeNetworkConfigurationPolicy ovn.bridge-mappings localnet).
+	PhysicalNetworkName string `json:"physicalNetworkName"`
+	// VLAN access tag (1-4094). Absent: untagged.
+	VLAN *int64 `json:"vlan,omitempty"`
+	// MTU of the network. Absent: OVN-Kubernetes' default.
+	MTU *int64 `json:"mtu,omitempty"`
+}
+
+// Layer2Network is the primary Layer2 network of a tenant namespace.
+type Layer2Network struct {
+	// Subnets of the network, as CIDRs.
+	Subnets []string `json:"subnets"`
 }
 
 // Volume and access modes of storage profiles.
@@ -105,6 +210,12 @@ type StorageProfileSpec struct {
 	// file system takes (CDI's default is 0.055): the PVC is that much larger
 	// than the disk, and quota counts the PVC. Ignored for Block.
 	FilesystemOverhead string `json:"filesystemOverhead,omitempty"`
+	// Snapshots says whether the class has a VolumeSnapshotClass: backups of
+	// disks on it use CSI snapshots.
+	Snapshots bool `json:"snapshots,omitempty"`
+	// Restricted profiles are usable only by tenants that allow them in
+	// spec.allow.storage.
+	Restricted bool `json:"restricted,omitempty"`
 }
 
 // BackupPolicy is how often and how long a VM is backed up.

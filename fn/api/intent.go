@@ -23,6 +23,21 @@ type TenantSpec struct {
 	// Backup is the default backup policy (a BackupPolicy of the catalog) for
 	// this tenant's VMs. Absent: the catalog's default policy.
 	Backup string `json:"backup,omitempty"`
+	// Allow restricts what the tenant's VMs may use. Absent lists allow
+	// every catalog entry that is not marked restricted.
+	Allow *TenantAllow `json:"allow,omitempty"`
+}
+
+// TenantAllow lists the catalog entries a tenant may use.
+type TenantAllow struct {
+	// Sizes are size names or glob patterns (u1.*, cx1.?large).
+	Sizes []string `json:"sizes,omitempty"`
+	// Images are image names.
+	Images []string `json:"images,omitempty"`
+	// Networks are network profile names.
+	Networks []string `json:"networks,omitempty"`
+	// Storage are storage profile names.
+	Storage []string `json:"storage,omitempty"`
 }
 
 // TenantAccess lists group names per role.

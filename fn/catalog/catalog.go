@@ -58,6 +58,10 @@ type Catalog struct {
 	NetworkProfiles *Table[api.NetworkProfile]
 	StorageProfiles *Table[api.StorageProfile]
 	BackupPolicies  *Table[api.BackupPolicy]
+	Preferences     *Table[api.Preference]
+
+	// Platform is the cluster's Platform, if the inputs have one.
+	Platform *decode.Entry[api.Platform]
 
 	// DefaultStorage names the storage profile of disks that name none
 	// (empty when the catalog has no default).
@@ -98,6 +102,7 @@ func Build(user *decode.Set, opts Options, diags *diag.List) *Catalog {
 		NetworkProfiles:      newTable[api.NetworkProfile]("NetworkProfile"),
 		StorageProfiles:      newTable[api.StorageProfile]("StorageProfile"),
 		BackupPolicies:       newTable[api.BackupPolicy]("BackupPolicy"),
+		Preferences:          newTable[api.Preference]("Preference"),
 		DefaultNetworks:      []string{"default"},
 		GoldenImageNamespace: DefaultGoldenImageNamespace,
 	}
@@ -112,7 +117,21 @@ func Build(user *decode.Set, opts Options, diags *diag.List) *Catalog {
 	merge(c.NetworkProfiles, base.NetworkProfiles, user.NetworkProfiles, networkName, diags)
 	merge(c.StorageProfiles, base.StorageProfiles, user.StorageProfiles, storageName, diags)
 	merge(c.BackupPolicies, base.BackupPolicies, user.BackupPolicies, backupName, diags)
+	merge(c.Preferences, base.Preferences, user.Preferences, preferenceName, diags)
 
+	for i, p := range user.Platforms {
+		if i == 0 {
+			c.Platform = &user.Platforms[0]
+			if ns := p.Obj.Spec.GoldenImageNamespace; ns != "" {
+				c.GoldenImageNamespace = ns
+			}
+			continue
+		}
+		first := user.Platforms[0].Doc.Pos("metadata.name")
+		diags.Errorf(p.Doc.Pos("metadata.name"), "metadata.name", "a second Platform (the first is at %s:%d): compile one cluster at a time", first.File, first.Line)
+	}
+
+	c.check(diags)
 	c.DefaultStorage = pickDefault(c.StorageProfiles, user.StorageProfiles, storageName,
 		func(s *api.StorageProfile) bool { return s.Spec.Default }, diags)
 	c.DefaultBackup = pickDefault(c.BackupPolicies, user.BackupPolicies, backupName,
@@ -125,6 +144,7 @@ func imageName(s *api.Image) string            { return s.Metadata.Name }
 func networkName(s *api.NetworkProfile) string { return s.Metadata.Name }
 func storageName(s *api.StorageProfile) string { return s.Metadata.Name }
 func backupName(s *api.BackupPolicy) string    { return s.Metadata.Name }
+func preferenceName(s *api.Preference) string  { return s.Metadata.Name }
 
 // merge fills t with the base entries, then the user's over them.
 func merge[T any](t *Table[T], base, user []decode.Entry[T], name func(*T) string, diags *diag.List) {
@@ -168,4 +188,15 @@ func pickDefault[T any](t *Table[T], user []decode.Entry[T], name func(*T) strin
 		}
 	}
 	return ""
+}
+
+// check verifies references between catalog entries, whether or not a VM
+// uses them.
+func (c *Catalog) check(diags *diag.List) {
+	for _, name := range c.Images.Names() {
+		e, _ := c.Images.Entry(name)
+		if _, ok := c.Preferences.Get(e.Obj.Spec.Preference); !ok {
+			diags.Errorf(e.Doc.Pos("spec.preference"), "spec.preference", "image %q: %s", name, c.Preferences.Unknown("preference", e.Obj.Spec.Preference))
+		}
+	}
 }

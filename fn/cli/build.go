@@ -3,9 +3,11 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/source"
 )
 
@@ -14,9 +16,15 @@ func compileArgs(name string, args []string, stderr io.Writer) (compile.Result, 
 	noDefaults := fs.Bool("no-default-catalog", false, "use only catalog entries from the inputs, not the embedded default catalog")
 	var catalogs stringList
 	fs.Var(&catalogs, "catalog", "a catalog file or directory to read besides the PATHs (repeatable)")
+	scope := fs.String("scope", "all", "print only one scope's objects: "+strings.Join(emit.ScopeNames(), ", ")+" (everything is still checked)")
 	paths, code, ok := parse(fs, args)
 	if !ok {
 		return compile.Result{}, code, false
+	}
+	scopes, known := emit.ParseScope(*scope)
+	if !known {
+		fmt.Fprintf(stderr, "virtc %s: unknown scope %q (one of %s)\n", name, *scope, strings.Join(emit.ScopeNames(), ", "))
+		return compile.Result{}, ExitUsage, false
 	}
 	if len(paths) == 0 {
 		fmt.Fprintf(stderr, "virtc %s: name at least one file or directory\n", name)
@@ -25,7 +33,7 @@ func compileArgs(name string, args []string, stderr io.Writer) (compile.Result, 
 	}
 	diags := &diag.List{}
 	docs := source.Read(append(append([]string{}, catalogs...), paths...), source.Options{}, diags)
-	opts := compile.Options{}
+	opts := compile.Options{Scopes: scopes}
 	opts.Catalog.NoDefaults = *noDefaults
 	return compile.Compile(docs, opts, diags), 0, true
 }

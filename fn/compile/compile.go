@@ -4,6 +4,8 @@
 package compile
 
 import (
+	"slices"
+
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/diag"
@@ -17,6 +19,9 @@ import (
 // Options configure a compile.
 type Options struct {
 	Catalog catalog.Options
+	// Scopes limit the output to objects of these scopes (all when empty).
+	// Everything is still read and checked.
+	Scopes []emit.Scope
 	// PassThrough keeps documents that are not virtc objects in
 	// Result.Other instead of reporting them (KRM function mode).
 	PassThrough bool
@@ -51,6 +56,9 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 		return res
 	}
 	objs := render.All(m, render.Options{})
+	if len(opts.Scopes) > 0 {
+		objs = slices.DeleteFunc(objs, func(o emit.Object) bool { return !slices.Contains(opts.Scopes, o.Scope) })
+	}
 	emit.Sort(objs)
 	out, err := emit.Write(objs)
 	if err != nil {

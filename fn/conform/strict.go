@@ -14,17 +14,32 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
+	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/virtc/virtc/fn/extapi"
 )
 
 // types maps apiVersion/kind to the Go type that decodes it.
 var types = map[string]reflect.Type{
 	"v1/Namespace":     reflect.TypeFor[corev1.Namespace](),
 	"v1/ResourceQuota": reflect.TypeFor[corev1.ResourceQuota](),
-	"rbac.authorization.k8s.io/v1/RoleBinding": reflect.TypeFor[rbacv1.RoleBinding](),
-	"kubevirt.io/v1/VirtualMachine":            reflect.TypeFor[kubevirtv1.VirtualMachine](),
-	"cdi.kubevirt.io/v1beta1/DataVolume":       reflect.TypeFor[cdiv1.DataVolume](),
+	"rbac.authorization.k8s.io/v1/RoleBinding":                           reflect.TypeFor[rbacv1.RoleBinding](),
+	"kubevirt.io/v1/VirtualMachine":                                      reflect.TypeFor[kubevirtv1.VirtualMachine](),
+	"cdi.kubevirt.io/v1beta1/DataVolume":                                 reflect.TypeFor[cdiv1.DataVolume](),
+	"cdi.kubevirt.io/v1beta1/DataSource":                                 reflect.TypeFor[cdiv1.DataSource](),
+	"instancetype.kubevirt.io/v1beta1/VirtualMachineClusterInstancetype": reflect.TypeFor[instancetypev1beta1.VirtualMachineClusterInstancetype](),
+	"instancetype.kubevirt.io/v1beta1/VirtualMachineClusterPreference":   reflect.TypeFor[instancetypev1beta1.VirtualMachineClusterPreference](),
+	// Kinds whose API modules virtc does not import: their local types
+	// (package extapi) are checked against the upstream schemas in
+	// extapi's tests and by kubeconform.
+	"hco.kubevirt.io/v1beta1/HyperConverged":         reflect.TypeFor[extapi.HyperConverged](),
+	"operators.coreos.com/v1/OperatorGroup":          reflect.TypeFor[extapi.OperatorGroup](),
+	"operators.coreos.com/v1alpha1/Subscription":     reflect.TypeFor[extapi.Subscription](),
+	"k8s.cni.cncf.io/v1/NetworkAttachmentDefinition": reflect.TypeFor[extapi.NetworkAttachmentDefinition](),
+	"k8s.ovn.org/v1/UserDefinedNetwork":              reflect.TypeFor[extapi.UserDefinedNetwork](),
+	"k8s.ovn.org/v1/ClusterUserDefinedNetwork":       reflect.TypeFor[extapi.ClusterUserDefinedNetwork](),
 }
 
 // Register adds a Go type for apiVersion/kind (for kinds whose API module

@@ -40,13 +40,15 @@ type Set struct {
 	NetworkProfiles []Entry[api.NetworkProfile]
 	StorageProfiles []Entry[api.StorageProfile]
 	BackupPolicies  []Entry[api.BackupPolicy]
+	Preferences     []Entry[api.Preference]
+	Platforms       []Entry[api.Platform]
 	// Other holds documents that are not virtc objects, for callers that pass
 	// them through (the KRM function). The CLI reports them.
 	Other []*source.Doc
 }
 
 // Kinds lists the virtc kinds in the order they are documented.
-var Kinds = []string{"Tenant", "VM", "Size", "Image", "NetworkProfile", "StorageProfile", "BackupPolicy"}
+var Kinds = []string{"Tenant", "VM", "Platform", "Size", "Preference", "Image", "NetworkProfile", "StorageProfile", "BackupPolicy"}
 
 // kindTypes maps each kind to its Go type.
 var kindTypes = map[string]reflect.Type{
@@ -57,6 +59,8 @@ var kindTypes = map[string]reflect.Type{
 	"NetworkProfile": reflect.TypeFor[api.NetworkProfile](),
 	"StorageProfile": reflect.TypeFor[api.StorageProfile](),
 	"BackupPolicy":   reflect.TypeFor[api.BackupPolicy](),
+	"Preference":     reflect.TypeFor[api.Preference](),
+	"Platform":       reflect.TypeFor[api.Platform](),
 }
 
 // TypeOf returns the Go type of a virtc kind.
@@ -167,6 +171,10 @@ func decodeDoc(s *Set, doc *source.Doc, passThrough bool, diags *diag.List) {
 		s.StorageProfiles = append(s.StorageProfiles, Entry[api.StorageProfile]{o, doc})
 	case *api.BackupPolicy:
 		s.BackupPolicies = append(s.BackupPolicies, Entry[api.BackupPolicy]{o, doc})
+	case *api.Preference:
+		s.Preferences = append(s.Preferences, Entry[api.Preference]{o, doc})
+	case *api.Platform:
+		s.Platforms = append(s.Platforms, Entry[api.Platform]{o, doc})
 	default:
 		panic(fmt.Sprintf("decode: kind %s has no slot", kind))
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +29,9 @@ type field struct {
 	index    []int
 	required bool
 	enum     []string
+	pattern  *regexp.Regexp
+	// hint says in words what pattern wants.
+	hint string
 }
 
 var fieldCache sync.Map // reflect.Type -> []field
@@ -59,6 +63,10 @@ func fields(t reflect.Type) []field {
 		f := field{name: name, index: []int{i}, required: !strings.Contains(opts, "omitempty")}
 		if e := sf.Tag.Get("enum"); e != "" {
 			f.enum = strings.Split(e, ",")
+		}
+		if p := sf.Tag.Get("pattern"); p != "" {
+			f.pattern = regexp.MustCompile(p)
+			f.hint = sf.Tag.Get("hint")
 		}
 		out = append(out, f)
 	}
@@ -264,6 +272,13 @@ func (d *decoder) object(n *yaml.Node, v reflect.Value, path string) bool {
 					msg += fmt.Sprintf(" (did you mean %q?)", s)
 				}
 				d.errorf(val, fp, "%s", msg)
+			}
+			if f.pattern != nil && fv.Kind() == reflect.String && !f.pattern.MatchString(fv.String()) {
+				hint := f.hint
+				if hint == "" {
+					hint = "it must match " + f.pattern.String()
+				}
+				d.errorf(val, fp, "invalid value %q: %s", truncate(fv.String()), hint)
 			}
 		}
 	}

@@ -2,6 +2,8 @@ package decode
 
 import (
 	"fmt"
+	"net/netip"
+	"path"
 	"regexp"
 	"strings"
 
@@ -124,6 +126,13 @@ func validate(d *decoder, obj any) {
 		if o.Spec.Backup != "" {
 			d.catalogRef("spec.backup", o.Spec.Backup)
 		}
+		if a := o.Spec.Allow; a != nil {
+			for i, p := range a.Sizes {
+				if _, err := path.Match(p, ""); err != nil {
+					d.fail(fmt.Sprintf("spec.allow.sizes[%d]", i), "invalid pattern %q: %v", p, err)
+				}
+			}
+		}
 	case *api.VM:
 		d.meta(o.Metadata, true)
 		d.dnsLabel("metadata.name", "VM name", o.Metadata.Name)
@@ -178,9 +187,29 @@ func validate(d *decoder, obj any) {
 		}
 	case *api.Image:
 		d.catalogMeta(o.Metadata)
-		d.dnsSubdomain("spec.dataSource.name", "DataSource name", o.Spec.DataSource.Name)
-		if o.Spec.DataSource.Namespace != "" {
-			d.dnsLabel("spec.dataSource.namespace", "namespace", o.Spec.DataSource.Namespace)
+		sources := 0
+		for _, set := range []bool{o.Spec.DataSource != nil, o.Spec.Registry != nil, o.Spec.HTTP != nil} {
+			if set {
+				sources++
+			}
+		}
+		if sources != 1 {
+			d.fail("spec", "an image needs exactly one source: dataSource (a golden DataSource), registry (a digest-pinned container disk) or http (a URL with its checksum)")
+		}
+		if ds := o.Spec.DataSource; ds != nil {
+			d.dnsSubdomain("spec.dataSource.name", "DataSource name", ds.Name)
+			if ds.Namespace != "" {
+				d.dnsLabel("spec.dataSource.namespace", "namespace", ds.Namespace)
+			}
+		}
+		if r := o.Spec.Registry; r != nil && r.Schedule != "" {
+			if err := checkCron(r.Schedule); err != nil {
+				d.fail("spec.registry.schedule", "%v", err)
+			}
+		}
+		if o.Spec.Registry != nil || o.Spec.HTTP != nil {
+			// The image's DataSource is named after it.
+			d.dnsLabel("metadata.name", "name of an imported image (it names its DataSource)", o.Metadata.Name)
 		}
 		if o.Spec.MinRootDisk.Sign() == 0 {
 			d.fail("spec.minRootDisk", "must be greater than zero")
@@ -190,6 +219,19 @@ func validate(d *decoder, obj any) {
 		}
 	case *api.NetworkProfile:
 		d.catalogMeta(o.Metadata)
+		d.dnsLabel("metadata.name", "network profile name (it names interfaces and attachments)", o.Metadata.Name)
+		d.networkProfile(o)
+	case *api.Preference:
+		d.catalogMeta(o.Metadata)
+	case *api.Platform:
+		d.meta(o.Metadata, false)
+		d.dnsLabel("metadata.name", "platform name", o.Metadata.Name)
+		if ns := o.Spec.GoldenImageNamespace; ns != "" {
+			d.dnsLabel("spec.goldenImageNamespace", "namespace", ns)
+		}
+		if p := o.Spec.MemoryOvercommitPercentage; p != nil && (*p < 10 || *p > 1000) {
+			d.fail("spec.memoryOvercommitPercentage", "must be from 10 to 1000 (100 means no overcommit)")
+		}
 	case *api.StorageProfile:
 		d.catalogMeta(o.Metadata)
 		d.dnsSubdomain("spec.storageClass", "StorageClass name", o.Spec.StorageClass)
@@ -219,5 +261,53 @@ func validate(d *decoder, obj any) {
 func (d *decoder) catalogRef(path, name string) {
 	if !catalogName.MatchString(name) {
 		d.fail(path, "invalid catalog name %q (lowercase letters, digits, '-' and '.')", name)
+	}
+}
+
+func (d *decoder) networkProfile(o *api.NetworkProfile) {
+	spec := o.Spec
+	blocks := []struct {
+		name string
+		set  bool
+		typ  string
+	}{
+		{"bridge", spec.Bridge != nil, api.NetworkBridge},
+		{"localnet", spec.Localnet != nil, api.NetworkLocalnet},
+		{"layer2", spec.Layer2 != nil, api.NetworkUDNPrimary},
+	}
+	for _, b := range blocks {
+		switch {
+		case b.typ == spec.Type && !b.set:
+			d.fail("spec", "a %s profile needs spec.%s", spec.Type, b.name)
+		case b.typ != spec.Type && b.set:
+			d.fail("spec."+b.name, "spec.%s belongs to %s profiles, not %s", b.name, b.typ, spec.Type)
+		}
+	}
+	vlan := func(path string, v *int64) {
+		if v != nil && (*v < 1 || *v > 4094) {
+			d.fail(path, "VLAN %d is outside 1-4094", *v)
+		}
+	}
+	if b := spec.Bridge; b != nil {
+		if b.Name == "" || len(b.Name) > 15 || strings.ContainsAny(b.Name, " /") {
+			d.fail("spec.bridge.name", "invalid bridge name %q (a Linux interface name: 1-15 characters, no spaces or '/')", b.Name)
+		}
+		vlan("spec.bridge.vlan", b.VLAN)
+	}
+	if l := spec.Localnet; l != nil {
+		vlan("spec.localnet.vlan", l.VLAN)
+		if l.MTU != nil && (*l.MTU < 576 || *l.MTU > 65536) {
+			d.fail("spec.localnet.mtu", "MTU %d is outside 576-65536", *l.MTU)
+		}
+	}
+	if l := spec.Layer2; l != nil {
+		if len(l.Subnets) == 0 {
+			d.fail("spec.layer2.subnets", "a primary network needs at least one subnet (a CIDR such as 10.100.0.0/16)")
+		}
+		for i, c := range l.Subnets {
+			if _, err := netip.ParsePrefix(c); err != nil {
+				d.fail(fmt.Sprintf("spec.layer2.subnets[%d]", i), "invalid CIDR %q", c)
+			}
+		}
 	}
 }

@@ -22,6 +22,23 @@ const (
 	VMScope
 )
 
+// Scopes by name, as --scope takes them.
+var scopeNames = map[string][]Scope{
+	"all":      {Cluster, TenantScope, VMScope},
+	"platform": {Cluster},
+	"tenants":  {TenantScope},
+	"vms":      {VMScope},
+}
+
+// ScopeNames lists the names ParseScope accepts.
+func ScopeNames() []string { return []string{"all", "platform", "tenants", "vms"} }
+
+// ParseScope returns the scopes a --scope value selects.
+func ParseScope(name string) ([]Scope, bool) {
+	s, ok := scopeNames[name]
+	return s, ok
+}
+
 // Object is one generated Kubernetes object.
 type Object struct {
 	APIVersion string

@@ -48,7 +48,7 @@ func Generic(body any) (map[string]any, error) {
 
 // emptyStructKeys are fields whose Go types are structs without omitzero:
 // json writes {} for them even when unset, and {} means nothing there.
-var emptyStructKeys = map[string]bool{"resources": true, "metadata": true, "spec": true}
+var emptyStructKeys = map[string]bool{"resources": true, "metadata": true, "spec": true, "status": true}
 
 func prune(v any) {
 	switch t := v.(type) {

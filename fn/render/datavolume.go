@@ -62,8 +62,10 @@ func storageSpec(st resolve.Storage, size resource.Quantity) *cdiv1.StorageSpec 
 		AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.PersistentVolumeAccessMode(st.Spec.AccessMode)},
 		VolumeMode:       &mode,
 		StorageClassName: &class,
-		Resources: corev1.VolumeResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceStorage: size},
-		},
+		Resources:        storageRequest(size),
 	}
+}
+
+func storageRequest(size resource.Quantity) corev1.VolumeResourceRequirements {
+	return corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: size}}
 }

@@ -15,27 +15,43 @@ import (
 
 // Labels and annotations virtc sets.
 const (
-	LabelManagedBy     = "app.kubernetes.io/managed-by"
-	ManagedBy          = "virtc"
-	LabelTenant        = "virtc.dev/tenant"
-	LabelVM            = "virtc.dev/vm"
-	LabelBackupPolicy  = "virtc.dev/backup-policy"
-	AnnotationSource   = "virtc.dev/source"
-	AnnotationSyncWave = "argocd.argoproj.io/sync-wave"
+	LabelManagedBy        = "app.kubernetes.io/managed-by"
+	ManagedBy             = "virtc"
+	LabelTenant           = "virtc.dev/tenant"
+	LabelVM               = "virtc.dev/vm"
+	LabelBackupPolicy     = "virtc.dev/backup-policy"
+	AnnotationSource      = "virtc.dev/source"
+	AnnotationSyncWave    = "argocd.argoproj.io/sync-wave"
+	AnnotationSyncOptions = "argocd.argoproj.io/sync-options"
+)
+
+// Sync waves of the cluster side: the operator first, then the
+// HyperConverged, then what uses the CRDs it installs.
+const (
+	waveOperator       = -30
+	waveHyperConverged = -20
+	wavePlatform       = -10
 )
 
 // syncWaves order an Argo CD sync: namespaces and quota, then networks,
 // then disks, then VMs, then backups.
 var syncWaves = map[string]int{
-	"Namespace":                   0,
-	"ResourceQuota":               0,
-	"RoleBinding":                 0,
-	"NetworkAttachmentDefinition": 1,
-	"UserDefinedNetwork":          1,
-	"DataVolume":                  2,
-	"VirtualMachine":              3,
-	"Schedule":                    4,
-	"Backup":                      4,
+	"OperatorGroup":                     waveOperator,
+	"Subscription":                      waveOperator,
+	"HyperConverged":                    waveHyperConverged,
+	"VirtualMachineClusterInstancetype": wavePlatform,
+	"VirtualMachineClusterPreference":   wavePlatform,
+	"ClusterUserDefinedNetwork":         wavePlatform,
+	"DataSource":                        wavePlatform,
+	"Namespace":                         0,
+	"ResourceQuota":                     0,
+	"RoleBinding":                       0,
+	"NetworkAttachmentDefinition":       1,
+	"UserDefinedNetwork":                1,
+	"DataVolume":                        2,
+	"VirtualMachine":                    3,
+	"Schedule":                          4,
+	"Backup":                            4,
 }
 
 // objectMeta is the metadata every generated object carries: who manages
@@ -51,7 +67,37 @@ func objectMeta(kind, namespace, name, source string, labels, annotations map[st
 	if w, ok := syncWaves[kind]; ok {
 		a[AnnotationSyncWave] = strconv.Itoa(w)
 	}
+	if opts := syncOptions(kind); opts != "" {
+		a[AnnotationSyncOptions] = opts
+	}
 	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: l, Annotations: a}
+}
+
+// needsCRD lists kinds whose CRDs the operators virtc installs provide: on
+// a new cluster they do not exist when Argo CD dry-runs the sync.
+var needsCRD = map[string]bool{
+	"HyperConverged":                    true,
+	"VirtualMachineClusterInstancetype": true,
+	"VirtualMachineClusterPreference":   true,
+	"DataVolume":                        true,
+	"DataSource":                        true,
+	"VirtualMachine":                    true,
+	"DataProtectionApplication":         true,
+	"Schedule":                          true,
+	"Backup":                            true,
+}
+
+func syncOptions(kind string) string {
+	if needsCRD[kind] {
+		return "SkipDryRunOnMissingResource=true"
+	}
+	return ""
+}
+
+// withWave overrides an object's sync wave.
+func withWave(m metav1.ObjectMeta, wave int) metav1.ObjectMeta {
+	m.Annotations[AnnotationSyncWave] = strconv.Itoa(wave)
+	return m
 }
 
 func typeMeta(apiVersion, kind string) metav1.TypeMeta {
@@ -64,8 +110,16 @@ type Options struct{}
 // All renders every object of the model.
 func All(m *resolve.Model, opts Options) []emit.Object {
 	var objs []emit.Object
+	if p := m.Platform; p != nil {
+		objs = append(objs, Platform(m, p)...)
+		objs = append(objs, Instancetypes(m.Catalog, p)...)
+		objs = append(objs, Preferences(m.Catalog, p)...)
+		objs = append(objs, GoldenImages(m.Catalog, p)...)
+		objs = append(objs, ClusterNetworks(m, p)...)
+	}
 	for _, t := range m.Tenants {
 		objs = append(objs, Namespace(t))
+		objs = append(objs, TenantNetworks(m, t)...)
 		objs = append(objs, ResourceQuota(t))
 		objs = append(objs, RoleBindings(t)...)
 		for _, vm := range t.VMs {

@@ -13,9 +13,12 @@ func Namespace(t *resolve.Tenant) emit.Object {
 	for k, v := range t.Metadata.Labels {
 		labels[k] = v
 	}
+	if t.PrimaryNetwork != nil {
+		labels[LabelPrimaryUDN] = ""
+	}
 	ns := &corev1.Namespace{
 		TypeMeta:   typeMeta("v1", "Namespace"),
 		ObjectMeta: objectMeta("Namespace", "", t.Name, t.Doc.Rel, labels, t.Metadata.Annotations),
 	}
-	return emit.Object{APIVersion: "v1", Kind: "Namespace", Name: t.Name, Scope: emit.Cluster, Body: ns}
+	return emit.Object{APIVersion: "v1", Kind: "Namespace", Name: t.Name, Scope: emit.TenantScope, Body: ns}
 }

@@ -162,6 +162,16 @@ func attachment(n resolve.Network) (kubevirtv1.Interface, kubevirtv1.Network) {
 	case api.NetworkPod:
 		iface.Masquerade = &kubevirtv1.InterfaceMasquerade{}
 		net.Pod = &kubevirtv1.PodNetwork{}
+	case api.NetworkUDNPrimary:
+		// The primary UDN replaces the pod network; KubeVirt reaches it
+		// through the l2bridge binding plugin.
+		iface.Binding = &kubevirtv1.PluginBinding{Name: "l2bridge"}
+		net.Pod = &kubevirtv1.PodNetwork{}
+	case api.NetworkBridge, api.NetworkLocalnet:
+		// The attachment is named like the profile: a NAD virtc writes
+		// (bridge) or one the ClusterUserDefinedNetwork creates (localnet).
+		iface.Bridge = &kubevirtv1.InterfaceBridge{}
+		net.Multus = &kubevirtv1.MultusNetwork{NetworkName: n.Name}
 	}
 	return iface, net
 }

@@ -20,7 +20,9 @@ import (
 // name order.
 type Model struct {
 	Catalog *catalog.Catalog
-	Tenants []*Tenant
+	// Platform is nil when the inputs have none.
+	Platform *Platform
+	Tenants  []*Tenant
 }
 
 // Tenant is a resolved Tenant.
@@ -29,6 +31,9 @@ type Tenant struct {
 	Name   string
 	Backup string
 	VMs    []*VM
+	// PrimaryNetwork is the udn-primary profile the tenant's VMs use, if
+	// any: it replaces the pod network of the whole namespace.
+	PrimaryNetwork *Network
 }
 
 // VM is a resolved VM.
@@ -79,7 +84,7 @@ type Backup struct {
 
 // Resolve binds the decoded intents to the catalog.
 func Resolve(set *decode.Set, cat *catalog.Catalog, diags *diag.List) *Model {
-	m := &Model{Catalog: cat}
+	m := &Model{Catalog: cat, Platform: resolvePlatform(cat, diags)}
 	byName := map[string]*Tenant{}
 	for _, t := range set.Tenants {
 		name := t.Metadata.Name
@@ -123,8 +128,45 @@ func Resolve(set *decode.Set, cat *catalog.Catalog, diags *diag.List) *Model {
 	}
 	for _, t := range m.Tenants {
 		slices.SortFunc(t.VMs, func(a, b *VM) int { return cmp.Compare(a.Name, b.Name) })
+		primaryNetwork(t, diags)
 	}
 	return m
+}
+
+// primaryNetwork finds the tenant's primary UDN: a namespace has at most
+// one, and then every VM in it is on it.
+func primaryNetwork(t *Tenant, diags *diag.List) {
+	for _, vm := range t.VMs {
+		for i, n := range vm.Networks {
+			if n.Spec.Type != api.NetworkUDNPrimary {
+				continue
+			}
+			field := fmt.Sprintf("spec.networks[%d]", i)
+			switch {
+			case i != 0:
+				diags.Errorf(vm.Doc.Pos(field), field, "network %q is a primary network (udn-primary): it must be the first network", n.Name)
+			case t.PrimaryNetwork == nil:
+				nn := n
+				t.PrimaryNetwork = &nn
+			case t.PrimaryNetwork.Name != n.Name:
+				diags.Errorf(vm.Doc.Pos(field), field, "tenant %q already has the primary network %q; a namespace has one primary network", t.Name, t.PrimaryNetwork.Name)
+			}
+		}
+	}
+	if t.PrimaryNetwork == nil {
+		return
+	}
+	for _, vm := range t.VMs {
+		if len(vm.Networks) == 0 || vm.Networks[0].Name != t.PrimaryNetwork.Name {
+			diags.Errorf(vm.Doc.Pos("spec.networks"), "spec.networks", "tenant %q uses the primary network %q, which replaces the pod network of its namespace: list it first in every VM's networks", t.Name, t.PrimaryNetwork.Name)
+		}
+		for i, n := range vm.Networks {
+			if n.Spec.Type == api.NetworkPod {
+				field := fmt.Sprintf("spec.networks[%d]", i)
+				diags.Errorf(vm.Doc.Pos(field), field, "network %q (the pod network) is not available in tenant %q: its primary network %q replaces it", n.Name, t.Name, t.PrimaryNetwork.Name)
+			}
+		}
+	}
 }
 
 func unknownTenant(ns string, tenants []string) string {
@@ -152,13 +194,14 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 	}
 	if s, ok := cat.Sizes.Get(spec.Size); ok {
 		rv.Size = s
+		t.allow(diags, v, "spec.size", "size", spec.Size, t.allowSizes(), s.Spec.Restricted)
 	} else {
 		errorf("spec.size", "%s", cat.Sizes.Unknown("size", spec.Size))
 	}
 	if img, ok := cat.Images.Get(spec.Image); ok {
 		rv.Image = img
-		rv.DataSource = img.Spec.DataSource
-		rv.DataSource.Namespace = cmp.Or(rv.DataSource.Namespace, cat.GoldenImageNamespace)
+		rv.DataSource = ImageDataSource(spec.Image, img, cat)
+		t.allow(diags, v, "spec.image", "image", spec.Image, t.allowImages(), img.Spec.Restricted)
 		rv.RootDisk = img.Spec.MinRootDisk
 		if img.Spec.DefaultRootDisk != nil {
 			rv.RootDisk = *img.Spec.DefaultRootDisk
@@ -175,7 +218,10 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 	rv.RootStorage, _ = storage(cat, "", "spec.rootDisk", v, diags)
 	for i, d := range spec.Disks {
 		field := fmt.Sprintf("spec.disks[%d]", i)
-		st, _ := storage(cat, d.Storage, field+".storage", v, diags)
+		st, ok := storage(cat, d.Storage, field+".storage", v, diags)
+		if ok && d.Storage != "" {
+			t.allow(diags, v, field+".storage", "storage profile", d.Storage, t.allowStorage(), st.Spec.Restricted)
+		}
 		rv.Disks = append(rv.Disks, Disk{Disk: d, Field: field, Storage: st})
 	}
 	nets := spec.Networks
@@ -188,6 +234,9 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 			errorf(fmt.Sprintf("spec.networks[%d]", i), "%s", cat.NetworkProfiles.Unknown("network profile", n))
 			continue
 		}
+		if len(spec.Networks) > 0 {
+			t.allow(diags, v, fmt.Sprintf("spec.networks[%d]", i), "network profile", n, t.allowNetworks(), p.Spec.Restricted)
+		}
 		rv.Networks = append(rv.Networks, Network{Name: n, NetworkProfile: p})
 	}
 	rv.Backup.Name = cmp.Or(spec.Backup, t.Backup)
@@ -199,6 +248,16 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 		errorf("spec", "no backup policy: name one in spec.backup, in the Tenant's spec.backup, or mark a catalog BackupPolicy default")
 	}
 	return rv
+}
+
+// ImageDataSource is the DataSource a VM's root disk clones: the golden
+// one an image names, or the one virtc imports it into (named like the
+// image, in the golden-image namespace).
+func ImageDataSource(name string, img *api.Image, cat *catalog.Catalog) api.DataSourceRef {
+	if ds := img.Spec.DataSource; ds != nil {
+		return api.DataSourceRef{Name: ds.Name, Namespace: cmp.Or(ds.Namespace, cat.GoldenImageNamespace)}
+	}
+	return api.DataSourceRef{Name: name, Namespace: cat.GoldenImageNamespace}
 }
 
 func storage(cat *catalog.Catalog, name, field string, v decode.VM, diags *diag.List) (Storage, bool) {

@@ -1,0 +1,84 @@
+package api
+
+import "k8s.io/apimachinery/pkg/api/resource"
+
+// Platform is the cluster side: the OpenShift Virtualization version and how
+// it is installed and configured. At most one Platform is compiled at a
+// time; without one, virtc compiles tenants and VMs only.
+type Platform struct {
+	TypeMeta `json:",inline"`
+	// Metadata.name names the cluster (for messages and labels).
+	Metadata ObjectMeta   `json:"metadata"`
+	Spec     PlatformSpec `json:"spec"`
+}
+
+// PlatformSpec configures OpenShift Virtualization on one cluster.
+type PlatformSpec struct {
+	// Version is the exact OpenShift Virtualization version (for example
+	// 4.22.3). Only versions in virtc's support table are accepted; `virtc
+	// catalog` lists them.
+	Version string `json:"version" pattern:"^[0-9]+\\.[0-9]+\\.[0-9]+$" hint:"an exact version such as 4.22.3"`
+	// Channel is the OLM channel. Absent: the version's default (stable).
+	Channel string `json:"channel,omitempty"`
+	// Workloads is the node pool that runs VMs (virt-launcher pods and
+	// virt-handler).
+	Workloads *Placement `json:"workloads,omitempty"`
+	// Infra is where the operators and controllers run.
+	Infra *Placement `json:"infra,omitempty"`
+	// LiveMigration tunes live migration cluster-wide.
+	LiveMigration *LiveMigration `json:"liveMigration,omitempty"`
+	// EvictionStrategy is the cluster's default for VMs that set none:
+	// LiveMigrate, LiveMigrateIfPossible, None or External. virtc sets one
+	// on every VM it compiles.
+	EvictionStrategy string `json:"evictionStrategy,omitempty" enum:"LiveMigrate,LiveMigrateIfPossible,None,External"`
+	// MemoryOvercommitPercentage lets guests see more memory than their pods
+	// request (100: no overcommit, the default).
+	MemoryOvercommitPercentage *int64 `json:"memoryOvercommitPercentage,omitempty"`
+	// GoldenImageNamespace holds the golden-image DataSources. Absent:
+	// openshift-virtualization-os-images.
+	GoldenImageNamespace string `json:"goldenImageNamespace,omitempty"`
+	// FeatureGates are HyperConverged feature gates to enable. Only gates
+	// the version supports as generally available are accepted; Technology
+	// Preview gates are refused.
+	FeatureGates []string `json:"featureGates,omitempty"`
+}
+
+// Placement is a node selector with tolerations.
+type Placement struct {
+	// NodeSelector selects the nodes by label.
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// Tolerations let the pods run on tainted nodes.
+	Tolerations []Toleration `json:"tolerations,omitempty"`
+}
+
+// Toleration is a Kubernetes toleration.
+type Toleration struct {
+	// Key of the taint. Empty with operator Exists: every taint.
+	Key string `json:"key,omitempty"`
+	// Operator is Exists or Equal. Absent: Equal.
+	Operator string `json:"operator,omitempty" enum:"Exists,Equal"`
+	// Value of the taint, with Equal.
+	Value string `json:"value,omitempty"`
+	// Effect is NoSchedule, PreferNoSchedule or NoExecute. Absent: every effect.
+	Effect string `json:"effect,omitempty" enum:"NoSchedule,PreferNoSchedule,NoExecute"`
+}
+
+// LiveMigration tunes live migration.
+type LiveMigration struct {
+	// ParallelMigrationsPerCluster bounds concurrent migrations (default 5).
+	ParallelMigrationsPerCluster *int64 `json:"parallelMigrationsPerCluster,omitempty"`
+	// ParallelOutboundMigrationsPerNode bounds migrations leaving one node
+	// (default 2).
+	ParallelOutboundMigrationsPerNode *int64 `json:"parallelOutboundMigrationsPerNode,omitempty"`
+	// BandwidthPerMigration caps each migration (for example 1Gi per second).
+	BandwidthPerMigration *resource.Quantity `json:"bandwidthPerMigration,omitempty"`
+	// CompletionTimeoutPerGiB is the seconds a migration may take per GiB of
+	// guest memory before it is cancelled (default 150).
+	CompletionTimeoutPerGiB *int64 `json:"completionTimeoutPerGiB,omitempty"`
+	// ProgressTimeout is the seconds a migration may make no progress
+	// (default 150).
+	ProgressTimeout *int64 `json:"progressTimeout,omitempty"`
+	// Network is the NetworkAttachmentDefinition (in openshift-cnv) of a
+	// dedicated migration network. Absent: the pod network.
+	Network string `json:"network,omitempty"`
+}

@@ -1,0 +1,61 @@
+package extapi
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+)
+
+// HyperConverged is hco.kubevirt.io/v1beta1 HyperConverged.
+type HyperConverged struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              HyperConvergedSpec `json:"spec"`
+}
+
+// HyperConvergedSpec is the part of the spec virtc sets.
+type HyperConvergedSpec struct {
+	Infra                    *HyperConvergedConfig    `json:"infra,omitempty"`
+	Workloads                *HyperConvergedConfig    `json:"workloads,omitempty"`
+	LiveMigrationConfig      *LiveMigrationConfig     `json:"liveMigrationConfig,omitempty"`
+	EvictionStrategy         string                   `json:"evictionStrategy,omitempty"`
+	HigherWorkloadDensity    *HigherWorkloadDensity   `json:"higherWorkloadDensity,omitempty"`
+	CommonBootImageNamespace string                   `json:"commonBootImageNamespace,omitempty"`
+	DataImportCronTemplates  []DataImportCronTemplate `json:"dataImportCronTemplates,omitempty"`
+	FeatureGates             map[string]bool          `json:"featureGates,omitempty"`
+	UninstallStrategy        string                   `json:"uninstallStrategy"`
+}
+
+// HyperConvergedConfig places a group of components.
+type HyperConvergedConfig struct {
+	NodePlacement *NodePlacement `json:"nodePlacement,omitempty"`
+}
+
+// NodePlacement is HCO's node selector and tolerations.
+type NodePlacement struct {
+	NodeSelector map[string]string   `json:"nodeSelector,omitempty"`
+	Tolerations  []corev1.Toleration `json:"tolerations,omitempty"`
+}
+
+// LiveMigrationConfig is HCO's live migration settings.
+type LiveMigrationConfig struct {
+	ParallelMigrationsPerCluster      *int64             `json:"parallelMigrationsPerCluster,omitempty"`
+	ParallelOutboundMigrationsPerNode *int64             `json:"parallelOutboundMigrationsPerNode,omitempty"`
+	BandwidthPerMigration             *resource.Quantity `json:"bandwidthPerMigration,omitempty"`
+	CompletionTimeoutPerGiB           *int64             `json:"completionTimeoutPerGiB,omitempty"`
+	ProgressTimeout                   *int64             `json:"progressTimeout,omitempty"`
+	Network                           *string            `json:"network,omitempty"`
+}
+
+// HigherWorkloadDensity holds memory overcommit.
+type HigherWorkloadDensity struct {
+	MemoryOvercommitPercentage int64 `json:"memoryOvercommitPercentage"`
+}
+
+// DataImportCronTemplate is one golden-image import the HyperConverged
+// manages: CDI's DataImportCron spec with its metadata.
+type DataImportCronTemplate struct {
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              *cdiv1.DataImportCronSpec `json:"spec"`
+}

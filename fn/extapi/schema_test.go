@@ -1,0 +1,74 @@
+package extapi_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/virtc/virtc/fn/conform"
+	. "github.com/virtc/virtc/fn/extapi"
+)
+
+// Every field the local types declare must exist, under the same JSON name,
+// in the upstream schema of its kind, for every supported platform version.
+func TestTypesMatchUpstreamSchemas(t *testing.T) {
+	cases := []struct {
+		schema string
+		typ    reflect.Type
+	}{
+		{"crds/hco.kubevirt.io/hyperconverged_v1beta1.json", reflect.TypeFor[HyperConverged]()},
+		{"crds/operators.coreos.com/operatorgroup_v1.json", reflect.TypeFor[OperatorGroup]()},
+		{"crds/operators.coreos.com/subscription_v1alpha1.json", reflect.TypeFor[Subscription]()},
+		{"crds/k8s.cni.cncf.io/networkattachmentdefinition_v1.json", reflect.TypeFor[NetworkAttachmentDefinition]()},
+		{"crds/k8s.ovn.org/userdefinednetwork_v1.json", reflect.TypeFor[UserDefinedNetwork]()},
+		{"crds/k8s.ovn.org/clusteruserdefinednetwork_v1.json", reflect.TypeFor[ClusterUserDefinedNetwork]()},
+	}
+	for _, version := range []string{"4.20", "4.22"} {
+		dir, err := conform.Schemas(version)
+		if err != nil {
+			conform.Skip(t, err)
+		}
+		for _, c := range cases {
+			data, err := os.ReadFile(filepath.Join(dir, c.schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var schema map[string]any
+			if err := json.Unmarshal(data, &schema); err != nil {
+				t.Fatal(err)
+			}
+			checkFields(t, version+" "+c.typ.Name(), c.typ, schema, "")
+		}
+	}
+}
+
+// checkFields walks the struct fields declared in this package; types of
+// other packages (Kubernetes, CDI) are upstream's own and not walked.
+func checkFields(t *testing.T, what string, typ reflect.Type, schema map[string]any, path string) {
+	for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice {
+		typ = typ.Elem()
+		if items, ok := schema["items"].(map[string]any); ok {
+			schema = items
+		}
+	}
+	if typ.Kind() != reflect.Struct || typ.PkgPath() != reflect.TypeFor[HyperConverged]().PkgPath() {
+		return
+	}
+	props, _ := schema["properties"].(map[string]any)
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "metadata" {
+			continue // inline TypeMeta, and metadata, which the CRD schemas leave open
+		}
+		sub, ok := props[name].(map[string]any)
+		if !ok {
+			t.Errorf("%s: field %s%s is not in the upstream schema", what, path, name)
+			continue
+		}
+		checkFields(t, what, f.Type, sub, path+name+".")
+	}
+}

@@ -1,0 +1,76 @@
+package render
+
+import (
+	kubevirtv1 "kubevirt.io/api/core/v1"
+	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
+
+	"github.com/virtc/virtc/fn/catalog"
+	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/resolve"
+)
+
+const instancetypeAPI = "instancetype.kubevirt.io/v1beta1"
+
+// Instancetypes publishes the catalog's own sizes (not the builtin ones
+// OpenShift Virtualization installs) as cluster instance types.
+func Instancetypes(cat *catalog.Catalog, p *resolve.Platform) []emit.Object {
+	var objs []emit.Object
+	for _, name := range cat.Sizes.Names() {
+		e, _ := cat.Sizes.Entry(name)
+		if e.Obj.Spec.Builtin {
+			continue
+		}
+		it := &instancetypev1beta1.VirtualMachineClusterInstancetype{
+			TypeMeta:   typeMeta(instancetypeAPI, "VirtualMachineClusterInstancetype"),
+			ObjectMeta: objectMeta("VirtualMachineClusterInstancetype", "", name, e.Doc.Rel, map[string]string{LabelPlatform: p.Name}, nil),
+			Spec: instancetypev1beta1.VirtualMachineInstancetypeSpec{
+				CPU:    instancetypev1beta1.CPUInstancetype{Guest: uint32(e.Obj.Spec.CPU)},
+				Memory: instancetypev1beta1.MemoryInstancetype{Guest: e.Obj.Spec.Memory},
+			},
+		}
+		objs = append(objs, emit.Object{APIVersion: instancetypeAPI, Kind: "VirtualMachineClusterInstancetype", Name: name, Scope: emit.Cluster, Body: it})
+	}
+	return objs
+}
+
+// Preferences publishes the catalog's own preferences.
+func Preferences(cat *catalog.Catalog, p *resolve.Platform) []emit.Object {
+	var objs []emit.Object
+	for _, name := range cat.Preferences.Names() {
+		e, _ := cat.Preferences.Entry(name)
+		spec := e.Obj.Spec
+		if spec.Builtin {
+			continue
+		}
+		ps := instancetypev1beta1.VirtualMachinePreferenceSpec{}
+		if spec.DiskBus != "" || spec.InterfaceModel != "" {
+			ps.Devices = &instancetypev1beta1.DevicePreferences{
+				PreferredDiskBus:        kubevirtv1.DiskBus(spec.DiskBus),
+				PreferredInterfaceModel: spec.InterfaceModel,
+			}
+		}
+		if spec.CPUTopology != "" {
+			topo := instancetypev1beta1.PreferredCPUTopology(spec.CPUTopology)
+			ps.CPU = &instancetypev1beta1.CPUPreferences{PreferredCPUTopology: &topo}
+		}
+		switch spec.Firmware {
+		case "bios":
+			yes := true
+			ps.Firmware = &instancetypev1beta1.FirmwarePreferences{PreferredUseBios: &yes}
+		case "efi", "efi-secureboot":
+			secure := spec.Firmware == "efi-secureboot"
+			ps.Firmware = &instancetypev1beta1.FirmwarePreferences{PreferredEfi: &kubevirtv1.EFI{SecureBoot: &secure}}
+			if secure {
+				// Secure Boot needs SMM.
+				ps.Features = &instancetypev1beta1.FeaturePreferences{PreferredSmm: &kubevirtv1.FeatureState{}}
+			}
+		}
+		pref := &instancetypev1beta1.VirtualMachineClusterPreference{
+			TypeMeta:   typeMeta(instancetypeAPI, "VirtualMachineClusterPreference"),
+			ObjectMeta: objectMeta("VirtualMachineClusterPreference", "", name, e.Doc.Rel, map[string]string{LabelPlatform: p.Name}, nil),
+			Spec:       ps,
+		}
+		objs = append(objs, emit.Object{APIVersion: instancetypeAPI, Kind: "VirtualMachineClusterPreference", Name: name, Scope: emit.Cluster, Body: pref})
+	}
+	return objs
+}

@@ -1,0 +1,118 @@
+package render
+
+import (
+	"encoding/json"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/extapi"
+	"github.com/virtc/virtc/fn/resolve"
+)
+
+// LabelPrimaryUDN marks a namespace whose pods use a primary user-defined
+// network; OVN-Kubernetes reads it only when the namespace is created.
+const LabelPrimaryUDN = "k8s.ovn.org/primary-user-defined-network"
+
+// bridgeConfig is the CNI configuration of a Linux bridge attachment.
+type bridgeConfig struct {
+	CNIVersion                string `json:"cniVersion"`
+	Name                      string `json:"name"`
+	Type                      string `json:"type"`
+	Bridge                    string `json:"bridge"`
+	VLAN                      *int64 `json:"vlan,omitempty"`
+	MACSpoofCheck             bool   `json:"macspoofchk"`
+	DisableContainerInterface bool   `json:"disableContainerInterface"`
+	PreserveDefaultVLAN       bool   `json:"preserveDefaultVlan"`
+}
+
+// ClusterNetworks renders a ClusterUserDefinedNetwork per localnet profile,
+// selecting the tenant namespaces allowed to use it.
+func ClusterNetworks(m *resolve.Model, p *resolve.Platform) []emit.Object {
+	var objs []emit.Object
+	for _, name := range m.Catalog.NetworkProfiles.Names() {
+		e, _ := m.Catalog.NetworkProfiles.Entry(name)
+		ln := e.Obj.Spec.Localnet
+		if e.Obj.Spec.Type != api.NetworkLocalnet || ln == nil {
+			continue
+		}
+		var namespaces []string
+		for _, t := range m.Tenants {
+			if t.AllowsNetwork(name, e.Obj.Spec.Restricted) {
+				namespaces = append(namespaces, t.Name)
+			}
+		}
+		if len(namespaces) == 0 {
+			continue
+		}
+		cfg := &extapi.LocalnetConfig{
+			Role:                "Secondary",
+			PhysicalNetworkName: ln.PhysicalNetworkName,
+			// VMs bring their own addresses on a physical network.
+			IPAM: &extapi.IPAMConfig{Mode: "Disabled"},
+			MTU:  ln.MTU,
+		}
+		if ln.VLAN != nil {
+			cfg.VLAN = &extapi.VLANConfig{Mode: "Access", Access: &extapi.VLANAccess{ID: *ln.VLAN}}
+		}
+		cudn := &extapi.ClusterUserDefinedNetwork{
+			TypeMeta:   typeMeta("k8s.ovn.org/v1", "ClusterUserDefinedNetwork"),
+			ObjectMeta: objectMeta("ClusterUserDefinedNetwork", "", name, e.Doc.Rel, map[string]string{LabelPlatform: p.Name}, nil),
+			Spec: extapi.ClusterUserDefinedNetworkSpec{
+				NamespaceSelector: metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+					Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: namespaces,
+				}}},
+				Network: extapi.CUDNNetwork{Topology: "Localnet", Localnet: cfg},
+			},
+		}
+		objs = append(objs, emit.Object{APIVersion: "k8s.ovn.org/v1", Kind: "ClusterUserDefinedNetwork", Name: name, Scope: emit.Cluster, Body: cudn})
+	}
+	return objs
+}
+
+// TenantNetworks renders the namespace-scoped network objects of a tenant:
+// a NetworkAttachmentDefinition per bridge profile it may use, and the
+// UserDefinedNetwork of its primary network.
+func TenantNetworks(m *resolve.Model, t *resolve.Tenant) []emit.Object {
+	var objs []emit.Object
+	labels := map[string]string{LabelTenant: t.Name}
+	for _, name := range m.Catalog.NetworkProfiles.Names() {
+		e, _ := m.Catalog.NetworkProfiles.Entry(name)
+		br := e.Obj.Spec.Bridge
+		if e.Obj.Spec.Type != api.NetworkBridge || br == nil || !t.AllowsNetwork(name, e.Obj.Spec.Restricted) {
+			continue
+		}
+		cfg, _ := json.Marshal(bridgeConfig{
+			CNIVersion: "0.3.1", Name: name, Type: "bridge", Bridge: br.Name, VLAN: br.VLAN,
+			MACSpoofCheck: true, DisableContainerInterface: true,
+		})
+		nad := &extapi.NetworkAttachmentDefinition{
+			TypeMeta: typeMeta("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition"),
+			// The resource name makes the scheduler pick nodes that have the bridge.
+			ObjectMeta: objectMeta("NetworkAttachmentDefinition", t.Name, name, e.Doc.Rel, labels, map[string]string{
+				"k8s.v1.cni.cncf.io/resourceName": "bridge.network.kubevirt.io/" + br.Name,
+			}),
+			Spec: extapi.NetworkAttachmentDefinitionSpec{Config: string(cfg)},
+		}
+		objs = append(objs, emit.Object{APIVersion: "k8s.cni.cncf.io/v1", Kind: "NetworkAttachmentDefinition", Namespace: t.Name, Name: name, Scope: emit.TenantScope, Body: nad})
+	}
+	if pn := t.PrimaryNetwork; pn != nil && pn.Spec.Layer2 != nil {
+		e, _ := m.Catalog.NetworkProfiles.Entry(pn.Name)
+		udn := &extapi.UserDefinedNetwork{
+			TypeMeta:   typeMeta("k8s.ovn.org/v1", "UserDefinedNetwork"),
+			ObjectMeta: objectMeta("UserDefinedNetwork", t.Name, pn.Name, e.Doc.Rel, labels, nil),
+			Spec: extapi.UserDefinedNetworkSpec{
+				Topology: "Layer2",
+				Layer2: &extapi.Layer2Config{
+					Role:    "Primary",
+					Subnets: pn.Spec.Layer2.Subnets,
+					// VMs keep their addresses across restarts and migrations.
+					IPAM: &extapi.IPAMConfig{Lifecycle: "Persistent"},
+				},
+			},
+		}
+		objs = append(objs, emit.Object{APIVersion: "k8s.ovn.org/v1", Kind: "UserDefinedNetwork", Namespace: t.Name, Name: pn.Name, Scope: emit.TenantScope, Body: udn})
+	}
+	return objs
+}

@@ -1,0 +1,95 @@
+package render
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/extapi"
+	"github.com/virtc/virtc/fn/resolve"
+)
+
+// Where OpenShift Virtualization is installed from and into.
+const (
+	CNVNamespace     = "openshift-cnv"
+	HCOName          = "kubevirt-hyperconverged"
+	HCOPackage       = "kubevirt-hyperconverged"
+	CatalogSource    = "redhat-operators"
+	CatalogSourceNS  = "openshift-marketplace"
+	LabelPlatform    = "virtc.dev/platform"
+	operatorGroupCNV = "kubevirt-hyperconverged-group"
+)
+
+// Platform renders the operator install and the HyperConverged.
+func Platform(m *resolve.Model, p *resolve.Platform) []emit.Object {
+	src := p.Doc.Rel
+	labels := map[string]string{LabelPlatform: p.Name}
+	spec := p.Obj.Spec
+
+	ns := &corev1.Namespace{
+		TypeMeta:   typeMeta("v1", "Namespace"),
+		ObjectMeta: withWave(objectMeta("Namespace", "", CNVNamespace, src, labels, nil), waveOperator),
+	}
+	og := &extapi.OperatorGroup{
+		TypeMeta:   typeMeta("operators.coreos.com/v1", "OperatorGroup"),
+		ObjectMeta: objectMeta("OperatorGroup", CNVNamespace, operatorGroupCNV, src, labels, nil),
+		Spec:       extapi.OperatorGroupSpec{TargetNamespaces: []string{CNVNamespace}},
+	}
+	sub := &extapi.Subscription{
+		TypeMeta:   typeMeta("operators.coreos.com/v1alpha1", "Subscription"),
+		ObjectMeta: objectMeta("Subscription", CNVNamespace, "hco-operatorhub", src, labels, nil),
+		Spec: extapi.SubscriptionSpec{
+			Channel:         firstNonEmpty(spec.Channel, p.Release.Channel),
+			Name:            HCOPackage,
+			Source:          CatalogSource,
+			SourceNamespace: CatalogSourceNS,
+			StartingCSV:     fmt.Sprintf("kubevirt-hyperconverged-operator.v%s", p.Version),
+			// Manual: an upgrade is a reviewed change in Git (a new version
+			// here), never something OLM does on its own.
+			InstallPlanApproval: "Manual",
+			Config:              subscriptionConfig(spec.Infra),
+		},
+	}
+	return []emit.Object{
+		{APIVersion: "v1", Kind: "Namespace", Name: CNVNamespace, Scope: emit.Cluster, Body: ns},
+		{APIVersion: "operators.coreos.com/v1", Kind: "OperatorGroup", Namespace: CNVNamespace, Name: operatorGroupCNV, Scope: emit.Cluster, Body: og},
+		{APIVersion: "operators.coreos.com/v1alpha1", Kind: "Subscription", Namespace: CNVNamespace, Name: "hco-operatorhub", Scope: emit.Cluster, Body: sub},
+		HyperConverged(m, p),
+	}
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func subscriptionConfig(infra *api.Placement) *extapi.SubscriptionConfig {
+	if infra == nil {
+		return nil
+	}
+	return &extapi.SubscriptionConfig{NodeSelector: infra.NodeSelector, Tolerations: tolerations(infra.Tolerations)}
+}
+
+func tolerations(ts []api.Toleration) []corev1.Toleration {
+	var out []corev1.Toleration
+	for _, t := range ts {
+		out = append(out, corev1.Toleration{
+			Key:      t.Key,
+			Operator: corev1.TolerationOperator(t.Operator),
+			Value:    t.Value,
+			Effect:   corev1.TaintEffect(t.Effect),
+		})
+	}
+	return out
+}
+
+func placement(p *api.Placement) *extapi.HyperConvergedConfig {
+	if p == nil {
+		return nil
+	}
+	return &extapi.HyperConvergedConfig{NodePlacement: &extapi.NodePlacement{NodeSelector: p.NodeSelector, Tolerations: tolerations(p.Tolerations)}}
+}

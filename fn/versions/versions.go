@@ -1,0 +1,132 @@
+// Package versions is virtc's table of supported OpenShift Virtualization
+// releases (catalog/versions/versions.yaml): which versions a Platform may
+// name and the facts that differ between them.
+package versions
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+
+	defaults "github.com/virtc/virtc/catalog"
+)
+
+// Release is one supported minor release.
+type Release struct {
+	Minor        string   `yaml:"minor"`
+	Patches      [2]int   `yaml:"patches"`
+	Kubernetes   string   `yaml:"kubernetes"`
+	KubeVirt     string   `yaml:"kubevirt"`
+	CDI          string   `yaml:"cdi"`
+	HCO          string   `yaml:"hco"`
+	Channel      string   `yaml:"channel"`
+	UpgradesFrom []string `yaml:"upgradesFrom"`
+	OADP         struct {
+		Channel string `yaml:"channel"`
+		Minor   string `yaml:"minor"`
+	} `yaml:"oadp"`
+	FeatureGates struct {
+		GenerallyAvailable []string `yaml:"generallyAvailable"`
+		TechnologyPreview  []string `yaml:"technologyPreview"`
+	} `yaml:"featureGates"`
+}
+
+// Supported describes the patch range, such as 4.22.0-4.22.6.
+func (r Release) Supported() string {
+	return fmt.Sprintf("%s.%d-%s.%d", r.Minor, r.Patches[0], r.Minor, r.Patches[1])
+}
+
+// Version is a parsed x.y.z version.
+type Version struct {
+	Major, Minor, Patch int
+}
+
+func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch) }
+
+// MinorString is "x.y".
+func (v Version) MinorString() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
+
+// Compare orders versions.
+func (v Version) Compare(w Version) int {
+	if c := v.Major - w.Major; c != 0 {
+		return c
+	}
+	if c := v.Minor - w.Minor; c != 0 {
+		return c
+	}
+	return v.Patch - w.Patch
+}
+
+// Parse parses x.y.z.
+func Parse(s string) (Version, error) {
+	parts := strings.Split(s, ".")
+	if len(parts) != 3 {
+		return Version{}, fmt.Errorf("version %q is not of the form x.y.z", s)
+	}
+	var n [3]int
+	for i, p := range parts {
+		v, err := strconv.Atoi(p)
+		if err != nil || v < 0 {
+			return Version{}, fmt.Errorf("version %q is not of the form x.y.z", s)
+		}
+		n[i] = v
+	}
+	return Version{n[0], n[1], n[2]}, nil
+}
+
+type table struct {
+	Releases []Release `yaml:"releases"`
+}
+
+var load = sync.OnceValue(func() []Release {
+	var t table
+	if err := yaml.Unmarshal(defaults.Versions, &t); err != nil {
+		panic(fmt.Sprintf("versions table: %v", err))
+	}
+	return t.Releases
+})
+
+// Releases lists the supported releases, newest first.
+func Releases() []Release { return load() }
+
+// Lookup finds the release of an exact version, or says what is supported.
+func Lookup(s string) (Release, Version, error) {
+	v, err := Parse(s)
+	if err != nil {
+		return Release{}, v, err
+	}
+	for _, r := range load() {
+		if r.Minor != v.MinorString() {
+			continue
+		}
+		if v.Patch < r.Patches[0] || v.Patch > r.Patches[1] {
+			return r, v, fmt.Errorf("version %s is not supported by this virtc (supported: %s)", s, SupportedList())
+		}
+		return r, v, nil
+	}
+	return Release{}, v, fmt.Errorf("version %s is not supported by this virtc (supported: %s)", s, SupportedList())
+}
+
+// SupportedList is the human list of supported ranges.
+func SupportedList() string {
+	var out []string
+	for _, r := range load() {
+		out = append(out, r.Supported())
+	}
+	return strings.Join(out, ", ")
+}
+
+// GateStatus classifies a feature gate in a release.
+func (r Release) GateStatus(gate string) string {
+	switch {
+	case slices.Contains(r.FeatureGates.GenerallyAvailable, gate):
+		return "ga"
+	case slices.Contains(r.FeatureGates.TechnologyPreview, gate):
+		return "tp"
+	}
+	return "unknown"
+}
