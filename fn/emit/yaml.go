@@ -165,7 +165,7 @@ var (
 	plainChars = regexp.MustCompile(`^[A-Za-z0-9_./][A-Za-z0-9 _./:@+=()~,-]*$`)
 	// YAML 1.1 and 1.2 resolve these as numbers, booleans, nulls or
 	// timestamps: such strings must be quoted to stay strings.
-	yamlInt   = regexp.MustCompile(`^[-+]?(0b[01_]+|0o?[0-7_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*(:[0-5]?[0-9])*)$`)
+	yamlInt   = regexp.MustCompile(`(?i)^[-+]?(0b[01_]+|0o?[0-7_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*(:[0-5]?[0-9])*)$`)
 	yamlFloat = regexp.MustCompile(`^[-+]?([0-9][0-9_]*)?\.?[0-9_]*([eE][-+]?[0-9]+)?$|^[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]*$|^[-+]?\.(inf|Inf|INF)$|^\.(nan|NaN|NAN)$`)
 	yamlTime  = regexp.MustCompile(`^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}`)
 	yamlWords = map[string]bool{

@@ -1,0 +1,63 @@
+package compile
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/source"
+)
+
+func examplesDir(name string) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "examples", name)
+}
+
+func build(t *testing.T, docs []*source.Doc) []byte {
+	t.Helper()
+	diags := &diag.List{}
+	res := Compile(docs, Options{}, diags)
+	if diags.HasErrors() {
+		t.Fatalf("compile failed:\n%s", diag.Format(diags.Sorted()))
+	}
+	return res.YAML
+}
+
+// The same inputs give the same bytes whatever the order of the files and
+// documents, and however often they are compiled.
+func TestDeterministicAcrossInputOrder(t *testing.T) {
+	for _, example := range []string{"quickstart", "platform"} {
+		diags := &diag.List{}
+		docs := source.Read([]string{examplesDir(example)}, source.Options{}, diags)
+		if diags.HasErrors() {
+			t.Fatal(diag.Format(diags.Sorted()))
+		}
+		want := build(t, docs)
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i := range 25 {
+			shuffled := append([]*source.Doc(nil), docs...)
+			rng.Shuffle(len(shuffled), func(a, b int) { shuffled[a], shuffled[b] = shuffled[b], shuffled[a] })
+			if got := build(t, shuffled); !bytes.Equal(got, want) {
+				t.Fatalf("%s: run %d with shuffled inputs differs", example, i)
+			}
+		}
+	}
+}
+
+// A failing compile returns no output at all, even when most objects are
+// fine.
+func TestFailingCompileEmitsNothing(t *testing.T) {
+	diags := &diag.List{}
+	docs := source.Read([]string{examplesDir("quickstart")}, source.Options{}, diags)
+	bad := source.Parse("bad.yaml", "bad.yaml", []byte("apiVersion: virtc.dev/v1alpha1\nkind: VM\nmetadata: {name: x, namespace: payments}\nspec: {size: u1.huge, image: rhel9}\n"), diags)
+	res := Compile(append(docs, bad...), Options{}, diags)
+	if !diags.HasErrors() {
+		t.Fatal("expected an error")
+	}
+	if len(res.YAML) != 0 || len(res.Objects) != 0 {
+		t.Fatalf("a failing compile produced %d bytes and %d objects", len(res.YAML), len(res.Objects))
+	}
+}
