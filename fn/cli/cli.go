@@ -31,6 +31,7 @@ func commands() []command {
 	return []command{
 		{"build", "compile intents and catalog into manifests on stdout", runBuild},
 		{"validate", "check intents and catalog; print nothing on success", runValidate},
+		{"catalog", "list the catalog: sizes, images, profiles, backup policies", runCatalog},
 		{"version", "print virtc's version", runVersion},
 	}
 }

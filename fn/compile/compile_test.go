@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/source"
 )
 
@@ -59,5 +60,29 @@ func TestFailingCompileEmitsNothing(t *testing.T) {
 	}
 	if len(res.YAML) != 0 || len(res.Objects) != 0 {
 		t.Fatalf("a failing compile produced %d bytes and %d objects", len(res.YAML), len(res.Objects))
+	}
+}
+
+// A VM-scope build never prints a cluster-scoped object, nor one outside
+// a tenant's namespace: a tenant repository's Application cannot reach the
+// cluster through it.
+func TestVMScopeStaysInTenantNamespaces(t *testing.T) {
+	diags := &diag.List{}
+	docs := source.Read([]string{examplesDir("platform")}, source.Options{}, diags)
+	res := Compile(docs, Options{Scopes: []emit.Scope{emit.VMScope}}, diags)
+	if diags.HasErrors() {
+		t.Fatal(diag.Format(diags.Sorted()))
+	}
+	tenants := map[string]bool{}
+	for _, tn := range res.Model.Tenants {
+		tenants[tn.Name] = true
+	}
+	if len(res.Objects) == 0 {
+		t.Fatal("no objects")
+	}
+	for _, o := range res.Objects {
+		if o.Namespace == "" || !tenants[o.Namespace] {
+			t.Errorf("%s %q in namespace %q is not in a tenant namespace", o.Kind, o.Name, o.Namespace)
+		}
 	}
 }

@@ -147,10 +147,9 @@ func decodeDoc(s *Set, doc *source.Doc, passThrough bool, diags *diag.List) {
 		}
 		return
 	}
-	before := diags.Len()
 	v := reflect.New(t)
 	d.object(n, v.Elem(), "")
-	if diags.ErrorsSince(before) {
+	if d.structural {
 		// A document with structural errors is not validated further: its
 		// values could be half set and would only add noise.
 		return

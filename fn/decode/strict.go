@@ -78,9 +78,24 @@ func fields(t reflect.Type) []field {
 type decoder struct {
 	doc   *source.Doc
 	diags *diag.List
+	// structural is set by errors that leave the object incomplete (a
+	// wrong type, an unknown or missing field): validating it further
+	// would only add noise. Value errors (enum, pattern) do not set it.
+	structural bool
+}
+
+// valueErrorf reports a well-formed field with a value that is not
+// accepted.
+func (d *decoder) valueErrorf(n *yaml.Node, path, format string, args ...any) {
+	pos := diag.Pos{File: d.doc.File}
+	if !d.doc.NoLines {
+		pos.Line, pos.Col = n.Line, n.Column
+	}
+	d.diags.Errorf(pos, path, format, args...)
 }
 
 func (d *decoder) errorf(n *yaml.Node, path, format string, args ...any) {
+	d.structural = true
 	pos := diag.Pos{File: d.doc.File}
 	if !d.doc.NoLines {
 		pos.Line, pos.Col = n.Line, n.Column
@@ -271,14 +286,14 @@ func (d *decoder) object(n *yaml.Node, v reflect.Value, path string) bool {
 				if s, ok := diag.Nearest(fv.String(), f.enum); ok {
 					msg += fmt.Sprintf(" (did you mean %q?)", s)
 				}
-				d.errorf(val, fp, "%s", msg)
+				d.valueErrorf(val, fp, "%s", msg)
 			}
 			if f.pattern != nil && fv.Kind() == reflect.String && !f.pattern.MatchString(fv.String()) {
 				hint := f.hint
 				if hint == "" {
 					hint = "it must match " + f.pattern.String()
 				}
-				d.errorf(val, fp, "invalid value %q: %s", truncate(fv.String()), hint)
+				d.valueErrorf(val, fp, "invalid value %q: %s", truncate(fv.String()), hint)
 			}
 		}
 	}
@@ -309,8 +324,8 @@ func (d *decoder) quantity(n *yaml.Node, v reflect.Value, path string) bool {
 }
 
 func truncate(s string) string {
-	if len(s) > 40 {
-		return s[:37] + "..."
+	if len(s) > 100 {
+		return s[:97] + "..."
 	}
 	return s
 }

@@ -32,7 +32,7 @@ var catalogName = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$`)
 func (d *decoder) at(path string) *yaml.Node { return source.Lookup(d.doc.Node, path) }
 
 func (d *decoder) fail(path, format string, args ...any) {
-	d.errorf(d.at(path), path, format, args...)
+	d.valueErrorf(d.at(path), path, format, args...)
 }
 
 func (d *decoder) dnsLabel(path, what, name string) {

@@ -1,0 +1,240 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/catalog"
+	"github.com/virtc/virtc/fn/compile"
+	"github.com/virtc/virtc/fn/decode"
+	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/fn/versions"
+)
+
+// catalogView is what `virtc catalog` shows, also as JSON.
+type catalogView struct {
+	Sizes     []sizeView    `json:"sizes"`
+	Images    []imageView   `json:"images"`
+	Networks  []networkView `json:"networkProfiles"`
+	Storage   []storageView `json:"storageProfiles"`
+	Backups   []backupView  `json:"backupPolicies"`
+	Platforms []string      `json:"supportedPlatformVersions"`
+}
+
+type sizeView struct {
+	Name      string `json:"name"`
+	CPU       int64  `json:"cpu"`
+	Memory    string `json:"memory"`
+	Published string `json:"published"`
+}
+
+type imageView struct {
+	Name        string `json:"name"`
+	Source      string `json:"source"`
+	Pin         string `json:"pin,omitempty"`
+	Preference  string `json:"preference"`
+	MinRootDisk string `json:"minRootDisk"`
+}
+
+type networkView struct {
+	Name       string `json:"name"`
+	Type       string `json:"type"`
+	Migratable bool   `json:"migratable"`
+	Details    string `json:"details,omitempty"`
+}
+
+type storageView struct {
+	Name         string `json:"name"`
+	StorageClass string `json:"storageClass"`
+	VolumeMode   string `json:"volumeMode"`
+	AccessMode   string `json:"accessMode"`
+	Default      bool   `json:"default"`
+	Snapshots    bool   `json:"snapshots"`
+}
+
+type backupView struct {
+	Name      string `json:"name"`
+	Schedule  string `json:"schedule"`
+	Retention string `json:"retention,omitempty"`
+	Default   bool   `json:"default"`
+}
+
+func runCatalog(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("catalog", "[PATH...]", stderr)
+	noDefaults := fs.Bool("no-default-catalog", false, "leave the embedded default catalog out")
+	tenant := fs.String("tenant", "", "show only what this Tenant (from the PATHs) may use")
+	format := fs.String("format", "text", "text or json")
+	paths, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if *format != "text" && *format != "json" {
+		fmt.Fprintf(stderr, "virtc catalog: unknown format %q (text or json)\n", *format)
+		return ExitUsage
+	}
+	diags := &diag.List{}
+	docs := source.Read(paths, source.Options{}, diags)
+	set := decode.Decode(docs, true, diags)
+	cat := catalog.Build(set, catalog.Options{NoDefaults: *noDefaults}, diags)
+	var allow *resolve.Tenant
+	if *tenant != "" {
+		m := resolve.Resolve(set, cat, &diag.List{})
+		for _, t := range m.Tenants {
+			if t.Name == *tenant {
+				allow = t
+			}
+		}
+		if allow == nil {
+			diags.Errorf(diag.Pos{File: "<inputs>"}, "", "no Tenant %q in the inputs", *tenant)
+		}
+	}
+	if diags.HasErrors() {
+		return report(compile.Result{Diags: diags}, stderr)
+	}
+	v := view(cat, allow)
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(v); err != nil {
+			fmt.Fprintf(stderr, "virtc: %v\n", err)
+			return ExitFailed
+		}
+		return ExitOK
+	}
+	writeCatalog(stdout, v)
+	return ExitOK
+}
+
+func view(cat *catalog.Catalog, t *resolve.Tenant) catalogView {
+	var v catalogView
+	allowed := func(list func(*api.TenantAllow) []string, name string, restricted bool) bool {
+		if t == nil {
+			return true
+		}
+		var l []string
+		if t.Spec.Allow != nil {
+			l = list(t.Spec.Allow)
+		}
+		return resolve.Allows(l, name, restricted)
+	}
+	for _, n := range cat.Sizes.Names() {
+		s, _ := cat.Sizes.Get(n)
+		if !allowed(func(a *api.TenantAllow) []string { return a.Sizes }, n, s.Spec.Restricted) {
+			continue
+		}
+		pub := "virtc"
+		if s.Spec.Builtin {
+			pub = "builtin"
+		}
+		v.Sizes = append(v.Sizes, sizeView{n, s.Spec.CPU, s.Spec.Memory.String(), pub})
+	}
+	for _, n := range cat.Images.Names() {
+		img, _ := cat.Images.Get(n)
+		if !allowed(func(a *api.TenantAllow) []string { return a.Images }, n, img.Spec.Restricted) {
+			continue
+		}
+		iv := imageView{Name: n, Preference: img.Spec.Preference, MinRootDisk: img.Spec.MinRootDisk.String()}
+		switch s := img.Spec; {
+		case s.Registry != nil:
+			url, digest, _ := strings.Cut(s.Registry.URL, "@")
+			iv.Source, iv.Pin = url, digest
+		case s.HTTP != nil:
+			iv.Source, iv.Pin = s.HTTP.URL, s.HTTP.Checksum
+		default:
+			ds := resolve.ImageDataSource(n, img, cat)
+			iv.Source = "DataSource " + ds.Namespace + "/" + ds.Name
+		}
+		v.Images = append(v.Images, iv)
+	}
+	for _, n := range cat.NetworkProfiles.Names() {
+		p, _ := cat.NetworkProfiles.Get(n)
+		if !allowed(func(a *api.TenantAllow) []string { return a.Networks }, n, p.Spec.Restricted) {
+			continue
+		}
+		nv := networkView{Name: n, Type: p.Spec.Type, Migratable: p.Spec.Migratable}
+		switch s := p.Spec; {
+		case s.Bridge != nil:
+			nv.Details = "bridge " + s.Bridge.Name + vlan(s.Bridge.VLAN)
+		case s.Localnet != nil:
+			nv.Details = "physical network " + s.Localnet.PhysicalNetworkName + vlan(s.Localnet.VLAN)
+		case s.Layer2 != nil:
+			nv.Details = "subnets " + strings.Join(s.Layer2.Subnets, ", ")
+		}
+		v.Networks = append(v.Networks, nv)
+	}
+	for _, n := range cat.StorageProfiles.Names() {
+		p, _ := cat.StorageProfiles.Get(n)
+		if !allowed(func(a *api.TenantAllow) []string { return a.Storage }, n, p.Spec.Restricted) {
+			continue
+		}
+		v.Storage = append(v.Storage, storageView{n, p.Spec.StorageClass, p.Spec.VolumeMode, p.Spec.AccessMode, n == cat.DefaultStorage, p.Spec.Snapshots})
+	}
+	for _, n := range cat.BackupPolicies.Names() {
+		p, _ := cat.BackupPolicies.Get(n)
+		sched := p.Spec.Schedule
+		if sched == "" {
+			sched = "(no backups)"
+		}
+		v.Backups = append(v.Backups, backupView{n, sched, p.Spec.Retention, n == cat.DefaultBackup})
+	}
+	for _, r := range versions.Releases() {
+		v.Platforms = append(v.Platforms, r.Supported())
+	}
+	return v
+}
+
+func vlan(v *int64) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprintf(", VLAN %d", *v)
+}
+
+func yes(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func writeCatalog(w io.Writer, v catalogView) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	section := func(title, header string) {
+		fmt.Fprintf(tw, "%s\n%s\n", title, header)
+	}
+	section("SIZES", "NAME\tVCPU\tMEMORY\tPUBLISHED BY")
+	for _, s := range v.Sizes {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", s.Name, s.CPU, s.Memory, s.Published)
+	}
+	section("\nIMAGES", "NAME\tSOURCE\tDIGEST OR CHECKSUM\tPREFERENCE\tMIN ROOT DISK")
+	for _, i := range v.Images {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", i.Name, i.Source, dash(i.Pin), i.Preference, i.MinRootDisk)
+	}
+	section("\nNETWORK PROFILES", "NAME\tTYPE\tMIGRATABLE\tDETAILS")
+	for _, n := range v.Networks {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n.Name, n.Type, yes(n.Migratable), dash(n.Details))
+	}
+	section("\nSTORAGE PROFILES", "NAME\tSTORAGE CLASS\tVOLUME MODE\tACCESS MODE\tDEFAULT\tSNAPSHOTS")
+	for _, s := range v.Storage {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.StorageClass, s.VolumeMode, s.AccessMode, yes(s.Default), yes(s.Snapshots))
+	}
+	section("\nBACKUP POLICIES", "NAME\tSCHEDULE (UTC)\tRETENTION\tDEFAULT")
+	for _, b := range v.Backups {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", b.Name, b.Schedule, dash(b.Retention), yes(b.Default))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nSUPPORTED PLATFORM VERSIONS\n%s\n", strings.Join(v.Platforms, ", "))
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
