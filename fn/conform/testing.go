@@ -3,10 +3,9 @@ package conform
 import (
 	"os"
 	"testing"
-)
 
-// KubeVersions maps platform versions to their Kubernetes versions.
-var KubeVersions = map[string]string{"4.20": "1.33.0", "4.22": "1.35.8"}
+	"github.com/virtc/virtc/fn/versions"
+)
 
 // Skip skips t for a missing tool or data set, unless CI requires it.
 func Skip(t testing.TB, err error) {
@@ -30,7 +29,17 @@ func RunKubeconform(t testing.TB, version string, files ...string) {
 	if _, err := Schemas(version); err != nil {
 		Skip(t, err)
 	}
-	if err := Kubeconform(version, KubeVersions[version], files...); err != nil {
+	if err := Kubeconform(version, kubernetesOf(version), files...); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// kubernetesOf is the Kubernetes version of a platform minor release.
+func kubernetesOf(minor string) string {
+	for _, r := range versions.Releases() {
+		if r.Minor == minor {
+			return r.Kubernetes
+		}
+	}
+	panic("conform: no release " + minor)
 }
