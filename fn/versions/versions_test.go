@@ -1,4 +1,4 @@
-package versions
+package versions_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/virtc/virtc/fn/conform"
+	. "github.com/virtc/virtc/fn/versions"
 )
 
 func TestLookup(t *testing.T) {
