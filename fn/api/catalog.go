@@ -234,4 +234,12 @@ type BackupPolicySpec struct {
 	Retention string `json:"retention,omitempty"`
 	// Default marks the policy of tenants that name none.
 	Default bool `json:"default,omitempty"`
+	// StorageLocation names the Platform's storage location the backups go
+	// to. Absent: the default location.
+	StorageLocation string `json:"storageLocation,omitempty"`
+	// Method is how disks are captured: DataMover (a CSI snapshot whose data
+	// the node agent copies to the object store, so the backup survives the
+	// loss of the storage system; the default) or Snapshot (a CSI snapshot
+	// that stays on the storage system).
+	Method string `json:"method,omitempty" enum:"DataMover,Snapshot"`
 }

@@ -26,6 +26,9 @@ type TenantSpec struct {
 	// Allow restricts what the tenant's VMs may use. Absent lists allow
 	// every catalog entry that is not marked restricted.
 	Allow *TenantAllow `json:"allow,omitempty"`
+	// Tier of the tenant's VMs: production VMs must have a backup policy
+	// that takes backups. Absent: standard.
+	Tier string `json:"tier,omitempty" enum:"production,standard"`
 }
 
 // TenantAllow lists the catalog entries a tenant may use.
@@ -118,6 +121,13 @@ type VMSpec struct {
 	// SSHKeySecrets name Secrets in the VM's namespace whose values are SSH
 	// public keys, injected through cloud-init (accessCredentials).
 	SSHKeySecrets []string `json:"sshKeySecrets,omitempty"`
+	// Tier overrides the tenant's tier for this VM: production or standard.
+	Tier string `json:"tier,omitempty" enum:"production,standard"`
+	// BackupBefore asks for a one-off backup of this VM before a risky
+	// change, named by a label such as 2026-12-01-upgrade. It compiles into a
+	// Velero Backup; remove the field once the backup is done (Argo CD does
+	// not prune the Backup, so removing it from Git keeps the backup).
+	BackupBefore string `json:"backupBefore,omitempty" pattern:"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$" hint:"a label of lowercase letters, digits, '-' and '.', such as 2026-12-01-upgrade"`
 }
 
 // Disk is a data disk.

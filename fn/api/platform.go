@@ -41,6 +41,50 @@ type PlatformSpec struct {
 	// the version supports as generally available are accepted; Technology
 	// Preview gates are refused.
 	FeatureGates []string `json:"featureGates,omitempty"`
+	// DataProtection installs OADP and names where backups go. Absent: no
+	// OADP install and no backup schedules from this build.
+	DataProtection *DataProtection `json:"dataProtection,omitempty"`
+	// ConfirmDeletion makes Argo CD ask a person before it deletes a VM or a
+	// disk (sync-options Prune=confirm,Delete=confirm on VirtualMachines,
+	// DataVolumes and their PVCs): removing a VM from Git, or deleting the
+	// Application, never silently deletes disks. Absent: true.
+	ConfirmDeletion *bool `json:"confirmDeletion,omitempty"`
+}
+
+// DataProtection configures OADP (Velero) for VM backups.
+type DataProtection struct {
+	// StorageLocations are the object stores backups are written to.
+	StorageLocations []StorageLocation `json:"storageLocations"`
+}
+
+// StorageLocation is a Velero backup storage location.
+type StorageLocation struct {
+	// Name of the location; backup policies refer to it.
+	Name string `json:"name"`
+	// Provider is the Velero object-storage plugin: aws (any S3-compatible
+	// store), azure or gcp.
+	Provider string `json:"provider" enum:"aws,azure,gcp"`
+	// Bucket holds the backups.
+	Bucket string `json:"bucket"`
+	// Prefix inside the bucket (for example the cluster name).
+	Prefix string `json:"prefix,omitempty"`
+	// Credential names the Secret (in openshift-adp) and its key that hold
+	// the object store's credentials. The credentials themselves never go
+	// in Git.
+	Credential SecretKeyRef `json:"credential"`
+	// Config is provider configuration (region, s3Url, s3ForcePathStyle...).
+	Config map[string]string `json:"config,omitempty"`
+	// Default marks the location of policies that name none. Exactly one
+	// location is the default.
+	Default bool `json:"default,omitempty"`
+}
+
+// SecretKeyRef names a key of a Secret.
+type SecretKeyRef struct {
+	// Name of the Secret.
+	Name string `json:"name"`
+	// Key in the Secret.
+	Key string `json:"key"`
 }
 
 // Placement is a node selector with tolerations.

@@ -23,8 +23,9 @@ import (
 
 // types maps apiVersion/kind to the Go type that decodes it.
 var types = map[string]reflect.Type{
-	"v1/Namespace":     reflect.TypeFor[corev1.Namespace](),
-	"v1/ResourceQuota": reflect.TypeFor[corev1.ResourceQuota](),
+	"v1/Namespace":                                                       reflect.TypeFor[corev1.Namespace](),
+	"v1/ResourceQuota":                                                   reflect.TypeFor[corev1.ResourceQuota](),
+	"v1/PersistentVolumeClaim":                                           reflect.TypeFor[corev1.PersistentVolumeClaim](),
 	"rbac.authorization.k8s.io/v1/RoleBinding":                           reflect.TypeFor[rbacv1.RoleBinding](),
 	"kubevirt.io/v1/VirtualMachine":                                      reflect.TypeFor[kubevirtv1.VirtualMachine](),
 	"cdi.kubevirt.io/v1beta1/DataVolume":                                 reflect.TypeFor[cdiv1.DataVolume](),
@@ -34,12 +35,16 @@ var types = map[string]reflect.Type{
 	// Kinds whose API modules virtc does not import: their local types
 	// (package extapi) are checked against the upstream schemas in
 	// extapi's tests and by kubeconform.
-	"hco.kubevirt.io/v1beta1/HyperConverged":         reflect.TypeFor[extapi.HyperConverged](),
-	"operators.coreos.com/v1/OperatorGroup":          reflect.TypeFor[extapi.OperatorGroup](),
-	"operators.coreos.com/v1alpha1/Subscription":     reflect.TypeFor[extapi.Subscription](),
-	"k8s.cni.cncf.io/v1/NetworkAttachmentDefinition": reflect.TypeFor[extapi.NetworkAttachmentDefinition](),
-	"k8s.ovn.org/v1/UserDefinedNetwork":              reflect.TypeFor[extapi.UserDefinedNetwork](),
-	"k8s.ovn.org/v1/ClusterUserDefinedNetwork":       reflect.TypeFor[extapi.ClusterUserDefinedNetwork](),
+	"hco.kubevirt.io/v1beta1/HyperConverged":               reflect.TypeFor[extapi.HyperConverged](),
+	"operators.coreos.com/v1/OperatorGroup":                reflect.TypeFor[extapi.OperatorGroup](),
+	"operators.coreos.com/v1alpha1/Subscription":           reflect.TypeFor[extapi.Subscription](),
+	"k8s.cni.cncf.io/v1/NetworkAttachmentDefinition":       reflect.TypeFor[extapi.NetworkAttachmentDefinition](),
+	"k8s.ovn.org/v1/UserDefinedNetwork":                    reflect.TypeFor[extapi.UserDefinedNetwork](),
+	"k8s.ovn.org/v1/ClusterUserDefinedNetwork":             reflect.TypeFor[extapi.ClusterUserDefinedNetwork](),
+	"oadp.openshift.io/v1alpha1/DataProtectionApplication": reflect.TypeFor[extapi.DataProtectionApplication](),
+	"velero.io/v1/Schedule":                                reflect.TypeFor[extapi.Schedule](),
+	"velero.io/v1/Backup":                                  reflect.TypeFor[extapi.Backup](),
+	"velero.io/v1/Restore":                                 reflect.TypeFor[extapi.Restore](),
 }
 
 // Register adds a Go type for apiVersion/kind (for kinds whose API module

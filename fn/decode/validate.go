@@ -232,6 +232,9 @@ func validate(d *decoder, obj any) {
 		if p := o.Spec.MemoryOvercommitPercentage; p != nil && (*p < 10 || *p > 1000) {
 			d.fail("spec.memoryOvercommitPercentage", "must be from 10 to 1000 (100 means no overcommit)")
 		}
+		if dp := o.Spec.DataProtection; dp != nil {
+			d.dataProtection(dp)
+		}
 	case *api.StorageProfile:
 		d.catalogMeta(o.Metadata)
 		d.dnsSubdomain("spec.storageClass", "StorageClass name", o.Spec.StorageClass)
@@ -309,5 +312,31 @@ func (d *decoder) networkProfile(o *api.NetworkProfile) {
 				d.fail(fmt.Sprintf("spec.layer2.subnets[%d]", i), "invalid CIDR %q", c)
 			}
 		}
+	}
+}
+
+func (d *decoder) dataProtection(dp *api.DataProtection) {
+	if len(dp.StorageLocations) == 0 {
+		d.fail("spec.dataProtection.storageLocations", "name at least one storage location")
+	}
+	seen := map[string]int{}
+	defaults := 0
+	for i, l := range dp.StorageLocations {
+		path := fmt.Sprintf("spec.dataProtection.storageLocations[%d]", i)
+		d.dnsLabel(path+".name", "storage location name", l.Name)
+		if j, dup := seen[l.Name]; dup {
+			d.fail(path+".name", "duplicate storage location %q (also storageLocations[%d])", l.Name, j)
+		}
+		seen[l.Name] = i
+		d.dnsSubdomain(path+".credential.name", "Secret name", l.Credential.Name)
+		if l.Default {
+			defaults++
+			if defaults > 1 {
+				d.fail(path+".default", "only one storage location may be the default")
+			}
+		}
+	}
+	if len(dp.StorageLocations) > 1 && defaults == 0 {
+		d.fail("spec.dataProtection.storageLocations", "mark one storage location default: true")
 	}
 }

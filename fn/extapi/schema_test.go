@@ -25,6 +25,10 @@ func TestTypesMatchUpstreamSchemas(t *testing.T) {
 		{"crds/k8s.cni.cncf.io/networkattachmentdefinition_v1.json", reflect.TypeFor[NetworkAttachmentDefinition]()},
 		{"crds/k8s.ovn.org/userdefinednetwork_v1.json", reflect.TypeFor[UserDefinedNetwork]()},
 		{"crds/k8s.ovn.org/clusteruserdefinednetwork_v1.json", reflect.TypeFor[ClusterUserDefinedNetwork]()},
+		{"crds/oadp.openshift.io/dataprotectionapplication_v1alpha1.json", reflect.TypeFor[DataProtectionApplication]()},
+		{"crds/velero.io/schedule_v1.json", reflect.TypeFor[Schedule]()},
+		{"crds/velero.io/backup_v1.json", reflect.TypeFor[Backup]()},
+		{"crds/velero.io/restore_v1.json", reflect.TypeFor[Restore]()},
 	}
 	for _, version := range []string{"4.20", "4.22"} {
 		dir, err := conform.Schemas(version)

@@ -19,6 +19,7 @@ func Check(m *resolve.Model, diags *diag.List) {
 		quotaFit(t, diags)
 		for _, vm := range t.VMs {
 			migration(vm, diags)
+			productionBackup(vm, diags)
 		}
 	}
 }
@@ -91,4 +92,22 @@ func quotaFit(t *resolve.Tenant, diags *diag.List) {
 func humanBytes(n int64) string {
 	q := sizing.Bytes(n)
 	return q.String()
+}
+
+// productionBackup refuses a production VM whose backup policy takes no
+// backups.
+func productionBackup(vm *resolve.VM, diags *diag.List) {
+	if vm.Tier != resolve.TierProduction || vm.Backup.BackupPolicy == nil || vm.TakesBackups() {
+		return
+	}
+	field, doc := "spec.backup", vm.Doc
+	if vm.Spec.Backup == "" {
+		if vm.Tenant.Spec.Backup != "" {
+			// The policy comes from the tenant: point there.
+			field, doc = "spec.backup", vm.Tenant.Doc
+		} else {
+			field = "spec"
+		}
+	}
+	diags.Errorf(doc.Pos(field), field, "VM %s/%s is production tier but its backup policy %q takes no backups (use a policy with a schedule, such as daily)", vm.Namespace, vm.Name, vm.Backup.Name)
 }

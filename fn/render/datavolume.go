@@ -7,6 +7,7 @@ import (
 
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/fn/sizing"
 )
 
 // CDI annotations on standalone DataVolumes.
@@ -26,19 +27,42 @@ func DiskName(vm, disk string) string { return vm + "-" + disk }
 // RootDiskName is the DataVolume name of a VM's root disk.
 func RootDiskName(vm string) string { return vm + "-root" }
 
-// DataVolumes renders a VM's data disks as standalone DataVolumes: unlike
-// dataVolumeTemplates they are not owned by the VM, so a disk outlives its
-// VM's deletion and can be detached deliberately.
-func DataVolumes(vm *resolve.VM) []emit.Object {
+// AnnotationPopulatedFor marks a PVC as already populated for the
+// DataVolume of that name: CDI then adopts it instead of creating one.
+const AnnotationPopulatedFor = "cdi.kubevirt.io/storage.populatedFor"
+
+// DataVolumes renders each data disk as a standalone DataVolume (unlike
+// dataVolumeTemplates not owned by the VM, so a disk outlives its VM and can
+// be detached deliberately) over a PersistentVolumeClaim that virtc writes
+// itself. CDI refuses any change to a DataVolume's spec, but a PVC can grow:
+// the PVC carries the disk's size, so growing a disk in Git is a PVC change
+// the cluster accepts (online, with KubeVirt's disk expansion). A blank disk
+// needs no import, so CDI adopts the PVC as populated for the DataVolume.
+func DataVolumes(vm *resolve.VM, safe safety) []emit.Object {
 	var objs []emit.Object
 	for _, d := range vm.Disks {
 		name := DiskName(vm.Name, d.Name)
+		mode := corev1.PersistentVolumeMode(d.Storage.Spec.VolumeMode)
+		class := d.Storage.Spec.StorageClass
+		pvc := &corev1.PersistentVolumeClaim{
+			TypeMeta: typeMeta("v1", "PersistentVolumeClaim"),
+			ObjectMeta: safe.meta(objectMeta("PersistentVolumeClaim", vm.Namespace, name, vm.Doc.Rel, diskLabels(vm), map[string]string{
+				AnnotationPopulatedFor: name,
+			})),
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.PersistentVolumeAccessMode(d.Storage.Spec.AccessMode)},
+				VolumeMode:       &mode,
+				StorageClassName: &class,
+				Resources:        storageRequest(sizing.PVCQuantity(d.Size, sizing.FilesystemOverhead(d.Storage))),
+			},
+		}
+		objs = append(objs, emit.Object{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: vm.Namespace, Name: name, Scope: emit.VMScope, Body: pvc})
 		dv := &cdiv1.DataVolume{
 			TypeMeta: typeMeta("cdi.kubevirt.io/v1beta1", "DataVolume"),
-			ObjectMeta: objectMeta("DataVolume", vm.Namespace, name, vm.Doc.Rel, diskLabels(vm), map[string]string{
+			ObjectMeta: safe.meta(objectMeta("DataVolume", vm.Namespace, name, vm.Doc.Rel, diskLabels(vm), map[string]string{
 				AnnotationDeleteAfterCompletion: "false",
 				AnnotationBindImmediate:         "true",
-			}),
+			})),
 			Spec: cdiv1.DataVolumeSpec{
 				Source:  &cdiv1.DataVolumeSource{Blank: &cdiv1.DataVolumeBlankImage{}},
 				Storage: storageSpec(d.Storage, d.Size),
@@ -50,6 +74,7 @@ func DataVolumes(vm *resolve.VM) []emit.Object {
 }
 
 func diskLabels(vm *resolve.VM) map[string]string {
+	// The backup-policy label selects the disks with their VM.
 	return map[string]string{LabelVM: vm.Name, LabelBackupPolicy: vm.Backup.Name}
 }
 

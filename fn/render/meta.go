@@ -34,7 +34,10 @@ const (
 )
 
 // syncWaves order an Argo CD sync: namespaces and quota, then networks,
-// then disks, then VMs, then backups.
+// then disks and VMs, then backups. Disks share their VMs' wave: within a
+// wave Argo CD applies PersistentVolumeClaims, then DataVolumes (custom
+// resources), then VMs; and a disk on a WaitForFirstConsumer class only
+// binds once its VM runs, so a wave of its own would wait for ever.
 var syncWaves = map[string]int{
 	"OperatorGroup":                     waveOperator,
 	"Subscription":                      waveOperator,
@@ -48,10 +51,11 @@ var syncWaves = map[string]int{
 	"RoleBinding":                       0,
 	"NetworkAttachmentDefinition":       1,
 	"UserDefinedNetwork":                1,
+	"PersistentVolumeClaim":             2,
 	"DataVolume":                        2,
-	"VirtualMachine":                    3,
-	"Schedule":                          4,
-	"Backup":                            4,
+	"VirtualMachine":                    2,
+	"Schedule":                          3,
+	"Backup":                            3,
 }
 
 // objectMeta is the metadata every generated object carries: who manages
@@ -94,6 +98,30 @@ func syncOptions(kind string) string {
 	return ""
 }
 
+// confirmDeletion adds Argo CD's confirmation options to an object's
+// sync options: Argo CD then asks a person before pruning the object (it
+// was removed from Git) or deleting it (the Application is deleted).
+func confirmDeletion(m metav1.ObjectMeta) metav1.ObjectMeta {
+	opts := "Prune=confirm,Delete=confirm"
+	if prev := m.Annotations[AnnotationSyncOptions]; prev != "" {
+		opts += "," + prev
+	}
+	m.Annotations[AnnotationSyncOptions] = opts
+	return m
+}
+
+// keepOnPrune sets the options for objects Argo CD must neither prune nor
+// report as extraneous: Velero copies them onto the Backups it creates.
+func keepOnPrune(m metav1.ObjectMeta) metav1.ObjectMeta {
+	opts := "Prune=false"
+	if prev := m.Annotations[AnnotationSyncOptions]; prev != "" {
+		opts += "," + prev
+	}
+	m.Annotations[AnnotationSyncOptions] = opts
+	m.Annotations["argocd.argoproj.io/compare-options"] = "IgnoreExtraneous"
+	return m
+}
+
 // withWave overrides an object's sync wave.
 func withWave(m metav1.ObjectMeta, wave int) metav1.ObjectMeta {
 	m.Annotations[AnnotationSyncWave] = strconv.Itoa(wave)
@@ -107,11 +135,25 @@ func typeMeta(apiVersion, kind string) metav1.TypeMeta {
 // Options are the settings renderers take from outside the model.
 type Options struct{}
 
+// safety is how renderers protect disks: whether deletions need a person.
+type safety struct {
+	confirm bool
+}
+
+func (s safety) meta(m metav1.ObjectMeta) metav1.ObjectMeta {
+	if s.confirm {
+		return confirmDeletion(m)
+	}
+	return m
+}
+
 // All renders every object of the model.
 func All(m *resolve.Model, opts Options) []emit.Object {
 	var objs []emit.Object
+	safe := safety{confirm: m.ConfirmDeletion()}
 	if p := m.Platform; p != nil {
 		objs = append(objs, Platform(m, p)...)
+		objs = append(objs, DataProtection(p)...)
 		objs = append(objs, Instancetypes(m.Catalog, p)...)
 		objs = append(objs, Preferences(m.Catalog, p)...)
 		objs = append(objs, GoldenImages(m.Catalog, p)...)
@@ -123,9 +165,11 @@ func All(m *resolve.Model, opts Options) []emit.Object {
 		objs = append(objs, ResourceQuota(t))
 		objs = append(objs, RoleBindings(t)...)
 		for _, vm := range t.VMs {
-			objs = append(objs, DataVolumes(vm)...)
-			objs = append(objs, VirtualMachine(vm))
+			objs = append(objs, DataVolumes(vm, safe)...)
+			objs = append(objs, VirtualMachine(vm, safe))
 		}
+		objs = append(objs, Schedules(m, t)...)
+		objs = append(objs, OnDemandBackups(m, t)...)
 	}
 	return objs
 }

@@ -57,14 +57,14 @@ func EvictionStrategy(vm *resolve.VM) kubevirtv1.EvictionStrategy {
 // VirtualMachine renders the VM with its root disk as a dataVolumeTemplate
 // cloned from the image's DataSource and its data disks as references to the
 // standalone DataVolumes.
-func VirtualMachine(vm *resolve.VM) emit.Object {
+func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 	labels := maps.Clone(vm.Metadata.Labels)
 	if labels == nil {
 		labels = map[string]string{}
 	}
 	labels[LabelBackupPolicy] = vm.Backup.Name
+	labels[LabelVM] = vm.Name
 	templateLabels := maps.Clone(labels)
-	templateLabels[LabelVM] = vm.Name
 
 	rootName := RootDiskName(vm.Name)
 	dsNamespace := vm.DataSource.Namespace
@@ -98,7 +98,7 @@ func VirtualMachine(vm *resolve.VM) emit.Object {
 
 	obj := &kubevirtv1.VirtualMachine{
 		TypeMeta:   typeMeta("kubevirt.io/v1", "VirtualMachine"),
-		ObjectMeta: objectMeta("VirtualMachine", vm.Namespace, vm.Name, vm.Doc.Rel, labels, vm.Metadata.Annotations),
+		ObjectMeta: safe.meta(objectMeta("VirtualMachine", vm.Namespace, vm.Name, vm.Doc.Rel, labels, vm.Metadata.Annotations)),
 		Spec: kubevirtv1.VirtualMachineSpec{
 			RunStrategy:  &runStrategy,
 			Instancetype: &kubevirtv1.InstancetypeMatcher{Kind: "VirtualMachineClusterInstancetype", Name: vm.SizeName},

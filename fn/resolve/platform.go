@@ -20,6 +20,29 @@ type Platform struct {
 	Version versions.Version
 	// FeatureGates are the gates to enable, sorted.
 	FeatureGates []string
+	// DefaultLocation is the default backup storage location's name.
+	DefaultLocation string
+}
+
+// HasLocation reports whether the platform defines a storage location.
+func (p *Platform) HasLocation(name string) bool {
+	if dp := p.Obj.Spec.DataProtection; dp != nil {
+		for _, l := range dp.StorageLocations {
+			if l.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ConfirmDeletion reports whether Argo CD must ask before deleting VMs and
+// disks: the Platform's setting, true without one.
+func (m *Model) ConfirmDeletion() bool {
+	if m.Platform == nil || m.Platform.Obj.Spec.ConfirmDeletion == nil {
+		return true
+	}
+	return *m.Platform.Obj.Spec.ConfirmDeletion
 }
 
 func resolvePlatform(cat *catalog.Catalog, diags *diag.List) *Platform {
@@ -49,5 +72,23 @@ func resolvePlatform(cat *catalog.Catalog, diags *diag.List) *Platform {
 	}
 	slices.Sort(p.FeatureGates)
 	p.FeatureGates = slices.Compact(p.FeatureGates)
+	if dp := spec.DataProtection; dp != nil && len(dp.StorageLocations) > 0 {
+		p.DefaultLocation = dp.StorageLocations[0].Name
+		for _, l := range dp.StorageLocations {
+			if l.Default {
+				p.DefaultLocation = l.Name
+			}
+		}
+		for _, name := range cat.BackupPolicies.Names() {
+			e, _ := cat.BackupPolicies.Entry(name)
+			if loc := e.Obj.Spec.StorageLocation; loc != "" && !p.HasLocation(loc) {
+				var names []string
+				for _, l := range dp.StorageLocations {
+					names = append(names, l.Name)
+				}
+				diags.Errorf(e.Doc.Pos("spec.storageLocation"), "spec.storageLocation", "backup policy %q: %s", name, diag.Unknown("storage location", loc, names))
+			}
+		}
+	}
 	return p
 }

@@ -54,7 +54,15 @@ type VM struct {
 	RunStrategy string
 	Migration   string
 	Backup      Backup
+	// Tier is production or standard: the VM's own, else its tenant's.
+	Tier string
 }
+
+// Tiers of VMs.
+const (
+	TierProduction = "production"
+	TierStandard   = "standard"
+)
 
 // Storage is a storage profile with its name.
 type Storage struct {
@@ -188,6 +196,7 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 		ImageName:   spec.Image,
 		RunStrategy: cmp.Or(spec.RunStrategy, api.RunAlways),
 		Migration:   cmp.Or(spec.Migration, api.MigrationIfPossible),
+		Tier:        cmp.Or(spec.Tier, t.Spec.Tier, TierStandard),
 	}
 	errorf := func(field, format string, args ...any) {
 		diags.Errorf(v.Doc.Pos(field), field, format, args...)
@@ -274,6 +283,11 @@ func storage(cat *catalog.Catalog, name, field string, v decode.VM, diags *diag.
 		return Storage{}, false
 	}
 	return Storage{Name: name, StorageProfile: p}, true
+}
+
+// TakesBackups reports whether the VM's backup policy takes backups.
+func (v *VM) TakesBackups() bool {
+	return v.Backup.BackupPolicy != nil && v.Backup.Spec.Schedule != ""
 }
 
 // CanMigrate reports whether the VM can live-migrate at all: every disk on

@@ -93,3 +93,12 @@ func PVC(size int64, filesystemOverhead float64) int64 {
 	}
 	return (n + mi - 1) / mi * mi
 }
+
+// PVCQuantity is PVC as a quantity: the disk size itself where no overhead
+// applies, so that the manifest says 100Gi rather than a byte count.
+func PVCQuantity(size resource.Quantity, filesystemOverhead float64) resource.Quantity {
+	if filesystemOverhead <= 0 {
+		return size
+	}
+	return Bytes(PVC(size.Value(), filesystemOverhead))
+}

@@ -25,9 +25,10 @@ type Release struct {
 	HCO          string   `yaml:"hco"`
 	Channel      string   `yaml:"channel"`
 	UpgradesFrom []string `yaml:"upgradesFrom"`
-	OADP         struct {
+	// OADP is the OADP operator release for this platform release.
+	OADP struct {
 		Channel string `yaml:"channel"`
-		Minor   string `yaml:"minor"`
+		Version string `yaml:"version"`
 	} `yaml:"oadp"`
 	FeatureGates struct {
 		GenerallyAvailable []string `yaml:"generallyAvailable"`

@@ -1,0 +1,137 @@
+package render
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/decode"
+	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/extapi"
+	"github.com/virtc/virtc/fn/resolve"
+)
+
+// defaultOnDemandRetention keeps a one-off backup whose VM's policy takes
+// none: 30 days.
+const defaultOnDemandRetention = 720 * time.Hour
+
+// ScheduleName is the name of the Schedule of a tenant's backup policy.
+func ScheduleName(tenant, policy string) string { return limitName(tenant + "-" + policy) }
+
+// OnDemandBackupName is the deterministic name of a VM's one-off backup.
+func OnDemandBackupName(namespace, vm, label string) string {
+	return limitName(namespace + "-" + vm + "-" + label)
+}
+
+// limitName keeps a name within 63 characters (Velero copies it into label
+// values), replacing the tail by a hash of the whole when it is longer.
+func limitName(name string) string {
+	if len(name) <= 63 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return name[:52] + "-" + hex.EncodeToString(sum[:])[:10]
+}
+
+// Schedules renders one Velero Schedule per backup policy the tenant's VMs
+// use (policies that take no backups create nothing). It selects the VMs by
+// their backup-policy label; the KubeVirt plugin adds each VM's disks,
+// cloud-init and credential Secrets and instance type revisions.
+func Schedules(m *resolve.Model, t *resolve.Tenant) []emit.Object {
+	var objs []emit.Object
+	seen := map[string]bool{}
+	for _, name := range usedPolicies(t) {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		p, _ := m.Catalog.BackupPolicies.Get(name)
+		e, _ := m.Catalog.BackupPolicies.Entry(name)
+		sname := ScheduleName(t.Name, name)
+		yes, no := true, false
+		sch := &extapi.Schedule{
+			TypeMeta: typeMeta("velero.io/v1", "Schedule"),
+			ObjectMeta: keepOnPrune(objectMeta("Schedule", OADPNamespace, sname, e.Doc.Rel,
+				map[string]string{LabelTenant: t.Name, LabelBackupPolicy: name}, nil)),
+			Spec: extapi.ScheduleSpec{
+				Schedule: p.Spec.Schedule,
+				// A new Schedule waits for its first slot rather than
+				// starting a backup during the sync.
+				SkipImmediately: &yes,
+				// Backups must survive their Schedule's deletion.
+				UseOwnerReferencesInBackup: &no,
+				Template:                   backupSpec(m, t.Name, p, map[string]string{LabelBackupPolicy: name}),
+			},
+		}
+		objs = append(objs, emit.Object{APIVersion: "velero.io/v1", Kind: "Schedule", Namespace: OADPNamespace, Name: sname, Scope: emit.TenantScope, Body: sch})
+	}
+	return objs
+}
+
+// usedPolicies lists, in VM order, the policies of the tenant's VMs that
+// take backups.
+func usedPolicies(t *resolve.Tenant) []string {
+	var out []string
+	for _, vm := range t.VMs {
+		if vm.TakesBackups() {
+			out = append(out, vm.Backup.Name)
+		}
+	}
+	return out
+}
+
+// OnDemandBackups renders a Velero Backup for each VM that asks for one
+// before a risky change (spec.backupBefore), selecting only that VM.
+func OnDemandBackups(m *resolve.Model, t *resolve.Tenant) []emit.Object {
+	var objs []emit.Object
+	for _, vm := range t.VMs {
+		label := vm.Spec.BackupBefore
+		if label == "" {
+			continue
+		}
+		name := OnDemandBackupName(vm.Namespace, vm.Name, label)
+		spec := backupSpec(m, vm.Namespace, vm.Backup.BackupPolicy, map[string]string{LabelVM: vm.Name})
+		if !vm.TakesBackups() {
+			spec.TTL = defaultOnDemandRetention.String()
+		}
+		b := &extapi.Backup{
+			TypeMeta: typeMeta("velero.io/v1", "Backup"),
+			ObjectMeta: keepOnPrune(objectMeta("Backup", OADPNamespace, name, vm.Doc.Rel,
+				map[string]string{LabelTenant: t.Name, LabelVM: vm.Name}, map[string]string{"virtc.dev/backup-before": label})),
+			Spec: spec,
+		}
+		objs = append(objs, emit.Object{APIVersion: "velero.io/v1", Kind: "Backup", Namespace: OADPNamespace, Name: name, Scope: emit.TenantScope, Body: b})
+	}
+	return objs
+}
+
+// backupSpec is what a backup of a tenant's VMs selected by labels holds.
+func backupSpec(m *resolve.Model, namespace string, p *api.BackupPolicy, selector map[string]string) extapi.BackupSpec {
+	yes, no := true, false
+	spec := extapi.BackupSpec{
+		IncludedNamespaces: []string{namespace},
+		LabelSelector:      &metav1.LabelSelector{MatchLabels: selector},
+		SnapshotVolumes:    &yes,
+		// Disks are captured by CSI snapshots, never by copying files
+		// out of a running guest.
+		DefaultVolumesToFsBackup: &no,
+	}
+	move := true
+	if p != nil {
+		if p.Spec.Retention != "" {
+			if d, err := decode.ParseRetention(p.Spec.Retention); err == nil {
+				spec.TTL = d.String()
+			}
+		}
+		spec.StorageLocation = p.Spec.StorageLocation
+		move = p.Spec.Method != "Snapshot"
+	}
+	if spec.StorageLocation == "" && m.Platform != nil {
+		spec.StorageLocation = m.Platform.DefaultLocation
+	}
+	spec.SnapshotMoveData = &move
+	return spec
+}

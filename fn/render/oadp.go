@@ -1,0 +1,93 @@
+package render
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/extapi"
+	"github.com/virtc/virtc/fn/resolve"
+)
+
+// Where OADP is installed from and into.
+const (
+	OADPNamespace = "openshift-adp"
+	OADPPackage   = "redhat-oadp-operator"
+	DPAName       = "velero"
+)
+
+// DataProtection renders the OADP install and its DataProtectionApplication:
+// Velero with the OpenShift, KubeVirt and CSI plugins, the node agent with
+// the kopia uploader (it moves snapshot data off the cluster), and the
+// platform's storage locations. Credentials stay in a Secret named by
+// reference; they never appear here.
+func DataProtection(p *resolve.Platform) []emit.Object {
+	dp := p.Obj.Spec.DataProtection
+	if dp == nil {
+		return nil
+	}
+	src := p.Doc.Rel
+	labels := map[string]string{LabelPlatform: p.Name}
+	ns := &corev1.Namespace{
+		TypeMeta:   typeMeta("v1", "Namespace"),
+		ObjectMeta: withWave(objectMeta("Namespace", "", OADPNamespace, src, labels, nil), waveOperator),
+	}
+	og := &extapi.OperatorGroup{
+		TypeMeta:   typeMeta("operators.coreos.com/v1", "OperatorGroup"),
+		ObjectMeta: objectMeta("OperatorGroup", OADPNamespace, "oadp-operator-group", src, labels, nil),
+		Spec:       extapi.OperatorGroupSpec{TargetNamespaces: []string{OADPNamespace}},
+	}
+	sub := &extapi.Subscription{
+		TypeMeta:   typeMeta("operators.coreos.com/v1alpha1", "Subscription"),
+		ObjectMeta: objectMeta("Subscription", OADPNamespace, OADPPackage, src, labels, nil),
+		Spec: extapi.SubscriptionSpec{
+			Channel:             p.Release.OADP.Channel,
+			Name:                OADPPackage,
+			Source:              CatalogSource,
+			SourceNamespace:     CatalogSourceNS,
+			StartingCSV:         fmt.Sprintf("oadp-operator.v%s", p.Release.OADP.Version),
+			InstallPlanApproval: "Manual",
+			Config:              subscriptionConfig(p.Obj.Spec.Infra),
+		},
+	}
+	var locations []extapi.BackupLocation
+	for _, l := range dp.StorageLocations {
+		locations = append(locations, extapi.BackupLocation{
+			Name: l.Name,
+			Velero: &extapi.BackupLocationSpec{
+				Provider:      l.Provider,
+				Default:       l.Name == p.DefaultLocation,
+				ObjectStorage: extapi.ObjectStorage{Bucket: l.Bucket, Prefix: l.Prefix},
+				Credential:    &extapi.SecretKeySelector{Name: l.Credential.Name, Key: l.Credential.Key},
+				Config:        l.Config,
+			},
+		})
+	}
+	enable := true
+	provider := map[string]bool{}
+	plugins := []string{"openshift", "kubevirt", "csi"}
+	for _, l := range dp.StorageLocations {
+		if !provider[l.Provider] {
+			provider[l.Provider] = true
+			plugins = append(plugins, l.Provider)
+		}
+	}
+	dpa := &extapi.DataProtectionApplication{
+		TypeMeta:   typeMeta("oadp.openshift.io/v1alpha1", "DataProtectionApplication"),
+		ObjectMeta: withWave(objectMeta("DataProtectionApplication", OADPNamespace, DPAName, src, labels, nil), waveHyperConverged),
+		Spec: extapi.DataProtectionApplicationSpec{
+			Configuration: extapi.ApplicationConfig{
+				Velero:    &extapi.VeleroConfig{DefaultPlugins: plugins},
+				NodeAgent: &extapi.NodeAgentConfig{Enable: &enable, UploaderType: "kopia"},
+			},
+			BackupLocations: locations,
+		},
+	}
+	return []emit.Object{
+		{APIVersion: "v1", Kind: "Namespace", Name: OADPNamespace, Scope: emit.Cluster, Body: ns},
+		{APIVersion: "operators.coreos.com/v1", Kind: "OperatorGroup", Namespace: OADPNamespace, Name: "oadp-operator-group", Scope: emit.Cluster, Body: og},
+		{APIVersion: "operators.coreos.com/v1alpha1", Kind: "Subscription", Namespace: OADPNamespace, Name: OADPPackage, Scope: emit.Cluster, Body: sub},
+		{APIVersion: "oadp.openshift.io/v1alpha1", Kind: "DataProtectionApplication", Namespace: OADPNamespace, Name: DPAName, Scope: emit.Cluster, Body: dpa},
+	}
+}
