@@ -185,9 +185,17 @@ func TestExpectedDecodeStrictly(t *testing.T) {
 	}
 }
 
+// isDiffScenario reports scenarios whose expected output is not manifests.
 func isDiffScenario(name string) bool {
 	c, err := os.ReadFile(filepath.Join(name, commandFile))
-	return err == nil && strings.TrimSpace(string(c)) != "build"
+	if err != nil {
+		return false
+	}
+	switch strings.TrimSpace(string(c)) {
+	case "build", "restore-plan":
+		return false
+	}
+	return true
 }
 
 // TestExpectedKubeconform validates every expected.yaml with kubeconform
