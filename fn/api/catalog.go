@@ -25,6 +25,25 @@ type SizeSpec struct {
 	// Restricted sizes are usable only by tenants that allow them by name
 	// or pattern in spec.allow.sizes.
 	Restricted bool `json:"restricted,omitempty"`
+	// DedicatedCPU pins each vCPU to a host CPU (the cx1 and n1 series).
+	// Excluded from the platform baseline unless the Platform enables
+	// dedicatedCPU.
+	DedicatedCPU bool `json:"dedicatedCPU,omitempty"`
+	// Hugepages backs guest memory with huge pages of this size (the m1 and
+	// cx1 series). Excluded unless the Platform enables hugepages.
+	Hugepages string `json:"hugepages,omitempty" enum:"2Mi,1Gi"`
+	// GPUs are passed through to the guest (the gn1 series). Excluded
+	// unless the Platform enables gpu.
+	GPUs []Device `json:"gpus,omitempty"`
+}
+
+// Device is a host device passed through to a guest.
+type Device struct {
+	// Name of the device in the guest's spec.
+	Name string `json:"name"`
+	// DeviceName is the resource name the cluster advertises (for example
+	// nvidia.com/GA102GL_A10).
+	DeviceName string `json:"deviceName"`
 }
 
 // Preference tunes VMs for a guest OS. VMs reference it as a
@@ -116,6 +135,7 @@ const (
 	NetworkBridge     = "bridge"
 	NetworkLocalnet   = "localnet"
 	NetworkUDNPrimary = "udn-primary"
+	NetworkSRIOV      = "sriov"
 )
 
 // NetworkProfile is a network VMs can attach to.
@@ -139,10 +159,16 @@ type NetworkProfileSpec struct {
 	//     tenant must then use it as its first network, and cluster-native
 	//     features that assume the pod network (Services reaching pods by the
 	//     cluster network, the default network policies) apply to the UDN instead.
-	Type string `json:"type" enum:"pod,bridge,localnet,udn-primary"`
+	//   - sriov: an SR-IOV virtual function through the NetworkAttachmentDefinition
+	//     of that name that the SR-IOV operator creates. Excluded from the
+	//     baseline unless the Platform enables sriov.
+	Type string `json:"type" enum:"pod,bridge,localnet,udn-primary,sriov"`
 	// Migratable says whether VMs on this network can live-migrate (their
 	// addresses survive the move).
 	Migratable bool `json:"migratable,omitempty"`
+	// Evidence lists what must be shown before a production VM may use
+	// this network (for example a failover test), for `virtc report`.
+	Evidence []string `json:"evidence,omitempty"`
 	// Bridge configures a bridge profile.
 	Bridge *BridgeNetwork `json:"bridge,omitempty"`
 	// Localnet configures a localnet profile.
@@ -213,6 +239,9 @@ type StorageProfileSpec struct {
 	// Snapshots says whether the class has a VolumeSnapshotClass: backups of
 	// disks on it use CSI snapshots.
 	Snapshots bool `json:"snapshots,omitempty"`
+	// Evidence lists what must be shown before a production VM may depend on
+	// this storage (for example a planned migration and maintenance test).
+	Evidence []string `json:"evidence,omitempty"`
 	// Restricted profiles are usable only by tenants that allow them in
 	// spec.allow.storage.
 	Restricted bool `json:"restricted,omitempty"`
@@ -242,4 +271,7 @@ type BackupPolicySpec struct {
 	// loss of the storage system; the default) or Snapshot (a CSI snapshot
 	// that stays on the storage system).
 	Method string `json:"method,omitempty" enum:"DataMover,Snapshot"`
+	// Evidence lists what must be shown before production VMs rely on this
+	// policy (for example a restore drill).
+	Evidence []string `json:"evidence,omitempty"`
 }

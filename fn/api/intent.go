@@ -123,6 +123,19 @@ type VMSpec struct {
 	SSHKeySecrets []string `json:"sshKeySecrets,omitempty"`
 	// Tier overrides the tenant's tier for this VM: production or standard.
 	Tier string `json:"tier,omitempty" enum:"production,standard"`
+	// GPUs passes GPUs through to the guest. Excluded from the platform
+	// baseline unless the Platform enables gpu.
+	GPUs []Device `json:"gpus,omitempty"`
+	// HostDevices passes host PCI devices through to the guest. Excluded
+	// unless the Platform enables hostDevices.
+	HostDevices []Device `json:"hostDevices,omitempty"`
+	// Confidential asks for memory encryption (SEV, SEV-SNP, TDX).
+	// Confidential VMs are excluded from the platform baseline.
+	Confidential string `json:"confidential,omitempty" enum:"SEV,SEV-SNP,TDX"`
+	// WorkerNode marks a VM that runs a Kubernetes worker node (nested
+	// clusters, hosted control planes): a conditional class of the
+	// eligibility matrix.
+	WorkerNode bool `json:"workerNode,omitempty"`
 	// BackupBefore asks for a one-off backup of this VM before a risky
 	// change, named by a label such as 2026-12-01-upgrade. It compiles into a
 	// Velero Backup; remove the field once the backup is done (Argo CD does
@@ -141,11 +154,15 @@ type Disk struct {
 	Storage string `json:"storage,omitempty"`
 }
 
-// CloudInit names where the guest's cloud-init data comes from. Data is never
-// written inline in Git: it comes from Secrets in the VM's namespace.
+// CloudInit names where the guest's cloud-init data comes from: Secrets in
+// the VM's namespace, or inline data free of secrets.
 type CloudInit struct {
 	// UserDataSecret names a Secret with the key "userdata".
 	UserDataSecret string `json:"userDataSecret,omitempty"`
 	// NetworkDataSecret names a Secret with the key "networkdata".
 	NetworkDataSecret string `json:"networkDataSecret,omitempty"`
+	// UserData is inline cloud-config, accepted only when it holds no
+	// secret material (passwords, password hashes, private keys, tokens):
+	// anything secret belongs in userDataSecret.
+	UserData string `json:"userData,omitempty"`
 }

@@ -41,6 +41,12 @@ type PlatformSpec struct {
 	// the version supports as generally available are accepted; Technology
 	// Preview gates are refused.
 	FeatureGates []string `json:"featureGates,omitempty"`
+	// Enable lifts features excluded from the platform baseline, for nodes
+	// prepared for them: gpu, hostDevices, sriov, dedicatedCPU, hugepages.
+	// (Confidential VMs and Technology Preview features cannot be enabled.)
+	Enable []string `json:"enable,omitempty" enum:"gpu,hostDevices,sriov,dedicatedCPU,hugepages"`
+	// Limits bound what VMs may ask for.
+	Limits *Limits `json:"limits,omitempty"`
 	// DataProtection installs OADP and names where backups go. Absent: no
 	// OADP install and no backup schedules from this build.
 	DataProtection *DataProtection `json:"dataProtection,omitempty"`
@@ -49,6 +55,14 @@ type PlatformSpec struct {
 	// DataVolumes and their PVCs): removing a VM from Git, or deleting the
 	// Application, never silently deletes disks. Absent: true.
 	ConfirmDeletion *bool `json:"confirmDeletion,omitempty"`
+}
+
+// Limits bound VMs. Absent fields take the defaults.
+type Limits struct {
+	// MaxDiskSize bounds one disk (default 16Ti).
+	MaxDiskSize *resource.Quantity `json:"maxDiskSize,omitempty"`
+	// MaxDataDisks bounds the data disks of one VM (default 16).
+	MaxDataDisks *int64 `json:"maxDataDisks,omitempty"`
 }
 
 // DataProtection configures OADP (Velero) for VM backups.

@@ -32,6 +32,8 @@ type sizeView struct {
 	CPU       int64  `json:"cpu"`
 	Memory    string `json:"memory"`
 	Published string `json:"published"`
+	// Needs lists excluded features the size needs the Platform to enable.
+	Needs []string `json:"needs,omitempty"`
 }
 
 type imageView struct {
@@ -132,7 +134,17 @@ func view(cat *catalog.Catalog, t *resolve.Tenant) catalogView {
 		if s.Spec.Builtin {
 			pub = "builtin"
 		}
-		v.Sizes = append(v.Sizes, sizeView{n, s.Spec.CPU, s.Spec.Memory.String(), pub})
+		var needs []string
+		if len(s.Spec.GPUs) > 0 {
+			needs = append(needs, "gpu")
+		}
+		if s.Spec.DedicatedCPU {
+			needs = append(needs, "dedicatedCPU")
+		}
+		if s.Spec.Hugepages != "" {
+			needs = append(needs, "hugepages")
+		}
+		v.Sizes = append(v.Sizes, sizeView{n, s.Spec.CPU, s.Spec.Memory.String(), pub, needs})
 	}
 	for _, n := range cat.Images.Names() {
 		img, _ := cat.Images.Get(n)
@@ -208,9 +220,9 @@ func writeCatalog(w io.Writer, v catalogView) {
 	section := func(title, header string) {
 		fmt.Fprintf(tw, "%s\n%s\n", title, header)
 	}
-	section("SIZES", "NAME\tVCPU\tMEMORY\tPUBLISHED BY")
+	section("SIZES", "NAME\tVCPU\tMEMORY\tPUBLISHED BY\tNEEDS (excluded unless enabled)")
 	for _, s := range v.Sizes {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", s.Name, s.CPU, s.Memory, s.Published)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", s.Name, s.CPU, s.Memory, s.Published, dash(strings.Join(s.Needs, ", ")))
 	}
 	section("\nIMAGES", "NAME\tSOURCE\tDIGEST OR CHECKSUM\tPREFERENCE\tMIN ROOT DISK")
 	for _, i := range v.Images {

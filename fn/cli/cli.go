@@ -32,6 +32,7 @@ func commands() []command {
 		{"build", "compile intents and catalog into manifests on stdout", runBuild},
 		{"validate", "check intents and catalog; print nothing on success", runValidate},
 		{"catalog", "list the catalog: sizes, images, profiles, backup policies", runCatalog},
+		{"report", "print each VM's eligibility class and the evidence it still needs", runReport},
 		{"restore-plan", "print a Velero Restore for one VM (in place, or a copy with --to)", runRestorePlan},
 		{"version", "print virtc's version", runVersion},
 	}

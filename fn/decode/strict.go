@@ -23,6 +23,28 @@ import (
 
 var quantityType = reflect.TypeFor[resource.Quantity]()
 
+// forbidden are fields people try in an intent that a tenant may not set:
+// they name what the platform decides instead. Keyed by Go type and field.
+var forbidden = map[string]string{}
+
+func init() {
+	placement := "a VM cannot choose its nodes: placement belongs to the platform (Platform spec.workloads)"
+	for _, f := range []string{"nodeSelector", "tolerations", "affinity", "nodeName", "schedulerName", "priorityClassName", "topologySpreadConstraints"} {
+		forbidden["VMSpec."+f] = placement
+	}
+	privileged := "a VM cannot ask for privileged settings: the platform runs every VM unprivileged"
+	for _, f := range []string{"privileged", "securityContext", "hostNetwork", "hostPID", "hostIPC", "serviceAccountName"} {
+		forbidden["VMSpec."+f] = privileged
+	}
+	raw := "virtc writes the KubeVirt spec itself; describe the VM with size, image, disks and networks"
+	for _, f := range []string{"domain", "template", "dataVolumeTemplates", "instancetype", "preference", "running", "volumes", "interfaces"} {
+		forbidden["VMSpec."+f] = raw
+	}
+	forbidden["VMSpec.evictionStrategy"] = "set spec.migration (Required, IfPossible or Never) instead of the eviction strategy"
+	forbidden["VMSpec.namespace"] = "a VM lives in its Tenant's namespace: set metadata.namespace"
+	forbidden["ObjectMeta.ownerReferences"] = "ownership is virtc's: remove metadata.ownerReferences"
+}
+
 // field is one settable field of a struct, flattened through inline embeds.
 type field struct {
 	name     string
@@ -267,6 +289,10 @@ func (d *decoder) object(n *yaml.Node, v reflect.Value, path string) bool {
 		}
 		fi := slices.IndexFunc(fs, func(f field) bool { return f.name == k.Value })
 		if fi < 0 {
+			if why, ok := forbidden[v.Type().Name()+"."+k.Value]; ok {
+				d.valueErrorf(k, join(path, k.Value), "%s", why)
+				continue
+			}
 			names := make([]string, len(fs))
 			for j, f := range fs {
 				names[j] = f.name
@@ -281,12 +307,8 @@ func (d *decoder) object(n *yaml.Node, v reflect.Value, path string) bool {
 		// value's error is enough, "missing" would be noise.
 		set[fi] = !isNull(val)
 		if d.value(val, fv, fp) {
-			if f.enum != nil && !slices.Contains(f.enum, fv.String()) {
-				msg := fmt.Sprintf("%q is not one of %s", fv.String(), strings.Join(f.enum, ", "))
-				if s, ok := diag.Nearest(fv.String(), f.enum); ok {
-					msg += fmt.Sprintf(" (did you mean %q?)", s)
-				}
-				d.valueErrorf(val, fp, "%s", msg)
+			if f.enum != nil {
+				d.enum(f.enum, fv, val, fp)
 			}
 			if f.pattern != nil && fv.Kind() == reflect.String && !f.pattern.MatchString(fv.String()) {
 				hint := f.hint
@@ -303,6 +325,30 @@ func (d *decoder) object(n *yaml.Node, v reflect.Value, path string) bool {
 		}
 	}
 	return true
+}
+
+// enum checks a string, or each string of a list, against a closed set.
+func (d *decoder) enum(set []string, v reflect.Value, n *yaml.Node, path string) {
+	check := func(s string, n *yaml.Node, path string) {
+		if slices.Contains(set, s) {
+			return
+		}
+		msg := fmt.Sprintf("%q is not one of %s", s, strings.Join(set, ", "))
+		if near, ok := diag.Nearest(s, set); ok {
+			msg += fmt.Sprintf(" (did you mean %q?)", near)
+		}
+		d.valueErrorf(n, path, "%s", msg)
+	}
+	switch v.Kind() {
+	case reflect.String:
+		check(v.String(), n, path)
+	case reflect.Slice:
+		for i := range v.Len() {
+			if i < len(n.Content) {
+				check(v.Index(i).String(), n.Content[i], fmt.Sprintf("%s[%d]", path, i))
+			}
+		}
+	}
 }
 
 func (d *decoder) quantity(n *yaml.Node, v reflect.Value, path string) bool {

@@ -20,6 +20,10 @@ func Check(m *resolve.Model, diags *diag.List) {
 		for _, vm := range t.VMs {
 			migration(vm, diags)
 			productionBackup(vm, diags)
+			excluded(m, vm, diags)
+			limits(m, vm, diags)
+			inlineSecrets(vm, diags)
+			urlImage(vm, diags)
 		}
 	}
 }

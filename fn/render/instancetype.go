@@ -4,6 +4,7 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
 
+	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/resolve"
@@ -23,10 +24,7 @@ func Instancetypes(cat *catalog.Catalog, p *resolve.Platform) []emit.Object {
 		it := &instancetypev1beta1.VirtualMachineClusterInstancetype{
 			TypeMeta:   typeMeta(instancetypeAPI, "VirtualMachineClusterInstancetype"),
 			ObjectMeta: objectMeta("VirtualMachineClusterInstancetype", "", name, e.Doc.Rel, map[string]string{LabelPlatform: p.Name}, nil),
-			Spec: instancetypev1beta1.VirtualMachineInstancetypeSpec{
-				CPU:    instancetypev1beta1.CPUInstancetype{Guest: uint32(e.Obj.Spec.CPU)},
-				Memory: instancetypev1beta1.MemoryInstancetype{Guest: e.Obj.Spec.Memory},
-			},
+			Spec:       instancetypeSpec(e.Obj.Spec),
 		}
 		objs = append(objs, emit.Object{APIVersion: instancetypeAPI, Kind: "VirtualMachineClusterInstancetype", Name: name, Scope: emit.Cluster, Body: it})
 	}
@@ -73,4 +71,23 @@ func Preferences(cat *catalog.Catalog, p *resolve.Platform) []emit.Object {
 		objs = append(objs, emit.Object{APIVersion: instancetypeAPI, Kind: "VirtualMachineClusterPreference", Name: name, Scope: emit.Cluster, Body: pref})
 	}
 	return objs
+}
+
+func instancetypeSpec(s api.SizeSpec) instancetypev1beta1.VirtualMachineInstancetypeSpec {
+	spec := instancetypev1beta1.VirtualMachineInstancetypeSpec{
+		CPU:    instancetypev1beta1.CPUInstancetype{Guest: uint32(s.CPU)},
+		Memory: instancetypev1beta1.MemoryInstancetype{Guest: s.Memory},
+	}
+	if s.DedicatedCPU {
+		yes := true
+		spec.CPU.DedicatedCPUPlacement = &yes
+		spec.CPU.IsolateEmulatorThread = &yes
+	}
+	if s.Hugepages != "" {
+		spec.Memory.Hugepages = &kubevirtv1.Hugepages{PageSize: s.Hugepages}
+	}
+	for _, g := range s.GPUs {
+		spec.GPUs = append(spec.GPUs, kubevirtv1.GPU{Name: g.Name, DeviceName: g.DeviceName})
+	}
+	return spec
 }

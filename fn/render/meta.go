@@ -20,6 +20,7 @@ const (
 	LabelTenant           = "virtc.dev/tenant"
 	LabelVM               = "virtc.dev/vm"
 	LabelBackupPolicy     = "virtc.dev/backup-policy"
+	LabelEligibility      = "virtc.dev/eligibility"
 	AnnotationSource      = "virtc.dev/source"
 	AnnotationSyncWave    = "argocd.argoproj.io/sync-wave"
 	AnnotationSyncOptions = "argocd.argoproj.io/sync-options"

@@ -21,6 +21,12 @@ func ResourceQuota(t *resolve.Tenant) emit.Object {
 		"requests.storage":                  sizing.Bytes(h.Storage),
 		"count/virtualmachines.kubevirt.io": *resourceCount(h.VMs),
 	}
+	if h.Hugepages2Mi > 0 {
+		hard["requests.hugepages-2Mi"] = sizing.Bytes(h.Hugepages2Mi)
+	}
+	if h.Hugepages1Gi > 0 {
+		hard["requests.hugepages-1Gi"] = sizing.Bytes(h.Hugepages1Gi)
+	}
 	for _, class := range h.Classes() {
 		hard[corev1.ResourceName(class+".storageclass.storage.k8s.io/requests.storage")] = sizing.Bytes(h.ByClass[class])
 	}

@@ -12,6 +12,7 @@ import (
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
 	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/eligibility"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/resolve"
 )
@@ -64,6 +65,7 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 	}
 	labels[LabelBackupPolicy] = vm.Backup.Name
 	labels[LabelVM] = vm.Name
+	labels[LabelEligibility] = eligibility.Classify(vm).Class.Name
 	templateLabels := maps.Clone(labels)
 
 	rootName := RootDiskName(vm.Name)
@@ -120,7 +122,7 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 							UUID:   types.UID(FirmwareUUID(vm.Namespace, vm.Name)),
 							Serial: FirmwareSerial(vm.Namespace, vm.Name),
 						},
-						Devices: kubevirtv1.Devices{Disks: disks, Interfaces: interfaces},
+						Devices: kubevirtv1.Devices{Disks: disks, Interfaces: interfaces, GPUs: gpus(vm.Spec.GPUs), HostDevices: hostDevices(vm.Spec.HostDevices)},
 					},
 					Networks:          networks,
 					Volumes:           volumes,
@@ -136,16 +138,20 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 // keys propagated through NoCloud need the volume even without user data.
 func cloudInit(vm *resolve.VM) *kubevirtv1.CloudInitNoCloudSource {
 	ci := vm.Spec.CloudInit
-	if ci == nil || ci.UserDataSecret == "" && ci.NetworkDataSecret == "" {
+	if ci == nil || ci.UserDataSecret == "" && ci.NetworkDataSecret == "" && ci.UserData == "" {
 		if len(vm.Spec.SSHKeySecrets) == 0 {
 			return nil
 		}
 		return &kubevirtv1.CloudInitNoCloudSource{UserData: "#cloud-config\n"}
 	}
 	src := &kubevirtv1.CloudInitNoCloudSource{}
-	if ci.UserDataSecret != "" {
+	switch {
+	case ci.UserDataSecret != "":
 		src.UserDataSecretRef = &corev1.LocalObjectReference{Name: ci.UserDataSecret}
-	} else {
+	case ci.UserData != "":
+		// Checked by policy to hold no secret material.
+		src.UserData = ci.UserData
+	default:
 		src.UserData = "#cloud-config\n"
 	}
 	if ci.NetworkDataSecret != "" {
@@ -167,6 +173,10 @@ func attachment(n resolve.Network) (kubevirtv1.Interface, kubevirtv1.Network) {
 		// through the l2bridge binding plugin.
 		iface.Binding = &kubevirtv1.PluginBinding{Name: "l2bridge"}
 		net.Pod = &kubevirtv1.PodNetwork{}
+	case api.NetworkSRIOV:
+		// The SR-IOV operator creates the attachment of that name.
+		iface.SRIOV = &kubevirtv1.InterfaceSRIOV{}
+		net.Multus = &kubevirtv1.MultusNetwork{NetworkName: n.Name}
 	case api.NetworkBridge, api.NetworkLocalnet:
 		// The attachment is named like the profile: a NAD virtc writes
 		// (bridge) or one the ClusterUserDefinedNetwork creates (localnet).
@@ -174,4 +184,20 @@ func attachment(n resolve.Network) (kubevirtv1.Interface, kubevirtv1.Network) {
 		net.Multus = &kubevirtv1.MultusNetwork{NetworkName: n.Name}
 	}
 	return iface, net
+}
+
+func gpus(ds []api.Device) []kubevirtv1.GPU {
+	var out []kubevirtv1.GPU
+	for _, d := range ds {
+		out = append(out, kubevirtv1.GPU{Name: d.Name, DeviceName: d.DeviceName})
+	}
+	return out
+}
+
+func hostDevices(ds []api.Device) []kubevirtv1.HostDevice {
+	var out []kubevirtv1.HostDevice
+	for _, d := range ds {
+		out = append(out, kubevirtv1.HostDevice{Name: d.Name, DeviceName: d.DeviceName})
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -221,7 +222,7 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 			}
 			rv.RootDisk = *spec.RootDisk
 		}
-	} else {
+	} else if !strings.Contains(spec.Image, "://") {
 		errorf("spec.image", "%s", cat.Images.Unknown("image", spec.Image))
 	}
 	rv.RootStorage, _ = storage(cat, "", "spec.rootDisk", v, diags)

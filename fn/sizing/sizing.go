@@ -28,18 +28,25 @@ type Model struct {
 	// ConsoleLog is the guest-console-log container, present unless serial
 	// console logging is disabled cluster-wide (HCO enables it by default).
 	ConsoleLog Pod
+	// ConsoleLogGuaranteed is that container in a Guaranteed-QoS pod
+	// (dedicated CPUs), where requests equal its limits.
+	ConsoleLogGuaranteed Pod
+	// DedicatedOverhead is the memory added for dedicated CPUs.
+	DedicatedOverhead int64
 }
 
 // KubeVirt is the model of the KubeVirt releases in OpenShift Virtualization
 // 4.20 and 4.22 (v1.6, v1.8) with HCO's defaults.
 var KubeVirt = Model{
-	Static:             220 * mi,
-	PerVCPU:            8 * mi,
-	IOThread:           8 * mi,
-	VideoRAM:           32 * mi,
-	PagetableDivisor:   512,
-	CPUAllocationRatio: 10,
-	ConsoleLog:         Pod{MilliCPU: 5, Memory: 35_000_000},
+	Static:               220 * mi,
+	PerVCPU:              8 * mi,
+	IOThread:             8 * mi,
+	VideoRAM:             32 * mi,
+	PagetableDivisor:     512,
+	CPUAllocationRatio:   10,
+	ConsoleLog:           Pod{MilliCPU: 5, Memory: 35_000_000},
+	ConsoleLogGuaranteed: Pod{MilliCPU: 15, Memory: 60_000_000},
+	DedicatedOverhead:    100 * mi,
 }
 
 // Pod is what a pod requests.
@@ -48,19 +55,53 @@ type Pod struct {
 	MilliCPU int64
 	// Memory is the memory request in bytes.
 	Memory int64
+	// Hugepages are huge-page requests in bytes, by page size (2Mi, 1Gi).
+	Hugepages2Mi, Hugepages1Gi int64
 }
 
 // Add sums two requests.
-func (p Pod) Add(q Pod) Pod { return Pod{p.MilliCPU + q.MilliCPU, p.Memory + q.Memory} }
+func (p Pod) Add(q Pod) Pod {
+	return Pod{p.MilliCPU + q.MilliCPU, p.Memory + q.Memory, p.Hugepages2Mi + q.Hugepages2Mi, p.Hugepages1Gi + q.Hugepages1Gi}
+}
 
 // Launcher is the request of the virt-launcher pod of a VM with vcpus vCPUs
 // and guest bytes of memory: the compute container plus the console log.
 func (m Model) Launcher(vcpus, guest int64) Pod {
-	compute := Pod{
-		MilliCPU: vcpus * 1000 / m.CPUAllocationRatio,
-		Memory:   guest + m.MemoryOverhead(vcpus, guest),
+	return m.LauncherFor(Shape{VCPUs: vcpus, Guest: guest})
+}
+
+// Shape is what decides a launcher pod's request.
+type Shape struct {
+	VCPUs, Guest int64
+	// DedicatedCPU pins vCPUs (and the emulator thread) to host CPUs: the
+	// pod is Guaranteed and requests whole CPUs.
+	DedicatedCPU bool
+	// Hugepages is the page size backing guest memory (2Mi, 1Gi), if any.
+	Hugepages string
+}
+
+// LauncherFor is the request of the virt-launcher pod of a VM of a shape.
+func (m Model) LauncherFor(s Shape) Pod {
+	overhead := m.MemoryOverhead(s.VCPUs, s.Guest)
+	compute := Pod{MilliCPU: s.VCPUs * 1000 / m.CPUAllocationRatio}
+	console := m.ConsoleLog
+	if s.DedicatedCPU {
+		// One CPU per vCPU, and one for the isolated emulator thread.
+		compute.MilliCPU = (s.VCPUs + 1) * 1000
+		overhead += m.DedicatedOverhead
+		console = m.ConsoleLogGuaranteed
 	}
-	return compute.Add(m.ConsoleLog)
+	switch s.Hugepages {
+	case "2Mi":
+		compute.Hugepages2Mi = s.Guest
+		compute.Memory = overhead
+	case "1Gi":
+		compute.Hugepages1Gi = s.Guest
+		compute.Memory = overhead
+	default:
+		compute.Memory = s.Guest + overhead
+	}
+	return compute.Add(console)
 }
 
 // MemoryOverhead is the memory the compute container requests beyond the

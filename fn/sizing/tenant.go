@@ -36,7 +36,7 @@ func (m Model) Tenant(t *resolve.Tenant) Usage {
 			continue
 		}
 		vcpus, guest := vm.Size.Spec.CPU, vm.Size.Spec.Memory.Value()
-		pod := m.Launcher(vcpus, guest)
+		pod := m.LauncherFor(Shape{VCPUs: vcpus, Guest: guest, DedicatedCPU: vm.Size.Spec.DedicatedCPU, Hugepages: vm.Size.Spec.Hugepages})
 		u.VMs++
 		u.VCPUs += vcpus
 		u.Guest += guest
@@ -83,9 +83,11 @@ func FilesystemOverhead(st resolve.Storage) float64 {
 type Hard struct {
 	MilliCPU int64
 	Memory   int64
-	Storage  int64
-	ByClass  map[string]int64
-	VMs      int64
+	// Hugepages2Mi and Hugepages1Gi are huge-page bytes (zero: no key).
+	Hugepages2Mi, Hugepages1Gi int64
+	Storage                    int64
+	ByClass                    map[string]int64
+	VMs                        int64
 }
 
 // Classes lists the storage classes of h in order.
@@ -96,11 +98,13 @@ func (h Hard) Classes() []string { return slices.Sorted(maps.Keys(h.ByClass)) }
 // the headroom of one live migration. Memory is rounded up to whole MiB.
 func (m Model) Quota(t *resolve.Tenant, u Usage) Hard {
 	h := Hard{
-		MilliCPU: u.Pods.MilliCPU,
-		Memory:   u.Pods.Memory,
-		Storage:  u.PVC,
-		ByClass:  maps.Clone(u.ByClass),
-		VMs:      u.VMs,
+		MilliCPU:     u.Pods.MilliCPU,
+		Memory:       u.Pods.Memory,
+		Hugepages2Mi: u.Pods.Hugepages2Mi + u.Headroom.Hugepages2Mi,
+		Hugepages1Gi: u.Pods.Hugepages1Gi + u.Headroom.Hugepages1Gi,
+		Storage:      u.PVC,
+		ByClass:      maps.Clone(u.ByClass),
+		VMs:          u.VMs,
 	}
 	q := t.Spec.Quota
 	if q != nil {

@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/virtc/virtc/fn/compile"
+	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/eligibility"
+	"github.com/virtc/virtc/fn/render"
+	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/fn/source"
+)
+
+// vmReport is one row of `virtc report`, also its JSON form.
+type vmReport struct {
+	Tenant    string   `json:"tenant"`
+	VM        string   `json:"vm"`
+	Class     string   `json:"class"`
+	Status    string   `json:"status"`
+	Reasons   []string `json:"reasons,omitempty"`
+	Storage   []string `json:"storageProfiles"`
+	Networks  []string `json:"networkProfiles"`
+	Migration string   `json:"migration"`
+	Eviction  string   `json:"evictionStrategy"`
+	Backup    string   `json:"backupPolicy"`
+	Tier      string   `json:"tier"`
+	Evidence  []string `json:"evidenceRequired"`
+}
+
+func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("report", "PATH...", stderr)
+	format := fs.String("format", "text", "text, markdown or json")
+	paths, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if *format != "text" && *format != "markdown" && *format != "json" {
+		fmt.Fprintf(stderr, "virtc report: unknown format %q (text, markdown or json)\n", *format)
+		return ExitUsage
+	}
+	if len(paths) == 0 {
+		fmt.Fprintln(stderr, "virtc report: name at least one file or directory")
+		return ExitUsage
+	}
+	diags := &diag.List{}
+	docs := source.Read(paths, source.Options{}, diags)
+	res := compile.Compile(docs, compile.Options{}, diags)
+	if code := report(res, stderr); code != ExitOK {
+		return code
+	}
+	rows := reportRows(res.Model)
+	switch *format {
+	case "json":
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if rows == nil {
+			rows = []vmReport{}
+		}
+		enc.Encode(rows)
+	case "markdown":
+		writeReportMarkdown(stdout, rows)
+	default:
+		writeReportText(stdout, rows)
+	}
+	return ExitOK
+}
+
+func reportRows(m *resolve.Model) []vmReport {
+	var rows []vmReport
+	for _, t := range m.Tenants {
+		for _, vm := range t.VMs {
+			r := eligibility.Classify(vm)
+			row := vmReport{
+				Tenant: t.Name, VM: vm.Name, Class: r.Class.Name, Status: string(r.Class.Status), Reasons: r.Reasons,
+				Migration: vm.Migration, Eviction: string(render.EvictionStrategy(vm)),
+				Backup: vm.Backup.Name, Tier: vm.Tier, Evidence: r.Evidence,
+			}
+			seen := map[string]bool{}
+			for _, st := range append([]resolve.Storage{vm.RootStorage}, disksStorage(vm)...) {
+				if !seen[st.Name] {
+					seen[st.Name] = true
+					row.Storage = append(row.Storage, st.Name)
+				}
+			}
+			for _, n := range vm.Networks {
+				row.Networks = append(row.Networks, n.Name)
+			}
+			if row.Evidence == nil {
+				row.Evidence = []string{}
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+func disksStorage(vm *resolve.VM) []resolve.Storage {
+	var out []resolve.Storage
+	for _, d := range vm.Disks {
+		out = append(out, d.Storage)
+	}
+	return out
+}
+
+func writeReportText(w io.Writer, rows []vmReport) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TENANT\tVM\tCLASS\tSTATUS\tSTORAGE\tNETWORKS\tMIGRATION\tBACKUP\tTIER")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s (%s)\t%s\t%s\n", r.Tenant, r.VM, r.Class, r.Status,
+			strings.Join(r.Storage, ","), strings.Join(r.Networks, ","), r.Migration, r.Eviction, r.Backup, r.Tier)
+	}
+	tw.Flush()
+	for _, r := range rows {
+		if len(r.Evidence) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s/%s (%s) needs before onboarding:\n", r.Tenant, r.VM, r.Class)
+		for _, e := range r.Evidence {
+			fmt.Fprintf(w, "  - %s\n", e)
+		}
+	}
+}
+
+func writeReportMarkdown(w io.Writer, rows []vmReport) {
+	fmt.Fprintln(w, "| Tenant | VM | Class | Status | Storage | Networks | Migration | Backup | Tier | Evidence required |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	cell := func(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+	for _, r := range rows {
+		ev := "none"
+		if len(r.Evidence) > 0 {
+			ev = cell(strings.Join(r.Evidence, "<br>"))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s (`%s`) | %s | %s | %s |\n", r.Tenant, r.VM, r.Class, r.Status,
+			strings.Join(r.Storage, ", "), strings.Join(r.Networks, ", "), r.Migration, r.Eviction, r.Backup, r.Tier, ev)
+	}
+}
