@@ -10,7 +10,11 @@ LDFLAGS       := -s -w -X github.com/virtc/virtc/fn/cli.Version=$(VERSION)
 export VIRTC_SCHEMAS ?= $(abspath $(CURDIR)/../shared/schemas-upstream)
 export PATH   := $(TOOLS):$(PATH)
 
-.PHONY: all build test demo tools generate vet clean
+.PHONY: all build test demo tools generate vet clean fuzz fuzz-short
+
+# Fuzz targets: package and function.
+FUZZ_TARGETS := ./fn/compile:FuzzCompile ./fn/decode:FuzzDecode ./fn/emit:FuzzScalarRoundTrip
+FUZZTIME ?= 2m
 
 all: build
 
@@ -22,9 +26,21 @@ build:
 demo:
 	@$(GO) run ./cmd/virtc build examples/quickstart
 
-## test: unit, golden and validation tests (race detector on)
+## test: unit, golden and validation tests (race detector on), then each
+## fuzz target briefly
 test: vet
 	$(GO) test -race -count=1 ./...
+	$(MAKE) fuzz-short
+
+## fuzz: each fuzz target for $(FUZZTIME)
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "fuzz $$t ($(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}" || exit 1; \
+	done
+
+fuzz-short:
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=10s
 
 vet:
 	$(GO) vet ./...

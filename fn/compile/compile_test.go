@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/virtc/virtc/fn/diag"
@@ -83,6 +84,43 @@ func TestVMScopeStaysInTenantNamespaces(t *testing.T) {
 	for _, o := range res.Objects {
 		if o.Namespace == "" || !tenants[o.Namespace] {
 			t.Errorf("%s %q in namespace %q is not in a tenant namespace", o.Kind, o.Name, o.Namespace)
+		}
+	}
+}
+
+// Every VM and every data disk (DataVolume and PVC) asks Argo CD for a
+// person's confirmation before it is pruned or deleted.
+func TestDisksAndVMsConfirmDeletion(t *testing.T) {
+	for _, example := range []string{"quickstart", "platform"} {
+		diags := &diag.List{}
+		docs := source.Read([]string{examplesDir(example)}, source.Options{}, diags)
+		res := Compile(docs, Options{}, diags)
+		if diags.HasErrors() {
+			t.Fatal(diag.Format(diags.Sorted()))
+		}
+		n := 0
+		for _, o := range res.Objects {
+			switch o.Kind {
+			case "VirtualMachine", "DataVolume", "PersistentVolumeClaim":
+			default:
+				continue
+			}
+			if o.Namespace == "openshift-virtualization-os-images" {
+				continue // golden images belong to the platform
+			}
+			n++
+			g, err := emit.Generic(o.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ann, _ := g["metadata"].(map[string]any)["annotations"].(map[string]any)
+			opts, _ := ann["argocd.argoproj.io/sync-options"].(string)
+			if !strings.Contains(opts, "Prune=confirm") || !strings.Contains(opts, "Delete=confirm") {
+				t.Errorf("%s: %s %s/%s has sync-options %q", example, o.Kind, o.Namespace, o.Name, opts)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: no VM or disk checked", example)
 		}
 	}
 }

@@ -23,6 +23,13 @@ import (
 
 var quantityType = reflect.TypeFor[resource.Quantity]()
 
+// maxQuantity bounds every quantity (1Pi): far beyond any disk or memory,
+// and small enough that sums over a fleet cannot overflow.
+const maxQuantity = 1 << 50
+
+// wholeNumber matches integers too large for YAML to resolve as !!int.
+var wholeNumber = regexp.MustCompile(`^[-+]?[0-9]+$`)
+
 // forbidden are fields people try in an intent that a tenant may not set:
 // they name what the platform decides instead. Keyed by Go type and field.
 var forbidden = map[string]string{}
@@ -242,6 +249,10 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) bool {
 		v.SetBool(b)
 		return true
 	case reflect.Int64, reflect.Int32, reflect.Int:
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!float" && wholeNumber.MatchString(n.Value) {
+			d.errorf(n, path, "number %s is out of range", truncate(n.Value))
+			return false
+		}
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
 			d.errorf(n, path, "must be a whole number, not %s", kindName(n))
 			return false
@@ -363,6 +374,10 @@ func (d *decoder) quantity(n *yaml.Node, v reflect.Value, path string) bool {
 	}
 	if q.Sign() < 0 {
 		d.errorf(n, path, "quantity %q must not be negative", n.Value)
+		return false
+	}
+	if q.CmpInt64(maxQuantity) > 0 {
+		d.errorf(n, path, "quantity %q is out of range (at most 1Pi)", truncate(n.Value))
 		return false
 	}
 	v.Set(reflect.ValueOf(q))
