@@ -102,17 +102,40 @@ func (o Options) Evaluate(file, rel, root string, data []byte, diags *diag.List)
 
 // EvaluateEmbedded evaluates Jsonnet shipped in the binary (the default
 // catalog): it may import only virtc.libsonnet, and runs synchronously
-// without the limits, as it is virtc's own code.
+// without the limits, as it is virtc's own code. Its result is the same on
+// every call, so it is computed once per process; the documents are new on
+// each call.
 func EvaluateEmbedded(file, rel string, data []byte, diags *diag.List) []*source.Doc {
-	o := Options{}
-	imp, err := newImporter(file, "")
-	if err != nil {
-		diags.Errorf(diag.Pos{File: file}, "", "%v", err)
+	key := file + "\x00" + string(data)
+	embedded.Lock()
+	e, ok := embedded.cache[key]
+	if !ok {
+		e.imp, e.err = newImporter(file, "")
+		if e.err == nil {
+			tw := &traceWriter{}
+			e.out.json, e.err = Options{}.evaluate(file, string(data), e.imp, tw)
+			e.out.traces = tw.done()
+		}
+		embedded.cache[key] = e
+	}
+	embedded.Unlock()
+	if e.imp == nil {
+		diags.Errorf(diag.Pos{File: file}, "", "%v", e.err)
 		return nil
 	}
-	tw := &traceWriter{}
-	out, err := o.evaluate(file, string(data), imp, tw)
-	return o.finish(file, rel, imp, result{json: out, traces: tw.done()}, err, diags)
+	return Options{}.finish(file, rel, e.imp, e.out, e.err, diags)
+}
+
+// embedded caches the evaluations of EvaluateEmbedded.
+var embedded = struct {
+	sync.Mutex
+	cache map[string]embeddedResult
+}{cache: map[string]embeddedResult{}}
+
+type embeddedResult struct {
+	imp *importer
+	out result
+	err error
 }
 
 func (o Options) finish(file, rel string, imp *importer, out result, err error, diags *diag.List) []*source.Doc {
