@@ -45,6 +45,10 @@ fuzz-short:
 vet:
 	$(GO) vet ./...
 
+## generate: the JSON Schemas in schemas/, from the Go types of fn/api
+generate:
+	$(GO) run ./cmd/schemagen -api fn/api -out schemas
+
 ## tools: pinned kubeconform and kustomize in .tools/bin
 tools: $(TOOLS)/kubeconform $(TOOLS)/kustomize
 

@@ -6,9 +6,10 @@ package catalog
 
 import "embed"
 
-// Files are the default catalog's documents.
+// Files are the default catalog's documents: YAML, and Jsonnet for the
+// entries that are families (the size series).
 //
-//go:embed *.yaml
+//go:embed *.yaml *.jsonnet
 var Files embed.FS
 
 // Versions holds the table of supported platform versions.

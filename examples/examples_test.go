@@ -14,7 +14,7 @@ import (
 )
 
 // builds are the examples `virtc build DIR` compiles as they are.
-var builds = []string{"quickstart", "platform"}
+var builds = []string{"quickstart", "platform", "fleet-jsonnet"}
 
 func TestExamplesBuildAndConform(t *testing.T) {
 	var files []string

@@ -6,11 +6,13 @@ package catalog
 import (
 	"io/fs"
 	"maps"
+	"path"
 	"slices"
 
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/jsonnet"
 	"github.com/virtc/virtc/fn/source"
 
 	defaults "github.com/virtc/virtc/catalog"
@@ -77,10 +79,15 @@ type Catalog struct {
 // Embedded decodes the default catalog shipped in the binary.
 func Embedded(diags *diag.List) *decode.Set {
 	var docs []*source.Doc
-	names, _ := fs.Glob(defaults.Files, "*.yaml")
+	names, _ := fs.Glob(defaults.Files, "*")
 	for _, name := range names {
 		data, _ := defaults.Files.ReadFile(name)
-		docs = append(docs, source.Parse("<embedded>/catalog/"+name, "catalog/"+name, data, diags)...)
+		file, rel := "<embedded>/catalog/"+name, "catalog/"+name
+		if path.Ext(name) == ".jsonnet" {
+			docs = append(docs, jsonnet.EvaluateEmbedded(file, rel, data, diags)...)
+			continue
+		}
+		docs = append(docs, source.Parse(file, rel, data, diags)...)
 	}
 	return decode.Decode(docs, false, diags)
 }

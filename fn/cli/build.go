@@ -8,6 +8,7 @@ import (
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/jsonnet"
 	"github.com/virtc/virtc/fn/source"
 )
 
@@ -17,6 +18,8 @@ func compileArgs(name string, args []string, stderr io.Writer) (compile.Result, 
 	var catalogs stringList
 	fs.Var(&catalogs, "catalog", "a catalog file or directory to read besides the PATHs (repeatable)")
 	scope := fs.String("scope", "all", "print only one scope's objects: "+strings.Join(emit.ScopeNames(), ", ")+" (everything is still checked)")
+	var extStr stringList
+	fs.Var(&extStr, "ext-str", "an external variable key=value for Jsonnet inputs, read with std.extVar (repeatable)")
 	paths, code, ok := parse(fs, args)
 	if !ok {
 		return compile.Result{}, code, false
@@ -26,13 +29,19 @@ func compileArgs(name string, args []string, stderr io.Writer) (compile.Result, 
 		fmt.Fprintf(stderr, "virtc %s: unknown scope %q (one of %s)\n", name, *scope, strings.Join(emit.ScopeNames(), ", "))
 		return compile.Result{}, ExitUsage, false
 	}
+	ext, err := jsonnet.ParseExtStr(extStr)
+	if err != nil {
+		fmt.Fprintf(stderr, "virtc %s: %v\n", name, err)
+		return compile.Result{}, ExitUsage, false
+	}
 	if len(paths) == 0 {
 		fmt.Fprintf(stderr, "virtc %s: name at least one file or directory\n", name)
 		fs.Usage()
 		return compile.Result{}, ExitUsage, false
 	}
 	diags := &diag.List{}
-	docs := source.Read(append(append([]string{}, catalogs...), paths...), source.Options{}, diags)
+	jopts := jsonnet.Options{ExtStr: ext}
+	docs := source.Read(append(append([]string{}, catalogs...), paths...), source.Options{Evaluate: jopts.Evaluate}, diags)
 	opts := compile.Options{Scopes: scopes}
 	opts.Catalog.NoDefaults = *noDefaults
 	return compile.Compile(docs, opts, diags), 0, true

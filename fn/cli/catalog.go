@@ -12,6 +12,7 @@ import (
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/jsonnet"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/source"
 	"github.com/virtc/virtc/fn/versions"
@@ -81,7 +82,7 @@ func runCatalog(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	diags := &diag.List{}
-	docs := source.Read(paths, source.Options{}, diags)
+	docs := source.Read(paths, source.Options{Evaluate: jsonnet.Options{}.Evaluate}, diags)
 	set := decode.Decode(docs, true, diags)
 	cat := catalog.Build(set, catalog.Options{NoDefaults: *noDefaults}, diags)
 	var allow *resolve.Tenant

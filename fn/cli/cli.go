@@ -34,6 +34,7 @@ func commands() []command {
 		{"catalog", "list the catalog: sizes, images, profiles, backup policies", runCatalog},
 		{"report", "print each VM's eligibility class and the evidence it still needs", runReport},
 		{"restore-plan", "print a Velero Restore for one VM (in place, or a copy with --to)", runRestorePlan},
+		{"schema", "print the JSON Schema of a kind, for editors and validators", runSchema},
 		{"version", "print virtc's version", runVersion},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/eligibility"
+	"github.com/virtc/virtc/fn/jsonnet"
 	"github.com/virtc/virtc/fn/render"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/source"
@@ -47,7 +48,7 @@ func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	diags := &diag.List{}
-	docs := source.Read(paths, source.Options{}, diags)
+	docs := source.Read(paths, source.Options{Evaluate: jsonnet.Options{}.Evaluate}, diags)
 	res := compile.Compile(docs, compile.Options{}, diags)
 	if code := report(res, stderr); code != ExitOK {
 		return code

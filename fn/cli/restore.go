@@ -8,6 +8,7 @@ import (
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/jsonnet"
 	"github.com/virtc/virtc/fn/render"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/source"
@@ -32,7 +33,7 @@ func runRestorePlan(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	diags := &diag.List{}
-	docs := source.Read(positional[1:], source.Options{}, diags)
+	docs := source.Read(positional[1:], source.Options{Evaluate: jsonnet.Options{}.Evaluate}, diags)
 	res := compile.Compile(docs, compile.Options{}, diags)
 	if code := report(res, stderr); code != ExitOK {
 		return code

@@ -6,7 +6,6 @@ package decode
 
 import (
 	"fmt"
-	"math"
 	"reflect"
 	"regexp"
 	"slices"
@@ -258,7 +257,7 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) bool {
 			return false
 		}
 		i, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64)
-		if err != nil || i > math.MaxInt32 || i < math.MinInt32 {
+		if err != nil || i > MaxInt || i < MinInt {
 			d.errorf(n, path, "number %s is out of range", truncate(n.Value))
 			return false
 		}

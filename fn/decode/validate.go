@@ -27,7 +27,11 @@ func isClusterNamespace(name string) bool {
 	return name == "default" || name == "openshift" || strings.HasPrefix(name, "kube-") || strings.HasPrefix(name, "openshift-")
 }
 
-var catalogName = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$`)
+// CatalogNamePattern is the form of a catalog entry's name (at most 63
+// characters); the JSON Schemas use it too.
+const CatalogNamePattern = `^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$`
+
+var catalogName = regexp.MustCompile(CatalogNamePattern)
 
 func (d *decoder) at(path string) *yaml.Node { return source.Lookup(d.doc.Node, path) }
 

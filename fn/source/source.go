@@ -221,6 +221,10 @@ func Read(paths []string, opts Options, diags *diag.List) []*Doc {
 }
 
 func readFile(file, rel, root string, opts Options, diags *diag.List) []*Doc {
+	if filepath.Ext(file) == ".libsonnet" {
+		diags.Warnf(diag.Pos{File: file}, "", "Jsonnet library skipped: it is not an input, .jsonnet files that import it are")
+		return nil
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		diags.Errorf(diag.Pos{File: file}, "", "cannot read: %v", unwrapPathError(err))

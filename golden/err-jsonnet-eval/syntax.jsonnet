@@ -1,0 +1,5 @@
+{
+  apiVersion: 'virtc.dev/v1alpha1',
+  kind: 'Tenant'
+  metadata: { name: 'a' },
+}

@@ -1,0 +1,2 @@
+// Reading a file of the machine running virtc.
+{ passwd: importstr '/etc/passwd' }

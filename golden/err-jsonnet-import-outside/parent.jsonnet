@@ -1,0 +1,2 @@
+// Climbing out of the input root.
+import '../../secret.libsonnet'
