@@ -165,8 +165,6 @@ var (
 	plainChars = regexp.MustCompile(`^[A-Za-z0-9_./][A-Za-z0-9 _./:@+=()~,-]*$`)
 	// YAML 1.1 and 1.2 resolve these as numbers, booleans, nulls or
 	// timestamps: such strings must be quoted to stay strings.
-	yamlInt   = regexp.MustCompile(`(?i)^[-+]?(0b[01_]+|0o?[0-7_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*(:[0-5]?[0-9])*)$`)
-	yamlFloat = regexp.MustCompile(`^[-+]?([0-9][0-9_]*)?\.?[0-9_]*([eE][-+]?[0-9]+)?$|^[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]*$|^[-+]?\.(inf|Inf|INF)$|^\.(nan|NaN|NAN)$`)
 	yamlTime  = regexp.MustCompile(`^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}`)
 	yamlWords = map[string]bool{
 		"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "n": true, "N": true, "no": true, "No": true, "NO": true,
@@ -184,10 +182,48 @@ func needsQuotes(s string) bool {
 	if strings.HasSuffix(s, " ") || strings.HasSuffix(s, ":") || strings.Contains(s, ": ") || strings.Contains(s, " #") {
 		return true
 	}
-	if c := s[0]; c >= '0' && c <= '9' || c == '.' {
-		return yamlInt.MatchString(s) || yamlFloat.MatchString(s) || yamlTime.MatchString(s)
+	if c := s[0]; c >= '0' && c <= '9' || c == '.' || c == '+' || c == '-' {
+		return !numberLikeString(s)
 	}
 	return false
+}
+
+// dottedNumber matches versions such as 4.22.3, which no YAML version
+// reads as a number.
+var dottedNumber = regexp.MustCompile(`^[0-9]+(\.[0-9]+){2,}$`)
+
+// numberLikeString reports whether a string that starts like a number is
+// still safe to write plain.
+func numberLikeString(s string) bool {
+	return dottedNumber.MatchString(s) || !couldBeNumber(s)
+}
+
+// couldBeNumber reports whether YAML 1.1 or 1.2 might read s as a number
+// or a timestamp: it is made only of what numbers are made of (digits,
+// signs, '.', '_', ':', exponents, hex digits and base prefixes). A UUID,
+// a CIDR or a quantity such as 40Gi has something else, so it stays plain;
+// anything doubtful is quoted, which costs nothing.
+func couldBeNumber(s string) bool {
+	if yamlTime.MatchString(s) {
+		return true
+	}
+	if t := strings.ToLower(strings.TrimLeft(s, "+-")); t == ".inf" || t == ".nan" {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9', c == '.', c == '_', c == ':':
+		case c == '+' || c == '-':
+			if i != 0 && s[i-1] != 'e' && s[i-1] != 'E' {
+				return false
+			}
+		case strings.IndexByte("abcdefABCDEFxXoO", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func writeScalarString(b *bytes.Buffer, s string) {
