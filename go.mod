@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/google/go-cmp v0.7.0
 	github.com/google/uuid v1.6.0
+	github.com/yuin/gopher-lua v1.1.1
 	go.yaml.in/yaml/v3 v3.0.5
 	k8s.io/api v0.34.3
 	k8s.io/apimachinery v0.34.3
