@@ -11,6 +11,7 @@ import (
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/source"
 )
 
@@ -33,9 +34,9 @@ type Spec struct {
 	// NoDefaultCatalog leaves the embedded default catalog out, like
 	// `virtc build --no-default-catalog`.
 	NoDefaultCatalog bool `json:"noDefaultCatalog,omitempty"`
-	// Scope limits the output to one scope (platform, tenants or vms). It
-	// is accepted so a configuration can be written today, and refused with
-	// an error until the compiler supports scoped builds.
+	// Scope limits the output to one scope's objects, like `virtc build
+	// --scope`: all (the default), platform, tenants or vms. Everything is
+	// still read and checked.
 	Scope string `json:"scope,omitempty"`
 }
 
@@ -100,7 +101,9 @@ func DecodeConfig(doc *source.Doc, diags *diag.List) Spec {
 		}
 	}
 	if s.Scope != "" {
-		errorf("spec.scope", "scoped builds are not supported by this version of virtc yet: remove spec.scope")
+		if _, ok := emit.ParseScope(s.Scope); !ok {
+			errorf("spec.scope", "%s", diag.Unknown("scope", s.Scope, emit.ScopeNames()))
+		}
 	}
 	return s
 }

@@ -107,6 +107,9 @@ func process(rl *framework.ResourceList, diags *diag.List) error {
 	}
 	opts := compile.Options{PassThrough: true}
 	opts.Catalog.NoDefaults = cfg.NoDefaultCatalog
+	if cfg.Scope != "" {
+		opts.Scopes, _ = emit.ParseScope(cfg.Scope)
+	}
 	res := compile.Compile(docs, opts, diags)
 	for _, d := range res.Other {
 		// Items that are not virtc objects never reach the compiler; these

@@ -181,6 +181,31 @@ func TestTransformerEqualsBuild(t *testing.T) {
 	}
 }
 
+// TestScopeEqualsBuild: spec.scope selects objects like virtc build --scope.
+func TestScopeEqualsBuild(t *testing.T) {
+	dir := filepath.Join("..", "..", "examples", "kustomize-transformer")
+	var items []string
+	for _, f := range []string{"tenant.yaml", "web01.yaml", "db01.yaml"} {
+		items = append(items, withAnnotations(t, filepath.Join(dir, f), map[string]string{"internal.config.kubernetes.io/path": f}))
+	}
+	out, stderr, code := run(t, resourceList(t, "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: virtc}\nspec: {scope: vms}\n", items...))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	want := build(t, "--scope", "vms", dir)
+	if !slices.ContainsFunc(want, func(o map[string]any) bool { return o["kind"] == "VirtualMachine" }) {
+		t.Fatal("virtc build --scope vms printed no VirtualMachine")
+	}
+	if diff := cmp.Diff(want, out.Items[3:]); diff != "" {
+		t.Errorf("KRM output differs from virtc build --scope vms (-build +fn):\n%s", diff)
+	}
+	for _, o := range out.Items[3:] {
+		if o["kind"] == "Namespace" || o["kind"] == "ResourceQuota" {
+			t.Errorf("scope vms emitted a %s", o["kind"])
+		}
+	}
+}
+
 // TestGeneratorEqualsBuild compares the generator form, which reads
 // directories relative to the working directory, with virtc build.
 func TestGeneratorEqualsBuild(t *testing.T) {
@@ -284,8 +309,8 @@ func TestConfigErrors(t *testing.T) {
 			`functionConfig: spec.catalogDir: unknown field "catalogDir"; did you mean "catalogDirs"?`},
 		{"wrong type", "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: x}\nspec:\n  noDefaultCatalog: yes please\n",
 			"functionConfig: spec.noDefaultCatalog: must be true or false"},
-		{"scope not yet supported", "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: x}\nspec:\n  scope: vms\n",
-			"functionConfig: spec.scope: scoped builds are not supported by this version of virtc yet"},
+		{"unknown scope", "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: x}\nspec:\n  scope: vm\n",
+			`functionConfig: spec.scope: unknown scope "vm"; did you mean "vms"?`},
 		{"other kind", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
 			`functionConfig: kind: expected apiVersion virtc.dev/v1alpha1, kind Compiler (got apiVersion "v1", kind "ConfigMap")`},
 		{"missing path", "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: x}\nspec:\n  paths: [does-not-exist]\n",
