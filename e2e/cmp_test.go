@@ -365,6 +365,21 @@ func TestCMPOptions(t *testing.T) {
 			t.Errorf("exit %d, stdout equal to build: %v\n%s", code, stdout == want, stderr)
 		}
 	})
+	t.Run("scope", func(t *testing.T) {
+		vms := "vms"
+		app := withPlugin(func(a *application) {
+			a.Spec.Source.Plugin.Parameters = []parameter{{Name: "catalog", Array: []string{"../../platform"}}, {Name: "scope", String: &vms}}
+		})
+		repo := repoCopy(t)
+		code, stdout, stderr := generate(t, p, app, repo)
+		want := runBuild(t, filepath.Join(repo, app.Spec.Source.Path), "--catalog", "../../platform", "--scope", "vms", ".")
+		if code != 0 || stdout != want {
+			t.Errorf("exit %d, stdout equal to build: %v\n%s", code, stdout == want, stderr)
+		}
+		if strings.Contains(stdout, "kind: Namespace\n") || !strings.Contains(stdout, "kind: VirtualMachine\n") {
+			t.Errorf("scope vms must give the VMs and no Namespace:\n%s", stdout)
+		}
+	})
 	t.Run("unknown parameter", func(t *testing.T) {
 		vms := "vms"
 		app := withPlugin(func(a *application) {
