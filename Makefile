@@ -49,6 +49,12 @@ vet:
 generate:
 	$(GO) run ./cmd/schemagen -api fn/api -out schemas
 
+.PHONY: e2e
+## e2e: every kustomization under examples/ with the real kustomize, and the
+## Argo CD plugin contract (also part of `make test`, where missing tools skip)
+e2e: tools
+	VIRTC_REQUIRE_TOOLS=1 $(GO) test -count=1 ./e2e/...
+
 ## tools: pinned kubeconform and kustomize in .tools/bin
 tools: $(TOOLS)/kubeconform $(TOOLS)/kustomize
 

@@ -36,12 +36,17 @@ func commands() []command {
 		{"restore-plan", "print a Velero Restore for one VM (in place, or a copy with --to)", runRestorePlan},
 		{"schema", "print the JSON Schema of a kind, for editors and validators", runSchema},
 		{"version", "print virtc's version", runVersion},
+		{"cmp", "run as the Argo CD plugin: build . with flags from the plugin's parameters and env", runCMP},
+		{"fn", "run as a KRM function (kustomize, kpt): ResourceList on stdin, result on stdout", runFn},
 	}
 }
 
 // Main runs virtc with args (without the program name).
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
+		if !isTerminal(stdin) {
+			return runFn(nil, stdin, stdout, stderr)
+		}
 		usage(stderr)
 		return ExitUsage
 	}

@@ -48,7 +48,7 @@ type Set struct {
 }
 
 // Kinds lists the virtc kinds in the order they are documented.
-var Kinds = []string{"Tenant", "VM", "Platform", "Size", "Preference", "Image", "NetworkProfile", "StorageProfile", "BackupPolicy"}
+var Kinds = []string{"Tenant", "VM", "Platform", "Size", "Preference", "Image", "NetworkProfile", "StorageProfile", "BackupPolicy", "Compiler"}
 
 // kindTypes maps each kind to its Go type.
 var kindTypes = map[string]reflect.Type{
@@ -61,6 +61,16 @@ var kindTypes = map[string]reflect.Type{
 	"BackupPolicy":   reflect.TypeFor[api.BackupPolicy](),
 	"Preference":     reflect.TypeFor[api.Preference](),
 	"Platform":       reflect.TypeFor[api.Platform](),
+	"Compiler":       reflect.TypeFor[api.Compiler](),
+}
+
+// Into decodes one document strictly into v (a pointer to an fn/api type),
+// with the same rules and messages as every other virtc document. It
+// reports whether the document decoded without structural errors.
+func Into(doc *source.Doc, v any, diags *diag.List) bool {
+	d := &decoder{doc: doc, diags: diags}
+	d.object(doc.Node, reflect.ValueOf(v).Elem(), "")
+	return !d.structural
 }
 
 // TypeOf returns the Go type of a virtc kind.

@@ -76,7 +76,7 @@ func TestNestedLayout(t *testing.T) {
   - two
 b:
 - x: []
-  "y": 1x
+  "y": "1x"
 - s
 - {}
 `

@@ -6,6 +6,7 @@ package render
 import (
 	"maps"
 	"strconv"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -65,7 +66,11 @@ func objectMeta(kind, namespace, name, source string, labels, annotations map[st
 	l := map[string]string{LabelManagedBy: ManagedBy}
 	maps.Copy(l, labels)
 	a := map[string]string{}
-	maps.Copy(a, annotations)
+	for k, v := range annotations {
+		if !isKRMAnnotation(k) {
+			a[k] = v
+		}
+	}
 	if source != "" {
 		a[AnnotationSource] = source
 	}
@@ -127,6 +132,14 @@ func keepOnPrune(m metav1.ObjectMeta) metav1.ObjectMeta {
 func withWave(m metav1.ObjectMeta, wave int) metav1.ObjectMeta {
 	m.Annotations[AnnotationSyncWave] = strconv.Itoa(wave)
 	return m
+}
+
+// isKRMAnnotation reports annotations of the KRM function protocol, such as
+// config.kubernetes.io/local-config: they describe the intent file to
+// kustomize and kpt, and copied onto a generated object they would change
+// what those tools do with it (a local-config VM is never applied).
+func isKRMAnnotation(key string) bool {
+	return strings.HasPrefix(key, "config.kubernetes.io/") || strings.HasPrefix(key, "internal.config.kubernetes.io/")
 }
 
 func typeMeta(apiVersion, kind string) metav1.TypeMeta {

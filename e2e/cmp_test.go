@@ -1,0 +1,417 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	gocmp "github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
+)
+
+// plugin is the part of a ConfigManagementPlugin (plugin.yaml) Argo CD's
+// cmp-server reads.
+type plugin struct {
+	APIVersion string `yaml:"apiVersion"`
+	Kind       string `yaml:"kind"`
+	Metadata   struct {
+		Name string `yaml:"name"`
+	} `yaml:"metadata"`
+	Spec struct {
+		Version  string  `yaml:"version"`
+		Init     *action `yaml:"init"`
+		Generate action  `yaml:"generate"`
+		Discover struct {
+			FileName string `yaml:"fileName"`
+		} `yaml:"discover"`
+		Parameters struct {
+			Static []struct {
+				Name           string `yaml:"name"`
+				CollectionType string `yaml:"collectionType"`
+			} `yaml:"static"`
+		} `yaml:"parameters"`
+	} `yaml:"spec"`
+}
+
+type action struct {
+	Command []string `yaml:"command"`
+	Args    []string `yaml:"args"`
+}
+
+// parameter is an Application's plugin parameter, as Argo CD marshals it
+// into ARGOCD_APP_PARAMETERS.
+type parameter struct {
+	Name   string            `yaml:"name" json:"name"`
+	String *string           `yaml:"string,omitempty" json:"string,omitempty"`
+	Array  []string          `yaml:"array,omitempty" json:"array,omitempty"`
+	Map    map[string]string `yaml:"map,omitempty" json:"map,omitempty"`
+}
+
+type source struct {
+	RepoURL        string `yaml:"repoURL"`
+	TargetRevision string `yaml:"targetRevision"`
+	Path           string `yaml:"path"`
+	Plugin         *struct {
+		Name string `yaml:"name"`
+		Env  []struct {
+			Name  string `yaml:"name"`
+			Value string `yaml:"value"`
+		} `yaml:"env"`
+		Parameters []parameter `yaml:"parameters"`
+	} `yaml:"plugin"`
+}
+
+type appSpec struct {
+	Project     string `yaml:"project"`
+	Source      source `yaml:"source"`
+	Destination struct {
+		Server    string `yaml:"server"`
+		Name      string `yaml:"name"`
+		Namespace string `yaml:"namespace"`
+	} `yaml:"destination"`
+}
+
+type application struct {
+	Metadata struct {
+		Name string `yaml:"name"`
+	} `yaml:"metadata"`
+	Spec appSpec `yaml:"spec"`
+}
+
+func readYAML(t *testing.T, file string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+}
+
+func readPlugin(t *testing.T) plugin {
+	t.Helper()
+	var p plugin
+	readYAML(t, filepath.Join(root, "examples", "argocd", "plugin.yaml"), &p)
+	if p.APIVersion != "argoproj.io/v1alpha1" || p.Kind != "ConfigManagementPlugin" || p.Metadata.Name != "virtc" {
+		t.Fatalf("plugin.yaml is %s %s %q, want argoproj.io/v1alpha1 ConfigManagementPlugin virtc", p.APIVersion, p.Kind, p.Metadata.Name)
+	}
+	return p
+}
+
+// applications returns the example Applications that use the plugin: the
+// Application itself and those the ApplicationSet's git directory generator
+// makes, rendered as Argo CD would for this repository.
+func applications(t *testing.T) []application {
+	t.Helper()
+	dir := filepath.Join(root, "examples", "argocd")
+	var app application
+	readYAML(t, filepath.Join(dir, "application.yaml"), &app)
+	apps := []application{app}
+
+	var set struct {
+		Spec struct {
+			Generators []struct {
+				Git struct {
+					Directories []struct {
+						Path string `yaml:"path"`
+					} `yaml:"directories"`
+				} `yaml:"git"`
+			} `yaml:"generators"`
+			Template yaml.Node `yaml:"template"`
+		} `yaml:"spec"`
+	}
+	readYAML(t, filepath.Join(dir, "applicationset.yaml"), &set)
+	tmpl, err := yaml.Marshal(&set.Spec.Template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range set.Spec.Generators {
+		for _, d := range g.Git.Directories {
+			matches, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(d.Path)))
+			if err != nil || len(matches) == 0 {
+				t.Fatalf("the ApplicationSet's directory pattern %s matches nothing", d.Path)
+			}
+			for _, m := range matches {
+				rel, _ := filepath.Rel(root, m)
+				rel = filepath.ToSlash(rel)
+				r := strings.NewReplacer("{{.path.path}}", rel, "{{.path.basename}}", filepath.Base(rel))
+				var a application
+				if err := yaml.Unmarshal([]byte(r.Replace(string(tmpl))), &a); err != nil {
+					t.Fatal(err)
+				}
+				if strings.Contains(r.Replace(string(tmpl)), "{{") {
+					t.Fatalf("template has a field this test does not render:\n%s", tmpl)
+				}
+				apps = append(apps, a)
+			}
+		}
+	}
+	return apps
+}
+
+// cmpEnv is the environment Argo CD's cmp-server gives generate: the
+// sidecar's own variables (PATH) and the build environment of the
+// Application.
+func cmpEnv(t *testing.T, app application) []string {
+	t.Helper()
+	src := app.Spec.Source
+	revision := "4f3c2b1a0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b"
+	env := []string{
+		"PATH=" + filepath.Join(root, "bin") + ":/usr/bin:/bin",
+		"HOME=/home/argocd",
+		"ARGOCD_APP_NAME=" + app.Metadata.Name,
+		"ARGOCD_APP_NAMESPACE=" + app.Spec.Destination.Namespace,
+		"ARGOCD_APP_PROJECT_NAME=" + app.Spec.Project,
+		"ARGOCD_APP_REVISION=" + revision,
+		"ARGOCD_APP_REVISION_SHORT=" + revision[:7],
+		"ARGOCD_APP_REVISION_SHORT_8=" + revision[:8],
+		"ARGOCD_APP_SOURCE_PATH=" + src.Path,
+		"ARGOCD_APP_SOURCE_REPO_URL=" + src.RepoURL,
+		"ARGOCD_APP_SOURCE_TARGET_REVISION=" + src.TargetRevision,
+		"KUBE_VERSION=1.35.8",
+		"KUBE_API_VERSIONS=v1,apps/v1,rbac.authorization.k8s.io/v1,kubevirt.io/v1,cdi.kubevirt.io/v1beta1,argoproj.io/v1alpha1",
+	}
+	if src.Plugin == nil {
+		return env
+	}
+	for _, e := range src.Plugin.Env {
+		env = append(env, "ARGOCD_ENV_"+e.Name+"="+e.Value)
+	}
+	if len(src.Plugin.Parameters) > 0 {
+		data, err := json.Marshal(src.Plugin.Parameters)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env = append(env, "ARGOCD_APP_PARAMETERS="+string(data))
+	}
+	escape := func(s string) string {
+		return regexp.MustCompile(`[^A-Z0-9_]`).ReplaceAllString(strings.ToUpper(s), "_")
+	}
+	for _, p := range src.Plugin.Parameters {
+		base := "PARAM_" + escape(p.Name)
+		switch {
+		case p.String != nil:
+			env = append(env, base+"="+*p.String)
+		case p.Map != nil:
+			for k, v := range p.Map {
+				env = append(env, base+"_"+escape(k)+"="+v)
+			}
+		default:
+			for i, v := range p.Array {
+				env = append(env, base+"_"+strconv.Itoa(i)+"="+v)
+			}
+		}
+	}
+	return env
+}
+
+// lookPath finds a command in a PATH value: Argo CD execs generate's
+// command without a shell, looked up on the sidecar's PATH.
+func lookPath(t *testing.T, name string, env []string) string {
+	t.Helper()
+	if strings.Contains(name, "/") {
+		return name
+	}
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			for _, dir := range filepath.SplitList(v) {
+				p := filepath.Join(dir, name)
+				if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+					return p
+				}
+			}
+		}
+	}
+	t.Fatalf("%s is not on the sidecar's PATH", name)
+	return ""
+}
+
+// repoCopy gives each run its own copy of the repository, as the
+// cmp-server does (it receives the repository as a tarball).
+func repoCopy(t *testing.T) string {
+	t.Helper()
+	dst := t.TempDir()
+	if err := copyTree(filepath.Join(root, "examples"), filepath.Join(dst, "examples")); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// generate runs the plugin's generate command for an Application the way
+// Argo CD does: no shell, in the app path of a copy of the repository,
+// with the CMP environment.
+func generate(t *testing.T, p plugin, app application, repo string) (int, string, string) {
+	t.Helper()
+	if p.Spec.Init != nil {
+		t.Fatal("plugin.yaml has an init command this test does not run")
+	}
+	dir := filepath.Join(repo, filepath.FromSlash(app.Spec.Source.Path))
+	env := cmpEnv(t, app)
+	argv := append(append([]string{}, p.Spec.Generate.Command...), p.Spec.Generate.Args...)
+	cmd := exec.Command(lookPath(t, argv[0], env), argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("generate: %v", err)
+	}
+	return code, stdout.String(), stderr.String()
+}
+
+// equivalentPluginBuilds are the `virtc build` arguments, run in the app
+// directory, whose output each example Application must deploy.
+var equivalentPluginBuilds = map[string][]string{
+	"virtc-in-cluster": {"--catalog", "../../platform", "."},
+	"virtc-east":       {"--catalog", "../../platform", "."},
+	"virtc-west":       {"--catalog", "../../platform", "."},
+}
+
+// TestCMPContract runs plugin.yaml's generate for every example
+// Application as Argo CD would, and compares the manifests with virtc
+// build.
+func TestCMPContract(t *testing.T) {
+	p := readPlugin(t)
+	var names []string
+	for _, app := range applications(t) {
+		names = append(names, app.Metadata.Name)
+		t.Run(app.Metadata.Name, func(t *testing.T) {
+			pl := app.Spec.Source.Plugin
+			if pl == nil {
+				t.Fatal("the Application does not use a plugin")
+			}
+			if want := p.Metadata.Name + "-" + p.Spec.Version; pl.Name != want {
+				t.Errorf("plugin name %q; with spec.version set, Argo CD knows the plugin as %q", pl.Name, want)
+			}
+			repo := repoCopy(t)
+			dir := filepath.Join(repo, filepath.FromSlash(app.Spec.Source.Path))
+			if m, _ := filepath.Glob(filepath.Join(dir, p.Spec.Discover.FileName)); len(m) == 0 {
+				t.Errorf("discover.fileName %q does not match in %s", p.Spec.Discover.FileName, app.Spec.Source.Path)
+			}
+			code, stdout, stderr := generate(t, p, app, repo)
+			if code != 0 {
+				t.Fatalf("generate exit %d\n%s", code, stderr)
+			}
+			args, ok := equivalentPluginBuilds[app.Metadata.Name]
+			if !ok {
+				t.Fatalf("no expected build for %s in equivalentPluginBuilds", app.Metadata.Name)
+			}
+			if want := runBuild(t, dir, args...); stdout != want {
+				t.Errorf("generate output differs from virtc build %s:\n%s", strings.Join(args, " "), gocmp.Diff(want, stdout))
+			}
+			if !strings.Contains(stdout, "kind: VirtualMachine\n") {
+				t.Error("no VirtualMachine in the manifests")
+			}
+		})
+	}
+	slices.Sort(names)
+	if want := []string{"virtc-east", "virtc-in-cluster", "virtc-west"}; !slices.Equal(names, want) {
+		t.Errorf("example Applications %q, want %q", names, want)
+	}
+}
+
+// TestCMPOptions covers the other ways options reach the plugin: the
+// Application's plugin env, the directory's virtc.yaml, and a parameter
+// virtc build does not know.
+func TestCMPOptions(t *testing.T) {
+	p := readPlugin(t)
+	base := applications(t)[0]
+	withPlugin := func(f func(a *application)) application {
+		a := base
+		pl := *base.Spec.Source.Plugin
+		a.Spec.Source.Plugin = &pl
+		a.Spec.Source.Plugin.Parameters = nil
+		f(&a)
+		return a
+	}
+	t.Run("env", func(t *testing.T) {
+		app := withPlugin(func(a *application) {
+			a.Spec.Source.Plugin.Env = append(a.Spec.Source.Plugin.Env, struct {
+				Name  string `yaml:"name"`
+				Value string `yaml:"value"`
+			}{"CATALOG", "../../platform"})
+		})
+		repo := repoCopy(t)
+		code, stdout, stderr := generate(t, p, app, repo)
+		want := runBuild(t, filepath.Join(repo, app.Spec.Source.Path), "--catalog", "../../platform", ".")
+		if code != 0 || stdout != want {
+			t.Errorf("exit %d, stdout equal to build: %v\n%s", code, stdout == want, stderr)
+		}
+	})
+	t.Run("virtc.yaml", func(t *testing.T) {
+		app := withPlugin(func(*application) {})
+		repo := repoCopy(t)
+		dir := filepath.Join(repo, app.Spec.Source.Path)
+		marker := "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: east}\nspec:\n  catalogDirs: [../../platform]\n"
+		if err := os.WriteFile(filepath.Join(dir, "virtc.yaml"), []byte(marker), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := generate(t, p, app, repo)
+		want := runBuild(t, dir, "--catalog", "../../platform", ".")
+		if code != 0 || stdout != want {
+			t.Errorf("exit %d, stdout equal to build: %v\n%s", code, stdout == want, stderr)
+		}
+	})
+	t.Run("scope", func(t *testing.T) {
+		vms := "vms"
+		app := withPlugin(func(a *application) {
+			a.Spec.Source.Plugin.Parameters = []parameter{{Name: "catalog", Array: []string{"../../platform"}}, {Name: "scope", String: &vms}}
+		})
+		repo := repoCopy(t)
+		code, stdout, stderr := generate(t, p, app, repo)
+		want := runBuild(t, filepath.Join(repo, app.Spec.Source.Path), "--catalog", "../../platform", "--scope", "vms", ".")
+		if code != 0 || stdout != want {
+			t.Errorf("exit %d, stdout equal to build: %v\n%s", code, stdout == want, stderr)
+		}
+		if strings.Contains(stdout, "kind: Namespace\n") || !strings.Contains(stdout, "kind: VirtualMachine\n") {
+			t.Errorf("scope vms must give the VMs and no Namespace:\n%s", stdout)
+		}
+	})
+	t.Run("unknown parameter", func(t *testing.T) {
+		vms := "vms"
+		app := withPlugin(func(a *application) {
+			a.Spec.Source.Plugin.Parameters = []parameter{{Name: "catalog", Array: []string{"../../platform"}}, {Name: "colour", String: &vms}}
+		})
+		code, stdout, stderr := generate(t, p, app, repoCopy(t))
+		if code == 0 || stdout != "" || !strings.Contains(stderr, "flag provided but not defined: -colour") {
+			t.Errorf("exit %d, stdout %d bytes, stderr:\n%s", code, len(stdout), stderr)
+		}
+	})
+}
+
+// TestCMPFailure: a refused intent makes generate exit non-zero with the
+// message on stderr and nothing on stdout, which Argo CD shows as the
+// Application's ComparisonError.
+func TestCMPFailure(t *testing.T) {
+	p := readPlugin(t)
+	app := applications(t)[0]
+	repo := repoCopy(t)
+	vm := filepath.Join(repo, app.Spec.Source.Path, "web01.yaml")
+	data, err := os.ReadFile(vm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(vm, bytes.Replace(data, []byte("image: ubuntu-24.04"), []byte("image: ubuntu-2404"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := generate(t, p, app, repo)
+	if code == 0 || stdout != "" {
+		t.Fatalf("exit %d with %d bytes on stdout, want a failure and nothing", code, len(stdout))
+	}
+	if want := `web01.yaml:9:10: spec.image: unknown image "ubuntu-2404"; did you mean "ubuntu-24.04"?`; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+}

@@ -1,0 +1,34 @@
+package api
+
+// Compiler configures virtc itself where no command line exists: as the
+// functionConfig of the KRM function under kustomize or kpt, and as the
+// virtc.yaml marker file of the Argo CD plugin. `virtc build` skips
+// Compiler documents, so one may sit beside the intents it configures.
+type Compiler struct {
+	TypeMeta `json:",inline"`
+	Metadata ObjectMeta   `json:"metadata,omitempty"`
+	Spec     CompilerSpec `json:"spec,omitempty"`
+}
+
+// CompilerSpec holds the options `virtc build` takes as flags. Paths are
+// read relative to the function's working directory: kustomize sets it to
+// the directory of the kustomization that declares the function.
+type CompilerSpec struct {
+	// Paths are files or directories of intents and catalog entries to read,
+	// like the PATH arguments of `virtc build`. A generator names its inputs
+	// here; a transformer may leave it empty and get its inputs as items.
+	Paths []string `json:"paths,omitempty"`
+	// CatalogDirs are catalog files or directories to read besides the
+	// inputs, like `virtc build --catalog`.
+	CatalogDirs []string `json:"catalogDirs,omitempty"`
+	// NoDefaultCatalog leaves the embedded default catalog out, like
+	// `virtc build --no-default-catalog`.
+	NoDefaultCatalog bool `json:"noDefaultCatalog,omitempty"`
+	// Scope limits the output to one scope's objects, like `virtc build
+	// --scope`: all (the default), platform, tenants or vms. Everything is
+	// still read and checked.
+	Scope string `json:"scope,omitempty" enum:"all,platform,tenants,vms"`
+	// ExtStr are Jsonnet external variables, like `virtc build --ext-str
+	// key=value`.
+	ExtStr map[string]string `json:"extStr,omitempty"`
+}

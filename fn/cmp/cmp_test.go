@@ -1,0 +1,67 @@
+package cmp
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/virtc/virtc/fn/krm"
+)
+
+func TestArgs(t *testing.T) {
+	env := []string{
+		"PATH=/usr/bin",
+		"ARGOCD_APP_NAME=east",
+		"ARGOCD_ENV_NO_DEFAULT_CATALOG=true",
+		"ARGOCD_ENV_CATALOG=../shared",
+		`ARGOCD_APP_PARAMETERS=[{"name":"catalog","array":["../a","../b"]},{"name":"ext-str","map":{"zone":"b","env":"prod"}},{"name":"no-default-catalog","string":"false"}]`,
+		// Argo CD's per-parameter variables repeat ARGOCD_APP_PARAMETERS
+		// and must not count twice.
+		"PARAM_CATALOG_0=../a",
+	}
+	got, err := Args(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"--catalog=../shared", "--no-default-catalog=true",
+		"--catalog=../a", "--catalog=../b",
+		"--ext-str=env=prod", "--ext-str=zone=b",
+		"--no-default-catalog=false",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+func TestArgsErrors(t *testing.T) {
+	for _, tc := range []struct{ env, want string }{
+		{`ARGOCD_APP_PARAMETERS={"name":"x"}`, "is not a JSON list of parameters"},
+		{`ARGOCD_APP_PARAMETERS=[{"name":"Catalog","string":"x"}]`, `plugin parameter "Catalog" is not a virtc build flag name`},
+		{`ARGOCD_APP_PARAMETERS=[{"name":"--catalog","string":"x"}]`, "is not a virtc build flag name"},
+		{"ARGOCD_ENV_9LIVES=x", `plugin env 9LIVES: "9lives" is not a virtc build flag name`},
+	} {
+		if _, err := Args([]string{tc.env}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.env, err, tc.want)
+		}
+	}
+}
+
+func TestNoParameters(t *testing.T) {
+	for _, v := range []string{"", "[]", "null"} {
+		got, err := Args([]string{"ARGOCD_APP_PARAMETERS=" + v})
+		if err != nil || len(got) != 0 {
+			t.Errorf("%q: got %q, %v; want no flags", v, got, err)
+		}
+	}
+}
+
+func TestSpecArgs(t *testing.T) {
+	flags, paths := SpecArgs(krm.Spec{CatalogDirs: []string{"../p"}, NoDefaultCatalog: true, Paths: []string{"vms"}})
+	if want := []string{"--catalog=../p", "--no-default-catalog"}; !slices.Equal(flags, want) {
+		t.Errorf("flags %q, want %q", flags, want)
+	}
+	if !slices.Equal(paths, []string{"vms"}) {
+		t.Errorf("paths %q", paths)
+	}
+}

@@ -1,0 +1,117 @@
+package krm
+
+import (
+	"path"
+
+	"go.yaml.in/yaml/v3"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/decode"
+	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/source"
+)
+
+// Kind is the kind of the function's configuration; its apiVersion is
+// virtc.dev/v1alpha1. `virtc build` ignores Compiler documents, so a
+// Compiler may sit beside the intents it configures.
+const Kind = "Compiler"
+
+// Spec holds the options of a Compiler functionConfig.
+type Spec = api.CompilerSpec
+
+// config is the decoded functionConfig and where it came from.
+type config struct {
+	Spec
+	// doc is the functionConfig as a document, for locating messages.
+	doc *source.Doc
+	// dir is the directory of the configuration file as kustomize's origin
+	// annotation names it ("" when unknown): item paths are made relative
+	// to it.
+	dir  string
+	repo string
+	ref  *kyaml.ResourceIdentifier
+}
+
+// configFile is the name messages give the functionConfig when the
+// orchestrator does not say which file it came from.
+const configFile = "functionConfig"
+
+// readConfig decodes the functionConfig. A missing config means the
+// defaults (kpt can run a function without one).
+func readConfig(rn *kyaml.RNode, diags *diag.List) *config {
+	c := &config{}
+	if rn == nil || rn.IsNilOrEmpty() {
+		return c
+	}
+	n := rn.YNode()
+	c.ref = refOf(n)
+	file := configFile
+	if o, ok := originOf(rn); ok {
+		file, c.dir, c.repo = o.label(), path.Dir(o.Path), o.Repo
+	}
+	c.doc = &source.Doc{File: file, Node: n, NoLines: true}
+	c.Spec = DecodeConfig(c.doc, diags)
+	return c
+}
+
+// DecodeConfig decodes a Compiler document with virtc's strict decoder.
+func DecodeConfig(doc *source.Doc, diags *diag.List) Spec {
+	av, kind := decode.Header(doc.Node)
+	if av != api.APIVersion || kind != Kind {
+		diags.Errorf(doc.Pos("kind"), "kind", "expected apiVersion %s, kind %s (got apiVersion %q, kind %q)", api.APIVersion, Kind, av, kind)
+		return Spec{}
+	}
+	var c api.Compiler
+	decode.Into(doc, &c, diags)
+	return c.Spec
+}
+
+// origin is kustomize's config.kubernetes.io/origin annotation, set when
+// the kustomization asks for `buildMetadata: [originAnnotations]`. Path is
+// relative to the kustomization being built.
+type origin struct {
+	Path string `yaml:"path"`
+	Repo string `yaml:"repo"`
+	Ref  string `yaml:"ref"`
+}
+
+func originOf(rn *kyaml.RNode) (origin, bool) {
+	v, ok := rn.GetAnnotations()[AnnotationOrigin]
+	if !ok {
+		return origin{}, false
+	}
+	var o origin
+	if err := yaml.Unmarshal([]byte(v), &o); err != nil || o.Path == "" {
+		return origin{}, false
+	}
+	o.Path = path.Clean(o.Path)
+	return o, true
+}
+
+// label names the origin in messages.
+func (o origin) label() string {
+	if o.Repo == "" {
+		return o.Path
+	}
+	s := o.Repo + "//" + o.Path
+	if o.Ref != "" {
+		s += "?ref=" + o.Ref
+	}
+	return s
+}
+
+// refOf identifies the object a document describes.
+func refOf(n *yaml.Node) *kyaml.ResourceIdentifier {
+	av, kind := decode.Header(n)
+	r := &kyaml.ResourceIdentifier{TypeMeta: kyaml.TypeMeta{APIVersion: av, Kind: kind}}
+	if m := source.Lookup(n, "metadata"); m != n && m.Kind == yaml.MappingNode {
+		if v := source.Lookup(m, "name"); v != m && v.Kind == yaml.ScalarNode {
+			r.Name = v.Value
+		}
+		if v := source.Lookup(m, "namespace"); v != m && v.Kind == yaml.ScalarNode {
+			r.Namespace = v.Value
+		}
+	}
+	return r
+}

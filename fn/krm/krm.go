@@ -1,0 +1,343 @@
+// Package krm runs virtc as a KRM function, the protocol kustomize (exec and
+// container functions) and kpt use: a ResourceList on stdin, the list with
+// the generated objects appended on stdout, problems as the list's results.
+//
+// The function compiles the virtc objects among the items (transformer
+// form: intents listed as kustomize resources) and the files its
+// functionConfig names (generator form). Every item is written back
+// unchanged; virtc items must be marked config.kubernetes.io/local-config,
+// so kustomize and kpt keep them out of what they apply.
+package krm
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/virtc/virtc/fn/compile"
+	"github.com/virtc/virtc/fn/decode"
+	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/jsonnet"
+	"github.com/virtc/virtc/fn/source"
+)
+
+// Annotations of the KRM function protocol that virtc reads.
+const (
+	// AnnotationLocalConfig marks an input that tools must not apply.
+	AnnotationLocalConfig = "config.kubernetes.io/local-config"
+	// AnnotationOrigin is kustomize's record of the file a resource came
+	// from (with `buildMetadata: [originAnnotations]`).
+	AnnotationOrigin = "config.kubernetes.io/origin"
+)
+
+// ErrNoResourceList is returned when the input is not a ResourceList.
+var ErrNoResourceList = errors.New("expected a ResourceList (apiVersion config.kubernetes.io/v1) on stdin")
+
+// Run executes the function once: it reads a ResourceList from in and
+// writes the resulting ResourceList to out. It returns the diagnostics,
+// which are also the list's results, and an error when the function failed:
+// framework.Results when the inputs were refused, another error when the
+// protocol itself broke. On failure the items are written back without
+// generated objects.
+func Run(in io.Reader, out io.Writer) (*diag.List, error) {
+	data, err := io.ReadAll(in)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkResourceList(data); err != nil {
+		return nil, err
+	}
+	diags := &diag.List{}
+	p := framework.ResourceListProcessorFunc(func(rl *framework.ResourceList) error {
+		return process(rl, diags)
+	})
+	// framework.Execute writes the results and then returns the processor's
+	// error. Returning the Results themselves as that error is what makes
+	// the process fail: a function that only sets rl.Results exits 0, and
+	// kustomize then carries on as if nothing was wrong.
+	err = framework.Execute(p, &kio.ByteReadWriter{Reader: bytes.NewReader(data), Writer: out, KeepReaderAnnotations: true})
+	return diags, err
+}
+
+func checkResourceList(data []byte) error {
+	var head struct {
+		APIVersion string `yaml:"apiVersion"`
+		Kind       string `yaml:"kind"`
+	}
+	if err := yaml.Unmarshal(data, &head); err != nil {
+		return fmt.Errorf("%w: %v", ErrNoResourceList, err)
+	}
+	if head.Kind != kio.ResourceListKind {
+		if len(bytes.TrimSpace(data)) == 0 {
+			return fmt.Errorf("%w; the input is empty", ErrNoResourceList)
+		}
+		return fmt.Errorf("%w; got kind %q", ErrNoResourceList, head.Kind)
+	}
+	return nil
+}
+
+// item is one input item that is a virtc object.
+type item struct {
+	doc *source.Doc
+	// path and index locate the item's file as the orchestrator reported
+	// it; index is -1 when unknown.
+	path  string
+	index int
+	ref   *kyaml.ResourceIdentifier
+}
+
+func process(rl *framework.ResourceList, diags *diag.List) error {
+	cfg := readConfig(rl.FunctionConfig, diags)
+	docs := source.Read(append(append([]string{}, cfg.CatalogDirs...), cfg.Paths...), source.Options{Evaluate: jsonnet.Options{ExtStr: cfg.ExtStr}.Evaluate}, diags)
+	onDisk := len(docs)
+	items := readItems(rl.Items, cfg, diags)
+	for _, it := range items {
+		docs = append(docs, it.doc)
+	}
+	opts := compile.Options{PassThrough: true}
+	opts.Catalog.NoDefaults = cfg.NoDefaultCatalog
+	if cfg.Scope != "" {
+		opts.Scopes, _ = emit.ParseScope(cfg.Scope)
+	}
+	res := compile.Compile(docs, opts, diags)
+	for _, d := range res.Other {
+		// Items that are not virtc objects never reach the compiler; these
+		// came from the configured paths, where `virtc build` refuses them
+		// too.
+		if d.Node.Kind == yaml.MappingNode {
+			av, kind := decode.Header(d.Node)
+			diags.Errorf(d.Pos("apiVersion"), "apiVersion", "not a virtc object (apiVersion %q, kind %q): the function's paths may hold only virtc files; list other resources under `resources:` in the kustomization", av, kind)
+		}
+	}
+	var generated []*kyaml.RNode
+	if !diags.HasErrors() {
+		generated = toNodes(res.YAML, diags)
+		conflicts(rl.Items, res.Objects, diags)
+	}
+	rl.Results = results(diags, cfg, docs[:onDisk], items)
+	if diags.HasErrors() {
+		return rl.Results
+	}
+	rl.Items = append(rl.Items, generated...)
+	return nil
+}
+
+// readItems turns the virtc items into documents for the compiler. The
+// documents are copies without the annotations kustomize and kpt add, so
+// none of them is copied onto a generated object.
+func readItems(rns []*kyaml.RNode, cfg *config, diags *diag.List) []*item {
+	var items []*item
+	labels := map[string]int{}
+	for _, rn := range rns {
+		if !decode.IsVirtc(rn.YNode()) {
+			continue
+		}
+		it := &item{index: -1, ref: refOf(rn.YNode())}
+		doc := &source.Doc{NoLines: true}
+		if p, idx, _ := kioutil.GetFileAnnotations(rn); p != "" {
+			it.path, doc.Rel = p, path.Clean(p)
+			if n, err := strconv.Atoi(idx); err == nil {
+				it.index = n
+			}
+		} else if o, ok := originOf(rn); ok {
+			it.path, doc.Rel = o.label(), o.Path
+			if cfg.dir != "" && o.Repo == cfg.repo {
+				// Relative to the Compiler's own file, so a base records the
+				// same source whether it is built alone or through an overlay.
+				if r, err := filepath.Rel(cfg.dir, o.Path); err == nil {
+					doc.Rel = filepath.ToSlash(r)
+				}
+			}
+		}
+		doc.File = it.path
+		if doc.File == "" {
+			doc.File = describe(it.ref)
+		}
+		if it.index >= 0 {
+			doc.Index = it.index
+		}
+		labels[doc.File]++
+		it.doc = doc
+		items = append(items, it)
+		if rn.GetAnnotations()[AnnotationLocalConfig] != "true" {
+			diags.Errorf(diag.Pos{File: doc.File}, "metadata.annotations", "%s %s is not marked %s: \"true\"; without it kustomize would emit the input itself as a cluster object (add the annotation to the file)", it.ref.Kind, it.ref.Name, AnnotationLocalConfig)
+		}
+		doc.Node = stripped(rn).YNode()
+	}
+	// Messages are matched back to items by file; items that share a file
+	// (several documents in one file, or no file at all) get a suffix.
+	seen := map[string]int{}
+	for _, it := range items {
+		f := it.doc.File
+		if labels[f] < 2 {
+			continue
+		}
+		seen[f]++
+		n := seen[f]
+		if it.index >= 0 {
+			n = it.index + 1
+		}
+		it.doc.File = fmt.Sprintf("%s (document %d)", f, n)
+	}
+	return items
+}
+
+func describe(r *kyaml.ResourceIdentifier) string {
+	if r.Namespace != "" {
+		return fmt.Sprintf("%s %s/%s", r.Kind, r.Namespace, r.Name)
+	}
+	return fmt.Sprintf("%s %s", r.Kind, r.Name)
+}
+
+// strippedPrefixes and strippedKeys are the annotations orchestrators add
+// to describe an input document (its file, index, origin, identity, and
+// that it is local); they say nothing about the objects virtc generates.
+var (
+	strippedPrefixes = []string{"config.kubernetes.io/", "internal.config.kubernetes.io/"}
+	strippedKeys     = []string{"kustomize.config.k8s.io/id", "config.k8s.io/id"}
+)
+
+func stripped(rn *kyaml.RNode) *kyaml.RNode {
+	c := rn.Copy()
+	for k := range c.GetAnnotations() {
+		drop := false
+		for _, p := range strippedPrefixes {
+			drop = drop || strings.HasPrefix(k, p)
+		}
+		for _, s := range strippedKeys {
+			drop = drop || k == s
+		}
+		if drop {
+			_ = c.PipeE(kyaml.ClearAnnotation(k))
+		}
+	}
+	if a := c.Field("metadata"); a != nil {
+		if an := a.Value.Field("annotations"); an != nil && len(an.Value.YNode().Content) == 0 {
+			_ = a.Value.PipeE(kyaml.Clear("annotations"))
+		}
+	}
+	return c
+}
+
+// toNodes parses the compiler's output into items.
+func toNodes(out []byte, diags *diag.List) []*kyaml.RNode {
+	var nodes []*kyaml.RNode
+	dec := yaml.NewDecoder(bytes.NewReader(out))
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return nodes
+		}
+		if err != nil {
+			diags.Errorf(diag.Pos{File: "<output>"}, "", "cannot read back the generated YAML: %v", err)
+			return nil
+		}
+		nodes = append(nodes, kyaml.NewRNode(n.Content[0]))
+	}
+}
+
+// conflicts reports items that are the same object as one virtc
+// generates: kustomize would refuse the duplicate with a message that does
+// not say where it came from.
+func conflicts(items []*kyaml.RNode, objs []emit.Object, diags *diag.List) {
+	gen := map[string]bool{}
+	for _, o := range objs {
+		gen[objectKey(group(o.APIVersion), o.Kind, o.Namespace, o.Name)] = true
+	}
+	for _, rn := range items {
+		n := rn.YNode()
+		if decode.IsVirtc(n) {
+			continue
+		}
+		r := refOf(n)
+		if !gen[objectKey(group(r.APIVersion), r.Kind, r.Namespace, r.Name)] {
+			continue
+		}
+		file, _, _ := kioutil.GetFileAnnotations(rn)
+		if org, ok := originOf(rn); ok && file == "" {
+			file = org.label()
+		}
+		if file == "" {
+			file = describe(r)
+		}
+		diags.Errorf(diag.Pos{File: file}, "", "%s is also generated by virtc: remove it from the resources, or change the intent that generates it", describe(r))
+	}
+}
+
+func group(apiVersion string) string {
+	if g, _, ok := strings.Cut(apiVersion, "/"); ok {
+		return g
+	}
+	return ""
+}
+
+func objectKey(group, kind, namespace, name string) string {
+	return group + "|" + kind + "|" + namespace + "|" + name
+}
+
+// results turns the diagnostics into ResourceList results, each pointing
+// at the resource, file and field it is about.
+func results(diags *diag.List, cfg *config, disk []*source.Doc, items []*item) framework.Results {
+	byLabel := map[string]*item{}
+	for _, it := range items {
+		byLabel[it.doc.File] = it
+	}
+	byFile := map[string][]*source.Doc{}
+	for _, d := range disk {
+		byFile[d.File] = append(byFile[d.File], d)
+	}
+	var out framework.Results
+	for _, d := range diags.Sorted() {
+		r := &framework.Result{Message: d.Message, Severity: framework.Error}
+		if d.Severity == diag.Warning {
+			r.Severity = framework.Warning
+		}
+		if d.Field != "" {
+			r.Field = &framework.Field{Path: d.Field}
+		}
+		if it, ok := byLabel[d.File]; ok {
+			r.ResourceRef = it.ref
+			if it.path != "" {
+				r.File = &framework.File{Path: it.path, Index: max(it.index, 0)}
+			}
+		} else if docs, ok := byFile[d.File]; ok {
+			doc := docAt(docs, d.Line)
+			r.ResourceRef = refOf(doc.Node)
+			r.File = &framework.File{Path: d.File, Index: doc.Index}
+		} else if cfg.doc != nil && d.File == cfg.doc.File {
+			r.ResourceRef = cfg.ref
+			if d.File != configFile {
+				r.File = &framework.File{Path: d.File}
+			}
+		} else if d.File != "" && !strings.HasPrefix(d.File, "<") {
+			r.File = &framework.File{Path: d.File}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// docAt returns the document of a file that holds a line: the last one
+// starting at or before it.
+func docAt(docs []*source.Doc, line int) *source.Doc {
+	best := docs[0]
+	for _, d := range docs[1:] {
+		if d.Node != nil && line > 0 && d.Node.Line <= line {
+			best = d
+		}
+	}
+	return best
+}
