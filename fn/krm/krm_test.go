@@ -398,3 +398,37 @@ func TestNoArgumentsMeansFunction(t *testing.T) {
 		t.Errorf("a terminal-like stdin must print the usage: exit %d, stderr:\n%s", code, stderr.String())
 	}
 }
+
+// A generator's extStr reaches its Jsonnet inputs, as --ext-str does for
+// virtc build.
+func TestGeneratorExtStr(t *testing.T) {
+	dir := t.TempDir()
+	src := `local env = std.extVar('env');
+[
+  {apiVersion: 'virtc.dev/v1alpha1', kind: 'Tenant', metadata: {name: 'team-' + env}},
+  {apiVersion: 'virtc.dev/v1alpha1', kind: 'VM', metadata: {name: 'vm', namespace: 'team-' + env}, spec: {size: 'u1.small', image: 'fedora'}},
+]
+`
+	if err := os.WriteFile(filepath.Join(dir, "fleet.jsonnet"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	cfg := "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: virtc}\nspec:\n  paths: [fleet.jsonnet]\n  extStr: {env: prod}\n"
+	out, stderr, code := run(t, resourceList(t, cfg))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	want := build(t, "--ext-str", "env=prod", "fleet.jsonnet")
+	if diff := cmp.Diff(want, out.Items); diff != "" {
+		t.Errorf("KRM output differs from virtc build --ext-str (-build +fn):\n%s", diff)
+	}
+	found := false
+	for _, o := range out.Items {
+		if o["kind"] == "Namespace" && o["metadata"].(map[string]any)["name"] == "team-prod" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no Namespace team-prod in %v", out.Items)
+	}
+}
