@@ -49,6 +49,8 @@ const (
 	// EffectCreated and EffectDeleted: a VM, disk or network comes or goes.
 	EffectCreated = "created"
 	EffectDeleted = "deleted"
+	// EffectRefused: the change is refused (see the report's refusals).
+	EffectRefused = "refused"
 )
 
 // Report is the outcome of a comparison. Its JSON form is virtc diff's

@@ -195,6 +195,21 @@ func sideRef(o Object, exists bool) string {
 	return o.Ref()
 }
 
+// effectLabels name the effects for readers of a pull request.
+var effectLabels = map[string]string{
+	EffectLive:      "live update",
+	EffectRestart:   "**restart required**",
+	EffectNextStart: "at next start",
+	EffectOnline:    "online expansion",
+	EffectStarts:    "starts the VM",
+	EffectStops:     "**stops the VM**",
+	EffectNone:      "none",
+	EffectManual:    "manual step",
+	EffectCreated:   "created",
+	EffectDeleted:   "**deleted**",
+	EffectRefused:   "❌ refused",
+}
+
 // MarkdownLimit is GitHub's limit on the body of a comment, in characters.
 // The Markdown writer counts bytes, which are never fewer than characters,
 // so the comment fits however GitHub counts.
@@ -239,7 +254,7 @@ func Markdown(r *Report, limit int) string {
 	}{{"tenant", r.Tenants}, {"VM", r.VMs}} {
 		for _, s := range group.ss {
 			for _, c := range s.Changes {
-				rows = append(rows, fmt.Sprintf("| %s | %s %s | %s | %s |\n", statusMark(s.Status), group.kind, mdEscape(subjectName(s)), mdEscape(c.Detail), c.Effect))
+				rows = append(rows, fmt.Sprintf("| %s | %s %s | %s | %s |\n", statusMark(s.Status), group.kind, mdEscape(subjectName(s)), mdEscape(c.Detail), effectLabels[c.Effect]))
 			}
 		}
 	}

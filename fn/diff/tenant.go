@@ -57,7 +57,7 @@ func (c *comparison) removedTenant(t *resolve.Tenant, s *Subject) {
 		c.refuse("tenant-removed", obj,
 			fmt.Sprintf("tenant %s is removed without being retired: Argo CD would delete namespace %s and everything in it", t.Name, t.Name),
 			"decommission it deliberately: set spec.retired: true on the Tenant and on each of its VMs, merge, let Argo CD sync, and remove them in a later change")
-		s.Changes = append(s.Changes, Change{Field: "tenant", Effect: EffectDeleted, Detail: "removed without being retired (refused)"})
+		s.Changes = append(s.Changes, Change{Field: "tenant", Effect: EffectRefused, Detail: "removed without being retired: refused"})
 		return
 	}
 	c.warn("retired-tenant-removed", obj,
@@ -75,7 +75,11 @@ func (c *comparison) changedTenant(old, new *resolve.Tenant, s *Subject) {
 		s.Changes = append(s.Changes, Change{Field: "retired", From: "true", To: "false", Effect: EffectNone, Detail: "no longer retired"})
 	}
 	if st, ok := c.status("ResourceQuota", new.Name, render.QuotaName); ok && st == Changed {
-		s.Changes = append(s.Changes, Change{Field: "quota", Effect: EffectNone, Detail: "the namespace's ResourceQuota changes (see the manifest diff)"})
+		detail := "the namespace's ResourceQuota changes (see the manifest diff)"
+		if old.Spec.Quota == nil && new.Spec.Quota == nil {
+			detail = "the namespace's ResourceQuota, derived from its VMs, follows them (see the manifest diff)"
+		}
+		s.Changes = append(s.Changes, Change{Field: "quota", Effect: EffectNone, Detail: detail})
 	}
 	for _, role := range []struct {
 		name     string

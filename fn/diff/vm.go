@@ -98,12 +98,12 @@ func (c *comparison) removedVM(v *resolve.VM) Subject {
 	for _, d := range v.Disks {
 		deleted = append(deleted, "data disk "+render.DiskName(v.Name, d.Name))
 	}
-	what := strings.Join(deleted, ", ")
+	what := andList(deleted)
 	if !v.Spec.Retired {
 		c.refuse("vm-removed", vmRef(v),
 			fmt.Sprintf("VM %s/%s is removed without being retired: Argo CD would delete %s, with their data", v.Namespace, v.Name, what),
 			"decommission it deliberately: set spec.retired: true (the VM is halted, its disks and backups are kept), merge, let Argo CD sync, and remove it in a later change")
-		s.Changes = append(s.Changes, Change{Field: "vm", Effect: EffectDeleted, Detail: "removed without being retired (refused)"})
+		s.Changes = append(s.Changes, Change{Field: "vm", Effect: EffectRefused, Detail: "removed without being retired: refused"})
 		return s
 	}
 	c.warn("retired-vm-removed", vmRef(v),
@@ -303,7 +303,7 @@ func (v *vmChange) rootDisk() {
 	pvc := new.Namespace + "/" + render.RootDiskName(new.Name)
 	switch old.RootDisk.Cmp(new.RootDisk) {
 	case 1:
-		v.add(Change{Field: "rootDisk", From: old.RootDisk.String(), To: new.RootDisk.String(), Effect: EffectNone,
+		v.add(Change{Field: "rootDisk", From: old.RootDisk.String(), To: new.RootDisk.String(), Effect: EffectRefused,
 			Detail: fmt.Sprintf("root disk %s → %s: refused, a disk cannot shrink", old.RootDisk.String(), new.RootDisk.String())})
 		v.refuse("disk-shrink", obj,
 			fmt.Sprintf("the root disk of VM %s/%s shrinks %s → %s: a PersistentVolumeClaim cannot shrink", new.Namespace, new.Name, old.RootDisk.String(), new.RootDisk.String()),
@@ -316,7 +316,7 @@ func (v *vmChange) rootDisk() {
 			fmt.Sprintf("expand PVC %s to %s (its StorageClass must allow volume expansion); the running guest then sees the larger disk (KubeVirt's ExpandDisks, on in OpenShift Virtualization)", pvc, new.RootDisk.String()))
 	}
 	if !sameStorage(old.RootStorage, new.RootStorage) {
-		v.add(Change{Field: "rootDisk", From: storageTerms(old.RootStorage), To: storageTerms(new.RootStorage), Effect: EffectNone,
+		v.add(Change{Field: "rootDisk", From: storageTerms(old.RootStorage), To: storageTerms(new.RootStorage), Effect: EffectRefused,
 			Detail: "root disk storage changes in place: refused"})
 		v.refuse("disk-storage-changed", obj,
 			fmt.Sprintf("the root disk of VM %s/%s moves from storage %s to %s in place: KubeVirt never changes an existing disk created from dataVolumeTemplates, so the disk would stay where it is while the manifest claims otherwise", new.Namespace, new.Name, storageTerms(old.RootStorage), storageTerms(new.RootStorage)),
@@ -360,7 +360,7 @@ func (v *vmChange) dataDisks() {
 func (v *vmChange) diskRemoved(d resolve.Disk) {
 	obj := diskRef(v.old, d.Name)
 	if !d.Retired {
-		v.add(Change{Field: "disk", Name: d.Name, From: d.Size.String(), Effect: EffectDeleted,
+		v.add(Change{Field: "disk", Name: d.Name, From: d.Size.String(), Effect: EffectRefused,
 			Detail: fmt.Sprintf("disk %s removed without being retired: refused", d.Name)})
 		v.refuse("disk-removed", obj,
 			fmt.Sprintf("data disk %s of VM %s/%s disappears while the VM stays: Argo CD would delete DataVolume %s and its data", d.Name, v.new.Namespace, v.new.Name, render.DiskName(v.old.Name, d.Name)),
@@ -389,7 +389,7 @@ func (v *vmChange) diskChanged(od, nd resolve.Disk) {
 	}
 	switch od.Size.Cmp(nd.Size) {
 	case 1:
-		v.add(Change{Field: "disk", Name: nd.Name, From: od.Size.String(), To: nd.Size.String(), Effect: EffectNone,
+		v.add(Change{Field: "disk", Name: nd.Name, From: od.Size.String(), To: nd.Size.String(), Effect: EffectRefused,
 			Detail: fmt.Sprintf("disk %s %s → %s: refused, a disk cannot shrink", nd.Name, od.Size.String(), nd.Size.String())})
 		v.refuse("disk-shrink", obj,
 			fmt.Sprintf("data disk %s of VM %s/%s shrinks %s → %s: a PersistentVolumeClaim cannot shrink", nd.Name, v.new.Namespace, v.new.Name, od.Size.String(), nd.Size.String()),
@@ -402,7 +402,7 @@ func (v *vmChange) diskChanged(od, nd resolve.Disk) {
 			fmt.Sprintf("expand PVC %s to %s (its StorageClass must allow volume expansion); KubeVirt's ExpandDisks, on in OpenShift Virtualization, shows the guest the new size without a restart", pvc, nd.Size.String()))
 	}
 	if !sameStorage(od.Storage, nd.Storage) {
-		v.add(Change{Field: "disk", Name: nd.Name, From: storageTerms(od.Storage), To: storageTerms(nd.Storage), Effect: EffectNone,
+		v.add(Change{Field: "disk", Name: nd.Name, From: storageTerms(od.Storage), To: storageTerms(nd.Storage), Effect: EffectRefused,
 			Detail: fmt.Sprintf("disk %s storage changes in place: refused", nd.Name)})
 		v.refuse("disk-storage-changed", obj,
 			fmt.Sprintf("data disk %s of VM %s/%s moves from storage %s to %s in place: a DataVolume's spec cannot change after creation (CDI rejects the update) and the volume would stay where it is", nd.Name, v.new.Namespace, v.new.Name, storageTerms(od.Storage), storageTerms(nd.Storage)),
@@ -442,16 +442,24 @@ func (v *vmChange) networks() {
 			continue
 		}
 		effect, why := v.templateEffect()
-		v.add(Change{Field: "network", Name: n.Name, From: n.Name, Effect: effect, Detail: fmt.Sprintf("network %s removed (%s)", n.Name, why)})
+		v.add(Change{Field: "network", Name: n.Name, From: n.Name, Effect: effect, Detail: fmt.Sprintf("network %s removed: %s", n.Name, why)})
 	}
 	if names(v.old.Networks) != names(v.new.Networks) && len(v.old.Networks) > 0 && len(v.new.Networks) > 0 &&
 		v.old.Networks[0].Name != v.new.Networks[0].Name {
 		if _, kept := newBy[v.old.Networks[0].Name]; kept {
 			effect, why := v.templateEffect()
 			v.add(Change{Field: "network", Name: v.new.Networks[0].Name, From: v.old.Networks[0].Name, To: v.new.Networks[0].Name, Effect: effect,
-				Detail: fmt.Sprintf("primary network %s → %s (%s)", v.old.Networks[0].Name, v.new.Networks[0].Name, why)})
+				Detail: fmt.Sprintf("primary network %s → %s: %s", v.old.Networks[0].Name, v.new.Networks[0].Name, why)})
 		}
 	}
+}
+
+// andList joins items as a sentence does: "a, b and c".
+func andList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
 func names(ns []resolve.Network) string {
