@@ -14,6 +14,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/resolve"
 )
@@ -68,6 +69,9 @@ type Report struct {
 	Refusals []Finding `json:"refusals"`
 	// Warnings are changes that merge but deserve a reviewer's attention.
 	Warnings []Finding `json:"warnings"`
+	// Platform are the changes of the cluster side (the OpenShift
+	// Virtualization version).
+	Platform []Change `json:"platform"`
 	// Tenants and VMs are the changes in intent terms, in name order.
 	Tenants []Subject `json:"tenants"`
 	VMs     []Subject `json:"vms"`
@@ -175,13 +179,14 @@ func Compare(base, head compile.Result, opts Options) (*Report, error) {
 		}
 		r.Objects = append(r.Objects, o.Object)
 	}
-	c := &comparison{report: r, cluster: opts.Cluster, objects: objs}
+	c := &comparison{report: r, cluster: opts.Cluster, objects: objs, newCatalog: catalogOf(head.Model)}
 	c.platform(base, head)
 	c.tenants(tenantsOf(base.Model), tenantsOf(head.Model))
 	c.vms(vmsOf(base.Model), vmsOf(head.Model))
 	r.Allowed = len(r.Refusals) == 0
 	r.Refusals = nonNil(r.Refusals)
 	r.Warnings = nonNil(r.Warnings)
+	r.Platform = nonNil(r.Platform)
 	r.Tenants = nonNil(r.Tenants)
 	r.VMs = nonNil(r.VMs)
 	r.Objects = nonNil(r.Objects)
@@ -201,6 +206,8 @@ type comparison struct {
 	report  *Report
 	cluster Cluster
 	objects []objectDiff
+	// newCatalog is the head's catalog (nil for an empty head).
+	newCatalog *catalog.Catalog
 }
 
 func (c *comparison) refuse(rule, object, message, fix string) {

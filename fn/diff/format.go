@@ -152,6 +152,12 @@ func Text(r *Report, color bool) string {
 			}
 		}
 	}
+	if len(r.Platform) > 0 {
+		fmt.Fprintf(&b, "\n%s\n", p.paint(ansiBold, "Platform:"))
+		for _, c := range r.Platform {
+			fmt.Fprintf(&b, "      %s [%s]\n", c.Detail, c.Effect)
+		}
+	}
 	subjects("Tenants", r.Tenants)
 	subjects("VMs", r.VMs)
 	if len(r.Objects) > 0 {
@@ -248,6 +254,9 @@ func Markdown(r *Report, limit int) string {
 	findings("❌ Refused", "Instead", r.Refusals)
 	findings("⚠️ Warnings", "To do", r.Warnings)
 	var rows []string
+	for _, c := range r.Platform {
+		rows = append(rows, fmt.Sprintf("| ~ | platform | %s | %s |\n", mdEscape(c.Detail), effectLabels[c.Effect]))
+	}
 	for _, group := range []struct {
 		kind string
 		ss   []Subject

@@ -40,9 +40,11 @@ const (
 
 // sizeChange says how a VM running with instance type from takes instance
 // type to. virtc's VMs name a VirtualMachineClusterInstancetype with
-// spec.cpu.guest and spec.memory.guest and no preferred CPU topology of
-// their own, so KubeVirt spreads the vCPUs as sockets (applyGuestCPUTopology
-// defaults to PreferSockets): a vCPU change is a socket change.
+// spec.cpu.guest and spec.memory.guest; unless their preference says
+// otherwise (topology), KubeVirt spreads the vCPUs as sockets
+// (applyGuestCPUTopology defaults to PreferSockets, and common-instancetypes'
+// rhel, centos and fedora preferences set no CPU topology): a vCPU change
+// is a socket change.
 //
 // With LiveUpdate, KubeVirt expands the instance type into the VM before it
 // decides (virt-controller pkg/virt-controller/watch/vm/vm.go,
@@ -68,12 +70,20 @@ const (
 //
 // The result assumes the VM runs with the base size (maxSockets and
 // maxGuest were computed at its last boot).
-func sizeChange(c Cluster, from, to *api.Size, migratable bool) (effect, detail string) {
+//
+// A preference that spreads vCPUs as cores, threads or both turns a vCPU
+// change into a change of cores or threads, which KubeVirt does not
+// hot-plug: addRestartRequiredIfNeeded copies only CPU.Sockets over before
+// it compares.
+func sizeChange(c Cluster, from, to *api.Size, topology string, migratable bool) (effect, detail string) {
 	var what, blockers []string
 	if !c.LiveUpdate {
 		blockers = append(blockers, "the cluster's VM rollout strategy is Stage")
 	}
 	oldCPU, newCPU := from.Spec.CPU, to.Spec.CPU
+	if newCPU != oldCPU && topology != "" && topology != "sockets" {
+		blockers = append(blockers, fmt.Sprintf("the VM's preference spreads vCPUs as %s, and KubeVirt hot-plugs only CPU sockets", topology))
+	}
 	switch {
 	case newCPU < oldCPU:
 		what = append(what, "CPU sockets")

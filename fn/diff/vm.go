@@ -237,11 +237,25 @@ func (v *vmChange) size() {
 		v.add(ch)
 		return
 	}
-	effect, detail := sizeChange(v.cluster, v.old.Size, v.new.Size, v.old.CanMigrate())
+	effect, detail := sizeChange(v.cluster, v.old.Size, v.new.Size, v.topology(), v.old.CanMigrate())
 	ch.Effect = effect
 	ch.what = fmt.Sprintf("size %s → %s (%s)", v.old.SizeName, v.new.SizeName, terms)
 	ch.Detail = ch.what + ": " + detail
 	v.add(ch)
+}
+
+// topology is how the VM's preference spreads vCPUs, when the catalog
+// publishes that preference ("" for builtin ones and the default).
+func (v *vmChange) topology() string {
+	cat := v.newCatalog
+	name := preference(v.new)
+	if cat == nil || cat.Preferences == nil || name == "" {
+		return ""
+	}
+	if p, ok := cat.Preferences.Get(name); ok {
+		return p.Spec.CPUTopology
+	}
+	return ""
 }
 
 func sameSize(a, b *api.Size) bool {
