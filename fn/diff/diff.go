@@ -12,6 +12,7 @@ package diff
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/virtc/virtc/fn/catalog"
@@ -179,10 +180,12 @@ func Compare(base, head compile.Result, opts Options) (*Report, error) {
 		}
 		r.Objects = append(r.Objects, o.Object)
 	}
-	c := &comparison{report: r, cluster: opts.Cluster, objects: objs, newCatalog: catalogOf(head.Model)}
+	c := &comparison{report: r, cluster: opts.Cluster, objects: objs, newCatalog: catalogOf(head.Model),
+		confirm: base.Model != nil && base.Model.ConfirmDeletion()}
 	c.platform(base, head)
 	c.tenants(tenantsOf(base.Model), tenantsOf(head.Model))
 	c.vms(vmsOf(base.Model), vmsOf(head.Model))
+	c.immutableDataVolumes()
 	r.Allowed = len(r.Refusals) == 0
 	r.Refusals = nonNil(r.Refusals)
 	r.Warnings = nonNil(r.Warnings)
@@ -208,6 +211,27 @@ type comparison struct {
 	objects []objectDiff
 	// newCatalog is the head's catalog (nil for an empty head).
 	newCatalog *catalog.Catalog
+	// confirm: the base's VMs and disks carry Argo CD's Prune=confirm, so
+	// Argo CD asks a person before it deletes them.
+	confirm bool
+}
+
+// deletes says how Argo CD deletes what a change removes.
+func (c *comparison) deletes(what string) string {
+	if c.confirm {
+		return fmt.Sprintf("Argo CD deletes %s, data included, once a person confirms the prune (Prune=confirm)", what)
+	}
+	return fmt.Sprintf("Argo CD deletes %s, data included", what)
+}
+
+// object finds a generated object of either side by kind and name.
+func (c *comparison) object(kind, namespace, name string) (objectDiff, bool) {
+	for _, o := range c.objects {
+		if o.Kind == kind && o.Namespace == namespace && o.Name == name {
+			return o, true
+		}
+	}
+	return objectDiff{}, false
 }
 
 func (c *comparison) refuse(rule, object, message, fix string) {
@@ -221,12 +245,8 @@ func (c *comparison) warn(rule, object, message, fix string) {
 // status returns the status of the generated object with this key, and
 // whether it exists on either side.
 func (c *comparison) status(kind, namespace, name string) (string, bool) {
-	for _, o := range c.objects {
-		if o.Kind == kind && o.Namespace == namespace && o.Name == name {
-			return o.Status, true
-		}
-	}
-	return "", false
+	o, ok := c.object(kind, namespace, name)
+	return o.Status, ok
 }
 
 func tenantsOf(m *resolve.Model) []*resolve.Tenant {

@@ -3,6 +3,7 @@ package diff
 import (
 	"cmp"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/virtc/virtc/fn/emit"
@@ -22,6 +23,18 @@ type objectDiff struct {
 	Object
 	// base and head are the object's manifests ("" when absent).
 	base, head string
+	// baseObj and headObj are the objects (nil when absent).
+	baseObj, headObj *emit.Object
+}
+
+// specChanged reports whether the object's spec differs between the sides.
+func (d objectDiff) specChanged() bool {
+	if d.baseObj == nil || d.headObj == nil {
+		return false
+	}
+	a, errA := emit.Generic(d.baseObj.Body)
+	b, errB := emit.Generic(d.headObj.Body)
+	return errA != nil || errB != nil || !reflect.DeepEqual(a["spec"], b["spec"])
 }
 
 // compareObjects pairs the objects of both sides by key and diffs their
@@ -67,7 +80,7 @@ func compareObjects(base, head []emit.Object) ([]objectDiff, error) {
 	out := make([]objectDiff, 0, len(objs))
 	for _, o := range objs {
 		p := byKey[keyOf(o)]
-		d := objectDiff{Object: Object{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}}
+		d := objectDiff{Object: Object{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}, baseObj: p.base, headObj: p.head}
 		var err error
 		if p.base != nil {
 			if d.base, err = manifest(*p.base); err != nil {

@@ -101,13 +101,13 @@ func (c *comparison) removedVM(v *resolve.VM) Subject {
 	what := andList(deleted)
 	if !v.Spec.Retired {
 		c.refuse("vm-removed", vmRef(v),
-			fmt.Sprintf("VM %s/%s is removed without being retired: Argo CD would delete %s, with their data", v.Namespace, v.Name, what),
+			fmt.Sprintf("VM %s/%s is removed without being retired: %s", v.Namespace, v.Name, c.deletes(what)),
 			"decommission it deliberately: set spec.retired: true (the VM is halted, its disks and backups are kept), merge, let Argo CD sync, and remove it in a later change")
 		s.Changes = append(s.Changes, Change{Field: "vm", Effect: EffectRefused, Detail: "removed without being retired: refused"})
 		return s
 	}
 	c.warn("retired-vm-removed", vmRef(v),
-		fmt.Sprintf("VM %s/%s (retired) is removed: Argo CD deletes %s, with their data", v.Namespace, v.Name, what),
+		fmt.Sprintf("VM %s/%s (retired) is removed: %s", v.Namespace, v.Name, c.deletes(what)),
 		"make sure no one needs its data any more; backups already taken are kept until their retention expires")
 	s.Changes = append(s.Changes, Change{Field: "vm", Effect: EffectDeleted, Detail: "removed (it was retired): deleted with its disks"})
 	return s
@@ -377,14 +377,14 @@ func (v *vmChange) diskRemoved(d resolve.Disk) {
 		v.add(Change{Field: "disk", Name: d.Name, From: d.Size.String(), Effect: EffectRefused,
 			Detail: fmt.Sprintf("disk %s removed without being retired: refused", d.Name)})
 		v.refuse("disk-removed", obj,
-			fmt.Sprintf("data disk %s of VM %s/%s disappears while the VM stays: Argo CD would delete DataVolume %s and its data", d.Name, v.new.Namespace, v.new.Name, render.DiskName(v.old.Name, d.Name)),
-			"to detach it deliberately, set retired: true on the disk in spec.disks (the VM stops using it at its next restart and the DataVolume is kept), merge and sync, and remove it in a later change")
+			fmt.Sprintf("data disk %s of VM %s/%s disappears while the VM stays: %s", d.Name, v.new.Namespace, v.new.Name, v.deletes("its volume "+render.DiskName(v.old.Name, d.Name))),
+			"to detach it deliberately, set retired: true on the disk in spec.disks (the VM stops using it at its next restart and its volume is kept), merge and sync, and remove it in a later change")
 		return
 	}
 	v.add(Change{Field: "disk", Name: d.Name, From: d.Size.String(), Effect: EffectDeleted,
-		Detail: fmt.Sprintf("disk %s (retired) removed: its DataVolume is deleted with its data", d.Name)})
+		Detail: fmt.Sprintf("disk %s (retired) removed: its volume is deleted, data included", d.Name)})
 	v.warn("retired-disk-removed", obj,
-		fmt.Sprintf("data disk %s of VM %s/%s (retired) is removed: Argo CD deletes DataVolume %s and its data", d.Name, v.new.Namespace, v.new.Name, render.DiskName(v.old.Name, d.Name)),
+		fmt.Sprintf("data disk %s of VM %s/%s (retired) is removed: %s", d.Name, v.new.Namespace, v.new.Name, v.deletes("its volume "+render.DiskName(v.old.Name, d.Name))),
 		"make sure no one needs its data any more")
 }
 
@@ -395,7 +395,7 @@ func (v *vmChange) diskChanged(od, nd resolve.Disk) {
 	case !od.Retired && nd.Retired:
 		effect, why := v.templateEffect()
 		v.add(Change{Field: "disk", Name: nd.Name, From: "attached", To: "retired", Effect: effect,
-			Detail: fmt.Sprintf("disk %s retired: detached from the VM (%s); the DataVolume and its data are kept", nd.Name, why)})
+			Detail: fmt.Sprintf("disk %s retired: detached from the VM (%s); its volume and data are kept", nd.Name, why)})
 	case od.Retired && !nd.Retired:
 		effect, why := v.templateEffect()
 		v.add(Change{Field: "disk", Name: nd.Name, From: "retired", To: "attached", Effect: effect,
@@ -409,11 +409,11 @@ func (v *vmChange) diskChanged(od, nd resolve.Disk) {
 			fmt.Sprintf("data disk %s of VM %s/%s shrinks %s → %s: a PersistentVolumeClaim cannot shrink", nd.Name, v.new.Namespace, v.new.Name, od.Size.String(), nd.Size.String()),
 			fmt.Sprintf("keep it at %s or more; for a smaller disk, add a new disk under another name, copy the data, and retire this one", od.Size.String()))
 	case -1:
-		v.add(Change{Field: "disk", Name: nd.Name, From: od.Size.String(), To: nd.Size.String(), Effect: EffectOnline,
-			Detail: fmt.Sprintf("disk %s %s → %s: online expansion (the running guest sees the larger disk once PVC %s has grown)", nd.Name, od.Size.String(), nd.Size.String(), pvc)})
-		v.warn("data-disk-grow", obj,
-			fmt.Sprintf("data disk %s of VM %s/%s grows %s → %s: CDI keeps a DataVolume's spec immutable and rejects the updated DataVolume, so the disk grows only when its PVC is expanded", nd.Name, v.new.Namespace, v.new.Name, od.Size.String(), nd.Size.String()),
-			fmt.Sprintf("expand PVC %s to %s (its StorageClass must allow volume expansion); KubeVirt's ExpandDisks, on in OpenShift Virtualization, shows the guest the new size without a restart", pvc, nd.Size.String()))
+		detail := fmt.Sprintf("disk %s %s → %s: online expansion (the running guest sees the larger disk once PVC %s has grown)", nd.Name, od.Size.String(), nd.Size.String(), pvc)
+		if st, ok := v.status("PersistentVolumeClaim", v.new.Namespace, render.DiskName(v.new.Name, nd.Name)); ok && st == Changed {
+			detail = fmt.Sprintf("disk %s %s → %s: online expansion (its PersistentVolumeClaim grows, if its StorageClass allows volume expansion, and KubeVirt shows the running guest the larger disk)", nd.Name, od.Size.String(), nd.Size.String())
+		}
+		v.add(Change{Field: "disk", Name: nd.Name, From: od.Size.String(), To: nd.Size.String(), Effect: EffectOnline, Detail: detail})
 	}
 	if !sameStorage(od.Storage, nd.Storage) {
 		v.add(Change{Field: "disk", Name: nd.Name, From: storageTerms(od.Storage), To: storageTerms(nd.Storage), Effect: EffectRefused,
@@ -548,4 +548,27 @@ func (v *vmChange) labels() {
 		return
 	}
 	v.add(Change{Field: "labels", Effect: EffectNone, Detail: "labels or annotations change (no effect on the running VM)"})
+}
+
+// immutableDataVolumes warns about a DataVolume whose spec changes in
+// place (a change not already refused): CDI's admission webhook rejects
+// every update of a DataVolume's spec ("Cannot update DataVolume Spec"; the
+// CDI maintainers keep it immutable, kubevirt/containerized-data-importer
+// PR 1974), so Argo CD cannot apply it.
+func (c *comparison) immutableDataVolumes() {
+	for _, o := range c.objects {
+		if o.Kind != "DataVolume" || o.Status != Changed || !o.specChanged() {
+			continue
+		}
+		if slices.ContainsFunc(c.report.Refusals, func(f Finding) bool { return f.Object == o.Ref() }) {
+			continue
+		}
+		fix := "keep the DataVolume's spec as it is; a different disk is a new disk under another name"
+		if st, ok := c.status("PersistentVolumeClaim", o.Namespace, o.Name); ok && st == Changed {
+			fix = fmt.Sprintf("PersistentVolumeClaim %s/%s, which holds the disk, takes the change; make sure the Argo CD Application ignores DataVolume specs (ignoreDifferences on cdi.kubevirt.io DataVolume /spec with the RespectIgnoreDifferences=true sync option)", o.Namespace, o.Name)
+		}
+		c.warn("datavolume-spec-changed", o.Ref(),
+			fmt.Sprintf("the spec of %s changes in place: CDI rejects every update of a DataVolume's spec, so unless Argo CD ignores DataVolume specs, its sync of this DataVolume fails", o.Ref()),
+			fix)
+	}
 }
