@@ -26,7 +26,8 @@ type diffSide struct {
 	label    string
 	paths    []string
 	catalogs []string
-	// display maps a file name as read to the name shown in messages.
+	// display maps file names as read (alone or within a message) to the
+	// names shown.
 	display func(string) string
 	// optional PATHs may be missing: a directory the change adds does not
 	// exist on the base.
@@ -135,6 +136,7 @@ func compileSide(s diffSide, opts compile.Options, stderr io.Writer) (compile.Re
 	if s.display != nil {
 		for i := range list {
 			list[i].File = s.display(list[i].File)
+			list[i].Message = s.display(list[i].Message)
 		}
 	}
 	if res.Diags.HasErrors() {

@@ -166,6 +166,21 @@ func TestDiffBaseErrors(t *testing.T) {
 	}
 	assertClean(t, git, status)
 
+	// A message naming another file of the base names it as REF:path too.
+	write(t, "intents/dup.yaml", tenantYAML)
+	git("add", ".")
+	git("commit", "--quiet", "-m", "duplicate tenant")
+	write(t, "intents/dup.yaml", "")
+	status = git("status", "--porcelain")
+	code, _, stderr = runMain("diff", "--base", "main", "intents")
+	if want := `(also defined at main:intents/dup.yaml:4)`; code != ExitUsage || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr lacks %q:\n%s", code, want, stderr)
+	}
+	if strings.Contains(stderr, os.TempDir()) {
+		t.Errorf("stderr names the temporary worktree:\n%s", stderr)
+	}
+	assertClean(t, git, status)
+
 	// An unknown ref.
 	code, _, stderr = runMain("diff", "--base", "no-such-branch", "intents")
 	if code != ExitUsage || !strings.Contains(stderr, "not a commit") {

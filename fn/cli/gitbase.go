@@ -126,10 +126,8 @@ func resolveExisting(path string) string {
 	return filepath.Join(resolveExisting(parent), filepath.Base(path))
 }
 
-// display shows a file of the worktree as REF:path.
-func (t *baseTree) display(file string) string {
-	if rel, ok := strings.CutPrefix(file, t.dir+string(filepath.Separator)); ok {
-		return t.ref + ":" + filepath.ToSlash(rel)
-	}
-	return file
+// display shows files of the worktree as REF:path, in a file name or in a
+// message that names another file.
+func (t *baseTree) display(text string) string {
+	return strings.ReplaceAll(text, t.dir+string(filepath.Separator), t.ref+":")
 }
