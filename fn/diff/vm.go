@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/eligibility"
 	"github.com/virtc/virtc/fn/render"
 	"github.com/virtc/virtc/fn/resolve"
 )
@@ -68,6 +69,11 @@ func (c *comparison) addedVM(v *resolve.VM) Subject {
 		detail += ", data disks " + strings.Join(disks, ", ")
 	}
 	detail += "; " + startsOrNot(v.RunStrategy)
+	if e := eligibility.Classify(v); len(e.Evidence) > 0 {
+		detail += fmt.Sprintf("; eligibility class %s, evidence required: %s", e.Class.Name, strings.Join(e.Evidence, "; "))
+	} else {
+		detail += fmt.Sprintf("; eligibility class %s", e.Class.Name)
+	}
 	s.Changes = append(s.Changes, Change{Field: "vm", To: v.SizeName, Effect: EffectCreated, Detail: detail})
 	return s
 }
@@ -153,6 +159,7 @@ func (c *comparison) changedVM(old, new *resolve.VM) Subject {
 	v.migration()
 	v.backup()
 	v.guestConfig()
+	v.eligibility()
 	v.labels()
 	v.restartWins()
 	if len(v.subject.Changes) == 0 {
@@ -496,15 +503,15 @@ func (v *vmChange) migration() {
 	meaning := func(s string) string {
 		switch s {
 		case "LiveMigrate":
-			return "live-migrated, and a drain waits until it can"
+			return "a drain waits until the VM is live-migrated"
 		case "LiveMigrateIfPossible":
-			return "live-migrated"
+			return "the VM is live-migrated when it can be, shut down otherwise"
 		}
-		return "shut down"
+		return "the VM is shut down"
 	}
 	effect, why := v.templateEffect()
 	v.add(Change{Field: "migration", From: string(from), To: string(to), Effect: effect,
-		Detail: fmt.Sprintf("migration eligibility %s → %s: during node maintenance the VM is %s instead of %s (%s)", from, to, meaning(string(to)), meaning(string(from)), why)})
+		Detail: fmt.Sprintf("migration eligibility %s → %s: during node maintenance %s (was: %s); %s", from, to, meaning(string(to)), meaning(string(from)), why)})
 }
 
 func (v *vmChange) backup() {
@@ -541,6 +548,33 @@ func (v *vmChange) guestConfig() {
 		v.add(Change{Field: "sshKeys", From: strings.Join(v.old.Spec.SSHKeySecrets, ", "), To: strings.Join(v.new.Spec.SSHKeySecrets, ", "), Effect: effect,
 			Detail: fmt.Sprintf("SSH key Secrets change (injected through cloud-init: %s)", why)})
 	}
+}
+
+// eligibility reports a move in the workload eligibility matrix (the
+// VM's virtc.dev/eligibility label) and the evidence it newly requires
+// before the VM may run in production.
+func (v *vmChange) eligibility() {
+	old, new := eligibility.Classify(v.old), eligibility.Classify(v.new)
+	var added []string
+	for _, e := range new.Evidence {
+		if !slices.Contains(old.Evidence, e) {
+			added = append(added, e)
+		}
+	}
+	if old.Class.Name == new.Class.Name && len(added) == 0 {
+		return
+	}
+	detail := fmt.Sprintf("eligibility class %s → %s (%s)", old.Class.Name, new.Class.Name, new.Class.Status)
+	if old.Class.Name == new.Class.Name {
+		detail = fmt.Sprintf("eligibility class %s (%s) unchanged", new.Class.Name, new.Class.Status)
+	}
+	if len(added) > 0 {
+		detail += "; evidence now required: " + strings.Join(added, "; ")
+		v.warn("evidence-required", vmRef(v.new),
+			fmt.Sprintf("VM %s/%s needs new evidence before it runs in production (eligibility class %s): %s", v.new.Namespace, v.new.Name, new.Class.Name, strings.Join(added, "; ")),
+			"attach the evidence to the onboarding record (virtc report lists what each VM still needs)")
+	}
+	v.add(Change{Field: "class", From: old.Class.Name, To: new.Class.Name, Effect: EffectNone, Detail: detail})
 }
 
 func (v *vmChange) labels() {
