@@ -2,6 +2,7 @@ package diff
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -36,6 +37,9 @@ var DefaultCluster = Cluster{LiveUpdate: true, MaxHotplugRatio: 4}
 const (
 	hotplugBlockBytes = 2 << 20
 	hotplugMinMemory  = 1 << 30
+	// With 1Gi huge pages the block is 1Gi
+	// (Hotplug1GHugePagesBlockAlignmentBytes).
+	hotplug1GiHugepagesBlockBytes = 1 << 30
 )
 
 // sizeChange says how a VM running with instance type from takes instance
@@ -71,6 +75,11 @@ const (
 // The result assumes the VM runs with the base size (maxSockets and
 // maxGuest were computed at its last boot).
 //
+// Dedicated CPUs, huge pages and GPUs are instance type fields beyond CPU
+// sockets and guest memory: a change of them is a template change KubeVirt
+// does not live-update (addRestartRequiredIfNeeded). With 1Gi huge pages
+// the memory hot-plug block is 1Gi (Hotplug1GHugePagesBlockAlignmentBytes).
+//
 // A preference that spreads vCPUs as cores, threads or both turns a vCPU
 // change into a change of cores or threads, which KubeVirt does not
 // hot-plug: addRestartRequiredIfNeeded copies only CPU.Sockets over before
@@ -79,6 +88,9 @@ func sizeChange(c Cluster, from, to *api.Size, topology string, migratable bool)
 	var what, blockers []string
 	if !c.LiveUpdate {
 		blockers = append(blockers, "the cluster's VM rollout strategy is Stage")
+	}
+	if from.Spec.DedicatedCPU != to.Spec.DedicatedCPU || from.Spec.Hugepages != to.Spec.Hugepages || !reflect.DeepEqual(from.Spec.GPUs, to.Spec.GPUs) {
+		blockers = append(blockers, "dedicated CPUs, huge pages or GPUs change, which KubeVirt does not update in a running VM")
 	}
 	oldCPU, newCPU := from.Spec.CPU, to.Spec.CPU
 	if newCPU != oldCPU && topology != "" && topology != "sockets" {
@@ -102,11 +114,15 @@ func sizeChange(c Cluster, from, to *api.Size, topology string, migratable bool)
 	case -1:
 		what = append(what, "memory")
 		maxGuest := oldMem.Value() * c.MaxHotplugRatio
+		block, blockName := int64(hotplugBlockBytes), "2Mi"
+		if from.Spec.Hugepages == "1Gi" {
+			block, blockName = hotplug1GiHugepagesBlockBytes, "1Gi"
+		}
 		switch {
 		case oldMem.Value() < hotplugMinMemory:
 			blockers = append(blockers, fmt.Sprintf("memory hot-plug is off for a VM that booted with less than 1Gi (%s)", oldMem.String()))
-		case oldMem.Value()%hotplugBlockBytes != 0 || newMem.Value()%hotplugBlockBytes != 0:
-			blockers = append(blockers, "memory hot-plug needs sizes in multiples of 2Mi")
+		case oldMem.Value()%block != 0 || newMem.Value()%block != 0:
+			blockers = append(blockers, "memory hot-plug needs sizes in multiples of "+blockName)
 		case newMem.Value() > maxGuest:
 			blockers = append(blockers, fmt.Sprintf("%s exceeds the %s the VM can hot-plug (%d× the memory it booted with)", newMem.String(), quantity(maxGuest), c.MaxHotplugRatio))
 		}

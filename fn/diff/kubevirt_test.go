@@ -13,6 +13,11 @@ func size(cpu int64, mem string) *api.Size {
 	return &api.Size{Spec: api.SizeSpec{CPU: cpu, Memory: resource.MustParse(mem)}}
 }
 
+func hp(s *api.Size) *api.Size {
+	s.Spec.Hugepages = "1Gi"
+	return s
+}
+
 func TestSizeChange(t *testing.T) {
 	stage := DefaultCluster
 	stage.LiveUpdate = false
@@ -40,6 +45,9 @@ func TestSizeChange(t *testing.T) {
 		{"cores topology", DefaultCluster, size(1, "4Gi"), size(2, "4Gi"), "cores", true, EffectRestart, "spreads vCPUs as cores"},
 		{"sockets topology", DefaultCluster, size(1, "4Gi"), size(2, "4Gi"), "sockets", true, EffectLive, "CPU sockets"},
 		{"cores topology, memory only", DefaultCluster, size(1, "4Gi"), size(1, "8Gi"), "cores", true, EffectLive, "memory"},
+		{"dedicated CPUs added", DefaultCluster, size(2, "4Gi"), func() *api.Size { s := size(2, "8Gi"); s.Spec.DedicatedCPU = true; return s }(), "", true, EffectRestart, "dedicated CPUs"},
+		{"1Gi huge pages, 1Gi steps", DefaultCluster, hp(size(2, "4Gi")), hp(size(2, "6Gi")), "", true, EffectLive, "memory"},
+		{"1Gi huge pages, 512Mi step", DefaultCluster, hp(size(2, "4Gi")), hp(size(2, "4608Mi")), "", true, EffectRestart, "multiples of 1Gi"},
 		{"same shape", DefaultCluster, size(2, "8Gi"), size(2, "8Gi"), "", true, EffectNone, "nothing changes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

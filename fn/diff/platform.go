@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/resolve"
@@ -94,7 +95,7 @@ func (c *comparison) published(old, new *catalog.Catalog) {
 	for _, name := range old.Sizes.Names() {
 		o, _ := old.Sizes.Get(name)
 		n, ok := new.Sizes.Get(name)
-		if !ok || o.Spec.Builtin || n.Spec.Builtin || reflect.DeepEqual(o.Spec, n.Spec) {
+		if !ok || o.Spec.Builtin || n.Spec.Builtin || sameShape(o.Spec, n.Spec) {
 			continue
 		}
 		c.refuse("published-edited", ref("VirtualMachineClusterInstancetype", "", name),
@@ -111,4 +112,11 @@ func (c *comparison) published(old, new *catalog.Catalog) {
 			fmt.Sprintf("the published preference %s is edited in place: KubeVirt pins every VM to a ControllerRevision of the preference it was created with, so existing VMs keep the old definition while new ones get the new", name),
 			fmt.Sprintf("leave %s as it is and publish the new definition under a new name, then point the images at it", name))
 	}
+}
+
+// sameShape compares what a published size puts in its instance type:
+// whether tenants may use it (restricted) is not part of it.
+func sameShape(a, b api.SizeSpec) bool {
+	a.Restricted, b.Restricted = false, false
+	return reflect.DeepEqual(a, b)
 }
