@@ -235,7 +235,16 @@ func (v *vmChange) size() {
 	ch := Change{Field: "size", From: v.old.SizeName, To: v.new.SizeName}
 	terms := fmt.Sprintf("%s → %s", sizeTerms(v.old.Size), sizeTerms(v.new.Size))
 	if v.old.SizeName == v.new.SizeName {
-		terms = "its catalog entry changes: " + terms
+		// KubeVirt keeps the VM on the ControllerRevision of the instance
+		// type it was created with; the edit itself is refused (published)
+		// or is not virtc's to make (builtin).
+		ch.Effect = EffectNone
+		ch.Detail = fmt.Sprintf("size %s is redefined in the catalog (%s): the VM keeps the instance type revision it was created with", v.new.SizeName, terms)
+		if !v.new.Size.Spec.Builtin {
+			ch.Effect = EffectRefused
+		}
+		v.add(ch)
+		return
 	}
 	if !v.running || v.stopping {
 		ch.Effect, _ = v.templateEffect()
