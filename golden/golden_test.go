@@ -41,6 +41,8 @@ const (
 	// whose codes mean more than success or failure (diff: 0 allowed, 1
 	// refused, 2 error).
 	exitFile = "exit"
+	// readmeFile says what a scenario shows, for people.
+	readmeFile = "README"
 )
 
 // Scenarios lists the scenario folders.
@@ -98,7 +100,7 @@ func inputs(t *testing.T, dir string) []string {
 	var out []string
 	for _, e := range entries {
 		switch e.Name() {
-		case expectedFile, errorsFile, warningsFile, flagsFile, commandFile, expectedTextFile, exitFile:
+		case expectedFile, errorsFile, warningsFile, flagsFile, commandFile, expectedTextFile, exitFile, readmeFile:
 			continue
 		}
 		out = append(out, filepath.Join(dir, e.Name()))
