@@ -10,6 +10,8 @@ import (
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/diff"
+	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/jsonnet"
 	"github.com/virtc/virtc/fn/source"
 )
 
@@ -45,6 +47,9 @@ func runDiff(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	noDefaults := fs.Bool("no-default-catalog", false, "use only catalog entries from the inputs, not the embedded default catalog")
 	var catalogs stringList
 	fs.Var(&catalogs, "catalog", "a catalog file or directory to read besides the PATHs, on both sides (repeatable)")
+	scope := fs.String("scope", "all", "compare only one scope's objects: "+strings.Join(emit.ScopeNames(), ", ")+" (everything is still checked)")
+	var extStr stringList
+	fs.Var(&extStr, "ext-str", "an external variable key=value for Jsonnet inputs, on both sides (repeatable)")
 	paths, code, ok := parse(fs, args)
 	if !ok {
 		return code
@@ -59,6 +64,14 @@ func runDiff(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	if !slices.Contains([]string{colorAuto, colorAlways, colorNever}, *color) {
 		return usage("unknown --color %q (auto, always or never)", *color)
+	}
+	scopes, known := emit.ParseScope(*scope)
+	if !known {
+		return usage("unknown --scope %q (one of %s)", *scope, strings.Join(emit.ScopeNames(), ", "))
+	}
+	ext, err := jsonnet.ParseExtStr(extStr)
+	if err != nil {
+		return usage("%v", err)
 	}
 
 	var old, head diffSide
@@ -90,24 +103,25 @@ func runDiff(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		head = diffSide{label: paths[1], paths: paths[1:], catalogs: catalogs, warnings: true}
 	}
 
-	opts := compile.Options{}
+	opts := compile.Options{Scopes: scopes}
 	opts.Catalog.NoDefaults = *noDefaults
-	oldRes, oldOK := compileSide(old, opts, stderr)
-	headRes, headOK := compileSide(head, opts, stderr)
+	read := source.Options{Evaluate: jsonnet.Options{ExtStr: ext}.Evaluate}
+	oldRes, oldOK := compileSide(old, opts, read, stderr)
+	headRes, headOK := compileSide(head, opts, read, stderr)
 	if !oldOK || !headOK {
 		return ExitUsage
 	}
-	report, err := diff.Compare(oldRes, headRes, diff.Options{Base: old.label, Head: head.label, Cluster: diff.DefaultCluster})
+	rep, err := diff.Compare(oldRes, headRes, diff.Options{Base: old.label, Head: head.label, Cluster: diff.DefaultCluster})
 	if err != nil {
 		fmt.Fprintf(stderr, "virtc diff: %v\n", err)
 		return ExitUsage
 	}
 	useColor := *color == colorAlways || *color == colorAuto && isTerminal(stdout) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
-	if err := diff.Write(stdout, report, diff.WriteOptions{Format: *format, Diff: *withDiff, Color: useColor}); err != nil {
+	if err := diff.Write(stdout, rep, diff.WriteOptions{Format: *format, Diff: *withDiff, Color: useColor}); err != nil {
 		fmt.Fprintf(stderr, "virtc diff: %v\n", err)
 		return ExitUsage
 	}
-	if !report.Allowed {
+	if !rep.Allowed {
 		return ExitRefused
 	}
 	return ExitOK
@@ -115,7 +129,7 @@ func runDiff(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 
 // compileSide compiles one side and prints its diagnostics: errors of
 // either side, which stop the diff, and the head's warnings.
-func compileSide(s diffSide, opts compile.Options, stderr io.Writer) (compile.Result, bool) {
+func compileSide(s diffSide, opts compile.Options, read source.Options, stderr io.Writer) (compile.Result, bool) {
 	diags := &diag.List{}
 	paths := s.paths
 	if s.optional {
@@ -124,7 +138,7 @@ func compileSide(s diffSide, opts compile.Options, stderr io.Writer) (compile.Re
 			return os.IsNotExist(err)
 		})
 	}
-	docs := source.Read(append(append([]string{}, s.catalogs...), paths...), source.Options{}, diags)
+	docs := source.Read(append(append([]string{}, s.catalogs...), paths...), read, diags)
 	var res compile.Result
 	if len(docs) == 0 && !diags.HasErrors() && s.optional {
 		// Nothing at the base: everything in the head is new.
