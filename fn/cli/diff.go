@@ -116,7 +116,7 @@ func runDiff(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "virtc diff: %v\n", err)
 		return ExitUsage
 	}
-	useColor := *color == colorAlways || *color == colorAuto && isTerminal(stdout) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	useColor := *color == colorAlways || *color == colorAuto && writesToTerminal(stdout) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
 	if err := diff.Write(stdout, rep, diff.WriteOptions{Format: *format, Diff: *withDiff, Color: useColor}); err != nil {
 		fmt.Fprintf(stderr, "virtc diff: %v\n", err)
 		return ExitUsage
@@ -165,8 +165,8 @@ func compileSide(s diffSide, opts compile.Options, read source.Options, stderr i
 	return res, true
 }
 
-// isTerminal reports whether w is a terminal (a character device).
-func isTerminal(w io.Writer) bool {
+// writesToTerminal reports whether w is a terminal (a character device).
+func writesToTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
