@@ -1,7 +1,10 @@
 // Package golden runs every scenario folder under golden/: the folder's
 // files are the inputs of `virtc build`; expected.yaml is the output it must
 // print, or errors.txt the diagnostics it must print (and nothing on
-// stdout). `go test ./golden -update` rewrites them.
+// stdout). A scenario with a command file runs that command instead (with
+// its old/ and new/ folders as two paths, for diff): exit holds its exit
+// code, expected.txt its stdout, errors.txt or warnings.txt its stderr.
+// `go test ./golden -update` rewrites them.
 package golden
 
 import (
@@ -9,6 +12,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -30,6 +34,15 @@ const (
 	flagsFile = "flags"
 	// commandFile names another command than build (for example diff).
 	commandFile = "command"
+	// expectedTextFile is the stdout of a command other than build (which
+	// is not YAML, so cannot be expected.yaml).
+	expectedTextFile = "expected.txt"
+	// exitFile holds the exit code a scenario must end with, for commands
+	// whose codes mean more than success or failure (diff: 0 allowed, 1
+	// refused, 2 error).
+	exitFile = "exit"
+	// readmeFile says what a scenario shows, for people.
+	readmeFile = "README"
 )
 
 // Scenarios lists the scenario folders.
@@ -87,7 +100,7 @@ func inputs(t *testing.T, dir string) []string {
 	var out []string
 	for _, e := range entries {
 		switch e.Name() {
-		case expectedFile, errorsFile, warningsFile, flagsFile, commandFile:
+		case expectedFile, errorsFile, warningsFile, flagsFile, commandFile, expectedTextFile, exitFile, readmeFile:
 			continue
 		}
 		out = append(out, filepath.Join(dir, e.Name()))
@@ -104,6 +117,14 @@ func TestGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			code, stdout, stderr := Run(t, name)
 			_, wantErrors := readOptional(t, filepath.Join(name, errorsFile))
+			if isDiffScenario(name) {
+				if *update {
+					writeCommandGolden(t, name, code, stdout, stderr)
+					return
+				}
+				checkCommand(t, name, code, stdout, stderr)
+				return
+			}
 			if *update {
 				writeGolden(t, name, code, stdout, stderr, wantErrors)
 				return
@@ -133,6 +154,59 @@ func writeGolden(t *testing.T, dir string, code int, stdout, stderr string, want
 	write(errorsFile, stderr)
 	write(expectedFile, stdout)
 	write(warningsFile, "")
+}
+
+// writeCommandGolden records a non-build command's exit code, stdout and
+// stderr (errors.txt when it failed, warnings.txt otherwise).
+func writeCommandGolden(t *testing.T, dir string, code int, stdout, stderr string) {
+	write := func(file, content string) {
+		path := filepath.Join(dir, file)
+		if content == "" {
+			os.Remove(path)
+			return
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(exitFile, strconv.Itoa(code)+"\n")
+	write(expectedTextFile, stdout)
+	if code == 0 {
+		write(warningsFile, stderr)
+		write(errorsFile, "")
+	} else {
+		write(errorsFile, stderr)
+		write(warningsFile, "")
+	}
+}
+
+// checkCommand compares a non-build command's exit code with exit,
+// stdout with expected.txt and stderr with errors.txt or warnings.txt
+// (absent files mean empty output).
+func checkCommand(t *testing.T, dir string, code int, stdout, stderr string) {
+	c, ok := readOptional(t, filepath.Join(dir, exitFile))
+	if !ok {
+		t.Fatalf("scenario has no %s file (run go test ./golden -update)", exitFile)
+	}
+	want, err := strconv.Atoi(strings.TrimSpace(c))
+	if err != nil {
+		t.Fatalf("%s: %v", exitFile, err)
+	}
+	if code != want {
+		t.Errorf("exit code %d, want %d; stderr:\n%s", code, want, stderr)
+	}
+	wantOut, _ := readOptional(t, filepath.Join(dir, expectedTextFile))
+	if diff := cmp.Diff(wantOut, stdout); diff != "" {
+		t.Errorf("stdout differs from %s (-want +got):\n%s", expectedTextFile, diff)
+	}
+	stderrFile := warningsFile
+	if code != 0 {
+		stderrFile = errorsFile
+	}
+	wantErr, _ := readOptional(t, filepath.Join(dir, stderrFile))
+	if diff := cmp.Diff(wantErr, stderr); diff != "" {
+		t.Errorf("stderr differs from %s (-want +got):\n%s", stderrFile, diff)
+	}
 }
 
 func check(t *testing.T, dir string, code int, stdout, stderr string) {

@@ -29,6 +29,11 @@ type TenantSpec struct {
 	// Tier of the tenant's VMs: production VMs must have a backup policy
 	// that takes backups. Absent: standard.
 	Tier string `json:"tier,omitempty" enum:"production,standard"`
+	// Retired marks a tenant being decommissioned: every VM of a retired
+	// tenant must be retired too, and its Namespace is labelled
+	// virtc.dev/retired. Only a tenant that is retired on the base branch
+	// may be removed (virtc diff refuses the removal of any other).
+	Retired bool `json:"retired,omitempty"`
 }
 
 // TenantAllow lists the catalog entries a tenant may use.
@@ -141,6 +146,12 @@ type VMSpec struct {
 	// Velero Backup; remove the field once the backup is done (Argo CD does
 	// not prune the Backup, so removing it from Git keeps the backup).
 	BackupBefore string `json:"backupBefore,omitempty" pattern:"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$" hint:"a label of lowercase letters, digits, '-' and '.', such as 2026-12-01-upgrade"`
+	// Retired marks a VM being decommissioned: it compiles to a halted VM
+	// (runStrategy Halted, so spec.runStrategy must be absent or Halted)
+	// labelled virtc.dev/retired, and keeps its disks and backups. Only a
+	// VM that is retired on the base branch may be removed (virtc diff
+	// refuses the removal of any other).
+	Retired bool `json:"retired,omitempty"`
 }
 
 // Disk is a data disk.
@@ -152,6 +163,11 @@ type Disk struct {
 	// Storage is a storage profile of the catalog. Absent: the catalog's
 	// default profile.
 	Storage string `json:"storage,omitempty"`
+	// Retired detaches the disk from its VM (at the VM's next restart)
+	// and keeps its DataVolume, labelled virtc.dev/retired. Only a disk
+	// that is retired on the base branch may be removed from the VM
+	// (virtc diff refuses the removal of any other).
+	Retired bool `json:"retired,omitempty"`
 }
 
 // CloudInit names where the guest's cloud-init data comes from: Secrets in

@@ -167,6 +167,9 @@ func validate(d *decoder, obj any) {
 			}
 			nets[n] = i
 		}
+		if o.Spec.Retired && o.Spec.RunStrategy != "" && o.Spec.RunStrategy != api.RunHalted {
+			d.fail("spec.runStrategy", "a retired VM is halted: remove spec.runStrategy %s (or set it to Halted)", o.Spec.RunStrategy)
+		}
 		if o.Spec.RootDisk != nil && o.Spec.RootDisk.Sign() == 0 {
 			d.fail("spec.rootDisk", "must be greater than zero")
 		}

@@ -16,6 +16,7 @@ import (
 // Check runs every rule over the model.
 func Check(m *resolve.Model, diags *diag.List) {
 	for _, t := range m.Tenants {
+		retiredTenant(t, diags)
 		quotaFit(t, diags)
 		for _, vm := range t.VMs {
 			migration(vm, diags)
@@ -48,7 +49,7 @@ func migrationBlockers(vm *resolve.VM) []string {
 	if st := vm.RootStorage; st.StorageProfile != nil && st.Spec.AccessMode != api.AccessRWX {
 		out = append(out, fmt.Sprintf("the root disk is on storage profile %q (%s)", st.Name, st.Spec.AccessMode))
 	}
-	for _, d := range vm.Disks {
+	for _, d := range vm.Attached() {
 		if st := d.Storage; st.StorageProfile != nil && st.Spec.AccessMode != api.AccessRWX {
 			out = append(out, fmt.Sprintf("disk %q is on storage profile %q (%s)", d.Name, st.Name, st.Spec.AccessMode))
 		}
@@ -59,6 +60,28 @@ func migrationBlockers(vm *resolve.VM) []string {
 		}
 	}
 	return out
+}
+
+// retiredTenant refuses a retired tenant with VMs that are not retired:
+// decommissioning goes VM by VM, so that each VM is halted, with its disks
+// and backups kept, before its namespace may go.
+func retiredTenant(t *resolve.Tenant, diags *diag.List) {
+	if !t.Spec.Retired {
+		return
+	}
+	var active []string
+	for _, vm := range t.VMs {
+		if !vm.Spec.Retired {
+			active = append(active, vm.Name)
+		}
+	}
+	switch len(active) {
+	case 0:
+	case 1:
+		diags.Errorf(t.Doc.Pos("spec.retired"), "spec.retired", "tenant %q is retired but its VM %s is not: set spec.retired: true on it first", t.Name, active[0])
+	default:
+		diags.Errorf(t.Doc.Pos("spec.retired"), "spec.retired", "tenant %q is retired but its VMs %s are not: set spec.retired: true on each of them first", t.Name, strings.Join(active, ", "))
+	}
 }
 
 // quotaFit refuses a tenant whose VMs do not fit in the quota it states.

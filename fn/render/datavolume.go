@@ -46,7 +46,7 @@ func DataVolumes(vm *resolve.VM, safe safety) []emit.Object {
 		class := d.Storage.Spec.StorageClass
 		pvc := &corev1.PersistentVolumeClaim{
 			TypeMeta: typeMeta("v1", "PersistentVolumeClaim"),
-			ObjectMeta: safe.meta(objectMeta("PersistentVolumeClaim", vm.Namespace, name, vm.Doc.Rel, diskLabels(vm), map[string]string{
+			ObjectMeta: safe.meta(objectMeta("PersistentVolumeClaim", vm.Namespace, name, vm.Doc.Rel, dataDiskLabels(vm, d), map[string]string{
 				AnnotationPopulatedFor: name,
 			})),
 			Spec: corev1.PersistentVolumeClaimSpec{
@@ -59,7 +59,7 @@ func DataVolumes(vm *resolve.VM, safe safety) []emit.Object {
 		objs = append(objs, emit.Object{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: vm.Namespace, Name: name, Scope: emit.VMScope, Body: pvc})
 		dv := &cdiv1.DataVolume{
 			TypeMeta: typeMeta("cdi.kubevirt.io/v1beta1", "DataVolume"),
-			ObjectMeta: safe.meta(objectMeta("DataVolume", vm.Namespace, name, vm.Doc.Rel, diskLabels(vm), map[string]string{
+			ObjectMeta: safe.meta(objectMeta("DataVolume", vm.Namespace, name, vm.Doc.Rel, dataDiskLabels(vm, d), map[string]string{
 				AnnotationDeleteAfterCompletion: "false",
 				AnnotationBindImmediate:         "true",
 			})),
@@ -76,6 +76,16 @@ func DataVolumes(vm *resolve.VM, safe safety) []emit.Object {
 func diskLabels(vm *resolve.VM) map[string]string {
 	// The backup-policy label selects the disks with their VM.
 	return map[string]string{LabelVM: vm.Name, LabelBackupPolicy: vm.Backup.Name}
+}
+
+// dataDiskLabels are a data disk's labels: a disk is retired with its VM
+// or on its own.
+func dataDiskLabels(vm *resolve.VM, d resolve.Disk) map[string]string {
+	l := diskLabels(vm)
+	if vm.Spec.Retired || d.Retired {
+		l[LabelRetired] = "true"
+	}
+	return l
 }
 
 // storageSpec uses CDI's storage API: CDI completes it from the

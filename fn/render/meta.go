@@ -25,6 +25,8 @@ const (
 	AnnotationSource      = "virtc.dev/source"
 	AnnotationSyncWave    = "argocd.argoproj.io/sync-wave"
 	AnnotationSyncOptions = "argocd.argoproj.io/sync-options"
+	// LabelRetired marks the objects of a retired VM, disk or tenant.
+	LabelRetired = "virtc.dev/retired"
 )
 
 // Sync waves of the cluster side: the operator first, then the

@@ -10,6 +10,9 @@ import (
 // Namespace is the tenant's namespace.
 func Namespace(t *resolve.Tenant) emit.Object {
 	labels := map[string]string{LabelTenant: t.Name}
+	if t.Spec.Retired {
+		labels[LabelRetired] = "true"
+	}
 	for k, v := range t.Metadata.Labels {
 		labels[k] = v
 	}

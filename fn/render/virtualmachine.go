@@ -67,13 +67,16 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 	labels[LabelVM] = vm.Name
 	labels[LabelEligibility] = eligibility.Classify(vm).Class.Name
 	templateLabels := maps.Clone(labels)
+	if vm.Spec.Retired {
+		labels[LabelRetired] = "true"
+	}
 
 	rootName := RootDiskName(vm.Name)
 	dsNamespace := vm.DataSource.Namespace
 	boot := uint(1)
 	disks := []kubevirtv1.Disk{{Name: RootVolume, BootOrder: &boot, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}}}
 	volumes := []kubevirtv1.Volume{{Name: RootVolume, VolumeSource: kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: rootName}}}}
-	for _, d := range vm.Disks {
+	for _, d := range vm.Attached() {
 		disks = append(disks, kubevirtv1.Disk{Name: d.Name, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}})
 		volumes = append(volumes, kubevirtv1.Volume{Name: d.Name, VolumeSource: kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: DiskName(vm.Name, d.Name)}}})
 	}

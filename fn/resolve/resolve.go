@@ -199,6 +199,9 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 		Migration:   cmp.Or(spec.Migration, api.MigrationIfPossible),
 		Tier:        cmp.Or(spec.Tier, t.Spec.Tier, TierStandard),
 	}
+	if spec.Retired {
+		rv.RunStrategy = api.RunHalted
+	}
 	errorf := func(field, format string, args ...any) {
 		diags.Errorf(v.Doc.Pos(field), field, format, args...)
 	}
@@ -291,13 +294,24 @@ func (v *VM) TakesBackups() bool {
 	return v.Backup.BackupPolicy != nil && v.Backup.Spec.Schedule != ""
 }
 
-// CanMigrate reports whether the VM can live-migrate at all: every disk on
-// ReadWriteMany storage and every network migratable.
+// Attached are the data disks attached to the VM: all but the retired ones.
+func (v *VM) Attached() []Disk {
+	var out []Disk
+	for _, d := range v.Disks {
+		if !d.Retired {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// CanMigrate reports whether the VM can live-migrate at all: every attached
+// disk on ReadWriteMany storage and every network migratable.
 func (v *VM) CanMigrate() bool {
 	if v.RootStorage.StorageProfile == nil || v.RootStorage.Spec.AccessMode != api.AccessRWX {
 		return false
 	}
-	for _, d := range v.Disks {
+	for _, d := range v.Attached() {
 		if d.Storage.StorageProfile == nil || d.Storage.Spec.AccessMode != api.AccessRWX {
 			return false
 		}

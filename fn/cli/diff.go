@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/virtc/virtc/fn/compile"
+	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/diff"
+	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/jsonnet"
+	"github.com/virtc/virtc/fn/source"
+)
+
+// Colour modes of --color.
+const (
+	colorAuto   = "auto"
+	colorAlways = "always"
+	colorNever  = "never"
+)
+
+// diffSide is one tree to compile: its PATHs and catalog PATHs, how to
+// show its file names, and whether a missing PATH means "nothing there".
+type diffSide struct {
+	label    string
+	paths    []string
+	catalogs []string
+	// display maps file names as read (alone or within a message) to the
+	// names shown.
+	display func(string) string
+	// optional PATHs may be missing: a directory the change adds does not
+	// exist on the base.
+	optional bool
+	// warnings are printed for the head only: the base's are old news.
+	warnings bool
+}
+
+func runDiff(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("diff", "(--base REF [PATH...] | OLD NEW)", stderr)
+	base := fs.String("base", "", "compile PATHs (default .) at this git ref, through a temporary git worktree, and compare them with the working tree")
+	format := fs.String("format", diff.FormatText, "output format: "+strings.Join(diff.Formats, ", "))
+	withDiff := fs.Bool("diff", true, "include the unified diff of the manifests")
+	color := fs.String("color", colorAuto, "colour the text output: auto (when stdout is a terminal), always or never")
+	noDefaults := fs.Bool("no-default-catalog", false, "use only catalog entries from the inputs, not the embedded default catalog")
+	var catalogs stringList
+	fs.Var(&catalogs, "catalog", "a catalog file or directory to read besides the PATHs, on both sides (repeatable)")
+	scope := fs.String("scope", "all", "compare only one scope's objects: "+strings.Join(emit.ScopeNames(), ", ")+" (everything is still checked)")
+	var extStr stringList
+	fs.Var(&extStr, "ext-str", "an external variable key=value for Jsonnet inputs, on both sides (repeatable)")
+	paths, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "virtc diff: "+format+"\n", a...)
+		fs.Usage()
+		return ExitUsage
+	}
+	if !slices.Contains(diff.Formats, *format) {
+		return usage("unknown --format %q (one of %s)", *format, strings.Join(diff.Formats, ", "))
+	}
+	if !slices.Contains([]string{colorAuto, colorAlways, colorNever}, *color) {
+		return usage("unknown --color %q (auto, always or never)", *color)
+	}
+	scopes, known := emit.ParseScope(*scope)
+	if !known {
+		return usage("unknown --scope %q (one of %s)", *scope, strings.Join(emit.ScopeNames(), ", "))
+	}
+	ext, err := jsonnet.ParseExtStr(extStr)
+	if err != nil {
+		return usage("%v", err)
+	}
+
+	var old, head diffSide
+	if *base != "" {
+		if len(paths) == 0 {
+			paths = []string{"."}
+		}
+		tree, err := checkoutBase(*base)
+		if err != nil {
+			fmt.Fprintf(stderr, "virtc diff: %v\n", err)
+			return ExitUsage
+		}
+		defer tree.remove()
+		basePaths, err := tree.mapPaths(paths)
+		if err != nil {
+			return usage("%v", err)
+		}
+		baseCatalogs, err := tree.mapPaths(catalogs)
+		if err != nil {
+			return usage("%v", err)
+		}
+		old = diffSide{label: *base, paths: basePaths, catalogs: baseCatalogs, display: tree.display, optional: true}
+		head = diffSide{label: "working tree", paths: paths, catalogs: catalogs, warnings: true}
+	} else {
+		if len(paths) != 2 {
+			return usage("name two trees to compare (OLD NEW), or a git ref with --base REF")
+		}
+		old = diffSide{label: paths[0], paths: paths[:1], catalogs: catalogs}
+		head = diffSide{label: paths[1], paths: paths[1:], catalogs: catalogs, warnings: true}
+	}
+
+	opts := compile.Options{Scopes: scopes}
+	opts.Catalog.NoDefaults = *noDefaults
+	read := source.Options{Evaluate: jsonnet.Options{ExtStr: ext}.Evaluate}
+	oldRes, oldOK := compileSide(old, opts, read, stderr)
+	headRes, headOK := compileSide(head, opts, read, stderr)
+	if !oldOK || !headOK {
+		return ExitUsage
+	}
+	rep, err := diff.Compare(oldRes, headRes, diff.Options{Base: old.label, Head: head.label, Cluster: diff.DefaultCluster})
+	if err != nil {
+		fmt.Fprintf(stderr, "virtc diff: %v\n", err)
+		return ExitUsage
+	}
+	useColor := *color == colorAlways || *color == colorAuto && writesToTerminal(stdout) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	if err := diff.Write(stdout, rep, diff.WriteOptions{Format: *format, Diff: *withDiff, Color: useColor}); err != nil {
+		fmt.Fprintf(stderr, "virtc diff: %v\n", err)
+		return ExitUsage
+	}
+	if !rep.Allowed {
+		return ExitRefused
+	}
+	return ExitOK
+}
+
+// compileSide compiles one side and prints its diagnostics: errors of
+// either side, which stop the diff, and the head's warnings.
+func compileSide(s diffSide, opts compile.Options, read source.Options, stderr io.Writer) (compile.Result, bool) {
+	diags := &diag.List{}
+	paths := s.paths
+	if s.optional {
+		paths = slices.DeleteFunc(slices.Clone(paths), func(p string) bool {
+			_, err := os.Stat(p)
+			return os.IsNotExist(err)
+		})
+	}
+	docs := source.Read(append(append([]string{}, s.catalogs...), paths...), read, diags)
+	var res compile.Result
+	if len(docs) == 0 && !diags.HasErrors() && s.optional {
+		// Nothing at the base: everything in the head is new.
+		res = compile.Result{Diags: diags}
+	} else {
+		res = compile.Compile(docs, opts, diags)
+	}
+	list := res.Diags.Sorted()
+	if s.display != nil {
+		for i := range list {
+			list[i].File = s.display(list[i].File)
+			list[i].Message = s.display(list[i].Message)
+		}
+	}
+	if res.Diags.HasErrors() {
+		n := len(res.Diags.Errors())
+		fmt.Fprintf(stderr, "virtc diff: %s does not compile (%d error%s):\n", s.label, n, plural(n))
+		io.WriteString(stderr, diag.Format(slices.DeleteFunc(list, func(d diag.Diagnostic) bool { return d.Severity != diag.Error })))
+		return res, false
+	}
+	if s.warnings {
+		io.WriteString(stderr, diag.Format(list))
+	}
+	return res, true
+}
+
+// writesToTerminal reports whether w is a terminal (a character device).
+func writesToTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,122 @@
+package diff
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/catalog"
+	"github.com/virtc/virtc/fn/compile"
+	"github.com/virtc/virtc/fn/resolve"
+)
+
+// platform checks the cluster side: the OpenShift Virtualization version
+// and the instance types and preferences the catalog publishes.
+func (c *comparison) platform(base, head compile.Result) {
+	c.version(platformOf(base.Model), platformOf(head.Model))
+	c.published(catalogOf(base.Model), catalogOf(head.Model))
+}
+
+func platformOf(m *resolve.Model) *resolve.Platform {
+	if m == nil {
+		return nil
+	}
+	return m.Platform
+}
+
+func catalogOf(m *resolve.Model) *catalog.Catalog {
+	if m == nil {
+		return nil
+	}
+	return m.Catalog
+}
+
+// version refuses a platform version that goes down, or that skips a minor
+// release OLM must pass through. OLM moves an operator forward only: along
+// the channel, a z-stream replaces every earlier z-stream of its minor
+// release (the OLM docs' "Z-stream support", through olm.skipRange), and a
+// minor release is reached only from the minors its bundle upgrades from
+// (the version table's upgradesFrom: 4.22 from 4.21). Nothing in OLM
+// downgrades an installed operator.
+func (c *comparison) version(old, new *resolve.Platform) {
+	switch {
+	case old == nil && new == nil:
+		return
+	case old == nil:
+		c.report.Platform = append(c.report.Platform, Change{Field: "version", To: new.Version.String(), Effect: EffectCreated,
+			Detail: fmt.Sprintf("OpenShift Virtualization %s is installed (channel %s)", new.Version, new.Release.Channel)})
+		return
+	case new == nil:
+		c.report.Platform = append(c.report.Platform, Change{Field: "platform", From: old.Version.String(), Effect: EffectDeleted,
+			Detail: fmt.Sprintf("the Platform %s (OpenShift Virtualization %s) is no longer compiled here", old.Name, old.Version)})
+		c.warn("platform-removed", ref("Platform", "", old.Name),
+			fmt.Sprintf("the Platform %s is removed: Argo CD would delete the operator's Subscription and the HyperConverged (which its uninstall strategy blocks while VMs exist)", old.Name),
+			"if the Platform moved to another repository, make sure that repository's Application adopts its objects before this one prunes them")
+		return
+	}
+	from, to := old.Version, new.Version
+	obj := ref("Platform", "", new.Name)
+	switch cmp := to.Compare(from); {
+	case cmp == 0:
+		return
+	case cmp < 0:
+		c.report.Platform = append(c.report.Platform, Change{Field: "version", From: from.String(), To: to.String(), Effect: EffectRefused,
+			Detail: fmt.Sprintf("OpenShift Virtualization %s → %s: a downgrade, refused", from, to)})
+		c.refuse("platform-downgrade", obj,
+			fmt.Sprintf("the platform version goes down %s → %s: OLM does not downgrade an installed operator", from, to),
+			fmt.Sprintf("keep spec.version at %s or later; going back means restoring the cluster, not a pull request", from))
+	case from.MinorString() == to.MinorString():
+		c.report.Platform = append(c.report.Platform, Change{Field: "version", From: from.String(), To: to.String(), Effect: EffectNone,
+			Detail: fmt.Sprintf("OpenShift Virtualization %s → %s: a z-stream update within %s; OLM proposes it as an InstallPlan to approve (installPlanApproval: Manual; startingCSV matters only at the first install)", from, to, to.MinorString())})
+	case slices.Contains(new.Release.UpgradesFrom, from.MinorString()):
+		c.report.Platform = append(c.report.Platform, Change{Field: "version", From: from.String(), To: to.String(), Effect: EffectNone,
+			Detail: fmt.Sprintf("OpenShift Virtualization %s → %s: a minor upgrade OLM takes from %s, proposed as an InstallPlan to approve; KubeVirt then live-migrates the VMs that can migrate to the new virt-launcher", from, to, from.MinorString())})
+	default:
+		c.report.Platform = append(c.report.Platform, Change{Field: "version", From: from.String(), To: to.String(), Effect: EffectRefused,
+			Detail: fmt.Sprintf("OpenShift Virtualization %s → %s: skips what OLM upgrades through, refused", from, to)})
+		c.refuse("platform-upgrade-skip", obj,
+			fmt.Sprintf("the platform version jumps %s → %s: OLM upgrades into %s only from %s, one minor release at a time", from, to, new.Release.Minor, strings.Join(new.Release.UpgradesFrom, ", ")),
+			fmt.Sprintf("upgrade to a %s release first, let it settle, then to %s", strings.Join(new.Release.UpgradesFrom, " or "), to))
+	}
+}
+
+// published refuses an edit in place of an instance type or preference
+// the catalog publishes (not the builtin ones OpenShift Virtualization
+// installs). KubeVirt stores a ControllerRevision of the instance type and
+// preference each VM was created with and keeps using it (the user guide,
+// "Versioning"), so an edit reaches new VMs only and VMs of one size stop
+// being alike.
+func (c *comparison) published(old, new *catalog.Catalog) {
+	if old == nil || new == nil {
+		return
+	}
+	for _, name := range old.Sizes.Names() {
+		o, _ := old.Sizes.Get(name)
+		n, ok := new.Sizes.Get(name)
+		if !ok || o.Spec.Builtin || n.Spec.Builtin || sameShape(o.Spec, n.Spec) {
+			continue
+		}
+		c.refuse("published-edited", ref("VirtualMachineClusterInstancetype", "", name),
+			fmt.Sprintf("the published size %s is edited in place (%s → %s): KubeVirt pins every VM to a ControllerRevision of the instance type it was created with, so existing VMs keep the old definition while new ones get the new", name, sizeTerms(o), sizeTerms(n)),
+			fmt.Sprintf("leave %s as it is and publish the new definition under a new name (for example %s-v2), then move VMs to it", name, name))
+	}
+	for _, name := range old.Preferences.Names() {
+		o, _ := old.Preferences.Get(name)
+		n, ok := new.Preferences.Get(name)
+		if !ok || o.Spec.Builtin || n.Spec.Builtin || reflect.DeepEqual(o.Spec, n.Spec) {
+			continue
+		}
+		c.refuse("published-edited", ref("VirtualMachineClusterPreference", "", name),
+			fmt.Sprintf("the published preference %s is edited in place: KubeVirt pins every VM to a ControllerRevision of the preference it was created with, so existing VMs keep the old definition while new ones get the new", name),
+			fmt.Sprintf("leave %s as it is and publish the new definition under a new name, then point the images at it", name))
+	}
+}
+
+// sameShape compares what a published size puts in its instance type:
+// whether tenants may use it (restricted) is not part of it.
+func sameShape(a, b api.SizeSpec) bool {
+	a.Restricted, b.Restricted = false, false
+	return reflect.DeepEqual(a, b)
+}
