@@ -1,0 +1,299 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// FieldManager is the server-side apply field manager of every apply.
+const FieldManager = "virtc"
+
+// Cluster applies manifests to a control plane the way a GitOps tool
+// does (server-side apply, one field manager), and inspects the result.
+type Cluster struct {
+	CP  *ControlPlane
+	dir string
+	// scope caches, per apiVersion, whether each served kind is namespaced.
+	scope map[string]map[string]bool
+	seq   int
+}
+
+// NewCluster wraps a running control plane; dir holds the manifest files
+// handed to kubectl.
+func NewCluster(cp *ControlPlane, dir string) *Cluster {
+	return &Cluster{CP: cp, dir: dir, scope: map[string]map[string]bool{}}
+}
+
+// file writes data to a new file for kubectl -f.
+func (c *Cluster) file(data []byte) (string, error) {
+	c.seq++
+	path := filepath.Join(c.dir, fmt.Sprintf("manifest-%04d.yaml", c.seq))
+	return path, os.WriteFile(path, data, 0o600)
+}
+
+// Namespaced reports whether the server serves o's kind as a namespaced
+// resource.
+func (c *Cluster) Namespaced(ctx context.Context, o Object) (bool, error) {
+	kinds, ok := c.scope[o.APIVersion]
+	if !ok {
+		path := "/apis/" + o.APIVersion
+		if o.Group() == "" {
+			path = "/api/" + o.APIVersion
+		}
+		data, err := c.CP.Get(ctx, path)
+		if err != nil {
+			return false, fmt.Errorf("%s: API version not served: %w", o, err)
+		}
+		var list struct {
+			Resources []struct {
+				Name       string `json:"name"`
+				Kind       string `json:"kind"`
+				Namespaced bool   `json:"namespaced"`
+			} `json:"resources"`
+		}
+		if err := json.Unmarshal(data, &list); err != nil {
+			return false, err
+		}
+		kinds = map[string]bool{}
+		for _, r := range list.Resources {
+			if !strings.Contains(r.Name, "/") {
+				kinds[r.Kind] = r.Namespaced
+			}
+		}
+		c.scope[o.APIVersion] = kinds
+	}
+	namespaced, ok := kinds[o.Kind]
+	if !ok {
+		return false, fmt.Errorf("%s: kind not served by the API server", o)
+	}
+	return namespaced, nil
+}
+
+// ApplyArgs are kubectl's arguments for a server-side apply of file.
+func ApplyArgs(file string, dryRun bool) []string {
+	args := []string{"apply", "--server-side", "--field-manager=" + FieldManager, "--validate=strict", "-f", file}
+	if dryRun {
+		args = append(args, "--dry-run=server")
+	}
+	return args
+}
+
+// Apply applies a stream of manifests in their order, first as a
+// server-side dry run, then for real. Cluster-scoped objects
+// (Namespaces) are dry-run and created before the stream, since a
+// dry run of a namespaced object in a namespace that does not exist yet
+// is refused. It returns the objects applied.
+func (c *Cluster) Apply(ctx context.Context, stream []byte) ([]Object, error) {
+	objs, err := ParseObjects(stream)
+	if err != nil {
+		return nil, err
+	}
+	if len(objs) == 0 {
+		return nil, fmt.Errorf("no objects in the stream")
+	}
+	var clusterScoped []Object
+	var problems []string
+	for _, o := range objs {
+		namespaced, err := c.Namespaced(ctx, o)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		switch {
+		case namespaced && o.Namespace == "":
+			problems = append(problems, fmt.Sprintf("%s: namespaced kind without metadata.namespace (it would land in the GitOps tool's default namespace)", o))
+		case !namespaced && o.Namespace != "":
+			problems = append(problems, fmt.Sprintf("%s: cluster-scoped kind with metadata.namespace", o))
+		case !namespaced:
+			clusterScoped = append(clusterScoped, o)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(problems, "\n"))
+	}
+	file, err := c.file(stream)
+	if err != nil {
+		return nil, err
+	}
+	if len(clusterScoped) > 0 {
+		data, err := Stream(clusterScoped)
+		if err != nil {
+			return nil, err
+		}
+		first, err := c.file(data)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.run(ctx, "server rejected the cluster-scoped objects (dry run)", ApplyArgs(first, true)...); err != nil {
+			return nil, err
+		}
+		if err := c.run(ctx, "server rejected the cluster-scoped objects", ApplyArgs(first, false)...); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.run(ctx, "server rejected the manifests (dry run)", ApplyArgs(file, true)...); err != nil {
+		return nil, err
+	}
+	if err := c.run(ctx, "server rejected the manifests", ApplyArgs(file, false)...); err != nil {
+		return nil, err
+	}
+	return objs, nil
+}
+
+func (c *Cluster) run(ctx context.Context, what string, args ...string) error {
+	res, err := c.CP.Kubectl(ctx, nil, args...)
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("%s:\n%s", what, res)
+	}
+	return nil
+}
+
+// Diff runs `kubectl diff --server-side` for objs: it returns "" when
+// applying them would change nothing, else the diff.
+func (c *Cluster) Diff(ctx context.Context, objs []Object) (string, error) {
+	file, err := c.objectsFile(objs)
+	if err != nil {
+		return "", err
+	}
+	res, err := c.CP.Kubectl(ctx, nil, "diff", "--server-side", "--field-manager="+FieldManager, "-f", file)
+	if err != nil {
+		return "", err
+	}
+	switch res.ExitCode {
+	case 0:
+		return "", nil
+	case 1:
+		return string(res.Stdout), nil
+	default:
+		return "", fmt.Errorf("kubectl diff failed:\n%s", res)
+	}
+}
+
+func (c *Cluster) objectsFile(objs []Object) (string, error) {
+	data, err := Stream(objs)
+	if err != nil {
+		return "", err
+	}
+	return c.file(data)
+}
+
+// Live fetches the objects from the server, by Key. Objects that do not
+// exist are absent from the result.
+func (c *Cluster) Live(ctx context.Context, objs []Object) (map[string]Object, error) {
+	if len(objs) == 0 {
+		return map[string]Object{}, nil
+	}
+	file, err := c.objectsFile(objs)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.CP.MustKubectl(ctx, nil, "get", "--ignore-not-found", "-o", "json", "-f", file)
+	if err != nil {
+		return nil, err
+	}
+	if len(strings.TrimSpace(string(out))) == 0 {
+		return map[string]Object{}, nil
+	}
+	return LiveObjects(out)
+}
+
+// Delete removes objs and waits until they are gone. With no controller
+// manager running, the namespace controller's last step is done here:
+// a deleted Namespace's finalizers are cleared through its finalize
+// subresource, after its content is gone.
+func (c *Cluster) Delete(ctx context.Context, objs []Object) error {
+	if len(objs) == 0 {
+		return nil
+	}
+	file, err := c.objectsFile(objs)
+	if err != nil {
+		return err
+	}
+	if _, err := c.CP.MustKubectl(ctx, nil, "delete", "--ignore-not-found", "--wait=false", "-f", file); err != nil {
+		return err
+	}
+	var namespaces []Object
+	for _, o := range objs {
+		if o.APIVersion == "v1" && o.Kind == "Namespace" {
+			namespaces = append(namespaces, o)
+		}
+	}
+	if err := c.waitGone(ctx, objs, namespaces); err != nil {
+		return err
+	}
+	for _, ns := range namespaces {
+		if err := c.finalizeNamespace(ctx, ns.Name); err != nil {
+			return err
+		}
+	}
+	return c.waitGone(ctx, objs, nil)
+}
+
+// waitGone waits until every object of objs except those in keep is gone.
+func (c *Cluster) waitGone(ctx context.Context, objs, keep []Object) error {
+	skip := map[string]bool{}
+	for _, o := range keep {
+		skip[o.Key()] = true
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		live, err := c.Live(ctx, objs)
+		if err != nil {
+			return err
+		}
+		var left []string
+		for _, o := range objs {
+			if _, ok := live[o.Key()]; ok && !skip[o.Key()] {
+				left = append(left, o.String())
+			}
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("objects not deleted after 60s: %s", strings.Join(left, ", "))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+}
+
+func (c *Cluster) finalizeNamespace(ctx context.Context, name string) error {
+	data, err := c.CP.MustKubectl(ctx, nil, "get", "namespace", name, "--ignore-not-found", "-o", "json")
+	if err != nil || len(strings.TrimSpace(string(data))) == 0 {
+		return err
+	}
+	var ns map[string]any
+	if err := json.Unmarshal(data, &ns); err != nil {
+		return err
+	}
+	if spec, ok := ns["spec"].(map[string]any); ok {
+		spec["finalizers"] = []any{}
+	}
+	body, err := json.Marshal(ns)
+	if err != nil {
+		return err
+	}
+	file, err := c.file(body)
+	if err != nil {
+		return err
+	}
+	if _, err := c.CP.MustKubectl(ctx, nil, "replace", "--raw", "/api/v1/namespaces/"+name+"/finalize", "-f", file); err != nil {
+		return err
+	}
+	// The second delete of a terminating namespace without finalizers
+	// removes it.
+	_, err = c.CP.MustKubectl(ctx, nil, "delete", "namespace", name, "--ignore-not-found", "--wait=false")
+	return err
+}
