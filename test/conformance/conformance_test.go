@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -187,14 +188,15 @@ func checkOutput(t *testing.T, c *Cluster, o output) int {
 	} else if len(left) > 0 {
 		t.Fatalf("objects exist before the apply; a previous check did not clean up: %v", keys(left))
 	}
-	if _, err := c.Apply(ctx, o.yaml); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		if err := c.Delete(ctx, objs); err != nil {
+		// t.Context() is cancelled before cleanups run.
+		if err := c.Delete(context.WithoutCancel(ctx), objs); err != nil {
 			t.Errorf("clean up: %v", err)
 		}
 	})
+	if _, err := c.Apply(ctx, o.yaml); err != nil {
+		t.Fatal(err)
+	}
 	first := liveOrFail(t, c, objs)
 	checkEqual(t, objs, first)
 
@@ -358,9 +360,9 @@ func checkChanges(t *testing.T, c *Cluster, steps []changeStep) int {
 		prev, cur := steps[i-1], steps[i]
 		t.Run(cur.name, func(t *testing.T) {
 			ctx := t.Context()
-			prevObjs, err := c.Apply(ctx, prev.yaml)
+			prevObjs, err := ParseObjects(prev.yaml)
 			if err != nil {
-				t.Fatalf("apply %s: %v", prev.name, err)
+				t.Fatal(err)
 			}
 			curObjs, err := ParseObjects(cur.yaml)
 			if err != nil {
@@ -368,10 +370,13 @@ func checkChanges(t *testing.T, c *Cluster, steps []changeStep) int {
 			}
 			all := union(prevObjs, curObjs)
 			t.Cleanup(func() {
-				if err := c.Delete(ctx, all); err != nil {
+				if err := c.Delete(context.WithoutCancel(ctx), all); err != nil {
 					t.Errorf("clean up: %v", err)
 				}
 			})
+			if _, err := c.Apply(ctx, prev.yaml); err != nil {
+				t.Fatalf("apply %s: %v", prev.name, err)
+			}
 			if _, err := c.Apply(ctx, cur.yaml); err != nil {
 				t.Fatalf("apply %s over %s: %v", cur.name, prev.name, err)
 			}

@@ -289,7 +289,7 @@ func start(ctx context.Context, bins Binaries, dir string) (cp *ControlPlane, er
 // waitReady polls url until it answers 200 with a body containing want,
 // failing early when the process exits.
 func waitReady(ctx context.Context, p *process, client *http.Client, url, want string) error {
-	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	var last string
 	for {
