@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -167,10 +168,15 @@ func TestConformance(t *testing.T) {
 					applied += checkOutput(t, c, o)
 				})
 			}
+			changed := 0
 			t.Run("changed-intents", func(t *testing.T) {
-				applied += checkChanges(t, c, steps)
+				changed = checkChanges(t, c, steps)
 			})
-			t.Logf("platform %s: %d outputs and %d change steps, %d objects applied", version, len(outputs), len(steps)-1, applied)
+			t.Run("server-rejects", func(t *testing.T) {
+				checkRejections(t, c, version)
+			})
+			t.Logf("platform %s: %d objects of %d outputs applied and re-applied; %d objects applied in %d change steps",
+				version, applied, len(outputs), changed, len(steps)-1)
 		})
 	}
 }
@@ -430,4 +436,72 @@ func minus(a, b []Object) []Object {
 		}
 	}
 	return out
+}
+
+// rejections are manifests the server must refuse: they show that a
+// rejection reaches the test with the server's message, so that the checks
+// above cannot pass by not looking.
+var rejections = []struct {
+	name, yaml, message string
+	versions            []string // only these platform versions; all when empty
+}{
+	{name: "unknown field", message: ".spec.bogus: field not declared in schema", yaml: `apiVersion: cdi.kubevirt.io/v1beta1
+kind: DataVolume
+metadata: {name: dv, namespace: conformance-rejects}
+spec:
+  bogus: true
+  source: {blank: {}}
+  storage: {resources: {requests: {storage: 1Gi}}}
+`},
+	{name: "name too long", message: "must be no more than 63 characters", yaml: `apiVersion: v1
+kind: Namespace
+metadata: {name: conformance-rejects-a-namespace-name-longer-than-sixty-three-chars}
+`},
+	{name: "CEL rule", message: "path must be absolute", versions: []string{"4.22"}, yaml: `apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: vm, namespace: conformance-rejects}
+spec:
+  runStrategy: Halted
+  template:
+    spec:
+      domain: {devices: {}}
+      volumes:
+      - name: shared
+        containerPath: {path: relative/path}
+`},
+	{name: "kind not served", message: "not served", yaml: `apiVersion: kubevirt.io/v9
+kind: VirtualMachine
+metadata: {name: vm, namespace: conformance-rejects}
+`},
+}
+
+func checkRejections(t *testing.T, c *Cluster, version string) {
+	ns := []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: conformance-rejects}\n")
+	nsObjs, err := ParseObjects(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Delete(context.Background(), nsObjs); err != nil {
+			t.Errorf("clean up: %v", err)
+		}
+	})
+	if _, err := c.Apply(t.Context(), ns); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rejections {
+		if len(r.versions) > 0 && !slices.Contains(r.versions, version) {
+			continue
+		}
+		t.Run(r.name, func(t *testing.T) {
+			objs, err := c.Apply(t.Context(), []byte(r.yaml))
+			if err == nil {
+				t.Cleanup(func() { _ = c.Delete(context.Background(), objs) })
+				t.Fatalf("the server accepted:\n%s", r.yaml)
+			}
+			if !strings.Contains(err.Error(), r.message) {
+				t.Errorf("rejected, but without %q:\n%v", r.message, err)
+			}
+		})
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -402,10 +403,59 @@ func (cp *ControlPlane) InstallCRDs(ctx context.Context, dir string) (int, error
 		return 0, err
 	}
 	n := len(strings.Fields(string(out)))
-	if _, err := cp.MustKubectl(ctx, nil, "wait", "--for=condition=Established", "--timeout=120s", "customresourcedefinitions", "--all"); err != nil {
-		return n, err
+	// Polled here rather than with `kubectl wait`, which fails when it
+	// reads a CRD before the server has given it any condition.
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for {
+		pending, err := cp.pendingCRDs(ctx)
+		if err == nil && len(pending) == 0 {
+			return n, cp.ForgetDiscovery()
+		}
+		select {
+		case <-ctx.Done():
+			if err != nil {
+				return n, err
+			}
+			return n, fmt.Errorf("CRDs not Established: %s", strings.Join(pending, ", "))
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
-	return n, cp.ForgetDiscovery()
+}
+
+// pendingCRDs lists the CRDs that are not Established yet.
+func (cp *ControlPlane) pendingCRDs(ctx context.Context) ([]string, error) {
+	data, err := cp.Get(ctx, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+	if err != nil {
+		return nil, err
+	}
+	var list struct {
+		Items []struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+			Status struct {
+				Conditions []struct {
+					Type   string `json:"type"`
+					Status string `json:"status"`
+				} `json:"conditions"`
+			} `json:"status"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(data, &list); err != nil {
+		return nil, err
+	}
+	var pending []string
+	for _, crd := range list.Items {
+		established := false
+		for _, c := range crd.Status.Conditions {
+			established = established || (c.Type == "Established" && c.Status == "True")
+		}
+		if !established {
+			pending = append(pending, crd.Metadata.Name)
+		}
+	}
+	return pending, nil
 }
 
 // Get fetches a path of the API with the admin credentials.
