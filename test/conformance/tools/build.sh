@@ -25,12 +25,15 @@ export CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off
 
 log() { echo "conformance-tools: $*" >&2; }
 
-# wrapper makes a fresh module directory and echoes its path.
+# Wrapper module directories, removed on exit whatever happens.
+tmpdirs=()
+trap 'rm -rf "${tmpdirs[@]}"' EXIT
+
+# wrapper makes a fresh module directory in $dir.
 wrapper() {
-  local dir
   dir="$(mktemp -d "${TMPDIR:-/tmp}/virtc-$1.XXXXXX")"
+  tmpdirs+=("$dir")
   (cd "$dir" && "$GO" mod init "virtc.local/tools/$1" >/dev/null 2>&1)
-  echo "$dir"
 }
 
 build_kube() {
@@ -41,8 +44,7 @@ build_kube() {
   fi
   local dir start
   start=$(date +%s)
-  dir="$(wrapper kube)"
-  trap 'rm -rf "$dir"' RETURN
+  wrapper kube
   log "building kube-apiserver and kubectl $KUBE_VERSION in $dir (cold: 13-19 min on 2 cores)"
   cat >"$dir/tools.go" <<'GO'
 //go:build tools
@@ -100,8 +102,7 @@ build_etcd() {
   fi
   local dir start
   start=$(date +%s)
-  dir="$(wrapper etcd)"
-  trap 'rm -rf "$dir"' RETURN
+  wrapper etcd
   log "building etcd $ETCD_VERSION in $dir"
   (
     cd "$dir"
