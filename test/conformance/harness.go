@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -226,6 +227,9 @@ func (c *Cluster) Delete(ctx context.Context, objs []Object) error {
 			namespaces = append(namespaces, o)
 		}
 	}
+	if err := c.releaseFinalizers(ctx, objs); err != nil {
+		return err
+	}
 	if err := c.waitGone(ctx, objs, namespaces); err != nil {
 		return err
 	}
@@ -296,4 +300,189 @@ func (c *Cluster) finalizeNamespace(ctx context.Context, name string) error {
 	// removes it.
 	_, err = c.CP.MustKubectl(ctx, nil, "delete", "namespace", name, "--ignore-not-found", "--wait=false")
 	return err
+}
+
+// releaseFinalizers clears the finalizers of deleted objects that are not
+// Namespaces (for example kubernetes.io/pvc-protection, which an admission
+// plugin adds to every PersistentVolumeClaim): the controllers that would
+// remove them do not run here.
+func (c *Cluster) releaseFinalizers(ctx context.Context, objs []Object) error {
+	live, err := c.Live(ctx, objs)
+	if err != nil {
+		return err
+	}
+	var stuck []Object
+	for _, o := range objs {
+		l, ok := live[o.Key()]
+		if !ok || (o.APIVersion == "v1" && o.Kind == "Namespace") {
+			continue
+		}
+		meta, _ := l.Doc["metadata"].(map[string]any)
+		if finalizers, _ := meta["finalizers"].([]any); len(finalizers) > 0 && meta["deletionTimestamp"] != nil {
+			stuck = append(stuck, o)
+		}
+	}
+	if len(stuck) == 0 {
+		return nil
+	}
+	file, err := c.objectsFile(stuck)
+	if err != nil {
+		return err
+	}
+	_, err = c.CP.MustKubectl(ctx, nil, "patch", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`, "-f", file)
+	return err
+}
+
+// EnvironmentLabel marks the Namespaces the tests create because an output
+// uses them without creating them.
+const EnvironmentLabel = "virtc.dev/conformance-environment"
+
+// EnsureNamespaces creates the Namespaces that objs use but do not create
+// themselves: those of the platform (openshift-adp for Velero Schedules,
+// openshift-virtualization-os-images for golden images) and those another
+// output creates (a build with --scope vms uses the tenants' namespaces).
+// It returns the Namespaces it created, to be deleted after the check.
+func (c *Cluster) EnsureNamespaces(ctx context.Context, objs []Object) ([]Object, error) {
+	created := map[string]bool{}
+	for _, o := range objs {
+		if o.APIVersion == "v1" && o.Kind == "Namespace" {
+			created[o.Name] = true
+		}
+	}
+	var missing []string
+	for _, o := range objs {
+		if o.Namespace != "" && !created[o.Namespace] && !slices.Contains(missing, o.Namespace) {
+			missing = append(missing, o.Namespace)
+		}
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	var namespaces []Object
+	for _, name := range missing {
+		namespaces = append(namespaces, Object{APIVersion: "v1", Kind: "Namespace", Name: name, Doc: map[string]any{
+			"apiVersion": "v1", "kind": "Namespace",
+			"metadata": map[string]any{"name": name, "labels": map[string]any{EnvironmentLabel: "true"}},
+		}})
+	}
+	live, err := c.Live(ctx, namespaces)
+	if err != nil {
+		return nil, err
+	}
+	var toCreate []Object
+	for _, ns := range namespaces {
+		if _, ok := live[ns.Key()]; !ok {
+			toCreate = append(toCreate, ns)
+		}
+	}
+	if len(toCreate) == 0 {
+		return nil, nil
+	}
+	data, err := Stream(toCreate)
+	if err != nil {
+		return nil, err
+	}
+	file, err := c.file(data)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.CP.MustKubectl(ctx, nil, "create", "-f", file); err != nil {
+		return nil, err
+	}
+	return toCreate, nil
+}
+
+// EnsureStorageClasses creates the StorageClasses that the claims among
+// objs name, if absent, with volume expansion allowed as on the platform's
+// storage (ODF's Ceph RBD classes allow it): the API server's
+// PersistentVolumeClaimResize admission refuses to grow a claim whose class
+// does not exist or does not allow it. They stay for the control plane's
+// lifetime. It returns the names it created.
+func (c *Cluster) EnsureStorageClasses(ctx context.Context, objs []Object) ([]string, error) {
+	var classes []Object
+	for _, o := range objs {
+		if o.APIVersion != "v1" || o.Kind != "PersistentVolumeClaim" {
+			continue
+		}
+		spec, _ := o.Doc["spec"].(map[string]any)
+		name, _ := spec["storageClassName"].(string)
+		if name == "" || slices.ContainsFunc(classes, func(sc Object) bool { return sc.Name == name }) {
+			continue
+		}
+		classes = append(classes, Object{APIVersion: "storage.k8s.io/v1", Kind: "StorageClass", Name: name, Doc: map[string]any{
+			"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+			"metadata":             map[string]any{"name": name, "labels": map[string]any{EnvironmentLabel: "true"}},
+			"provisioner":          "conformance.virtc.dev/no-provisioner",
+			"allowVolumeExpansion": true,
+		}})
+	}
+	if len(classes) == 0 {
+		return nil, nil
+	}
+	live, err := c.Live(ctx, classes)
+	if err != nil {
+		return nil, err
+	}
+	var missing []Object
+	var names []string
+	for _, sc := range classes {
+		if _, ok := live[sc.Key()]; !ok {
+			missing = append(missing, sc)
+			names = append(names, sc.Name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	file, err := c.objectsFile(missing)
+	if err != nil {
+		return nil, err
+	}
+	_, err = c.CP.MustKubectl(ctx, nil, "create", "-f", file)
+	return names, err
+}
+
+// BindClaims marks the claims among objs Bound, with the capacity they
+// request, as the persistent volume controller would once their volume is
+// provisioned: only a bound claim may grow.
+func (c *Cluster) BindClaims(ctx context.Context, objs []Object) error {
+	var claims []Object
+	for _, o := range objs {
+		if o.APIVersion == "v1" && o.Kind == "PersistentVolumeClaim" {
+			claims = append(claims, o)
+		}
+	}
+	if len(claims) == 0 {
+		return nil
+	}
+	live, err := c.Live(ctx, claims)
+	if err != nil {
+		return err
+	}
+	for _, o := range claims {
+		l, ok := live[o.Key()]
+		if !ok {
+			return fmt.Errorf("%s: not found", o)
+		}
+		status, _ := l.Doc["status"].(map[string]any)
+		if status["phase"] == "Bound" {
+			continue
+		}
+		spec, _ := l.Doc["spec"].(map[string]any)
+		resources, _ := spec["resources"].(map[string]any)
+		requests, _ := resources["requests"].(map[string]any)
+		patch, err := json.Marshal(map[string]any{"status": map[string]any{
+			"phase":       "Bound",
+			"accessModes": spec["accessModes"],
+			"capacity":    map[string]any{"storage": requests["storage"]},
+		}})
+		if err != nil {
+			return err
+		}
+		if _, err := c.CP.MustKubectl(ctx, nil, "patch", "persistentvolumeclaim", o.Name, "-n", o.Namespace,
+			"--subresource=status", "--type=merge", "-p", string(patch)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
