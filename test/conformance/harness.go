@@ -1,0 +1,488 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// FieldManager is the server-side apply field manager of every apply.
+const FieldManager = "virtc"
+
+// Cluster applies manifests to a control plane the way a GitOps tool
+// does (server-side apply, one field manager), and inspects the result.
+type Cluster struct {
+	CP  *ControlPlane
+	dir string
+	// scope caches, per apiVersion, whether each served kind is namespaced.
+	scope map[string]map[string]bool
+	seq   int
+}
+
+// NewCluster wraps a running control plane; dir holds the manifest files
+// handed to kubectl.
+func NewCluster(cp *ControlPlane, dir string) *Cluster {
+	return &Cluster{CP: cp, dir: dir, scope: map[string]map[string]bool{}}
+}
+
+// file writes data to a new file for kubectl -f.
+func (c *Cluster) file(data []byte) (string, error) {
+	c.seq++
+	path := filepath.Join(c.dir, fmt.Sprintf("manifest-%04d.yaml", c.seq))
+	return path, os.WriteFile(path, data, 0o600)
+}
+
+// Namespaced reports whether the server serves o's kind as a namespaced
+// resource.
+func (c *Cluster) Namespaced(ctx context.Context, o Object) (bool, error) {
+	kinds, ok := c.scope[o.APIVersion]
+	if !ok {
+		path := "/apis/" + o.APIVersion
+		if o.Group() == "" {
+			path = "/api/" + o.APIVersion
+		}
+		data, err := c.CP.Get(ctx, path)
+		if err != nil {
+			return false, fmt.Errorf("%s: API version not served: %w", o, err)
+		}
+		var list struct {
+			Resources []struct {
+				Name       string `json:"name"`
+				Kind       string `json:"kind"`
+				Namespaced bool   `json:"namespaced"`
+			} `json:"resources"`
+		}
+		if err := json.Unmarshal(data, &list); err != nil {
+			return false, err
+		}
+		kinds = map[string]bool{}
+		for _, r := range list.Resources {
+			if !strings.Contains(r.Name, "/") {
+				kinds[r.Kind] = r.Namespaced
+			}
+		}
+		c.scope[o.APIVersion] = kinds
+	}
+	namespaced, ok := kinds[o.Kind]
+	if !ok {
+		return false, fmt.Errorf("%s: kind not served by the API server", o)
+	}
+	return namespaced, nil
+}
+
+// ApplyArgs are kubectl's arguments for a server-side apply of file.
+func ApplyArgs(file string, dryRun bool) []string {
+	args := []string{"apply", "--server-side", "--field-manager=" + FieldManager, "--validate=strict", "-f", file}
+	if dryRun {
+		args = append(args, "--dry-run=server")
+	}
+	return args
+}
+
+// Apply applies a stream of manifests in their order, first as a
+// server-side dry run, then for real. Cluster-scoped objects
+// (Namespaces) are dry-run and created before the stream, since a
+// dry run of a namespaced object in a namespace that does not exist yet
+// is refused. It returns the objects applied.
+func (c *Cluster) Apply(ctx context.Context, stream []byte) ([]Object, error) {
+	objs, err := ParseObjects(stream)
+	if err != nil {
+		return nil, err
+	}
+	if len(objs) == 0 {
+		return nil, fmt.Errorf("no objects in the stream")
+	}
+	var clusterScoped []Object
+	var problems []string
+	for _, o := range objs {
+		namespaced, err := c.Namespaced(ctx, o)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		switch {
+		case namespaced && o.Namespace == "":
+			problems = append(problems, fmt.Sprintf("%s: namespaced kind without metadata.namespace (it would land in the GitOps tool's default namespace)", o))
+		case !namespaced && o.Namespace != "":
+			problems = append(problems, fmt.Sprintf("%s: cluster-scoped kind with metadata.namespace", o))
+		case !namespaced:
+			clusterScoped = append(clusterScoped, o)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(problems, "\n"))
+	}
+	file, err := c.file(stream)
+	if err != nil {
+		return nil, err
+	}
+	if len(clusterScoped) > 0 {
+		data, err := Stream(clusterScoped)
+		if err != nil {
+			return nil, err
+		}
+		first, err := c.file(data)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.run(ctx, "server rejected the cluster-scoped objects (dry run)", ApplyArgs(first, true)...); err != nil {
+			return nil, err
+		}
+		if err := c.run(ctx, "server rejected the cluster-scoped objects", ApplyArgs(first, false)...); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.run(ctx, "server rejected the manifests (dry run)", ApplyArgs(file, true)...); err != nil {
+		return nil, err
+	}
+	if err := c.run(ctx, "server rejected the manifests", ApplyArgs(file, false)...); err != nil {
+		return nil, err
+	}
+	return objs, nil
+}
+
+func (c *Cluster) run(ctx context.Context, what string, args ...string) error {
+	res, err := c.CP.Kubectl(ctx, nil, args...)
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("%s:\n%s", what, res)
+	}
+	return nil
+}
+
+// Diff runs `kubectl diff --server-side` for objs: it returns "" when
+// applying them would change nothing, else the diff.
+func (c *Cluster) Diff(ctx context.Context, objs []Object) (string, error) {
+	file, err := c.objectsFile(objs)
+	if err != nil {
+		return "", err
+	}
+	res, err := c.CP.Kubectl(ctx, nil, "diff", "--server-side", "--field-manager="+FieldManager, "-f", file)
+	if err != nil {
+		return "", err
+	}
+	switch res.ExitCode {
+	case 0:
+		return "", nil
+	case 1:
+		return string(res.Stdout), nil
+	default:
+		return "", fmt.Errorf("kubectl diff failed:\n%s", res)
+	}
+}
+
+func (c *Cluster) objectsFile(objs []Object) (string, error) {
+	data, err := Stream(objs)
+	if err != nil {
+		return "", err
+	}
+	return c.file(data)
+}
+
+// Live fetches the objects from the server, by Key. Objects that do not
+// exist are absent from the result.
+func (c *Cluster) Live(ctx context.Context, objs []Object) (map[string]Object, error) {
+	if len(objs) == 0 {
+		return map[string]Object{}, nil
+	}
+	file, err := c.objectsFile(objs)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.CP.MustKubectl(ctx, nil, "get", "--ignore-not-found", "-o", "json", "-f", file)
+	if err != nil {
+		return nil, err
+	}
+	if len(strings.TrimSpace(string(out))) == 0 {
+		return map[string]Object{}, nil
+	}
+	return LiveObjects(out)
+}
+
+// Delete removes objs and waits until they are gone. With no controller
+// manager running, the namespace controller's last step is done here:
+// a deleted Namespace's finalizers are cleared through its finalize
+// subresource, after its content is gone.
+func (c *Cluster) Delete(ctx context.Context, objs []Object) error {
+	if len(objs) == 0 {
+		return nil
+	}
+	file, err := c.objectsFile(objs)
+	if err != nil {
+		return err
+	}
+	if _, err := c.CP.MustKubectl(ctx, nil, "delete", "--ignore-not-found", "--wait=false", "-f", file); err != nil {
+		return err
+	}
+	var namespaces []Object
+	for _, o := range objs {
+		if o.APIVersion == "v1" && o.Kind == "Namespace" {
+			namespaces = append(namespaces, o)
+		}
+	}
+	if err := c.releaseFinalizers(ctx, objs); err != nil {
+		return err
+	}
+	if err := c.waitGone(ctx, objs, namespaces); err != nil {
+		return err
+	}
+	for _, ns := range namespaces {
+		if err := c.finalizeNamespace(ctx, ns.Name); err != nil {
+			return err
+		}
+	}
+	return c.waitGone(ctx, objs, nil)
+}
+
+// waitGone waits until every object of objs except those in keep is gone.
+func (c *Cluster) waitGone(ctx context.Context, objs, keep []Object) error {
+	skip := map[string]bool{}
+	for _, o := range keep {
+		skip[o.Key()] = true
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		live, err := c.Live(ctx, objs)
+		if err != nil {
+			return err
+		}
+		var left []string
+		for _, o := range objs {
+			if _, ok := live[o.Key()]; ok && !skip[o.Key()] {
+				left = append(left, o.String())
+			}
+		}
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("objects not deleted after 60s: %s", strings.Join(left, ", "))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+}
+
+func (c *Cluster) finalizeNamespace(ctx context.Context, name string) error {
+	data, err := c.CP.MustKubectl(ctx, nil, "get", "namespace", name, "--ignore-not-found", "-o", "json")
+	if err != nil || len(strings.TrimSpace(string(data))) == 0 {
+		return err
+	}
+	var ns map[string]any
+	if err := json.Unmarshal(data, &ns); err != nil {
+		return err
+	}
+	if spec, ok := ns["spec"].(map[string]any); ok {
+		spec["finalizers"] = []any{}
+	}
+	body, err := json.Marshal(ns)
+	if err != nil {
+		return err
+	}
+	file, err := c.file(body)
+	if err != nil {
+		return err
+	}
+	if _, err := c.CP.MustKubectl(ctx, nil, "replace", "--raw", "/api/v1/namespaces/"+name+"/finalize", "-f", file); err != nil {
+		return err
+	}
+	// The second delete of a terminating namespace without finalizers
+	// removes it.
+	_, err = c.CP.MustKubectl(ctx, nil, "delete", "namespace", name, "--ignore-not-found", "--wait=false")
+	return err
+}
+
+// releaseFinalizers clears the finalizers of deleted objects that are not
+// Namespaces (for example kubernetes.io/pvc-protection, which an admission
+// plugin adds to every PersistentVolumeClaim): the controllers that would
+// remove them do not run here.
+func (c *Cluster) releaseFinalizers(ctx context.Context, objs []Object) error {
+	live, err := c.Live(ctx, objs)
+	if err != nil {
+		return err
+	}
+	var stuck []Object
+	for _, o := range objs {
+		l, ok := live[o.Key()]
+		if !ok || (o.APIVersion == "v1" && o.Kind == "Namespace") {
+			continue
+		}
+		meta, _ := l.Doc["metadata"].(map[string]any)
+		if finalizers, _ := meta["finalizers"].([]any); len(finalizers) > 0 && meta["deletionTimestamp"] != nil {
+			stuck = append(stuck, o)
+		}
+	}
+	if len(stuck) == 0 {
+		return nil
+	}
+	file, err := c.objectsFile(stuck)
+	if err != nil {
+		return err
+	}
+	_, err = c.CP.MustKubectl(ctx, nil, "patch", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`, "-f", file)
+	return err
+}
+
+// EnvironmentLabel marks the Namespaces the tests create because an output
+// uses them without creating them.
+const EnvironmentLabel = "virtc.dev/conformance-environment"
+
+// EnsureNamespaces creates the Namespaces that objs use but do not create
+// themselves: those of the platform (openshift-adp for Velero Schedules,
+// openshift-virtualization-os-images for golden images) and those another
+// output creates (a build with --scope vms uses the tenants' namespaces).
+// It returns the Namespaces it created, to be deleted after the check.
+func (c *Cluster) EnsureNamespaces(ctx context.Context, objs []Object) ([]Object, error) {
+	created := map[string]bool{}
+	for _, o := range objs {
+		if o.APIVersion == "v1" && o.Kind == "Namespace" {
+			created[o.Name] = true
+		}
+	}
+	var missing []string
+	for _, o := range objs {
+		if o.Namespace != "" && !created[o.Namespace] && !slices.Contains(missing, o.Namespace) {
+			missing = append(missing, o.Namespace)
+		}
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	var namespaces []Object
+	for _, name := range missing {
+		namespaces = append(namespaces, Object{APIVersion: "v1", Kind: "Namespace", Name: name, Doc: map[string]any{
+			"apiVersion": "v1", "kind": "Namespace",
+			"metadata": map[string]any{"name": name, "labels": map[string]any{EnvironmentLabel: "true"}},
+		}})
+	}
+	live, err := c.Live(ctx, namespaces)
+	if err != nil {
+		return nil, err
+	}
+	var toCreate []Object
+	for _, ns := range namespaces {
+		if _, ok := live[ns.Key()]; !ok {
+			toCreate = append(toCreate, ns)
+		}
+	}
+	if len(toCreate) == 0 {
+		return nil, nil
+	}
+	data, err := Stream(toCreate)
+	if err != nil {
+		return nil, err
+	}
+	file, err := c.file(data)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.CP.MustKubectl(ctx, nil, "create", "-f", file); err != nil {
+		return nil, err
+	}
+	return toCreate, nil
+}
+
+// EnsureStorageClasses creates the StorageClasses that the claims among
+// objs name, if absent, with volume expansion allowed as on the platform's
+// storage (ODF's Ceph RBD classes allow it): the API server's
+// PersistentVolumeClaimResize admission refuses to grow a claim whose class
+// does not exist or does not allow it. They stay for the control plane's
+// lifetime. It returns the names it created.
+func (c *Cluster) EnsureStorageClasses(ctx context.Context, objs []Object) ([]string, error) {
+	var classes []Object
+	for _, o := range objs {
+		if o.APIVersion != "v1" || o.Kind != "PersistentVolumeClaim" {
+			continue
+		}
+		spec, _ := o.Doc["spec"].(map[string]any)
+		name, _ := spec["storageClassName"].(string)
+		if name == "" || slices.ContainsFunc(classes, func(sc Object) bool { return sc.Name == name }) {
+			continue
+		}
+		classes = append(classes, Object{APIVersion: "storage.k8s.io/v1", Kind: "StorageClass", Name: name, Doc: map[string]any{
+			"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+			"metadata":             map[string]any{"name": name, "labels": map[string]any{EnvironmentLabel: "true"}},
+			"provisioner":          "conformance.virtc.dev/no-provisioner",
+			"allowVolumeExpansion": true,
+		}})
+	}
+	if len(classes) == 0 {
+		return nil, nil
+	}
+	live, err := c.Live(ctx, classes)
+	if err != nil {
+		return nil, err
+	}
+	var missing []Object
+	var names []string
+	for _, sc := range classes {
+		if _, ok := live[sc.Key()]; !ok {
+			missing = append(missing, sc)
+			names = append(names, sc.Name)
+		}
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	file, err := c.objectsFile(missing)
+	if err != nil {
+		return nil, err
+	}
+	_, err = c.CP.MustKubectl(ctx, nil, "create", "-f", file)
+	return names, err
+}
+
+// BindClaims marks the claims among objs Bound, with the capacity they
+// request, as the persistent volume controller would once their volume is
+// provisioned: only a bound claim may grow.
+func (c *Cluster) BindClaims(ctx context.Context, objs []Object) error {
+	var claims []Object
+	for _, o := range objs {
+		if o.APIVersion == "v1" && o.Kind == "PersistentVolumeClaim" {
+			claims = append(claims, o)
+		}
+	}
+	if len(claims) == 0 {
+		return nil
+	}
+	live, err := c.Live(ctx, claims)
+	if err != nil {
+		return err
+	}
+	for _, o := range claims {
+		l, ok := live[o.Key()]
+		if !ok {
+			return fmt.Errorf("%s: not found", o)
+		}
+		status, _ := l.Doc["status"].(map[string]any)
+		if status["phase"] == "Bound" {
+			continue
+		}
+		spec, _ := l.Doc["spec"].(map[string]any)
+		resources, _ := spec["resources"].(map[string]any)
+		requests, _ := resources["requests"].(map[string]any)
+		patch, err := json.Marshal(map[string]any{"status": map[string]any{
+			"phase":       "Bound",
+			"accessModes": spec["accessModes"],
+			"capacity":    map[string]any{"storage": requests["storage"]},
+		}})
+		if err != nil {
+			return err
+		}
+		if _, err := c.CP.MustKubectl(ctx, nil, "patch", "persistentvolumeclaim", o.Name, "-n", o.Namespace,
+			"--subresource=status", "--type=merge", "-p", string(patch)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
