@@ -72,6 +72,14 @@ func resolvePlatform(cat *catalog.Catalog, diags *diag.List) *Platform {
 	}
 	slices.Sort(p.FeatureGates)
 	p.FeatureGates = slices.Compact(p.FeatureGates)
+	if !rel.HTTPChecksum {
+		for _, name := range cat.Images.Names() {
+			img, _ := cat.Images.Entry(name)
+			if img.Obj.Spec.HTTP != nil {
+				diags.Errorf(img.Doc.Pos("spec.http"), "spec.http", "image %q: OpenShift Virtualization %s (CDI %s) cannot verify the checksum of an HTTP image, so it would be imported unverified; use a registry image pinned by digest, or platform version 4.22 or later", name, rel.Minor, rel.CDI)
+			}
+		}
+	}
 	if dp := spec.DataProtection; dp != nil && len(dp.StorageLocations) > 0 {
 		p.DefaultLocation = dp.StorageLocations[0].Name
 		for _, l := range dp.StorageLocations {

@@ -17,11 +17,13 @@ import (
 
 // Release is one supported minor release.
 type Release struct {
-	Minor        string   `yaml:"minor"`
-	Patches      [2]int   `yaml:"patches"`
-	Kubernetes   string   `yaml:"kubernetes"`
-	KubeVirt     string   `yaml:"kubevirt"`
-	CDI          string   `yaml:"cdi"`
+	Minor      string `yaml:"minor"`
+	Patches    [2]int `yaml:"patches"`
+	Kubernetes string `yaml:"kubernetes"`
+	KubeVirt   string `yaml:"kubevirt"`
+	CDI        string `yaml:"cdi"`
+	// HTTPChecksum says whether CDI verifies HTTP images' checksums.
+	HTTPChecksum bool     `yaml:"httpChecksum"`
 	HCO          string   `yaml:"hco"`
 	Channel      string   `yaml:"channel"`
 	UpgradesFrom []string `yaml:"upgradesFrom"`
