@@ -20,6 +20,7 @@ func compileArgs(name string, args []string, stderr io.Writer) (compile.Result, 
 	scope := fs.String("scope", "all", "print only one scope's objects: "+strings.Join(emit.ScopeNames(), ", ")+" (everything is still checked)")
 	var extStr stringList
 	fs.Var(&extStr, "ext-str", "an external variable key=value for Jsonnet inputs, read with std.extVar (repeatable)")
+	cluster := fs.String("cluster", "", "the cluster to compile for: the Jsonnet external variable cluster (std.extVar('cluster')), so one source serves several clusters")
 	paths, code, ok := parse(fs, args)
 	if !ok {
 		return compile.Result{}, code, false
@@ -33,6 +34,16 @@ func compileArgs(name string, args []string, stderr io.Writer) (compile.Result, 
 	if err != nil {
 		fmt.Fprintf(stderr, "virtc %s: %v\n", name, err)
 		return compile.Result{}, ExitUsage, false
+	}
+	if *cluster != "" {
+		if prev, set := ext["cluster"]; set && prev != *cluster {
+			fmt.Fprintf(stderr, "virtc %s: --cluster %s and --ext-str cluster=%s disagree\n", name, *cluster, prev)
+			return compile.Result{}, ExitUsage, false
+		}
+		if ext == nil {
+			ext = map[string]string{}
+		}
+		ext["cluster"] = *cluster
 	}
 	if len(paths) == 0 {
 		fmt.Fprintf(stderr, "virtc %s: name at least one file or directory\n", name)
