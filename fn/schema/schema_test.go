@@ -217,9 +217,12 @@ func inputs(t *testing.T) []input {
 				flags, _ := os.ReadFile(filepath.Join(dir, e.Name()))
 				f := strings.Fields(string(flags))
 				for i := 0; i+1 < len(f); i++ {
-					if f[i] == "--ext-str" {
+					switch f[i] {
+					case "--ext-str":
 						k, v, _ := strings.Cut(f[i+1], "=")
 						ext[k] = v
+					case "--cluster":
+						ext["cluster"] = f[i+1]
 					}
 				}
 			default:
