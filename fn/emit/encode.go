@@ -424,7 +424,7 @@ func number(text string, quoted bool) resolved {
 }
 
 func stringValue(s string) resolved {
-	return resolved{shape: shapeString, scalar: validUTF8(s)}
+	return resolved{shape: shapeString, scalar: s}
 }
 
 // validUTF8 replaces each invalid byte by U+FFFD, as encoding/json does.
@@ -514,10 +514,15 @@ func hasControl(b []byte) bool {
 	return false
 }
 
+// spaces indent up to 64 levels in one write.
+const spaces = "                                                                                                                                "
+
 func (e *encoder) indent(n int) {
-	for range n {
-		e.b.WriteString("  ")
+	for n > len(spaces)/2 {
+		e.b.WriteString(spaces)
+		n -= len(spaces) / 2
 	}
+	e.b.WriteString(spaces[:2*n])
 }
 
 // entry is one key of an object and its value.
@@ -564,21 +569,6 @@ fields:
 var stringMapType = reflect.TypeFor[map[string]string]()
 
 func (e *encoder) eachMapEntry(v reflect.Value, fn func(entry) (bool, error)) error {
-	if v.Type() == stringMapType {
-		// Labels and annotations: no reflection per entry.
-		m := v.Interface().(map[string]string)
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if ok, err := fn(entry{key: validUTF8(k), v: reflect.ValueOf(m[k])}); !ok || err != nil {
-				return err
-			}
-		}
-		return nil
-	}
 	type kv struct {
 		name string
 		v    reflect.Value
@@ -630,6 +620,11 @@ func (e *encoder) object(v reflect.Value, depth int, item, top bool) (int, error
 	defer func() { e.depth-- }()
 	if e.depth > maxDepth {
 		return 0, fmt.Errorf("json: unsupported value: nesting deeper than %d (a cycle?)", maxDepth)
+	}
+	if v.Type() == stringMapType {
+		if n, ok := e.stringMap(v.Interface().(map[string]string), depth, item); ok {
+			return n, nil
+		}
 	}
 	n := 0
 	err := e.eachEntry(v, func(ent entry) (bool, error) {
@@ -688,6 +683,32 @@ func (e *encoder) object(v reflect.Value, depth int, item, top bool) (int, error
 		return true, nil
 	})
 	return n, err
+}
+
+// stringMap writes labels, annotations and other string maps without
+// reflection per entry. Strings are never null, so every entry is written.
+// It declines maps with invalid UTF-8 keys, which sort by their repaired
+// form.
+func (e *encoder) stringMap(m map[string]string, depth int, item bool) (int, bool) {
+	var scratch [16]string
+	keys := scratch[:0]
+	for k := range m {
+		if !utf8.ValidString(k) {
+			return 0, false
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		if i > 0 || !item {
+			e.indent(depth)
+		}
+		writeScalarString(e.b, k)
+		e.b.WriteString(": ")
+		writeScalarString(e.b, m[k])
+		e.b.WriteByte('\n')
+	}
+	return len(keys), true
 }
 
 func (e *encoder) writeKey(ent entry) {

@@ -230,7 +230,7 @@ func sample() *everything {
 		Quantity:    resource.MustParse("1536Mi"),
 		IntOrStr:    intstr.FromString("50%"),
 		Duration:    metav1.Duration{Duration: 90 * time.Minute},
-		Meta:        metav1.ObjectMeta{Name: "m", Labels: map[string]string{"a": "1", "b": ""}},
+		Meta:        metav1.ObjectMeta{Name: "m", Labels: map[string]string{"a": "1", "b": ""}, Annotations: map[string]string{"\xff": "high", "\xef\xbf\xbc": "below", "k\x80": "v\x80", "\xf0\x9f\x98\x80": "emoji"}},
 		Items:       []metav1.ObjectMeta{{}, {Name: "second", CreationTimestamp: metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))}},
 	}
 	e.Status.Ready = true

@@ -6,20 +6,54 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+
+	"github.com/virtc/virtc/fn/par"
 )
 
+// chunkSize is how many objects one goroutine writes at a time.
+const chunkSize = 128
+
+// chunkBuffers are reused between chunks, so that a chunk's buffer grows
+// once rather than by doubling from scratch each time.
+var chunkBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 // Write serializes objects in order as a multi-document YAML stream.
+// Chunks of objects are written on all CPUs and joined in order; the
+// error reported is the first object's that fails.
 func Write(objs []Object) ([]byte, error) {
-	var b bytes.Buffer
-	for i, o := range objs {
-		if i > 0 {
-			b.WriteString("---\n")
+	pieces, bounds := par.Chunks(len(objs), chunkSize)
+	bufs := make([][]byte, pieces)
+	errs := make([]error, pieces)
+	par.For(pieces, func(c int) {
+		lo, hi := bounds(c)
+		b := chunkBuffers.Get().(*bytes.Buffer)
+		defer chunkBuffers.Put(b)
+		b.Reset()
+		for i := lo; i < hi; i++ {
+			if i > 0 {
+				b.WriteString("---\n")
+			}
+			o := objs[i]
+			if err := writeBody(b, o.Body); err != nil {
+				errs[c] = fmt.Errorf("%s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+				return
+			}
 		}
-		if err := writeBody(&b, o.Body); err != nil {
-			return nil, fmt.Errorf("%s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+		bufs[c] = bytes.Clone(b.Bytes())
+	})
+	size := 0
+	for c := range bufs {
+		if errs[c] != nil {
+			return nil, errs[c]
 		}
+		size += len(bufs[c])
 	}
-	return b.Bytes(), nil
+	out := make([]byte, 0, size)
+	for _, b := range bufs {
+		out = append(out, b...)
+	}
+	return out, nil
 }
 
 // Generic converts a typed object to plain maps and lists through its JSON
@@ -193,5 +227,5 @@ func writeScalarString(b *bytes.Buffer, s string) {
 	}
 	// A Go-quoted string is a valid YAML double-quoted scalar: YAML knows
 	// every escape strconv writes.
-	b.WriteString(strconv.Quote(s))
+	b.Write(strconv.AppendQuote(b.AvailableBuffer(), validUTF8(s)))
 }
