@@ -20,6 +20,7 @@ func compileArgs(name string, args []string, stderr io.Writer) (compile.Result, 
 	scope := fs.String("scope", "all", "print only one scope's objects: "+strings.Join(emit.ScopeNames(), ", ")+" (everything is still checked)")
 	var extStr stringList
 	fs.Var(&extStr, "ext-str", "an external variable key=value for Jsonnet inputs, read with std.extVar (repeatable)")
+	prof := addProfileFlags(fs)
 	paths, code, ok := parse(fs, args)
 	if !ok {
 		return compile.Result{}, code, false
@@ -39,6 +40,7 @@ func compileArgs(name string, args []string, stderr io.Writer) (compile.Result, 
 		fs.Usage()
 		return compile.Result{}, ExitUsage, false
 	}
+	defer prof.start(stderr)()
 	diags := &diag.List{}
 	jopts := jsonnet.Options{ExtStr: ext}
 	docs := source.Read(append(append([]string{}, catalogs...), paths...), source.Options{Evaluate: jopts.Evaluate}, diags)
