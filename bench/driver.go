@@ -1,0 +1,265 @@
+package bench
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/virtc/virtc/fn/fleet"
+)
+
+// Config is one benchmark session.
+type Config struct {
+	// Virtc is the virtc binary to measure.
+	Virtc string
+	// Kustomize is the kustomize binary; empty leaves its columns out.
+	Kustomize string
+	// Work holds the fleets and compiled outputs.
+	Work string
+	// Sizes are the fleets, in VMs, measured with every tool.
+	Sizes []int
+	// VirtcOnly are fleets measured with virtc build alone (the large
+	// ones, for linear growth).
+	VirtcOnly []int
+	// Runs is how many runs of each tool a fleet gets.
+	Runs func(vms int) int
+	// Limit bounds one kustomize run; a run over it is killed, reported as
+	// "> limit", and the tool is not run again on that fleet.
+	Limit time.Duration
+	// KRM prepares a kustomization that runs virtc as a KRM function over
+	// the intents in fleetDir and returns its directory. Nil when virtc
+	// has no KRM function: that column then says KRMMissing.
+	KRM func(virtc, fleetDir, workDir string) (string, error)
+	// KRMMissing says why the KRM column is empty when KRM is nil.
+	KRMMissing string
+	// Log receives progress lines.
+	Log io.Writer
+}
+
+// Row is one fleet's results.
+type Row struct {
+	VMs     int
+	Tenants int
+	// Objects is the number of documents virtc writes for the fleet.
+	Objects int
+	// Virtc is (1), KRM (2) and Anchor (3) of the table.
+	Virtc, KRM, Anchor Summary
+	// Load is the 1-minute load average before and after the fleet's runs.
+	LoadBefore, LoadAfter string
+}
+
+// Run generates each fleet, compiles it once for the anchor, then runs the
+// tools in turn (virtc, kustomize with virtc, kustomize alone; again and
+// again) and returns the medians.
+func Run(cfg Config) ([]Row, error) {
+	var rows []Row
+	for _, n := range cfg.Sizes {
+		row, err := cfg.fleet(n, true)
+		if err != nil {
+			return rows, err
+		}
+		rows = append(rows, row)
+	}
+	for _, n := range cfg.VirtcOnly {
+		row, err := cfg.fleet(n, false)
+		if err != nil {
+			return rows, err
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+func (cfg Config) logf(format string, args ...any) {
+	if cfg.Log != nil {
+		fmt.Fprintf(cfg.Log, format+"\n", args...)
+	}
+}
+
+// series is one tool's runs on a fleet.
+type series struct {
+	cmd     Command
+	limit   time.Duration
+	samples []Sample
+	missing string
+	// once: stop after a timed-out run.
+	stopped bool
+}
+
+func (s *series) run() error {
+	if s.missing != "" || s.stopped {
+		return nil
+	}
+	x, err := Measure(s.cmd, s.limit)
+	if err != nil {
+		return err
+	}
+	s.samples = append(s.samples, x)
+	s.stopped = x.TimedOut
+	return nil
+}
+
+func (s *series) summary() Summary {
+	sum := Summarize(s.samples, s.limit)
+	sum.Missing = s.missing
+	return sum
+}
+
+func (cfg Config) fleet(n int, all bool) (Row, error) {
+	opts := FleetOptions(n)
+	row := Row{VMs: n, Tenants: opts.Tenants}
+	dir := filepath.Join(cfg.Work, fmt.Sprintf("vms-%d", n))
+	if err := os.RemoveAll(dir); err != nil {
+		return row, err
+	}
+	intents := filepath.Join(dir, "intents")
+	cfg.logf("fleet of %d VMs in %d tenants: generating %s", n, opts.Tenants, intents)
+	if _, err := fleet.Write(intents, opts); err != nil {
+		return row, err
+	}
+
+	noLimit := 24 * time.Hour
+	virtc := &series{cmd: Command{Name: cfg.Virtc, Args: []string{"build", intents}}, limit: noLimit}
+	krm := &series{limit: cfg.Limit}
+	anchor := &series{limit: cfg.Limit}
+	switch {
+	case !all:
+		krm.missing, anchor.missing = "not run (virtc only)", "not run (virtc only)"
+	case cfg.Kustomize == "":
+		krm.missing, anchor.missing = "n/a (no kustomize)", "n/a (no kustomize)"
+	default:
+		compiled := filepath.Join(dir, "compiled")
+		objects, err := compileFleet(cfg.Virtc, intents, compiled)
+		if err != nil {
+			return row, err
+		}
+		row.Objects = objects
+		anchor.cmd = Command{Name: cfg.Kustomize, Args: []string{"build", compiled}}
+		if cfg.KRM == nil {
+			krm.missing = cfg.KRMMissing
+		} else {
+			kdir, err := cfg.KRM(cfg.Virtc, intents, filepath.Join(dir, "krm"))
+			if err != nil {
+				return row, err
+			}
+			krm.cmd = Command{Name: cfg.Kustomize, Args: []string{"build", "--enable-alpha-plugins", "--enable-exec", kdir}}
+		}
+	}
+
+	row.LoadBefore = LoadAverage()
+	runs := cfg.Runs(n)
+	for r := range runs {
+		for _, s := range []*series{virtc, krm, anchor} {
+			if err := s.run(); err != nil {
+				return row, err
+			}
+		}
+		cfg.logf("  run %d/%d: virtc %s%s%s (load %s)", r+1, runs, last(virtc), lastIf(" kustomize+virtc ", krm), lastIf(" kustomize ", anchor), LoadAverage())
+	}
+	row.LoadAfter = LoadAverage()
+	row.Virtc, row.KRM, row.Anchor = virtc.summary(), krm.summary(), anchor.summary()
+	if !all {
+		os.RemoveAll(dir)
+	}
+	return row, nil
+}
+
+func last(s *series) string {
+	if len(s.samples) == 0 {
+		return "-"
+	}
+	x := s.samples[len(s.samples)-1]
+	if x.TimedOut {
+		return "> " + formatDuration(s.limit)
+	}
+	return formatDuration(x.Wall)
+}
+
+func lastIf(label string, s *series) string {
+	if s.missing != "" {
+		return ""
+	}
+	return label + last(s)
+}
+
+// compileFleet runs virtc once to write the anchor's input: the fleet's
+// output in one file with a kustomization listing it. It returns the
+// number of documents.
+func compileFleet(virtc, intents, dir string) (int, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	var out, stderr bytes.Buffer
+	cmd := exec.Command(virtc, "build", intents)
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("virtc build %s: %v\n%s", intents, err, stderr.String())
+	}
+	if err := os.WriteFile(filepath.Join(dir, "all.yaml"), out.Bytes(), 0o644); err != nil {
+		return 0, err
+	}
+	k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- all.yaml\n"
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644); err != nil {
+		return 0, err
+	}
+	return Documents(out.Bytes()), nil
+}
+
+// Documents counts the documents of a YAML stream written by virtc.
+func Documents(stream []byte) int {
+	if len(bytes.TrimSpace(stream)) == 0 {
+		return 0
+	}
+	// A leading separator starts the first document, not a second one.
+	return 1 + bytes.Count(stream, []byte("\n---\n"))
+}
+
+// LoadAverage is the 1-minute load average, or "n/a" where the system
+// does not publish it.
+func LoadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "n/a"
+	}
+	f := bytes.Fields(data)
+	if len(f) == 0 {
+		return "n/a"
+	}
+	return string(f[0])
+}
+
+// ErrNoRuns is returned by Check when a configuration would measure
+// nothing.
+var ErrNoRuns = errors.New("bench: no fleet sizes")
+
+// Check validates a configuration before a long session starts.
+func (cfg Config) Check() error {
+	if len(cfg.Sizes)+len(cfg.VirtcOnly) == 0 {
+		return ErrNoRuns
+	}
+	if cfg.Runs == nil {
+		return errors.New("bench: Runs is not set")
+	}
+	for _, n := range append(append([]int{}, cfg.Sizes...), cfg.VirtcOnly...) {
+		if n < 1 || cfg.Runs(n) < 1 {
+			return fmt.Errorf("bench: fleet of %d VMs with %d runs", n, cfg.Runs(n))
+		}
+	}
+	if _, err := os.Stat(cfg.Virtc); err != nil {
+		return fmt.Errorf("bench: virtc binary: %w", err)
+	}
+	if cfg.Kustomize != "" {
+		if _, err := os.Stat(cfg.Kustomize); err != nil {
+			return fmt.Errorf("bench: kustomize binary: %w", err)
+		}
+	}
+	if cfg.Limit <= 0 {
+		return errors.New("bench: the time limit must be positive")
+	}
+	return nil
+}
