@@ -122,6 +122,13 @@ func Parse(file, rel string, data []byte, diags *diag.List) []*Doc {
 		diags.Errorf(diag.Pos{File: file, Line: line, Col: col}, "", "file is not valid UTF-8 (save it as UTF-8)")
 		return nil
 	}
+	if nodes, ok := fastParse(data); ok {
+		docs := make([]*Doc, len(nodes))
+		for i, n := range nodes {
+			docs[i] = &Doc{File: file, Rel: rel, Index: i, Node: n}
+		}
+		return docs
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []*Doc
 	for i := 0; ; i++ {
