@@ -40,6 +40,7 @@ func compileArgs(name string, args []string, stderr io.Writer) (compile.Result, 
 		fs.Usage()
 		return compile.Result{}, ExitUsage, false
 	}
+	batchGC()
 	defer prof.start(stderr)()
 	diags := &diag.List{}
 	jopts := jsonnet.Options{ExtStr: ext}

@@ -220,6 +220,9 @@ func looksLikeTimestamp(s string) bool {
 	return true
 }
 
+// writeScalarString writes a string as a plain or double-quoted scalar.
+// Invalid UTF-8 bytes become U+FFFD, as they do through encoding/json (a
+// plain scalar is ASCII, so only quoted strings need the check).
 func writeScalarString(b *bytes.Buffer, s string) {
 	if !needsQuotes(s) {
 		b.WriteString(s)
