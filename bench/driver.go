@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/virtc/virtc/fn/fleet"
@@ -26,6 +28,10 @@ type Config struct {
 	// VirtcOnly are fleets measured with virtc build alone (the large
 	// ones, for linear growth).
 	VirtcOnly []int
+	// PerTenant are fleets (among Sizes) that are also built by kustomize
+	// one tenant at a time: the remedy for kustomize's cost on large
+	// kustomizations. One pass, after the alternating runs.
+	PerTenant []int
 	// Runs is how many runs of each tool a fleet gets.
 	Runs func(vms int) int
 	// Limit bounds one kustomize run; a run over it is killed, reported as
@@ -51,6 +57,19 @@ type Row struct {
 	Virtc, KRM, Anchor Summary
 	// Load is the 1-minute load average before and after the fleet's runs.
 	LoadBefore, LoadAfter string
+	// PerTenant is kustomize building each tenant's output on its own.
+	PerTenant *Split
+}
+
+// Split is one pass of kustomize over a fleet's tenants, one
+// kustomization each.
+type Split struct {
+	Builds int
+	// Sum and Max are the total and the longest wall time of the builds.
+	Sum, Max time.Duration
+	// Largest is the most resources in one kustomization.
+	Largest  int
+	TimedOut bool
 }
 
 // Run generates each fleet, compiles it once for the anchor, then runs the
@@ -134,7 +153,7 @@ func (cfg Config) fleet(n int, all bool) (Row, error) {
 		krm.missing, anchor.missing = "n/a (no kustomize)", "n/a (no kustomize)"
 	default:
 		compiled := filepath.Join(dir, "compiled")
-		objects, err := compileFleet(cfg.Virtc, intents, compiled)
+		objects, err := compileFleet(cfg.Virtc, compiled, intents)
 		if err != nil {
 			return row, err
 		}
@@ -163,6 +182,13 @@ func (cfg Config) fleet(n int, all bool) (Row, error) {
 	}
 	row.LoadAfter = LoadAverage()
 	row.Virtc, row.KRM, row.Anchor = virtc.summary(), krm.summary(), anchor.summary()
+	if all && cfg.Kustomize != "" && slices.Contains(cfg.PerTenant, n) {
+		split, err := cfg.perTenant(intents, filepath.Join(dir, "tenants"))
+		if err != nil {
+			return row, err
+		}
+		row.PerTenant = split
+	}
 	if !all {
 		os.RemoveAll(dir)
 	}
@@ -187,18 +213,51 @@ func lastIf(label string, s *series) string {
 	return label + last(s)
 }
 
+// perTenant compiles each tenant file with the fleet's catalog into a
+// kustomization of its own, then builds them one after the other.
+func (cfg Config) perTenant(intents, dir string) (*Split, error) {
+	files, err := filepath.Glob(filepath.Join(intents, "tenants", "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	catalog := filepath.Join(intents, filepath.FromSlash(fleet.CatalogFile))
+	split := &Split{}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+		kdir := filepath.Join(dir, name)
+		objects, err := compileFleet(cfg.Virtc, kdir, catalog, f)
+		if err != nil {
+			return nil, err
+		}
+		split.Largest = max(split.Largest, objects)
+		x, err := Measure(Command{Name: cfg.Kustomize, Args: []string{"build", kdir}}, cfg.Limit)
+		if err != nil {
+			return nil, err
+		}
+		split.Builds++
+		split.Sum += x.Wall
+		split.Max = max(split.Max, x.Wall)
+		if x.TimedOut {
+			split.TimedOut = true
+			break
+		}
+	}
+	cfg.logf("  per tenant: %d kustomize builds, %s in all, %s the longest", split.Builds, formatDuration(split.Sum), formatDuration(split.Max))
+	return split, nil
+}
+
 // compileFleet runs virtc once to write the anchor's input: the fleet's
 // output in one file with a kustomization listing it. It returns the
 // number of documents.
-func compileFleet(virtc, intents, dir string) (int, error) {
+func compileFleet(virtc, dir string, inputs ...string) (int, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err
 	}
 	var out, stderr bytes.Buffer
-	cmd := exec.Command(virtc, "build", intents)
+	cmd := exec.Command(virtc, append([]string{"build"}, inputs...)...)
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
-		return 0, fmt.Errorf("virtc build %s: %v\n%s", intents, err, stderr.String())
+		return 0, fmt.Errorf("virtc build %s: %v\n%s", strings.Join(inputs, " "), err, stderr.String())
 	}
 	if err := os.WriteFile(filepath.Join(dir, "all.yaml"), out.Bytes(), 0o644); err != nil {
 		return 0, err

@@ -46,6 +46,16 @@ func Targets(w io.Writer, rows []Row) {
 			line("1,000 VMs: kustomize with virtc as the function: %s", r.KRM.Missing)
 		}
 	}
+	for _, r := range rows {
+		if sp := r.PerTenant; sp != nil {
+			over := ""
+			if sp.TimedOut {
+				over = ", stopped at a build over the limit"
+			}
+			line("%s VMs with kustomize one tenant at a time: %d builds of at most %d resources, %s in all, the longest %s (one kustomization of the whole fleet: %s)%s",
+				thousands(r.VMs), sp.Builds, sp.Largest, formatDuration(sp.Sum), formatDuration(sp.Max), wall(r.Anchor), over)
+		}
+	}
 	if r, ok := by[10000]; ok && measured(r.Virtc) {
 		line("10,000 VMs: virtc build %s wall, %s peak RSS (targets ≤ 1.5 s, ≤ 1 GiB)", wall(r.Virtc), rss(r.Virtc))
 		if big, ok := by[100000]; ok && measured(big.Virtc) {
@@ -53,6 +63,15 @@ func Targets(w io.Writer, rows []Row) {
 				wall(big.Virtc), rss(big.Virtc), big.Virtc.Wall.Seconds()/r.Virtc.Wall.Seconds())
 		}
 	}
+}
+
+// thousands writes 10000 as 10,000.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func measured(s Summary) bool { return s.Missing == "" && s.Runs > 0 && !s.TimedOut }

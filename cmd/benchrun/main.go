@@ -21,6 +21,7 @@ func main() {
 	kustomize := flag.String("kustomize", ".tools/bin/kustomize", "the kustomize binary (make tools); empty to leave kustomize out")
 	sizes := flag.String("sizes", "1,100,1000,10000", "fleet sizes in VMs, measured with every tool")
 	virtcOnly := flag.String("virtc-only", "100000", "fleet sizes measured with virtc build alone")
+	perTenant := flag.String("per-tenant", "1000", "fleet sizes that kustomize also builds one tenant at a time")
 	small := flag.Int("runs", 5, "runs of each tool per fleet below 10,000 VMs")
 	large := flag.Int("runs-large", 3, "runs of each tool per fleet of 10,000 VMs or more")
 	limit := flag.Duration("limit", 120*time.Second, "time limit of one kustomize run")
@@ -46,6 +47,7 @@ func main() {
 		Kustomize: abs(*kustomize),
 		Sizes:     parse(*sizes),
 		VirtcOnly: parse(*virtcOnly),
+		PerTenant: parse(*perTenant),
 		Runs: func(vms int) int {
 			if vms >= 10000 {
 				return *large
