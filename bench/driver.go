@@ -38,9 +38,11 @@ type Config struct {
 	// "> limit", and the tool is not run again on that fleet.
 	Limit time.Duration
 	// KRM prepares a kustomization that runs virtc as a KRM function over
-	// the intents in fleetDir and returns its directory. Nil when virtc
-	// has no KRM function: that column then says KRMMissing.
-	KRM func(virtc, fleetDir, workDir string) (string, error)
+	// the intents in fleetDir; it returns its directory and the
+	// ResourceList kustomize hands the function, for timing the function
+	// alone. Nil when virtc has no KRM function: those columns then say
+	// KRMMissing.
+	KRM func(virtc, fleetDir, workDir string) (dir, resourceList string, err error)
 	// KRMMissing says why the KRM column is empty when KRM is nil.
 	KRMMissing string
 	// Log receives progress lines.
@@ -53,8 +55,9 @@ type Row struct {
 	Tenants int
 	// Objects is the number of documents virtc writes for the fleet.
 	Objects int
-	// Virtc is (1), KRM (2) and Anchor (3) of the table.
-	Virtc, KRM, Anchor Summary
+	// Virtc is (1), KRM (2) and Anchor (3) of the table; Fn is virtc
+	// running as the function alone, on the ResourceList of (2).
+	Virtc, KRM, Fn, Anchor Summary
 	// Load is the 1-minute load average before and after the fleet's runs.
 	LoadBefore, LoadAfter string
 	// PerTenant is kustomize building each tenant's output on its own.
@@ -145,12 +148,13 @@ func (cfg Config) fleet(n int, all bool) (Row, error) {
 	noLimit := 24 * time.Hour
 	virtc := &series{cmd: Command{Name: cfg.Virtc, Args: []string{"build", intents}}, limit: noLimit}
 	krm := &series{limit: cfg.Limit}
+	fn := &series{limit: noLimit}
 	anchor := &series{limit: cfg.Limit}
 	switch {
 	case !all:
-		krm.missing, anchor.missing = "not run (virtc only)", "not run (virtc only)"
+		krm.missing, fn.missing, anchor.missing = "not run (virtc only)", "not run (virtc only)", "not run (virtc only)"
 	case cfg.Kustomize == "":
-		krm.missing, anchor.missing = "n/a (no kustomize)", "n/a (no kustomize)"
+		krm.missing, fn.missing, anchor.missing = "n/a (no kustomize)", "n/a (no kustomize)", "n/a (no kustomize)"
 	default:
 		compiled := filepath.Join(dir, "compiled")
 		objects, err := compileFleet(cfg.Virtc, compiled, intents)
@@ -160,28 +164,29 @@ func (cfg Config) fleet(n int, all bool) (Row, error) {
 		row.Objects = objects
 		anchor.cmd = Command{Name: cfg.Kustomize, Args: []string{"build", compiled}}
 		if cfg.KRM == nil {
-			krm.missing = cfg.KRMMissing
+			krm.missing, fn.missing = cfg.KRMMissing, cfg.KRMMissing
 		} else {
-			kdir, err := cfg.KRM(cfg.Virtc, intents, filepath.Join(dir, "krm"))
+			kdir, rl, err := cfg.KRM(cfg.Virtc, intents, filepath.Join(dir, "krm"))
 			if err != nil {
 				return row, err
 			}
 			krm.cmd = Command{Name: cfg.Kustomize, Args: []string{"build", "--enable-alpha-plugins", "--enable-exec", kdir}}
+			fn.cmd = Command{Name: cfg.Virtc, Args: []string{"fn"}, Dir: kdir, Stdin: rl}
 		}
 	}
 
 	row.LoadBefore = LoadAverage()
 	runs := cfg.Runs(n)
 	for r := range runs {
-		for _, s := range []*series{virtc, krm, anchor} {
+		for _, s := range []*series{virtc, krm, fn, anchor} {
 			if err := s.run(); err != nil {
 				return row, err
 			}
 		}
-		cfg.logf("  run %d/%d: virtc %s%s%s (load %s)", r+1, runs, last(virtc), lastIf(" kustomize+virtc ", krm), lastIf(" kustomize ", anchor), LoadAverage())
+		cfg.logf("  run %d/%d: virtc %s%s%s%s (load %s)", r+1, runs, last(virtc), lastIf(" kustomize+virtc ", krm), lastIf(" virtc fn ", fn), lastIf(" kustomize ", anchor), LoadAverage())
 	}
 	row.LoadAfter = LoadAverage()
-	row.Virtc, row.KRM, row.Anchor = virtc.summary(), krm.summary(), anchor.summary()
+	row.Virtc, row.KRM, row.Fn, row.Anchor = virtc.summary(), krm.summary(), fn.summary(), anchor.summary()
 	if all && cfg.Kustomize != "" && slices.Contains(cfg.PerTenant, n) {
 		split, err := cfg.perTenant(intents, filepath.Join(dir, "tenants"))
 		if err != nil {
@@ -211,6 +216,64 @@ func lastIf(label string, s *series) string {
 		return ""
 	}
 	return label + last(s)
+}
+
+// KRMGenerator writes a kustomization that runs virtc as an exec KRM
+// function in generator form (a Compiler naming the fleet's directory, as
+// examples/kustomize-generator does), and the ResourceList kustomize
+// v5.8.2 hands the function for it: the Compiler as the only item and as
+// the functionConfig, with the annotations kustomize adds.
+func KRMGenerator(virtc, fleetDir, dir string) (string, string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", err
+	}
+	rel, err := filepath.Rel(dir, fleetDir)
+	if err != nil {
+		return "", "", err
+	}
+	rel = filepath.ToSlash(rel)
+	k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\ngenerators:\n- compiler.yaml\n"
+	compiler := fmt.Sprintf("apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata:\n  name: virtc\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: %s\nspec:\n  paths: [%s]\n", virtc, rel)
+	list := fmt.Sprintf(`apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- apiVersion: virtc.dev/v1alpha1
+  kind: Compiler
+  metadata:
+    annotations:
+      config.kubernetes.io/function: |
+        exec:
+          path: %[1]s
+      config.kubernetes.io/local-config: 'true'
+      config.kubernetes.io/index: '0'
+      internal.config.kubernetes.io/index: '0'
+      internal.config.kubernetes.io/annotations-migration-resource-id: '0'
+      internal.config.kubernetes.io/id: '1'
+      config.k8s.io/id: '1'
+    name: virtc
+  spec:
+    paths:
+    - %[2]s
+functionConfig:
+  apiVersion: virtc.dev/v1alpha1
+  kind: Compiler
+  metadata:
+    annotations:
+      config.kubernetes.io/function: |
+        exec:
+          path: %[1]s
+      config.kubernetes.io/local-config: 'true'
+    name: virtc
+  spec:
+    paths:
+    - %[2]s
+`, virtc, rel)
+	for name, data := range map[string]string{"kustomization.yaml": k, "compiler.yaml": compiler, "resourcelist.yaml": list} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			return "", "", err
+		}
+	}
+	return dir, filepath.Join(dir, "resourcelist.yaml"), nil
 }
 
 // perTenant compiles each tenant file with the fleet's catalog into a

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -29,6 +30,8 @@ type Command struct {
 	Args []string
 	Dir  string
 	Env  []string
+	// Stdin is a file to read standard input from (none when empty).
+	Stdin string
 }
 
 func (c Command) String() string { return strings.Join(append([]string{c.Name}, c.Args...), " ") }
@@ -51,6 +54,14 @@ func Measure(c Command, limit time.Duration) (Sample, error) {
 	cmd.Dir = c.Dir
 	if c.Env != nil {
 		cmd.Env = c.Env
+	}
+	if c.Stdin != "" {
+		f, err := os.Open(c.Stdin)
+		if err != nil {
+			return Sample{}, err
+		}
+		defer f.Close()
+		cmd.Stdin = f
 	}
 	var out countingWriter
 	var stderr bytes.Buffer

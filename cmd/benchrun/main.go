@@ -25,6 +25,7 @@ func main() {
 	small := flag.Int("runs", 5, "runs of each tool per fleet below 10,000 VMs")
 	large := flag.Int("runs-large", 3, "runs of each tool per fleet of 10,000 VMs or more")
 	limit := flag.Duration("limit", 120*time.Second, "time limit of one kustomize run")
+	krm := flag.Bool("krm", true, "measure kustomize with virtc as an exec KRM function (generator form)")
 	work := flag.String("work", "", "directory for fleets and outputs (default: a temporary one, removed at the end)")
 	flag.Parse()
 
@@ -55,8 +56,12 @@ func main() {
 			return *small
 		},
 		Limit:      *limit,
-		KRMMissing: "n/a (KRM function not on main)",
+		KRM:        bench.KRMGenerator,
+		KRMMissing: "n/a (--krm=false)",
 		Log:        os.Stderr,
+	}
+	if !*krm {
+		cfg.KRM = nil
 	}
 	if err := cfg.Check(); err != nil {
 		fail(err)
