@@ -46,10 +46,17 @@ type encField struct {
 	omitZero  bool
 	quoted    bool
 	isZero    func(reflect.Value) bool
+	// info describes the field's type.
+	info *typeInfo
 }
 
 // typeInfo is what the encoder needs to know about a type, computed once.
+// The infos of a type and of every type it contains are built together and
+// linked, so that walking a value looks nothing up but interfaces' dynamic
+// types.
 type typeInfo struct {
+	t    reflect.Type
+	kind reflect.Kind
 	// addrMarshaler: *T implements json.Marshaler (used when addressable).
 	addrMarshaler bool
 	marshaler     bool
@@ -57,20 +64,54 @@ type typeInfo struct {
 	text          bool
 	// byteSlice: a []byte written as base64.
 	byteSlice bool
+	// stringMap: exactly map[string]string (labels, annotations).
+	stringMap bool
 	// fields of a struct, sorted by name (the order they are written in).
 	fields []encField
+	// elem describes what a pointer points to and what a slice, array or
+	// map holds.
+	elem *typeInfo
 }
 
-var typeInfos sync.Map // reflect.Type -> *typeInfo
+var (
+	typeInfos sync.Map // reflect.Type -> *typeInfo, complete ones only
+	buildMu   sync.Mutex
+)
+
+var stringMapType = reflect.TypeFor[map[string]string]()
 
 func infoOf(t reflect.Type) *typeInfo {
 	if ti, ok := typeInfos.Load(t); ok {
 		return ti.(*typeInfo)
 	}
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	building := map[reflect.Type]*typeInfo{}
+	ti := buildInfo(t, building)
+	// Publish only once every linked info is filled in.
+	for bt, bi := range building {
+		typeInfos.LoadOrStore(bt, bi)
+	}
+	return ti
+}
+
+// buildInfo makes the info of t and of the types it contains; building
+// holds those in progress, so recursive types end.
+func buildInfo(t reflect.Type, building map[reflect.Type]*typeInfo) *typeInfo {
+	if ti, ok := typeInfos.Load(t); ok {
+		return ti.(*typeInfo)
+	}
+	if ti, ok := building[t]; ok {
+		return ti
+	}
 	ti := &typeInfo{
+		t:         t,
+		kind:      t.Kind(),
 		marshaler: t.Implements(marshalerType),
 		text:      t.Implements(textMarshalerType),
+		stringMap: t == stringMapType,
 	}
+	building[t] = ti
 	if t.Kind() != reflect.Pointer {
 		pt := reflect.PointerTo(t)
 		ti.addrMarshaler = pt.Implements(marshalerType)
@@ -80,11 +121,16 @@ func infoOf(t reflect.Type) *typeInfo {
 		pe := reflect.PointerTo(t.Elem())
 		ti.byteSlice = !pe.Implements(marshalerType) && !pe.Implements(textMarshalerType)
 	}
-	if t.Kind() == reflect.Struct {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		ti.elem = buildInfo(t.Elem(), building)
+	case reflect.Struct:
 		ti.fields = structFields(t)
+		for i := range ti.fields {
+			ti.fields[i].info = buildInfo(t.FieldByIndex(ti.fields[i].index).Type, building)
+		}
 	}
-	actual, _ := typeInfos.LoadOrStore(t, ti)
-	return actual.(*typeInfo)
+	return ti
 }
 
 // structFields lists a struct's JSON fields by encoding/json's rules:
@@ -292,6 +338,8 @@ type resolved struct {
 	shape  shape
 	scalar string
 	v      reflect.Value
+	// ti describes v for objects and arrays.
+	ti *typeInfo
 }
 
 // writeScalar writes a scalar or string shape.
@@ -311,7 +359,7 @@ type encoder struct {
 // writeBody writes one object. It must encode as a JSON object.
 func writeBody(b *bytes.Buffer, body any) error {
 	e := &encoder{b: b}
-	r, err := e.resolve(reflect.ValueOf(body), false)
+	r, err := e.resolve(reflect.ValueOf(body), nil, false)
 	if err != nil {
 		return err
 	}
@@ -323,18 +371,21 @@ func writeBody(b *bytes.Buffer, body any) error {
 	default:
 		return fmt.Errorf("json: cannot unmarshal %T into an object", body)
 	}
-	_, err = e.object(r.v, 0, false, true)
+	_, err = e.object(r.v, r.ti, 0, false, true)
 	return err
 }
 
 // resolve follows pointers, interfaces and Marshalers to a value's shape.
-func (e *encoder) resolve(v reflect.Value, quoted bool) (resolved, error) {
+// ti describes v's type; nil means look it up (an interface's value).
+func (e *encoder) resolve(v reflect.Value, ti *typeInfo, quoted bool) (resolved, error) {
 	for {
 		if !v.IsValid() {
 			return resolved{shape: shapeNull}, nil
 		}
-		ti := infoOf(v.Type())
-		kind := v.Kind()
+		if ti == nil {
+			ti = infoOf(v.Type())
+		}
+		kind := ti.kind
 		switch {
 		case kind != reflect.Pointer && ti.addrMarshaler && v.CanAddr():
 			return e.marshalJSON(v.Addr())
@@ -352,22 +403,25 @@ func (e *encoder) resolve(v reflect.Value, quoted bool) (resolved, error) {
 			return textValue(v)
 		}
 		switch kind {
-		case reflect.Pointer, reflect.Interface:
+		case reflect.Pointer:
 			if v.IsNil() {
 				return resolved{shape: shapeNull}, nil
 			}
-			v = v.Elem()
-			if kind == reflect.Interface {
-				quoted = false
+			v, ti = v.Elem(), ti.elem
+			continue
+		case reflect.Interface:
+			if v.IsNil() {
+				return resolved{shape: shapeNull}, nil
 			}
+			v, ti, quoted = v.Elem(), nil, false
 			continue
 		case reflect.Struct:
-			return resolved{shape: shapeObject, v: v}, nil
+			return resolved{shape: shapeObject, v: v, ti: ti}, nil
 		case reflect.Map:
 			if v.IsNil() {
 				return resolved{shape: shapeNull}, nil
 			}
-			return resolved{shape: shapeObject, v: v}, nil
+			return resolved{shape: shapeObject, v: v, ti: ti}, nil
 		case reflect.Slice:
 			if v.IsNil() {
 				return resolved{shape: shapeNull}, nil
@@ -375,11 +429,11 @@ func (e *encoder) resolve(v reflect.Value, quoted bool) (resolved, error) {
 			if ti.byteSlice {
 				return stringValue(base64.StdEncoding.EncodeToString(v.Bytes())), nil
 			}
-			return resolved{shape: shapeArray, v: v}, nil
+			return resolved{shape: shapeArray, v: v, ti: ti}, nil
 		case reflect.Array:
-			return resolved{shape: shapeArray, v: v}, nil
+			return resolved{shape: shapeArray, v: v, ti: ti}, nil
 		case reflect.String:
-			if v.Type() == numberType {
+			if ti.t == numberType {
 				n := v.String()
 				if n == "" {
 					n = "0"
@@ -404,7 +458,7 @@ func (e *encoder) resolve(v reflect.Value, quoted bool) (resolved, error) {
 		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 			return number(strconv.FormatUint(v.Uint(), 10), quoted), nil
 		case reflect.Float32, reflect.Float64:
-			s, err := formatFloat(v.Float(), v.Type().Bits())
+			s, err := formatFloat(v.Float(), ti.t.Bits())
 			if err != nil {
 				return resolved{}, err
 			}
@@ -502,7 +556,7 @@ func (e *encoder) marshalJSON(v reflect.Value) (resolved, error) {
 	if err := dec.Decode(&g); err != nil {
 		return resolved{}, &json.MarshalerError{Type: v.Type(), Err: err}
 	}
-	return e.resolve(reflect.ValueOf(g), false)
+	return e.resolve(reflect.ValueOf(g), nil, false)
 }
 
 func hasControl(b []byte) bool {
@@ -523,71 +577,6 @@ func (e *encoder) indent(n int) {
 		n -= len(spaces) / 2
 	}
 	e.b.WriteString(spaces[:2*n])
-}
-
-// entry is one key of an object and its value.
-type entry struct {
-	key string
-	// text is the key as written; empty for map keys, which are
-	// formatted when written.
-	text   string
-	v      reflect.Value
-	quoted bool
-}
-
-// eachEntry calls fn for an object's keys in the order they are written,
-// skipping fields that omitempty or omitzero leave out. fn returns false
-// to stop.
-func (e *encoder) eachEntry(v reflect.Value, fn func(entry) (bool, error)) error {
-	if v.Kind() == reflect.Map {
-		return e.eachMapEntry(v, fn)
-	}
-	fields := infoOf(v.Type()).fields
-fields:
-	for i := range fields {
-		f := &fields[i]
-		fv := v
-		for _, x := range f.index {
-			if fv.Kind() == reflect.Pointer {
-				if fv.IsNil() {
-					continue fields
-				}
-				fv = fv.Elem()
-			}
-			fv = fv.Field(x)
-		}
-		if f.omitEmpty && isEmptyValue(fv) || f.omitZero && (f.isZero == nil && fv.IsZero() || f.isZero != nil && f.isZero(fv)) {
-			continue
-		}
-		if ok, err := fn(entry{key: f.name, text: f.key, v: fv, quoted: f.quoted}); !ok || err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-var stringMapType = reflect.TypeFor[map[string]string]()
-
-func (e *encoder) eachMapEntry(v reflect.Value, fn func(entry) (bool, error)) error {
-	type kv struct {
-		name string
-		v    reflect.Value
-	}
-	ents := make([]kv, 0, v.Len())
-	for it := v.MapRange(); it.Next(); {
-		name, err := keyName(it.Key())
-		if err != nil {
-			return err
-		}
-		ents = append(ents, kv{name, it.Value()})
-	}
-	slices.SortFunc(ents, func(a, b kv) int { return strings.Compare(a.name, b.name) })
-	for _, en := range ents {
-		if ok, err := fn(entry{key: en.name, v: en.v}); !ok || err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // keyName is a map key as encoding/json writes it.
@@ -615,74 +604,130 @@ func keyName(k reflect.Value) (string, error) {
 // wrote. In a list item the first entry follows the dash. Empty objects
 // under the keys of emptyStructKeys, null creation timestamps and, at the
 // top, status are left out, as Generic leaves them out.
-func (e *encoder) object(v reflect.Value, depth int, item, top bool) (int, error) {
+func (e *encoder) object(v reflect.Value, ti *typeInfo, depth int, item, top bool) (int, error) {
 	e.depth++
 	defer func() { e.depth-- }()
 	if e.depth > maxDepth {
 		return 0, fmt.Errorf("json: unsupported value: nesting deeper than %d (a cycle?)", maxDepth)
 	}
-	if v.Type() == stringMapType {
+	if ti.kind == reflect.Map {
+		return e.mapEntries(v, ti, depth, item, top)
+	}
+	n := 0
+fields:
+	for i := range ti.fields {
+		f := &ti.fields[i]
+		fv := v
+		for _, x := range f.index {
+			if fv.Kind() == reflect.Pointer {
+				if fv.IsNil() {
+					continue fields
+				}
+				fv = fv.Elem()
+			}
+			fv = fv.Field(x)
+		}
+		if f.omitEmpty && isEmptyValue(fv) || f.omitZero && (f.isZero == nil && fv.IsZero() || f.isZero != nil && f.isZero(fv)) {
+			continue
+		}
+		if top && f.name == "status" {
+			continue
+		}
+		if err := e.entry(&n, f.name, f.key, fv, f.info, f.quoted, depth, item); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+func (e *encoder) mapEntries(v reflect.Value, ti *typeInfo, depth int, item, top bool) (int, error) {
+	if ti.stringMap && !top {
 		if n, ok := e.stringMap(v.Interface().(map[string]string), depth, item); ok {
 			return n, nil
 		}
 	}
-	n := 0
-	err := e.eachEntry(v, func(ent entry) (bool, error) {
-		if top && ent.key == "status" {
-			return true, nil
-		}
-		r, err := e.resolve(ent.v, ent.quoted)
+	type kv struct {
+		name string
+		v    reflect.Value
+	}
+	ents := make([]kv, 0, v.Len())
+	for it := v.MapRange(); it.Next(); {
+		name, err := keyName(it.Key())
 		if err != nil {
-			return false, err
+			return 0, err
 		}
-		mark := e.b.Len()
-		if n > 0 || !item {
+		ents = append(ents, kv{name, it.Value()})
+	}
+	slices.SortFunc(ents, func(a, b kv) int { return strings.Compare(a.name, b.name) })
+	n := 0
+	for _, en := range ents {
+		if top && en.name == "status" {
+			continue
+		}
+		if err := e.entry(&n, en.name, "", en.v, ti.elem, false, depth, item); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// entry writes one key and its value, and counts it in n unless it is
+// left out. text is the key as written, "" to format it here.
+func (e *encoder) entry(n *int, key, text string, v reflect.Value, ti *typeInfo, quoted bool, depth int, item bool) error {
+	r, err := e.resolve(v, ti, quoted)
+	if err != nil {
+		return err
+	}
+	mark := e.b.Len()
+	writeKey := func() {
+		if *n > 0 || !item {
 			e.indent(depth)
 		}
-		e.writeKey(ent)
-		e.b.WriteByte(':')
-		switch r.shape {
-		case shapeNull:
-			if ent.key == "creationTimestamp" {
-				e.b.Truncate(mark)
-				return true, nil
-			}
-			e.b.WriteString(" null\n")
-		case shapeScalar, shapeString:
-			e.b.WriteByte(' ')
-			e.writeScalar(r)
-			e.b.WriteByte('\n')
-		case shapeObject:
-			e.b.WriteByte('\n')
-			c, err := e.object(r.v, depth+1, false, false)
-			if err != nil {
-				return false, err
-			}
-			if c == 0 {
-				e.b.Truncate(mark)
-				if emptyStructKeys[ent.key] {
-					return true, nil
-				}
-				if n > 0 || !item {
-					e.indent(depth)
-				}
-				e.writeKey(ent)
-				e.b.WriteString(": {}\n")
-			}
-		case shapeArray:
-			if r.v.Len() == 0 {
-				e.b.WriteString(" []\n")
-				break
-			}
-			e.b.WriteByte('\n')
-			if err := e.list(r.v, depth); err != nil {
-				return false, err
-			}
+		if text != "" {
+			e.b.WriteString(text)
+		} else {
+			writeScalarString(e.b, key)
 		}
-		n++
-		return true, nil
-	})
-	return n, err
+	}
+	writeKey()
+	e.b.WriteByte(':')
+	switch r.shape {
+	case shapeNull:
+		if key == "creationTimestamp" {
+			e.b.Truncate(mark)
+			return nil
+		}
+		e.b.WriteString(" null\n")
+	case shapeScalar, shapeString:
+		e.b.WriteByte(' ')
+		e.writeScalar(r)
+		e.b.WriteByte('\n')
+	case shapeObject:
+		e.b.WriteByte('\n')
+		c, err := e.object(r.v, r.ti, depth+1, false, false)
+		if err != nil {
+			return err
+		}
+		if c == 0 {
+			e.b.Truncate(mark)
+			if emptyStructKeys[key] {
+				return nil
+			}
+			writeKey()
+			e.b.WriteString(": {}\n")
+		}
+	case shapeArray:
+		if r.v.Len() == 0 {
+			e.b.WriteString(" []\n")
+			break
+		}
+		e.b.WriteByte('\n')
+		if err := e.list(r.v, r.ti, depth); err != nil {
+			return err
+		}
+	}
+	*n++
+	return nil
 }
 
 // stringMap writes labels, annotations and other string maps without
@@ -711,18 +756,10 @@ func (e *encoder) stringMap(m map[string]string, depth int, item bool) (int, boo
 	return len(keys), true
 }
 
-func (e *encoder) writeKey(ent entry) {
-	if ent.text != "" {
-		e.b.WriteString(ent.text)
-		return
-	}
-	writeScalarString(e.b, ent.key)
-}
-
 // list writes a sequence with its dashes at depth.
-func (e *encoder) list(v reflect.Value, depth int) error {
+func (e *encoder) list(v reflect.Value, ti *typeInfo, depth int) error {
 	for i := range v.Len() {
-		r, err := e.resolve(v.Index(i), false)
+		r, err := e.resolve(v.Index(i), ti.elem, false)
 		if err != nil {
 			return err
 		}
@@ -735,7 +772,7 @@ func (e *encoder) list(v reflect.Value, depth int) error {
 			e.writeScalar(r)
 			e.b.WriteByte('\n')
 		case shapeObject:
-			c, err := e.object(r.v, depth+1, true, false)
+			c, err := e.object(r.v, r.ti, depth+1, true, false)
 			if err != nil {
 				return err
 			}

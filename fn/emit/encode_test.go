@@ -62,6 +62,11 @@ type (
 		A string `json:"a"`
 		B int    `json:"b,omitempty"`
 	}
+	recursive struct {
+		Name     string      `json:"name"`
+		Next     *recursive  `json:"next,omitempty"`
+		Children []recursive `json:"children"`
+	}
 	Embedded struct {
 		E1 string `json:"e1"`
 		// Shadowed by the outer Name.
@@ -242,6 +247,8 @@ func TestEncoderMatchesReference(t *testing.T) {
 		{Body: sample()},
 		{Body: *sample()},
 		{Body: map[string]any{"status": "dropped at the top", "metadata": map[string]any{}, "k": "v"}},
+		{Body: map[string]string{"status": "dropped at the top", "k": "v"}},
+		{Body: &recursive{Name: "root", Next: &recursive{Name: "next"}, Children: []recursive{{Name: "child", Children: []recursive{}}}}},
 		{Body: nil},
 		{Body: &everything{}},
 	}
