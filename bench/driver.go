@@ -19,6 +19,9 @@ import (
 type Config struct {
 	// Virtc is the virtc binary to measure.
 	Virtc string
+	// Baseline is another virtc binary (an earlier build) timed beside
+	// Virtc on every fleet, for before/after figures; empty for none.
+	Baseline string
 	// Kustomize is the kustomize binary; empty leaves its columns out.
 	Kustomize string
 	// Work holds the fleets and compiled outputs.
@@ -58,6 +61,8 @@ type Row struct {
 	// Virtc is (1), KRM (2) and Anchor (3) of the table; Fn is virtc
 	// running as the function alone, on the ResourceList of (2).
 	Virtc, KRM, Fn, Anchor Summary
+	// Baseline is Config.Baseline's virtc build, when one is given.
+	Baseline Summary
 	// Load is the 1-minute load average before and after the fleet's runs.
 	LoadBefore, LoadAfter string
 	// PerTenant is kustomize building each tenant's output on its own.
@@ -147,6 +152,10 @@ func (cfg Config) fleet(n int, all bool) (Row, error) {
 
 	noLimit := 24 * time.Hour
 	virtc := &series{cmd: Command{Name: cfg.Virtc, Args: []string{"build", intents}}, limit: noLimit}
+	baseline := &series{cmd: Command{Name: cfg.Baseline, Args: []string{"build", intents}}, limit: noLimit}
+	if cfg.Baseline == "" {
+		baseline.missing = "no baseline"
+	}
 	krm := &series{limit: cfg.Limit}
 	fn := &series{limit: noLimit}
 	anchor := &series{limit: cfg.Limit}
@@ -178,15 +187,16 @@ func (cfg Config) fleet(n int, all bool) (Row, error) {
 	row.LoadBefore = LoadAverage()
 	runs := cfg.Runs(n)
 	for r := range runs {
-		for _, s := range []*series{virtc, krm, fn, anchor} {
+		for _, s := range []*series{virtc, baseline, krm, fn, anchor} {
 			if err := s.run(); err != nil {
 				return row, err
 			}
 		}
-		cfg.logf("  run %d/%d: virtc %s%s%s%s (load %s)", r+1, runs, last(virtc), lastIf(" kustomize+virtc ", krm), lastIf(" virtc fn ", fn), lastIf(" kustomize ", anchor), LoadAverage())
+		cfg.logf("  run %d/%d: virtc %s%s%s%s%s (load %s)", r+1, runs, last(virtc), lastIf(" baseline ", baseline), lastIf(" kustomize+virtc ", krm), lastIf(" virtc fn ", fn), lastIf(" kustomize ", anchor), LoadAverage())
 	}
 	row.LoadAfter = LoadAverage()
 	row.Virtc, row.KRM, row.Fn, row.Anchor = virtc.summary(), krm.summary(), fn.summary(), anchor.summary()
+	row.Baseline = baseline.summary()
 	if all && cfg.Kustomize != "" && slices.Contains(cfg.PerTenant, n) {
 		split, err := cfg.perTenant(intents, filepath.Join(dir, "tenants"))
 		if err != nil {
@@ -374,6 +384,11 @@ func (cfg Config) Check() error {
 	}
 	if _, err := os.Stat(cfg.Virtc); err != nil {
 		return fmt.Errorf("bench: virtc binary: %w", err)
+	}
+	if cfg.Baseline != "" {
+		if _, err := os.Stat(cfg.Baseline); err != nil {
+			return fmt.Errorf("bench: baseline virtc binary: %w", err)
+		}
 	}
 	if cfg.Kustomize != "" {
 		if _, err := os.Stat(cfg.Kustomize); err != nil {

@@ -167,7 +167,7 @@ func TestRunSmallFleets(t *testing.T) {
 	}
 	var log bytes.Buffer
 	cfg := Config{
-		Virtc: virtc, Kustomize: kustomize, Work: filepath.Join(dir, "work"),
+		Virtc: virtc, Baseline: virtc, Kustomize: kustomize, Work: filepath.Join(dir, "work"),
 		Sizes: []int{1, 40}, VirtcOnly: []int{60}, PerTenant: []int{40},
 		Runs: func(int) int { return 2 }, Limit: time.Minute,
 		KRM: KRMGenerator, Log: &log,
@@ -204,6 +204,11 @@ func TestRunSmallFleets(t *testing.T) {
 	}
 	if rows[0].PerTenant != nil {
 		t.Error("a per-tenant pass on a fleet that did not ask for one")
+	}
+	var cmp bytes.Buffer
+	Comparison(&cmp, rows)
+	if rows[0].Baseline.Runs != 2 || rows[2].Baseline.Output != rows[2].Virtc.Output || !strings.Contains(cmp.String(), "| 60 | ") {
+		t.Errorf("baseline runs: %+v\n%s", rows[0].Baseline, cmp.String())
 	}
 	if big := rows[2]; big.VMs != 60 || big.Virtc.Runs != 2 || big.Anchor.Missing == "" {
 		t.Errorf("virtc-only row %+v", big)

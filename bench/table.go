@@ -28,6 +28,20 @@ func Table(w io.Writer, rows []Row) {
 	}
 }
 
+// Comparison writes the baseline's virtc build beside this one's, when the
+// session had a baseline.
+func Comparison(w io.Writer, rows []Row) {
+	fmt.Fprintln(w, "| VMs | baseline virtc build | baseline peak RSS | virtc build | peak RSS | speed-up |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		speedup := "-"
+		if measured(r.Baseline) && measured(r.Virtc) && r.Virtc.Wall > 0 {
+			speedup = fmt.Sprintf("%.1f×", r.Baseline.Wall.Seconds()/r.Virtc.Wall.Seconds())
+		}
+		fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s |\n", r.VMs, wall(r.Baseline), rss(r.Baseline), wall(r.Virtc), rss(r.Virtc), speedup)
+	}
+}
+
 // Targets writes each target of the issue with its measured figure.
 func Targets(w io.Writer, rows []Row) {
 	by := map[int]Row{}
@@ -130,6 +144,9 @@ func share(a, b Summary) string {
 
 func runs(r Row) string {
 	parts := []string{fmt.Sprint(r.Virtc.Runs)}
+	if r.Baseline.Runs > 0 {
+		parts = append(parts, fmt.Sprint(r.Baseline.Runs))
+	}
 	for _, s := range []Summary{r.KRM, r.Fn, r.Anchor} {
 		if s.Missing == "" {
 			parts = append(parts, fmt.Sprint(s.Runs))

@@ -18,6 +18,7 @@ import (
 
 func main() {
 	virtc := flag.String("virtc", "bin/virtc", "the virtc binary to measure (make build)")
+	baseline := flag.String("baseline", "", "another virtc binary to time beside --virtc (before/after figures)")
 	kustomize := flag.String("kustomize", ".tools/bin/kustomize", "the kustomize binary (make tools); empty to leave kustomize out")
 	sizes := flag.String("sizes", "1,100,1000,10000", "fleet sizes in VMs, measured with every tool")
 	virtcOnly := flag.String("virtc-only", "100000", "fleet sizes measured with virtc build alone")
@@ -45,6 +46,7 @@ func main() {
 	}
 	cfg := bench.Config{
 		Virtc:     abs(*virtc),
+		Baseline:  abs(*baseline),
 		Kustomize: abs(*kustomize),
 		Sizes:     parse(*sizes),
 		VirtcOnly: parse(*virtcOnly),
@@ -86,6 +88,10 @@ func main() {
 	fmt.Printf("- session: %s, medians of alternating runs\n\n", time.Since(start).Round(time.Second))
 	bench.Table(os.Stdout, rows)
 	fmt.Println()
+	if cfg.Baseline != "" {
+		bench.Comparison(os.Stdout, rows)
+		fmt.Println()
+	}
 	bench.Targets(os.Stdout, rows)
 }
 
