@@ -5,6 +5,7 @@ package render
 
 import (
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -179,6 +180,11 @@ func All(m *resolve.Model, opts Options) []emit.Object {
 	// Tenants are rendered on all CPUs and joined in order.
 	perTenant := make([][]emit.Object, len(m.Tenants))
 	par.For(len(m.Tenants), func(i int) { perTenant[i] = tenant(m, m.Tenants[i], safe) })
+	n := len(objs)
+	for _, t := range perTenant {
+		n += len(t)
+	}
+	objs = slices.Grow(objs, n-len(objs))
 	for _, t := range perTenant {
 		objs = append(objs, t...)
 	}

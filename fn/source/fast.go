@@ -2,6 +2,7 @@ package source
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"sync"
 
@@ -59,6 +60,18 @@ type fastParser struct {
 	end  int
 	// slab hands out nodes from blocks, fewer allocations than one each.
 	slab []yaml.Node
+	// stack collects the children of the collections being parsed, so
+	// that each gets its Content in one allocation of the right size.
+	stack []*yaml.Node
+}
+
+// children moves the nodes collected since start into an exact-size
+// Content slice.
+func (p *fastParser) children(start int) []*yaml.Node {
+	c := slices.Clone(p.stack[start:])
+	clear(p.stack[start:])
+	p.stack = p.stack[:start]
+	return c
 }
 
 func (p *fastParser) node() *yaml.Node {
@@ -152,6 +165,8 @@ func (p *fastParser) sequence(indent int) (*yaml.Node, bool) {
 	first := p.ls[p.i]
 	n := p.node()
 	*n = yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: first.no, Column: indent + 1}
+	start := len(p.stack)
+	defer func() { n.Content = p.children(start) }()
 	for p.i < p.end && p.ls[p.i].dash && p.ls[p.i].indent == indent {
 		p.i++ // the dash; its item is the next logical line, on the same line
 		if p.i >= p.end {
@@ -176,7 +191,7 @@ func (p *fastParser) sequence(indent int) (*yaml.Node, bool) {
 		if !ok {
 			return nil, false
 		}
-		n.Content = append(n.Content, child)
+		p.stack = append(p.stack, child)
 	}
 	if p.i < p.end && p.ls[p.i].indent > indent {
 		return nil, false
@@ -188,6 +203,8 @@ func (p *fastParser) mapping(indent int) (*yaml.Node, bool) {
 	first := p.ls[p.i]
 	n := p.node()
 	*n = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: first.no, Column: indent + 1}
+	start := len(p.stack)
+	defer func() { n.Content = p.children(start) }()
 	for p.i < p.end {
 		l := p.ls[p.i]
 		if l.indent < indent || l.dash && l.indent == indent {
@@ -234,7 +251,7 @@ func (p *fastParser) mapping(indent int) (*yaml.Node, bool) {
 		if !ok {
 			return nil, false
 		}
-		n.Content = append(n.Content, key, value)
+		p.stack = append(p.stack, key, value)
 	}
 	return n, true
 }
