@@ -13,7 +13,7 @@ export PATH   := $(TOOLS):$(PATH)
 .PHONY: all build test demo tools generate vet clean fuzz fuzz-short
 
 # Fuzz targets: package and function.
-FUZZ_TARGETS := ./fn/compile:FuzzCompile ./fn/decode:FuzzDecode ./fn/emit:FuzzScalarRoundTrip ./fn/source:FuzzFastParse ./fn/emit:FuzzNeedsQuotes
+FUZZ_TARGETS := ./fn/compile:FuzzCompile ./fn/decode:FuzzDecode ./fn/emit:FuzzScalarRoundTrip ./fn/source:FuzzFastParse ./fn/emit:FuzzNeedsQuotes ./fn/decode:FuzzNameChecks
 FUZZTIME ?= 2m
 
 all: build
