@@ -293,7 +293,14 @@ func zeroFunc(t reflect.Type) func(reflect.Value) bool {
 	case t.Kind() == reflect.Pointer && t.Implements(isZeroerType):
 		return func(v reflect.Value) bool { return v.IsNil() || v.Interface().(isZeroer).IsZero() }
 	case t.Implements(isZeroerType):
-		return func(v reflect.Value) bool { return v.Interface().(isZeroer).IsZero() }
+		return func(v reflect.Value) bool {
+			// Through a pointer when it can: boxing a struct such as
+			// metav1.Time into an interface allocates a copy each time.
+			if v.CanAddr() {
+				return v.Addr().Interface().(isZeroer).IsZero()
+			}
+			return v.Interface().(isZeroer).IsZero()
+		}
 	case reflect.PointerTo(t).Implements(isZeroerType):
 		return func(v reflect.Value) bool {
 			if !v.CanAddr() {
@@ -307,13 +314,23 @@ func zeroFunc(t reflect.Type) func(reflect.Value) bool {
 	return nil
 }
 
+// isEmptyValue is encoding/json's omitempty test, with the cheapest
+// accessor for each kind.
 func isEmptyValue(v reflect.Value) bool {
 	switch v.Kind() {
-	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+	case reflect.String:
+		return v.String() == ""
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil()
+	case reflect.Slice, reflect.Map, reflect.Array:
 		return v.Len() == 0
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64, reflect.Interface, reflect.Pointer:
+	case reflect.Bool:
+		return !v.Bool()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return v.Int() == 0
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return v.Uint() == 0
+	case reflect.Float32, reflect.Float64:
 		return v.IsZero()
 	}
 	return false

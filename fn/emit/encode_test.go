@@ -130,6 +130,10 @@ type (
 		QuotedStr  string            `json:"quotedStr,string"`
 		QuotedBool *bool             `json:"quotedBool,string"`
 		Float      float64           `json:"float"`
+		NegZero    float64           `json:"negZero,omitempty"`
+		OmitFloat  float64           `json:"omitFloat,omitempty"`
+		OmitUint   uint              `json:"omitUint,omitempty"`
+		OmitArray  [0]int            `json:"omitArray,omitempty"`
 		Small      float64           `json:"small"`
 		Large      float64           `json:"large"`
 		Float32    float32           `json:"float32"`
@@ -215,6 +219,7 @@ func sample() *everything {
 		QuotedStr:   "q<\">",
 		QuotedBool:  &yes,
 		Float:       1.5,
+		NegZero:     math.Copysign(0, -1),
 		Small:       1e-9,
 		Large:       1e22,
 		Float32:     0.1,
@@ -271,7 +276,7 @@ func TestEncoderMatchesReference(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", s, got)
 		}
 	}
-	for _, s := range []string{"Same:", "shadowed", "hidden", "ready", "creationTimestamp: null"} {
+	for _, s := range []string{"negZero", "omitFloat", "omitUint", "omitArray", "Same:", "shadowed", "hidden", "ready", "creationTimestamp: null"} {
 		if strings.Contains(string(got), s) {
 			t.Errorf("output has %q", s)
 		}
