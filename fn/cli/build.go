@@ -21,6 +21,7 @@ func compileArgs(name string, args []string, stderr io.Writer) (compile.Result, 
 	var extStr stringList
 	fs.Var(&extStr, "ext-str", "an external variable key=value for Jsonnet inputs, read with std.extVar (repeatable)")
 	cluster := fs.String("cluster", "", "the cluster to compile for: the Jsonnet external variable cluster (std.extVar('cluster')), so one source serves several clusters")
+	prof := addProfileFlags(fs)
 	paths, code, ok := parse(fs, args)
 	if !ok {
 		return compile.Result{}, code, false
@@ -50,6 +51,8 @@ func compileArgs(name string, args []string, stderr io.Writer) (compile.Result, 
 		fs.Usage()
 		return compile.Result{}, ExitUsage, false
 	}
+	batchGC()
+	defer prof.start(stderr)()
 	diags := &diag.List{}
 	jopts := jsonnet.Options{ExtStr: ext}
 	docs := source.Read(append(append([]string{}, catalogs...), paths...), source.Options{Evaluate: jopts.Evaluate}, diags)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/par"
 	"github.com/virtc/virtc/fn/source"
 )
 
@@ -107,17 +108,42 @@ func IsVirtc(n *yaml.Node) bool {
 
 // Decode decodes every document into s. Documents that are not virtc
 // objects are kept in s.Other when passThrough is set, and reported
-// otherwise.
+// otherwise. Documents are decoded on all CPUs, each with its own
+// diagnostics, and collected in input order.
 func Decode(docs []*source.Doc, passThrough bool, diags *diag.List) *Set {
 	s := &Set{}
-	for _, doc := range docs {
-		decodeDoc(s, doc, passThrough, diags)
+	results := make([]decoded, len(docs))
+	pieces, bounds := par.Chunks(len(docs), 64)
+	par.For(pieces, func(c int) {
+		lo, hi := bounds(c)
+		for i := lo; i < hi; i++ {
+			results[i] = decodeDoc(docs[i], passThrough)
+		}
+	})
+	for i := range results {
+		r := &results[i]
+		diags.Append(&r.diags)
+		if r.other {
+			s.Other = append(s.Other, docs[i])
+			continue
+		}
+		if r.obj != nil {
+			s.add(r.obj, docs[i])
+		}
 	}
 	return s
 }
 
-func decodeDoc(s *Set, doc *source.Doc, passThrough bool, diags *diag.List) {
-	d := &decoder{doc: doc, diags: diags}
+// decoded is one document's outcome: an object, a pass-through document,
+// or nothing (with diagnostics saying why).
+type decoded struct {
+	obj   any
+	other bool
+	diags diag.List
+}
+
+func decodeDoc(doc *source.Doc, passThrough bool) (r decoded) {
+	d := &decoder{doc: doc, diags: &r.diags}
 	n := doc.Node
 	if n.Kind != yaml.MappingNode {
 		d.errorf(n, "", "a document must be a mapping with apiVersion and kind, not %s", kindName(n))
@@ -126,7 +152,7 @@ func decodeDoc(s *Set, doc *source.Doc, passThrough bool, diags *diag.List) {
 	av, kind := Header(n)
 	if !strings.HasPrefix(av, api.Group+"/") {
 		if passThrough {
-			s.Other = append(s.Other, doc)
+			r.other = true
 			return
 		}
 		switch {
@@ -165,7 +191,13 @@ func decodeDoc(s *Set, doc *source.Doc, passThrough bool, diags *diag.List) {
 		return
 	}
 	validate(d, v.Interface())
-	switch o := v.Interface().(type) {
+	r.obj = v.Interface()
+	return
+}
+
+// add puts a decoded object into its slot.
+func (s *Set) add(obj any, doc *source.Doc) {
+	switch o := obj.(type) {
 	case *api.Tenant:
 		s.Tenants = append(s.Tenants, Tenant{o, doc})
 	case *api.VM:
@@ -185,6 +217,6 @@ func decodeDoc(s *Set, doc *source.Doc, passThrough bool, diags *diag.List) {
 	case *api.Platform:
 		s.Platforms = append(s.Platforms, Entry[api.Platform]{o, doc})
 	default:
-		panic(fmt.Sprintf("decode: kind %s has no slot", kind))
+		panic(fmt.Sprintf("decode: %T has no slot", obj))
 	}
 }

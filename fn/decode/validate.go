@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/source"
@@ -40,13 +39,13 @@ func (d *decoder) fail(path, format string, args ...any) {
 }
 
 func (d *decoder) dnsLabel(path, what, name string) {
-	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+	if errs := isDNS1123Label(name); len(errs) > 0 {
 		d.fail(path, "invalid %s %q: %s", what, name, errs[0])
 	}
 }
 
 func (d *decoder) dnsSubdomain(path, what, name string) {
-	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+	if errs := isDNS1123Subdomain(name); len(errs) > 0 {
 		d.fail(path, "invalid %s %q: %s", what, name, errs[0])
 	}
 }
@@ -60,17 +59,17 @@ func (d *decoder) meta(m api.ObjectMeta, namespaced bool) {
 	}
 	for _, k := range sortedKeys(m.Labels) {
 		path := "metadata.labels." + k
-		for _, e := range validation.IsQualifiedName(k) {
+		for _, e := range isQualifiedName(k) {
 			d.fail(path, "invalid label key %q: %s", k, e)
 		}
-		for _, e := range validation.IsValidLabelValue(m.Labels[k]) {
+		for _, e := range isValidLabelValue(m.Labels[k]) {
 			d.fail(path, "invalid label value %q: %s", m.Labels[k], e)
 		}
 		d.reserved(path, "label", k)
 	}
 	for _, k := range sortedKeys(m.Annotations) {
 		path := "metadata.annotations." + k
-		for _, e := range validation.IsQualifiedName(k) {
+		for _, e := range isQualifiedName(k) {
 			d.fail(path, "invalid annotation key %q: %s", k, e)
 		}
 		d.reserved(path, "annotation", k)

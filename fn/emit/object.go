@@ -6,6 +6,8 @@ package emit
 import (
 	"cmp"
 	"slices"
+
+	"github.com/virtc/virtc/fn/par"
 )
 
 // Scope says which repository (and so which Argo CD Application) an object
@@ -74,21 +76,48 @@ var kindOrder = []string{
 	"Backup",
 }
 
+var kindRanks = func() map[string]int {
+	m := make(map[string]int, len(kindOrder))
+	for i, k := range kindOrder {
+		m[k] = i
+	}
+	return m
+}()
+
 func rank(kind string) int {
-	if i := slices.Index(kindOrder, kind); i >= 0 {
+	if i, ok := kindRanks[kind]; ok {
 		return i
 	}
 	return len(kindOrder)
 }
 
-// Sort orders objects by kind rank, then kind, namespace and name.
+// Sort orders objects by kind rank, then kind, namespace and name; objects
+// with equal keys keep their input order. Objects are first dealt into one
+// bucket per rank, keeping their order; renderers emit each kind tenant by
+// tenant and VM by VM, so a bucket is then nearly sorted already, and the
+// buckets are sorted on all CPUs.
 func Sort(objs []Object) {
-	slices.SortFunc(objs, func(a, b Object) int {
-		return cmp.Or(
-			cmp.Compare(rank(a.Kind), rank(b.Kind)),
-			cmp.Compare(a.Kind, b.Kind),
-			cmp.Compare(a.Namespace, b.Namespace),
-			cmp.Compare(a.Name, b.Name),
-		)
+	buckets := make([][]int, len(kindOrder)+1)
+	for i, o := range objs {
+		r := rank(o.Kind)
+		buckets[r] = append(buckets[r], i)
+	}
+	par.For(len(buckets), func(r int) {
+		slices.SortFunc(buckets[r], func(i, j int) int {
+			a, b := &objs[i], &objs[j]
+			return cmp.Or(
+				cmp.Compare(a.Kind, b.Kind),
+				cmp.Compare(a.Namespace, b.Namespace),
+				cmp.Compare(a.Name, b.Name),
+				cmp.Compare(i, j),
+			)
+		})
 	})
+	sorted := make([]Object, 0, len(objs))
+	for _, b := range buckets {
+		for _, i := range b {
+			sorted = append(sorted, objs[i])
+		}
+	}
+	copy(objs, sorted)
 }

@@ -4,27 +4,56 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
+	"sync"
+
+	"github.com/virtc/virtc/fn/par"
 )
 
+// chunkSize is how many objects one goroutine writes at a time.
+const chunkSize = 128
+
+// chunkBuffers are reused between chunks, so that a chunk's buffer grows
+// once rather than by doubling from scratch each time.
+var chunkBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 // Write serializes objects in order as a multi-document YAML stream.
+// Chunks of objects are written on all CPUs and joined in order; the
+// error reported is the first object's that fails.
 func Write(objs []Object) ([]byte, error) {
-	var b bytes.Buffer
-	for i, o := range objs {
-		if i > 0 {
-			b.WriteString("---\n")
+	pieces, bounds := par.Chunks(len(objs), chunkSize)
+	bufs := make([][]byte, pieces)
+	errs := make([]error, pieces)
+	par.For(pieces, func(c int) {
+		lo, hi := bounds(c)
+		b := chunkBuffers.Get().(*bytes.Buffer)
+		defer chunkBuffers.Put(b)
+		b.Reset()
+		for i := lo; i < hi; i++ {
+			if i > 0 {
+				b.WriteString("---\n")
+			}
+			o := objs[i]
+			if err := writeBody(b, o.Body); err != nil {
+				errs[c] = fmt.Errorf("%s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+				return
+			}
 		}
-		v, err := Generic(o.Body)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+		bufs[c] = bytes.Clone(b.Bytes())
+	})
+	size := 0
+	for c := range bufs {
+		if errs[c] != nil {
+			return nil, errs[c]
 		}
-		writeMap(&b, v, 0)
+		size += len(bufs[c])
 	}
-	return b.Bytes(), nil
+	out := make([]byte, 0, size)
+	for _, b := range bufs {
+		out = append(out, b...)
+	}
+	return out, nil
 }
 
 // Generic converts a typed object to plain maps and lists through its JSON
@@ -70,132 +99,71 @@ func prune(v any) {
 	}
 }
 
-func indent(b *bytes.Buffer, n int) {
-	for range n {
-		b.WriteString("  ")
-	}
+var yamlWords = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "n": true, "N": true, "no": true, "No": true, "NO": true,
+	"true": true, "True": true, "TRUE": true, "false": true, "False": true, "FALSE": true,
+	"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true,
+	"null": true, "Null": true, "NULL": true, "~": true,
 }
 
-// writeMap writes a mapping in block style at the given depth.
-func writeMap(b *bytes.Buffer, m map[string]any, depth int) {
-	keys := slices.Sorted(maps.Keys(m))
-	for _, k := range keys {
-		indent(b, depth)
-		writeEntry(b, k, m[k], depth)
-	}
-}
+// Byte classes of plain scalars: what may start one, what may follow, and
+// what YAML numbers and timestamps are made of.
+var plainFirst, plainRest, numberChars [256]bool
 
-func writeEntry(b *bytes.Buffer, k string, v any, depth int) {
-	writeScalarString(b, k)
-	b.WriteByte(':')
-	switch t := v.(type) {
-	case map[string]any:
-		if len(t) == 0 {
-			b.WriteString(" {}\n")
-			return
-		}
-		b.WriteByte('\n')
-		writeMap(b, t, depth+1)
-	case []any:
-		if len(t) == 0 {
-			b.WriteString(" []\n")
-			return
-		}
-		b.WriteByte('\n')
-		writeList(b, t, depth)
-	default:
-		b.WriteByte(' ')
-		writeScalar(b, v)
-		b.WriteByte('\n')
-	}
-}
-
-// writeList writes a sequence with its dashes at the parent key's depth, as
-// kubectl and kustomize do.
-func writeList(b *bytes.Buffer, l []any, depth int) {
-	for _, item := range l {
-		indent(b, depth)
-		b.WriteString("- ")
-		switch t := item.(type) {
-		case map[string]any:
-			if len(t) == 0 {
-				b.WriteString("{}\n")
-				continue
-			}
-			keys := slices.Sorted(maps.Keys(t))
-			for i, k := range keys {
-				if i > 0 {
-					indent(b, depth+1)
-				}
-				writeEntry(b, k, t[k], depth+1)
-			}
-		case []any:
-			if len(t) == 0 {
-				b.WriteString("[]\n")
-				continue
-			}
-			// A list in a list: write it in flow style, which is rare
-			// enough in Kubernetes objects not to deserve more.
-			data, _ := json.Marshal(t)
-			b.Write(data)
-			b.WriteByte('\n')
-		default:
-			writeScalar(b, item)
-			b.WriteByte('\n')
+func init() {
+	set := func(t *[256]bool, chars string) {
+		for i := range len(chars) {
+			t[chars[i]] = true
 		}
 	}
+	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	set(&plainFirst, alnum+"_./")
+	set(&plainRest, alnum+" _./:@+=()~,-")
+	set(&numberChars, "0123456789._:+-abcdefABCDEFxXoO")
 }
 
-func writeScalar(b *bytes.Buffer, v any) {
-	switch t := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		b.WriteString(strconv.FormatBool(t))
-	case json.Number:
-		b.WriteString(t.String())
-	case string:
-		writeScalarString(b, t)
-	default:
-		panic(fmt.Sprintf("emit: unexpected %T", v))
-	}
-}
-
-var (
-	plainChars = regexp.MustCompile(`^[A-Za-z0-9_./][A-Za-z0-9 _./:@+=()~,-]*$`)
-	// YAML 1.1 and 1.2 resolve these as numbers, booleans, nulls or
-	// timestamps: such strings must be quoted to stay strings.
-	yamlTime  = regexp.MustCompile(`^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}`)
-	yamlWords = map[string]bool{
-		"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "n": true, "N": true, "no": true, "No": true, "NO": true,
-		"true": true, "True": true, "TRUE": true, "false": true, "False": true, "FALSE": true,
-		"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true,
-		"null": true, "Null": true, "NULL": true, "~": true,
-	}
-)
-
-// needsQuotes reports whether s cannot be written as a plain scalar.
+// needsQuotes reports whether s cannot be written as a plain scalar. It
+// runs for every key and string of the output, so it decides byte by byte
+// (the tests hold it to the regular expressions that define it).
 func needsQuotes(s string) bool {
-	if s == "" || !plainChars.MatchString(s) || yamlWords[s] {
+	if s == "" || !plainFirst[s[0]] {
 		return true
 	}
-	if strings.HasSuffix(s, " ") || strings.HasSuffix(s, ":") || strings.Contains(s, ": ") || strings.Contains(s, " #") {
+	// One pass for the characters, ": " and " #".
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !plainRest[c] || c == ' ' && s[i-1] == ':' || c == '#' && s[i-1] == ' ' {
+			return true
+		}
+	}
+	if len(s) <= 5 && yamlWords[s] {
+		return true
+	}
+	if last := s[len(s)-1]; last == ' ' || last == ':' {
 		return true
 	}
 	if c := s[0]; c >= '0' && c <= '9' || c == '.' || c == '+' || c == '-' {
-		return !numberLikeString(s)
+		return !dottedNumber(s) && couldBeNumber(s)
 	}
 	return false
 }
 
-// dottedNumber matches versions such as 4.22.3, which no YAML version
-// reads as a number.
-var dottedNumber = regexp.MustCompile(`^[0-9]+(\.[0-9]+){2,}$`)
-
-// numberLikeString reports whether a string that starts like a number is
-// still safe to write plain.
-func numberLikeString(s string) bool {
-	return dottedNumber.MatchString(s) || !couldBeNumber(s)
+// dottedNumber reports versions such as 4.22.3 ([0-9]+(\.[0-9]+){2,}),
+// which no YAML version reads as a number.
+func dottedNumber(s string) bool {
+	groups, digits := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' && digits > 0:
+			groups++
+			digits = 0
+		default:
+			return false
+		}
+	}
+	return digits > 0 && groups >= 2
 }
 
 // couldBeNumber reports whether YAML 1.1 or 1.2 might read s as a number
@@ -204,28 +172,57 @@ func numberLikeString(s string) bool {
 // a CIDR or a quantity such as 40Gi has something else, so it stays plain;
 // anything doubtful is quoted, which costs nothing.
 func couldBeNumber(s string) bool {
-	if yamlTime.MatchString(s) {
+	if looksLikeTimestamp(s) {
 		return true
 	}
-	if t := strings.ToLower(strings.TrimLeft(s, "+-")); t == ".inf" || t == ".nan" {
+	t := s
+	for len(t) > 0 && (t[0] == '+' || t[0] == '-') {
+		t = t[1:]
+	}
+	if len(t) == 4 && t[0] == '.' && (strings.EqualFold(t, ".inf") || strings.EqualFold(t, ".nan")) {
 		return true
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c >= '0' && c <= '9', c == '.', c == '_', c == ':':
-		case c == '+' || c == '-':
-			if i != 0 && s[i-1] != 'e' && s[i-1] != 'E' {
-				return false
-			}
-		case strings.IndexByte("abcdefABCDEFxXoO", c) >= 0:
-		default:
+		if !numberChars[c] {
+			return false
+		}
+		if (c == '+' || c == '-') && i != 0 && s[i-1] != 'e' && s[i-1] != 'E' {
 			return false
 		}
 	}
 	return true
 }
 
+// looksLikeTimestamp matches the start of a YAML timestamp:
+// [0-9]{4}-[0-9]{1,2}-[0-9]{1,2}.
+func looksLikeTimestamp(s string) bool {
+	digit := func(i int) bool { return i < len(s) && s[i] >= '0' && s[i] <= '9' }
+	for i := range 4 {
+		if !digit(i) {
+			return false
+		}
+	}
+	i := 4
+	for part := range 2 {
+		if i >= len(s) || s[i] != '-' {
+			return false
+		}
+		i++
+		if !digit(i) {
+			return false
+		}
+		i++
+		if part == 0 && digit(i) {
+			i++
+		}
+	}
+	return true
+}
+
+// writeScalarString writes a string as a plain or double-quoted scalar.
+// Invalid UTF-8 bytes become U+FFFD, as they do through encoding/json (a
+// plain scalar is ASCII, so only quoted strings need the check).
 func writeScalarString(b *bytes.Buffer, s string) {
 	if !needsQuotes(s) {
 		b.WriteString(s)
@@ -233,5 +230,5 @@ func writeScalarString(b *bytes.Buffer, s string) {
 	}
 	// A Go-quoted string is a valid YAML double-quoted scalar: YAML knows
 	// every escape strconv writes.
-	b.WriteString(strconv.Quote(s))
+	b.Write(strconv.AppendQuote(b.AvailableBuffer(), validUTF8(s)))
 }

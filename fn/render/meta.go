@@ -5,12 +5,14 @@ package render
 
 import (
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/par"
 	"github.com/virtc/virtc/fn/resolve"
 )
 
@@ -175,17 +177,32 @@ func All(m *resolve.Model, opts Options) []emit.Object {
 		objs = append(objs, GoldenImages(m.Catalog, p)...)
 		objs = append(objs, ClusterNetworks(m, p)...)
 	}
-	for _, t := range m.Tenants {
-		objs = append(objs, Namespace(t))
-		objs = append(objs, TenantNetworks(m, t)...)
-		objs = append(objs, ResourceQuota(t))
-		objs = append(objs, RoleBindings(t)...)
-		for _, vm := range t.VMs {
-			objs = append(objs, DataVolumes(vm, safe)...)
-			objs = append(objs, VirtualMachine(vm, safe))
-		}
-		objs = append(objs, Schedules(m, t)...)
-		objs = append(objs, OnDemandBackups(m, t)...)
+	// Tenants are rendered on all CPUs and joined in order.
+	perTenant := make([][]emit.Object, len(m.Tenants))
+	par.For(len(m.Tenants), func(i int) { perTenant[i] = tenant(m, m.Tenants[i], safe) })
+	n := len(objs)
+	for _, t := range perTenant {
+		n += len(t)
 	}
+	objs = slices.Grow(objs, n-len(objs))
+	for _, t := range perTenant {
+		objs = append(objs, t...)
+	}
+	return objs
+}
+
+// tenant renders a tenant's namespace, plumbing, VMs and backups.
+func tenant(m *resolve.Model, t *resolve.Tenant, safe safety) []emit.Object {
+	var objs []emit.Object
+	objs = append(objs, Namespace(t))
+	objs = append(objs, TenantNetworks(m, t)...)
+	objs = append(objs, ResourceQuota(t))
+	objs = append(objs, RoleBindings(t)...)
+	for _, vm := range t.VMs {
+		objs = append(objs, DataVolumes(vm, safe)...)
+		objs = append(objs, VirtualMachine(vm, safe))
+	}
+	objs = append(objs, Schedules(m, t)...)
+	objs = append(objs, OnDemandBackups(m, t)...)
 	return objs
 }

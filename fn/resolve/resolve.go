@@ -295,7 +295,12 @@ func (v *VM) TakesBackups() bool {
 }
 
 // Attached are the data disks attached to the VM: all but the retired ones.
+// Callers only read the result: without retired disks it is v.Disks itself
+// (this runs several times per VM in a build).
 func (v *VM) Attached() []Disk {
+	if !slices.ContainsFunc(v.Disks, func(d Disk) bool { return d.Retired }) {
+		return v.Disks
+	}
 	var out []Disk
 	for _, d := range v.Disks {
 		if !d.Retired {

@@ -19,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/par"
 )
 
 // MaxFileSize bounds one input file. Intents are small; a file this large is a
@@ -121,6 +122,13 @@ func Parse(file, rel string, data []byte, diags *diag.List) []*Doc {
 		diags.Errorf(diag.Pos{File: file, Line: line, Col: col}, "", "file is not valid UTF-8 (save it as UTF-8)")
 		return nil
 	}
+	if nodes, ok := fastParse(data); ok {
+		docs := make([]*Doc, len(nodes))
+		for i, n := range nodes {
+			docs[i] = &Doc{File: file, Rel: rel, Index: i, Node: n}
+		}
+		return docs
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var docs []*Doc
 	for i := 0; ; i++ {
@@ -212,12 +220,86 @@ func Read(paths []string, opts Options, diags *diag.List) []*Doc {
 			return nil
 		})
 		slices.Sort(files)
-		for _, f := range files {
-			rel, _ := filepath.Rel(root, f)
-			docs = append(docs, readFile(f, filepath.ToSlash(rel), root, opts, diags)...)
+		// YAML and JSON files are read and parsed on all CPUs; each file's
+		// documents and diagnostics are then taken in file order, so the
+		// result is what reading them one by one gives. Jsonnet is
+		// evaluated in order on this goroutine (Evaluate need not be safe
+		// for concurrent use).
+		parsed := make([]parsedFile, len(files))
+		par.For(len(files), func(i int) {
+			if !special(files[i]) {
+				parsed[i] = parseFile(files[i], relTo(root, files[i]))
+			}
+		})
+		for i, f := range files {
+			if special(f) {
+				docs = append(docs, readFile(f, relTo(root, f), root, opts, diags)...)
+				continue
+			}
+			docs = append(docs, parsed[i].finish(diags)...)
 		}
 	}
 	return docs
+}
+
+// special files are not parsed as YAML: Jsonnet programs and libraries.
+func special(file string) bool {
+	ext := filepath.Ext(file)
+	return ext == ".jsonnet" || ext == ".libsonnet"
+}
+
+func relTo(root, file string) string {
+	rel, _ := filepath.Rel(root, file)
+	return filepath.ToSlash(rel)
+}
+
+// parsedFile is a YAML file read and parsed on its own, with its
+// diagnostics kept apart until finish.
+type parsedFile struct {
+	file  string
+	docs  []*Doc
+	diags diag.List
+	// blank: the file holds nothing but white space.
+	blank bool
+}
+
+func parseFile(file, rel string) parsedFile {
+	p := parsedFile{file: file}
+	data, ok := readData(file, &p.diags)
+	if !ok {
+		return p
+	}
+	p.docs = Parse(file, rel, data, &p.diags)
+	p.blank = len(bytes.TrimSpace(data)) == 0
+	return p
+}
+
+// finish adds the file's diagnostics to diags and returns its documents.
+func (p *parsedFile) finish(diags *diag.List) []*Doc {
+	diags.Append(&p.diags)
+	if len(p.docs) == 0 && !diags.HasErrors() && p.blank {
+		diags.Warnf(diag.Pos{File: p.file}, "", "file is empty")
+	}
+	return p.docs
+}
+
+func readData(file string, diags *diag.List) ([]byte, bool) {
+	f, err := os.Open(file)
+	if err != nil {
+		diags.Errorf(diag.Pos{File: file}, "", "cannot read: %v", unwrapPathError(err))
+		return nil, false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		diags.Errorf(diag.Pos{File: file}, "", "cannot read: %v", unwrapPathError(err))
+		return nil, false
+	}
+	if len(data) > MaxFileSize {
+		diags.Errorf(diag.Pos{File: file}, "", "file is larger than the %d MiB limit for one input (split it into several files)", MaxFileSize>>20)
+		return nil, false
+	}
+	return data, true
 }
 
 func readFile(file, rel, root string, opts Options, diags *diag.List) []*Doc {
@@ -225,33 +307,19 @@ func readFile(file, rel, root string, opts Options, diags *diag.List) []*Doc {
 		diags.Warnf(diag.Pos{File: file}, "", "Jsonnet library skipped: it is not an input, .jsonnet files that import it are")
 		return nil
 	}
-	f, err := os.Open(file)
-	if err != nil {
-		diags.Errorf(diag.Pos{File: file}, "", "cannot read: %v", unwrapPathError(err))
-		return nil
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		diags.Errorf(diag.Pos{File: file}, "", "cannot read: %v", unwrapPathError(err))
-		return nil
-	}
-	if len(data) > MaxFileSize {
-		diags.Errorf(diag.Pos{File: file}, "", "file is larger than the %d MiB limit for one input (split it into several files)", MaxFileSize>>20)
-		return nil
-	}
 	if filepath.Ext(file) == ".jsonnet" {
+		data, ok := readData(file, diags)
+		if !ok {
+			return nil
+		}
 		if opts.Evaluate == nil {
 			diags.Errorf(diag.Pos{File: file}, "", "Jsonnet inputs are not enabled here")
 			return nil
 		}
 		return opts.Evaluate(file, rel, root, data, diags)
 	}
-	docs := Parse(file, rel, data, diags)
-	if len(docs) == 0 && !diags.HasErrors() && len(bytes.TrimSpace(data)) == 0 {
-		diags.Warnf(diag.Pos{File: file}, "", "file is empty")
-	}
-	return docs
+	p := parseFile(file, rel)
+	return p.finish(diags)
 }
 
 func unwrapPathError(err error) error {

@@ -1,0 +1,112 @@
+// Command benchrun is the driver behind `make bench`: it times virtc build,
+// kustomize with virtc as a KRM function, and kustomize passing virtc's
+// output through, on generated fleets, alternating the tools run by run,
+// and prints one Markdown table of medians (see BENCHMARKS.md).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/virtc/virtc/bench"
+)
+
+func main() {
+	virtc := flag.String("virtc", "bin/virtc", "the virtc binary to measure (make build)")
+	baseline := flag.String("baseline", "", "another virtc binary to time beside --virtc (before/after figures)")
+	kustomize := flag.String("kustomize", ".tools/bin/kustomize", "the kustomize binary (make tools); empty to leave kustomize out")
+	sizes := flag.String("sizes", "1,100,1000,10000", "fleet sizes in VMs, measured with every tool")
+	virtcOnly := flag.String("virtc-only", "100000", "fleet sizes measured with virtc build alone")
+	perTenant := flag.String("per-tenant", "1000", "fleet sizes that kustomize also builds one tenant at a time")
+	small := flag.Int("runs", 5, "runs of each tool per fleet below 10,000 VMs")
+	large := flag.Int("runs-large", 3, "runs of each tool per fleet of 10,000 VMs or more")
+	limit := flag.Duration("limit", 120*time.Second, "time limit of one kustomize run")
+	krm := flag.Bool("krm", true, "measure kustomize with virtc as an exec KRM function (generator form)")
+	work := flag.String("work", "", "directory for fleets and outputs (default: a temporary one, removed at the end)")
+	flag.Parse()
+
+	parse := func(s string) []int {
+		var out []int
+		for _, f := range strings.Split(s, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				continue
+			}
+			n, err := strconv.Atoi(strings.ReplaceAll(f, "_", ""))
+			if err != nil {
+				fail(fmt.Errorf("invalid fleet size %q", f))
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+	cfg := bench.Config{
+		Virtc:     abs(*virtc),
+		Baseline:  abs(*baseline),
+		Kustomize: abs(*kustomize),
+		Sizes:     parse(*sizes),
+		VirtcOnly: parse(*virtcOnly),
+		PerTenant: parse(*perTenant),
+		Runs: func(vms int) int {
+			if vms >= 10000 {
+				return *large
+			}
+			return *small
+		},
+		Limit:      *limit,
+		KRM:        bench.KRMGenerator,
+		KRMMissing: "n/a (--krm=false)",
+		Log:        os.Stderr,
+	}
+	if !*krm {
+		cfg.KRM = nil
+	}
+	if err := cfg.Check(); err != nil {
+		fail(err)
+	}
+	cfg.Work = *work
+	if cfg.Work == "" {
+		dir, err := os.MkdirTemp("", "virtc-bench-")
+		if err != nil {
+			fail(err)
+		}
+		defer os.RemoveAll(dir)
+		cfg.Work = dir
+	}
+	start := time.Now()
+	rows, err := bench.Run(cfg)
+	if err != nil {
+		fail(err)
+	}
+	for _, l := range bench.Machine(cfg.Kustomize) {
+		fmt.Printf("- %s\n", l)
+	}
+	fmt.Printf("- session: %s, medians of alternating runs\n\n", time.Since(start).Round(time.Second))
+	bench.Table(os.Stdout, rows)
+	fmt.Println()
+	if cfg.Baseline != "" {
+		bench.Comparison(os.Stdout, rows)
+		fmt.Println()
+	}
+	bench.Targets(os.Stdout, rows)
+}
+
+func abs(path string) string {
+	if path == "" || !strings.ContainsRune(path, filepath.Separator) {
+		return path
+	}
+	a, err := filepath.Abs(path)
+	if err != nil {
+		fail(err)
+	}
+	return a
+}
+
+func fail(err error) {
+	fmt.Fprintf(os.Stderr, "benchrun: %v\n", err)
+	os.Exit(1)
+}

@@ -1,0 +1,5 @@
+package emit
+
+// ReferenceWrite is the JSON-based writer the encoder must match, for the
+// external tests.
+var ReferenceWrite = referenceWrite
