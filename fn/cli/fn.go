@@ -21,6 +21,7 @@ func runFn(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "virtc fn: takes no arguments (the inputs are the ResourceList's items and the paths its functionConfig names)\n")
 		return ExitUsage
 	}
+	batchGC()
 	diags, err := krm.Run(stdin, stdout)
 	if errors.Is(err, krm.ErrNoResourceList) {
 		fmt.Fprintf(stderr, "virtc: %v\n(virtc runs as a KRM function when started without arguments and with input on stdin; run 'virtc help' for its commands)\n", err)

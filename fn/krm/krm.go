@@ -30,6 +30,7 @@ import (
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/jsonnet"
+	"github.com/virtc/virtc/fn/par"
 	"github.com/virtc/virtc/fn/source"
 )
 
@@ -231,22 +232,37 @@ func stripped(rn *kyaml.RNode) *kyaml.RNode {
 	return c
 }
 
-// toNodes parses the compiler's output into items.
+// toNodes parses the compiler's output into items. virtc writes one
+// document per object, separated by "---" lines, so the documents are
+// parsed on all CPUs (a large fleet's output took a third of the
+// function's time); their order is kept, and positions, which differ from
+// a parse of the whole stream, are not written out.
 func toNodes(out []byte, diags *diag.List) []*kyaml.RNode {
-	var nodes []*kyaml.RNode
-	dec := yaml.NewDecoder(bytes.NewReader(out))
-	for {
+	if len(out) == 0 {
+		return nil
+	}
+	docs := bytes.Split(out, []byte("\n---\n"))
+	nodes := make([]*kyaml.RNode, len(docs))
+	errs := make([]error, len(docs))
+	par.For(len(docs), func(i int) {
 		var n yaml.Node
-		err := dec.Decode(&n)
-		if errors.Is(err, io.EOF) {
-			return nodes
+		if err := yaml.Unmarshal(docs[i], &n); err != nil {
+			errs[i] = err
+			return
 		}
+		if len(n.Content) == 0 {
+			errs[i] = errors.New("an empty document")
+			return
+		}
+		nodes[i] = kyaml.NewRNode(n.Content[0])
+	})
+	for _, err := range errs {
 		if err != nil {
 			diags.Errorf(diag.Pos{File: "<output>"}, "", "cannot read back the generated YAML: %v", err)
 			return nil
 		}
-		nodes = append(nodes, kyaml.NewRNode(n.Content[0]))
 	}
+	return nodes
 }
 
 // conflicts reports items that are the same object as one virtc
