@@ -191,7 +191,8 @@ type BridgeNetwork struct {
 	// 10.200.5.0/24 with an address for every workload node, overlapping no
 	// other network of the cluster). The Platform's liveMigration.network
 	// must name such a profile: virt-handler cannot start without an
-	// address on its migration interface. VMs bring their own addresses
+	// address on its migration interface, and every workload node needs
+	// the bridge (on the VLAN). VMs bring their own addresses
 	// and never attach to a migration network: a profile with an ipRange is
 	// refused on VMs and gets no attachment in tenant namespaces.
 	IPRange string `json:"ipRange,omitempty"`

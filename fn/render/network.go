@@ -60,14 +60,14 @@ func MigrationNetwork(m *resolve.Model, p *resolve.Platform) []emit.Object {
 		CNIVersion: "0.3.1", Name: mn.Name, Type: "bridge", Bridge: br.Name, VLAN: br.VLAN,
 		IPAM: whereaboutsConfig{Type: "whereabouts", Range: br.IPRange},
 	})
+	// No k8s.v1.cni.cncf.io/resourceName: KubeVirt v1.8.4 turns it into
+	// resource requests of virt-launcher pods only (virt-controller
+	// services/template.go, multus.NetworkToResource), not of virt-handler. Every workload node needs the bridge: on
+	// a node without it the bridge plugin creates an unconnected one.
 	nad := &extapi.NetworkAttachmentDefinition{
 		TypeMeta: typeMeta("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition"),
-		// The resource name keeps virt-handler off nodes without the bridge
-		// (where the bridge plugin would create an unconnected one).
 		ObjectMeta: withWave(objectMeta("NetworkAttachmentDefinition", CNVNamespace, mn.Name, e.Doc.Rel,
-			map[string]string{LabelPlatform: p.Name}, map[string]string{
-				"k8s.v1.cni.cncf.io/resourceName": "bridge.network.kubevirt.io/" + br.Name,
-			}), waveMigrationNetwork),
+			map[string]string{LabelPlatform: p.Name}, nil), waveMigrationNetwork),
 		Spec: extapi.NetworkAttachmentDefinitionSpec{Config: string(cfg)},
 	}
 	return []emit.Object{{APIVersion: "k8s.cni.cncf.io/v1", Kind: "NetworkAttachmentDefinition", Namespace: CNVNamespace, Name: mn.Name, Scope: emit.Cluster, Body: nad}}
