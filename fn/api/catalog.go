@@ -186,6 +186,16 @@ type BridgeNetwork struct {
 	Name string `json:"name"`
 	// VLAN tag (1-4094). Absent: untagged.
 	VLAN *int64 `json:"vlan,omitempty"`
+	// IPRange makes the profile a live-migration network: pods attached to
+	// it get addresses from this whereabouts IPAM range (a CIDR such as
+	// 10.200.5.0/24 with an address for every workload node, overlapping no
+	// other network of the cluster). The Platform's liveMigration.network
+	// must name such a profile: virt-handler cannot start without an
+	// address on its migration interface, and every workload node needs
+	// the bridge (on the VLAN). VMs bring their own addresses
+	// and never attach to a migration network: a profile with an ipRange is
+	// refused on VMs and gets no attachment in tenant namespaces.
+	IPRange string `json:"ipRange,omitempty"`
 }
 
 // LocalnetNetwork is an OVN-Kubernetes localnet.

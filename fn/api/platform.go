@@ -37,18 +37,30 @@ type PlatformSpec struct {
 	// GoldenImageNamespace holds the golden-image DataSources. Absent:
 	// openshift-virtualization-os-images.
 	GoldenImageNamespace string `json:"goldenImageNamespace,omitempty"`
-	// FeatureGates are HyperConverged feature gates to enable. Only gates
-	// the version supports as generally available are accepted; Technology
-	// Preview gates are refused.
+	// FeatureGates are HyperConverged feature gates to enable. Every gate
+	// HCO offers is a feature that is not generally available (a graduated
+	// feature is always on and has no gate), in the phase the version table
+	// records from HCO's CRD: alpha (a Developer Preview, off by default) or
+	// beta (a Technology Preview, on by default). Each gate listed here must
+	// also be named in acceptPreviewGates; deprecated gates, which HCO
+	// ignores, are refused.
 	FeatureGates []string `json:"featureGates,omitempty"`
+	// AcceptPreviewGates is the explicit opt-in to features that Red Hat
+	// does not support in production: each feature gate named here may be
+	// enabled in featureGates. A beta gate is on by default in HCO: virtc
+	// turns it off (featureGates <gate>: false) unless it is named here, so
+	// a cluster runs no preview feature nobody accepted. Absent: none.
+	AcceptPreviewGates []string `json:"acceptPreviewGates,omitempty"`
 	// Enable lifts features excluded from the platform baseline, for nodes
 	// prepared for them: gpu, hostDevices, sriov, dedicatedCPU, hugepages.
 	// (Confidential VMs and Technology Preview features cannot be enabled.)
 	Enable []string `json:"enable,omitempty" enum:"gpu,hostDevices,sriov,dedicatedCPU,hugepages"`
 	// Limits bound what VMs may ask for.
 	Limits *Limits `json:"limits,omitempty"`
-	// DataProtection installs OADP and names where backups go. Absent: no
-	// OADP install and no backup schedules from this build.
+	// DataProtection installs OADP and names where backups go, or says that
+	// OADP is managed outside this build (external: true). Absent: no OADP
+	// on the cluster, so a build whose VMs take backups (their Velero
+	// Schedules and Backups need OADP's CRDs) is refused.
 	DataProtection *DataProtection `json:"dataProtection,omitempty"`
 	// ConfirmDeletion makes Argo CD ask a person before it deletes a VM or a
 	// disk (sync-options Prune=confirm,Delete=confirm on VirtualMachines,
@@ -67,8 +79,17 @@ type Limits struct {
 
 // DataProtection configures OADP (Velero) for VM backups.
 type DataProtection struct {
+	// External says that OADP is installed and configured outside this
+	// build (by another repository or Application, or by hand): virtc emits
+	// no OADP install and no DataProtectionApplication, only the backup
+	// Schedules and Backups in openshift-adp. Backups go to the external
+	// Velero's default storage location, or to the one a backup policy
+	// names (not checked: the external DataProtectionApplication defines
+	// the names). Without storageLocations only.
+	External bool `json:"external,omitempty"`
 	// StorageLocations are the object stores backups are written to.
-	StorageLocations []StorageLocation `json:"storageLocations"`
+	// Required unless external.
+	StorageLocations []StorageLocation `json:"storageLocations,omitempty"`
 }
 
 // StorageLocation is a Velero backup storage location.
@@ -136,7 +157,12 @@ type LiveMigration struct {
 	// ProgressTimeout is the seconds a migration may make no progress
 	// (default 150).
 	ProgressTimeout *int64 `json:"progressTimeout,omitempty"`
-	// Network is the NetworkAttachmentDefinition (in openshift-cnv) of a
-	// dedicated migration network. Absent: the pod network.
+	// Network names the network profile of a dedicated migration network.
+	// It must be a bridge profile with spec.bridge.ipRange: virtc emits its
+	// NetworkAttachmentDefinition in openshift-cnv (a Linux bridge on the
+	// workload nodes, optionally on a VLAN, with whereabouts addresses from
+	// ipRange) before the HyperConverged, which names it. KubeVirt then
+	// attaches every virt-handler pod to it as migration0 and migrates over
+	// that address. Absent: the pod network.
 	Network string `json:"network,omitempty"`
 }

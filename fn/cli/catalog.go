@@ -167,11 +167,14 @@ func view(cat *catalog.Catalog, t *resolve.Tenant) catalogView {
 	}
 	for _, n := range cat.NetworkProfiles.Names() {
 		p, _ := cat.NetworkProfiles.Get(n)
-		if !allowed(func(a *api.TenantAllow) []string { return a.Networks }, n, p.Spec.Restricted) {
+		migrationOnly := p.Spec.Bridge != nil && p.Spec.Bridge.IPRange != ""
+		if !allowed(func(a *api.TenantAllow) []string { return a.Networks }, n, p.Spec.Restricted) || migrationOnly && t != nil {
 			continue
 		}
 		nv := networkView{Name: n, Type: p.Spec.Type, Migratable: p.Spec.Migratable}
 		switch s := p.Spec; {
+		case migrationOnly:
+			nv.Details = "bridge " + s.Bridge.Name + vlan(s.Bridge.VLAN) + ", live-migration network (ipRange " + s.Bridge.IPRange + "), not for VMs"
 		case s.Bridge != nil:
 			nv.Details = "bridge " + s.Bridge.Name + vlan(s.Bridge.VLAN)
 		case s.Localnet != nil:

@@ -302,6 +302,11 @@ func (d *decoder) networkProfile(o *api.NetworkProfile) {
 			d.fail("spec.bridge.name", "invalid bridge name %q (a Linux interface name: 1-15 characters, no spaces or '/')", b.Name)
 		}
 		vlan("spec.bridge.vlan", b.VLAN)
+		if b.IPRange != "" {
+			if pr, err := netip.ParsePrefix(b.IPRange); err != nil || pr.Bits() >= pr.Addr().BitLen()-1 {
+				d.fail("spec.bridge.ipRange", "invalid IP range %q (a CIDR with room for an address per node, such as 10.200.5.0/24)", b.IPRange)
+			}
+		}
 	}
 	if l := spec.Localnet; l != nil {
 		vlan("spec.localnet.vlan", l.VLAN)
@@ -322,8 +327,11 @@ func (d *decoder) networkProfile(o *api.NetworkProfile) {
 }
 
 func (d *decoder) dataProtection(dp *api.DataProtection) {
-	if len(dp.StorageLocations) == 0 {
-		d.fail("spec.dataProtection.storageLocations", "name at least one storage location")
+	switch {
+	case dp.External && len(dp.StorageLocations) > 0:
+		d.fail("spec.dataProtection.storageLocations", "an external OADP defines its own storage locations: remove them, or remove external: true to install OADP with them")
+	case !dp.External && len(dp.StorageLocations) == 0:
+		d.fail("spec.dataProtection.storageLocations", "name at least one storage location (or set external: true if OADP is managed outside this build)")
 	}
 	seen := map[string]int{}
 	defaults := 0

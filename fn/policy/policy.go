@@ -15,6 +15,7 @@ import (
 
 // Check runs every rule over the model.
 func Check(m *resolve.Model, diags *diag.List) {
+	oadpInstalled(m, diags)
 	for _, t := range m.Tenants {
 		retiredTenant(t, diags)
 		quotaFit(t, diags)
@@ -137,4 +138,54 @@ func productionBackup(vm *resolve.VM, diags *diag.List) {
 		}
 	}
 	diags.Errorf(doc.Pos(field), field, "VM %s/%s is production tier but its backup policy %q takes no backups (use a policy with a schedule, such as daily)", vm.Namespace, vm.Name, vm.Backup.Name)
+}
+
+// oadpInstalled refuses a build with a Platform that has no OADP (no
+// spec.dataProtection) but emits Velero Schedules or Backups: nobody would
+// install their CRDs, so their sync wave would fail on every sync. Without
+// a Platform in the inputs (tenant repositories) the platform is built
+// elsewhere and the backups are emitted as they are.
+func oadpInstalled(m *resolve.Model, diags *diag.List) {
+	p := m.Platform
+	if p == nil || p.Obj.Spec.DataProtection != nil {
+		return
+	}
+	var users []string
+	vms := 0
+	for _, t := range m.Tenants {
+		for _, vm := range t.VMs {
+			if vm.TakesBackups() || vm.Spec.BackupBefore != "" {
+				if vms == 0 || users[len(users)-1] != t.Name {
+					users = append(users, t.Name)
+				}
+				vms++
+			}
+		}
+	}
+	if vms == 0 {
+		return
+	}
+	var what string
+	switch {
+	case vms == 1:
+		what = fmt.Sprintf("VM %s/%s takes", users[0], firstBackupVM(m))
+	case len(users) == 1:
+		what = fmt.Sprintf("%d VMs of tenant %s take", vms, users[0])
+	case len(users) <= 5:
+		what = fmt.Sprintf("%d VMs of tenants %s take", vms, strings.Join(users, ", "))
+	default:
+		what = fmt.Sprintf("%d VMs of %d tenants (%s, ...) take", vms, len(users), strings.Join(users[:5], ", "))
+	}
+	diags.Errorf(p.Doc.Pos("spec"), "spec.dataProtection", "platform %q installs no OADP but %s backups (Velero Schedules and Backups in %s); add spec.dataProtection with storage locations, set spec.dataProtection.external: true if OADP is managed outside this build, or give the VMs backup policy none", p.Name, what, "openshift-adp")
+}
+
+func firstBackupVM(m *resolve.Model) string {
+	for _, t := range m.Tenants {
+		for _, vm := range t.VMs {
+			if vm.TakesBackups() || vm.Spec.BackupBefore != "" {
+				return vm.Name
+			}
+		}
+	}
+	return ""
 }

@@ -44,10 +44,15 @@ func HyperConverged(m *resolve.Model, p *resolve.Platform) emit.Object {
 	if o := spec.MemoryOvercommitPercentage; o != nil {
 		hs.HigherWorkloadDensity = &extapi.HigherWorkloadDensity{MemoryOvercommitPercentage: *o}
 	}
-	if len(p.FeatureGates) > 0 {
+	if len(p.FeatureGates)+len(p.DisabledGates) > 0 {
 		hs.FeatureGates = map[string]bool{}
 		for _, g := range p.FeatureGates {
 			hs.FeatureGates[g] = true
+		}
+		// Beta gates are on unless set false (the CRD's default): off
+		// without the Platform's opt-in.
+		for _, g := range p.DisabledGates {
+			hs.FeatureGates[g] = false
 		}
 	}
 	hco := &extapi.HyperConverged{

@@ -34,9 +34,12 @@ const (
 // Sync waves of the cluster side: the operator first, then the
 // HyperConverged, then what uses the CRDs it installs.
 const (
-	waveOperator       = -30
-	waveHyperConverged = -20
-	wavePlatform       = -10
+	waveOperator = -30
+	// waveMigrationNetwork: the live-migration network exists before the
+	// HyperConverged makes virt-handler use it.
+	waveMigrationNetwork = -25
+	waveHyperConverged   = -20
+	wavePlatform         = -10
 )
 
 // syncWaves order an Argo CD sync: namespaces and quota, then networks,

@@ -27,6 +27,52 @@ type bridgeConfig struct {
 	PreserveDefaultVLAN       bool   `json:"preserveDefaultVlan"`
 }
 
+// migrationBridgeConfig is the CNI configuration of the live-migration
+// network: virt-handler's own interface on the bridge, up and addressed
+// by whereabouts (a VM attachment's is down and unaddressed).
+type migrationBridgeConfig struct {
+	CNIVersion string            `json:"cniVersion"`
+	Name       string            `json:"name"`
+	Type       string            `json:"type"`
+	Bridge     string            `json:"bridge"`
+	VLAN       *int64            `json:"vlan,omitempty"`
+	IPAM       whereaboutsConfig `json:"ipam"`
+}
+
+type whereaboutsConfig struct {
+	Type  string `json:"type"`
+	Range string `json:"range"`
+}
+
+// MigrationNetwork renders the NetworkAttachmentDefinition of the
+// Platform's live-migration network in openshift-cnv, where KubeVirt looks
+// it up for virt-handler (the HyperConverged names it without namespace).
+// It comes after the namespace and before the HyperConverged: virt-handler
+// pods created before it would fail to start.
+func MigrationNetwork(m *resolve.Model, p *resolve.Platform) []emit.Object {
+	mn := p.MigrationNetwork
+	if mn == nil {
+		return nil
+	}
+	br := mn.Spec.Bridge
+	e, _ := m.Catalog.NetworkProfiles.Entry(mn.Name)
+	cfg, _ := json.Marshal(migrationBridgeConfig{
+		CNIVersion: "0.3.1", Name: mn.Name, Type: "bridge", Bridge: br.Name, VLAN: br.VLAN,
+		IPAM: whereaboutsConfig{Type: "whereabouts", Range: br.IPRange},
+	})
+	// No k8s.v1.cni.cncf.io/resourceName: KubeVirt v1.8.4 turns it into
+	// resource requests of virt-launcher pods only (virt-controller
+	// services/template.go, multus.NetworkToResource), not of virt-handler. Every workload node needs the bridge: on
+	// a node without it the bridge plugin creates an unconnected one.
+	nad := &extapi.NetworkAttachmentDefinition{
+		TypeMeta: typeMeta("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition"),
+		ObjectMeta: withWave(objectMeta("NetworkAttachmentDefinition", CNVNamespace, mn.Name, e.Doc.Rel,
+			map[string]string{LabelPlatform: p.Name}, nil), waveMigrationNetwork),
+		Spec: extapi.NetworkAttachmentDefinitionSpec{Config: string(cfg)},
+	}
+	return []emit.Object{{APIVersion: "k8s.cni.cncf.io/v1", Kind: "NetworkAttachmentDefinition", Namespace: CNVNamespace, Name: mn.Name, Scope: emit.Cluster, Body: nad}}
+}
+
 // ClusterNetworks renders a ClusterUserDefinedNetwork per localnet profile,
 // selecting the tenant namespaces allowed to use it.
 func ClusterNetworks(m *resolve.Model, p *resolve.Platform) []emit.Object {
@@ -80,7 +126,7 @@ func TenantNetworks(m *resolve.Model, t *resolve.Tenant) []emit.Object {
 	for _, name := range m.Catalog.NetworkProfiles.Names() {
 		e, _ := m.Catalog.NetworkProfiles.Entry(name)
 		br := e.Obj.Spec.Bridge
-		if e.Obj.Spec.Type != api.NetworkBridge || br == nil || !t.AllowsNetwork(name, e.Obj.Spec.Restricted) {
+		if e.Obj.Spec.Type != api.NetworkBridge || br == nil || br.IPRange != "" || !t.AllowsNetwork(name, e.Obj.Spec.Restricted) {
 			continue
 		}
 		cfg, _ := json.Marshal(bridgeConfig{

@@ -21,10 +21,11 @@ const (
 // Velero with the OpenShift, KubeVirt and CSI plugins, the node agent with
 // the kopia uploader (it moves snapshot data off the cluster), and the
 // platform's storage locations. Credentials stay in a Secret named by
-// reference; they never appear here.
+// reference; they never appear here. An external OADP is installed
+// elsewhere: nothing here.
 func DataProtection(p *resolve.Platform) []emit.Object {
 	dp := p.Obj.Spec.DataProtection
-	if dp == nil {
+	if dp == nil || dp.External {
 		return nil
 	}
 	src := p.Doc.Rel

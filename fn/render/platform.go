@@ -52,12 +52,13 @@ func Platform(m *resolve.Model, p *resolve.Platform) []emit.Object {
 			Config:              subscriptionConfig(spec.Infra),
 		},
 	}
-	return []emit.Object{
+	objs := []emit.Object{
 		{APIVersion: "v1", Kind: "Namespace", Name: CNVNamespace, Scope: emit.Cluster, Body: ns},
 		{APIVersion: "operators.coreos.com/v1", Kind: "OperatorGroup", Namespace: CNVNamespace, Name: operatorGroupCNV, Scope: emit.Cluster, Body: og},
 		{APIVersion: "operators.coreos.com/v1alpha1", Kind: "Subscription", Namespace: CNVNamespace, Name: "hco-operatorhub", Scope: emit.Cluster, Body: sub},
-		HyperConverged(m, p),
 	}
+	objs = append(objs, MigrationNetwork(m, p)...)
+	return append(objs, HyperConverged(m, p))
 }
 
 func firstNonEmpty(a, b string) string {

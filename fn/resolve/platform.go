@@ -3,7 +3,6 @@ package resolve
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/catalog"
@@ -20,8 +19,14 @@ type Platform struct {
 	Version versions.Version
 	// FeatureGates are the gates to enable, sorted.
 	FeatureGates []string
+	// DisabledGates are the beta gates (on by default) that the Platform
+	// does not accept, sorted: virtc turns them off.
+	DisabledGates []string
 	// DefaultLocation is the default backup storage location's name.
 	DefaultLocation string
+	// MigrationNetwork is the bridge profile of the dedicated live-migration
+	// network, if the Platform names one.
+	MigrationNetwork *Network
 }
 
 // HasLocation reports whether the platform defines a storage location.
@@ -58,20 +63,10 @@ func resolvePlatform(cat *catalog.Catalog, diags *diag.List) *Platform {
 		return nil
 	}
 	p.Release, p.Version = rel, v
-	known := slices.Concat(rel.FeatureGates.GenerallyAvailable, rel.FeatureGates.TechnologyPreview)
-	for i, g := range spec.FeatureGates {
-		field := fmt.Sprintf("spec.featureGates[%d]", i)
-		switch rel.GateStatus(g) {
-		case "ga":
-			p.FeatureGates = append(p.FeatureGates, g)
-		case "tp":
-			diags.Errorf(e.Doc.Pos(field), field, "feature gate %q is a Technology Preview in %s and is not supported in production (generally available gates: %s)", g, rel.Minor, strings.Join(rel.FeatureGates.GenerallyAvailable, ", "))
-		default:
-			diags.Errorf(e.Doc.Pos(field), field, "%s", diag.Unknown(fmt.Sprintf("feature gate of OpenShift Virtualization %s", rel.Minor), g, known))
-		}
+	featureGates(p, diags)
+	if lm := spec.LiveMigration; lm != nil && lm.Network != "" {
+		p.MigrationNetwork = migrationNetwork(cat, e, lm.Network, diags)
 	}
-	slices.Sort(p.FeatureGates)
-	p.FeatureGates = slices.Compact(p.FeatureGates)
 	if !rel.HTTPChecksum {
 		for _, name := range cat.Images.Names() {
 			img, _ := cat.Images.Entry(name)
@@ -99,4 +94,87 @@ func resolvePlatform(cat *catalog.Catalog, diags *diag.List) *Platform {
 		}
 	}
 	return p
+}
+
+// featureGates checks the Platform's feature gates against the phases of
+// its release: a gate that is not generally available (every HCO gate) is
+// enabled only with its explicit opt-in in spec.acceptPreviewGates, and a
+// beta gate without it is turned off.
+func featureGates(p *Platform, diags *diag.List) {
+	spec, rel, e := p.Obj.Spec, p.Release, p.Entry
+	known := slices.Concat(rel.FeatureGates.Alpha, rel.FeatureGates.Beta)
+	slices.Sort(known)
+	// check reports a gate the release cannot enable; it returns the phase
+	// of one it can.
+	check := func(field, g string) string {
+		switch phase := rel.GatePhase(g); phase {
+		case versions.PhaseAlpha, versions.PhaseBeta:
+			return phase
+		case versions.PhaseDeprecated:
+			diags.Errorf(e.Doc.Pos(field), field, "feature gate %q is deprecated in OpenShift Virtualization %s: HCO %s ignores it (remove it)", g, rel.Minor, rel.HCO)
+		default:
+			diags.Errorf(e.Doc.Pos(field), field, "%s", diag.Unknown(fmt.Sprintf("feature gate of OpenShift Virtualization %s", rel.Minor), g, known))
+		}
+		return ""
+	}
+	accepted := map[string]bool{}
+	for i, g := range spec.AcceptPreviewGates {
+		if check(fmt.Sprintf("spec.acceptPreviewGates[%d]", i), g) != "" {
+			accepted[g] = true
+		}
+	}
+	for i, g := range spec.FeatureGates {
+		field := fmt.Sprintf("spec.featureGates[%d]", i)
+		phase := check(field, g)
+		switch {
+		case phase == "":
+		case accepted[g]:
+			p.FeatureGates = append(p.FeatureGates, g)
+		default:
+			diags.Errorf(e.Doc.Pos(field), field, "feature gate %q is %s in OpenShift Virtualization %s (%s, not supported in production); to enable it anyway, also name it in spec.acceptPreviewGates", g, phase, rel.Minor, phaseMeaning[phase])
+		}
+	}
+	slices.Sort(p.FeatureGates)
+	p.FeatureGates = slices.Compact(p.FeatureGates)
+	for _, g := range rel.FeatureGates.Beta {
+		if !accepted[g] {
+			p.DisabledGates = append(p.DisabledGates, g)
+		}
+	}
+	slices.Sort(p.DisabledGates)
+}
+
+var phaseMeaning = map[string]string{
+	versions.PhaseAlpha: "a Developer Preview",
+	versions.PhaseBeta:  "a Technology Preview",
+}
+
+// migrationNetwork resolves the Platform's live-migration network: a bridge
+// profile with an IP range. KubeVirt v1.8.4 attaches every virt-handler pod
+// to it (pkg/virt-operator/resource/generate/components/daemonsets.go:
+// k8s.v1.cni.cncf.io/networks "<name>@migration0", in virt-handler's
+// namespace), and virt-handler panics without a global unicast address on
+// migration0 (pkg/virt-handler/migration.go FindMigrationIP,
+// cmd/virt-handler/virt-handler.go): a pod network cannot be attached by
+// name, and localnet, udn-primary and sriov attachments are not created in
+// openshift-cnv by virtc nor addressed for pods.
+func migrationNetwork(cat *catalog.Catalog, e *decode.Entry[api.Platform], name string, diags *diag.List) *Network {
+	const field = "spec.liveMigration.network"
+	pos := e.Doc.Pos(field)
+	np, ok := cat.NetworkProfiles.Entry(name)
+	if !ok {
+		diags.Errorf(pos, field, "%s", cat.NetworkProfiles.Unknown("network profile", name))
+		return nil
+	}
+	spec := np.Obj.Spec
+	at := np.Doc.Pos("spec")
+	switch {
+	case spec.Type != api.NetworkBridge:
+		diags.Errorf(pos, field, "network profile %q (%s:%d) is a %s profile and cannot carry live migrations; name a bridge profile with spec.bridge.ipRange (a Linux bridge on every workload node, optionally on a VLAN), or remove the field to migrate over the pod network", name, at.File, at.Line, spec.Type)
+	case spec.Bridge == nil || spec.Bridge.IPRange == "":
+		diags.Errorf(pos, field, "network profile %q (%s:%d) has no spec.bridge.ipRange: virt-handler needs an address on the migration network (add a whereabouts range such as 10.200.5.0/24)", name, at.File, at.Line)
+	default:
+		return &Network{Name: name, NetworkProfile: np.Obj}
+	}
+	return nil
 }

@@ -247,6 +247,10 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 			errorf(fmt.Sprintf("spec.networks[%d]", i), "%s", cat.NetworkProfiles.Unknown("network profile", n))
 			continue
 		}
+		if br := p.Spec.Bridge; br != nil && br.IPRange != "" {
+			errorf(fmt.Sprintf("spec.networks[%d]", i), "network profile %q is a live-migration network (it has spec.bridge.ipRange): VMs cannot attach to it", n)
+			continue
+		}
 		if len(spec.Networks) > 0 {
 			t.allow(diags, v, fmt.Sprintf("spec.networks[%d]", i), "network profile", n, t.allowNetworks(), p.Spec.Restricted)
 		}

@@ -32,9 +32,16 @@ type Release struct {
 		Channel string `yaml:"channel"`
 		Version string `yaml:"version"`
 	} `yaml:"oadp"`
+	// FeatureGates are the HyperConverged feature gates of the release by
+	// phase, as HCO's CRD states it. HCO lists no generally available gate:
+	// a graduated feature is always on and leaves the list.
 	FeatureGates struct {
-		GenerallyAvailable []string `yaml:"generallyAvailable"`
-		TechnologyPreview  []string `yaml:"technologyPreview"`
+		// Alpha gates are Developer Preview features, off by default.
+		Alpha []string `yaml:"alpha"`
+		// Beta gates are Technology Preview features, on by default.
+		Beta []string `yaml:"beta"`
+		// Deprecated gates are ignored by HCO.
+		Deprecated []string `yaml:"deprecated"`
 	} `yaml:"featureGates"`
 }
 
@@ -123,13 +130,27 @@ func SupportedList() string {
 	return strings.Join(out, ", ")
 }
 
-// GateStatus classifies a feature gate in a release.
-func (r Release) GateStatus(gate string) string {
+// Phases of a HyperConverged feature gate (HCO v1.18.1
+// api/v1/hyperconverged_types.go, FeatureGates): alpha is a Developer
+// Preview, disabled by default; beta a Technology Preview, enabled by
+// default; deprecated gates are ignored. A generally available feature has
+// no gate.
+const (
+	PhaseAlpha      = "alpha"
+	PhaseBeta       = "beta"
+	PhaseDeprecated = "deprecated"
+)
+
+// GatePhase is the phase of a feature gate in a release, or "" for a gate
+// the release does not have.
+func (r Release) GatePhase(gate string) string {
 	switch {
-	case slices.Contains(r.FeatureGates.GenerallyAvailable, gate):
-		return "ga"
-	case slices.Contains(r.FeatureGates.TechnologyPreview, gate):
-		return "tp"
+	case slices.Contains(r.FeatureGates.Alpha, gate):
+		return PhaseAlpha
+	case slices.Contains(r.FeatureGates.Beta, gate):
+		return PhaseBeta
+	case slices.Contains(r.FeatureGates.Deprecated, gate):
+		return PhaseDeprecated
 	}
-	return "unknown"
+	return ""
 }

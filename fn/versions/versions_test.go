@@ -2,9 +2,12 @@ package versions_test
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/virtc/virtc/fn/conform"
@@ -32,50 +35,163 @@ func TestLookup(t *testing.T) {
 	}
 }
 
-// The table's facts agree with the upstream schemas of each release: every
-// gate it classifies exists in that release's HyperConverged, no gate is
-// both GA and Technology Preview, and the Kubernetes version is the one
-// the schemas were generated for.
+// The table's facts agree with the upstream schemas of each release: the
+// feature gates by phase are exactly those of that release's HyperConverged
+// CRD (see crdGatePhases), and the Kubernetes version is the one the
+// schemas were generated for.
 func TestTableMatchesUpstream(t *testing.T) {
 	for _, r := range Releases() {
 		if r.Patches[0] > r.Patches[1] || r.Channel == "" || r.OADP.Channel == "" || len(r.UpgradesFrom) == 0 {
 			t.Errorf("%s: incomplete entry %+v", r.Minor, r)
 		}
-		for _, g := range r.FeatureGates.GenerallyAvailable {
-			if slices.Contains(r.FeatureGates.TechnologyPreview, g) {
-				t.Errorf("%s: gate %s is both GA and Technology Preview", r.Minor, g)
-			}
-		}
 		dir, err := conform.Schemas(r.Minor)
 		if err != nil {
 			conform.Skip(t, err)
 		}
-		data, err := os.ReadFile(filepath.Join(dir, "crds/hco.kubevirt.io/hyperconverged_v1beta1.json"))
-		if err != nil {
-			t.Fatal(err)
+		want := crdGatePhases(t, filepath.Join(dir, "crds/hco.kubevirt.io"))
+		got := map[string]string{}
+		for phase, gates := range map[string][]string{PhaseAlpha: r.FeatureGates.Alpha, PhaseBeta: r.FeatureGates.Beta, PhaseDeprecated: r.FeatureGates.Deprecated} {
+			for _, g := range gates {
+				if prev, dup := got[g]; dup {
+					t.Errorf("%s: gate %s is both %s and %s", r.Minor, g, prev, phase)
+				}
+				got[g] = phase
+			}
 		}
-		var schema struct {
-			Properties struct {
-				Spec struct {
-					Properties struct {
-						FeatureGates struct {
-							Properties map[string]any `json:"properties"`
-						} `json:"featureGates"`
-					} `json:"properties"`
-				} `json:"spec"`
-			} `json:"properties"`
+		for _, g := range slices.Sorted(maps.Keys(want)) {
+			if got[g] != want[g] {
+				t.Errorf("%s: gate %s: the table says phase %q, the HyperConverged CRD %q", r.Minor, g, got[g], want[g])
+			}
+			if r.GatePhase(g) != want[g] {
+				t.Errorf("%s: GatePhase(%s) = %q, want %q", r.Minor, g, r.GatePhase(g), want[g])
+			}
 		}
-		if err := json.Unmarshal(data, &schema); err != nil {
-			t.Fatal(err)
-		}
-		gates := schema.Properties.Spec.Properties.FeatureGates.Properties
-		for _, g := range slices.Concat(r.FeatureGates.GenerallyAvailable, r.FeatureGates.TechnologyPreview) {
-			if _, ok := gates[g]; !ok {
-				t.Errorf("%s: gate %s is not in the HyperConverged schema of this release", r.Minor, g)
+		for _, g := range slices.Sorted(maps.Keys(got)) {
+			if _, ok := want[g]; !ok {
+				t.Errorf("%s: gate %s is not in the HyperConverged CRD of this release", r.Minor, g)
 			}
 		}
 		if _, err := os.Stat(filepath.Join(dir, "k8s", "v"+r.Kubernetes+"-standalone-strict")); err != nil {
 			t.Errorf("%s: no Kubernetes %s schemas: %v", r.Minor, r.Kubernetes, err)
 		}
+	}
+}
+
+// The phase derivation reads what the 4.22 CRD says of the gates the
+// version table once got wrong, and the 4.20 one (no phase lines) the
+// same way: the test above cannot pass on a misreading of the CRD.
+func TestCRDGatePhases(t *testing.T) {
+	for minor, want := range map[string]map[string]string{
+		"4.22": {"alignCPUs": PhaseAlpha, "downwardMetrics": PhaseAlpha, "persistentReservation": PhaseAlpha,
+			"deployKubeSecondaryDNS": PhaseAlpha, "disableMDevConfiguration": PhaseAlpha,
+			"videoConfig": PhaseBeta, "decentralizedLiveMigration": PhaseBeta, "nonRoot": PhaseDeprecated},
+		"4.20": {"alignCPUs": PhaseAlpha, "downwardMetrics": PhaseAlpha, "decentralizedLiveMigration": PhaseAlpha,
+			"nonRoot": PhaseDeprecated},
+	} {
+		dir, err := conform.Schemas(minor)
+		if err != nil {
+			conform.Skip(t, err)
+		}
+		got := crdGatePhases(t, filepath.Join(dir, "crds/hco.kubevirt.io"))
+		for g, p := range want {
+			if got[g] != p {
+				t.Errorf("%s: %s is %q in the CRD, want %q", minor, g, got[g], p)
+			}
+		}
+	}
+}
+
+// phaseLine is how HCO v1.18's CRD (api/v1 FeatureGates, the description
+// of spec.featureGates in hyperconverged_v1.json) states each gate's
+// phase: "* <gate>:\n  <description>\n  Phase: <phase>".
+var phaseLine = regexp.MustCompile(`(?m)^\* (\w+):\n(?:  .*\n)*?  Phase: (\w+)$`)
+
+// crdGatePhases reads the phase of every feature gate from the
+// HyperConverged CRD schemas in dir. HCO's definition of the phases
+// (v1.18.1 api/v1/hyperconverged_types.go, type FeatureGates): "alpha: the
+// feature is in dev-preview. It is disabled by default", "beta: the feature
+// gate is in tech-preview. It is enabled by default", "GA: ... always
+// enabled" (and out of the list), "deprecated: ... no way to enable it".
+// The v1 CRD (HCO 1.18 on) states a phase per gate; the v1beta1 map of
+// gates has each gate's default and description, which decide it for older
+// releases (HCO 1.16: no phase lines) and must agree with a stated phase.
+func crdGatePhases(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	var beta struct {
+		Properties struct {
+			Spec struct {
+				Properties struct {
+					FeatureGates struct {
+						Properties map[string]struct {
+							Description string `json:"description"`
+							Default     *bool  `json:"default"`
+						} `json:"properties"`
+					} `json:"featureGates"`
+				} `json:"properties"`
+			} `json:"spec"`
+		} `json:"properties"`
+	}
+	readJSON(t, filepath.Join(dir, "hyperconverged_v1beta1.json"), &beta)
+	phases := map[string]string{}
+	for g, p := range beta.Properties.Spec.Properties.FeatureGates.Properties {
+		switch {
+		case strings.Contains(p.Description, "Deprecated:"):
+			phases[g] = PhaseDeprecated
+		case p.Default != nil && *p.Default:
+			phases[g] = PhaseBeta
+		default:
+			phases[g] = PhaseAlpha
+		}
+	}
+	if len(phases) == 0 {
+		t.Fatalf("%s: no feature gates in the v1beta1 HyperConverged schema", dir)
+	}
+	v1 := filepath.Join(dir, "hyperconverged_v1.json")
+	if _, err := os.Stat(v1); err != nil {
+		return phases
+	}
+	var schema struct {
+		Properties struct {
+			Spec struct {
+				Properties struct {
+					FeatureGates struct {
+						Description string `json:"description"`
+					} `json:"featureGates"`
+				} `json:"properties"`
+			} `json:"spec"`
+		} `json:"properties"`
+	}
+	readJSON(t, v1, &schema)
+	stated := map[string]string{}
+	for _, m := range phaseLine.FindAllStringSubmatch(schema.Properties.Spec.Properties.FeatureGates.Description, -1) {
+		stated[m[1]] = m[2]
+	}
+	if len(stated) == 0 {
+		t.Fatalf("%s: no \"Phase:\" lines in the v1 HyperConverged featureGates description", v1)
+	}
+	for g, p := range stated {
+		if derived, ok := phases[g]; !ok {
+			t.Errorf("%s: gate %s has a phase in v1 but is not in v1beta1", dir, g)
+		} else if derived != p {
+			t.Errorf("%s: gate %s is %s in v1 but its v1beta1 default and description make it %s", dir, g, p, derived)
+		}
+		phases[g] = p
+	}
+	for g := range phases {
+		if _, ok := stated[g]; !ok {
+			t.Errorf("%s: gate %s of v1beta1 has no phase in v1", dir, g)
+		}
+	}
+	return phases
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 }
