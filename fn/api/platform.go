@@ -51,8 +51,8 @@ type PlatformSpec struct {
 	// OADP install and no backup schedules from this build.
 	DataProtection *DataProtection `json:"dataProtection,omitempty"`
 	// ConfirmDeletion makes Argo CD ask a person before it deletes a VM or a
-	// disk (sync-options Prune=confirm,Delete=confirm on VirtualMachines,
-	// DataVolumes and their PVCs): removing a VM from Git, or deleting the
+	// disk (sync-options Prune=confirm,Delete=confirm on VirtualMachines and
+	// data disks' PVCs): removing a VM from Git, or deleting the
 	// Application, never silently deletes disks. Absent: true.
 	ConfirmDeletion *bool `json:"confirmDeletion,omitempty"`
 }
