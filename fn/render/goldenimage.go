@@ -73,8 +73,9 @@ func GoldenImages(cat *catalog.Catalog, p *resolve.Platform) []emit.Object {
 }
 
 // goldenImageSource is the import source of an image virtc imports, nil for
-// an image that names an existing DataSource. Only the URL (and the HTTP
-// checksum) is set: the catalog has no registry credentials or CA bundle
+// an image that names an existing DataSource. A digest URL is the form CDI's
+// own DataImportCron gives the registry DataVolumes it creates. Only the URL
+// (and the HTTP checksum) is set: the catalog has no registry credentials or CA bundle
 // (secretRef, certConfigMap), and CDI's default pull method (pod) is the
 // one that works for any registry (pullMethod node needs the image on the
 // nodes' container runtime; CDI's webhook accepts both, util.go
