@@ -84,8 +84,8 @@ type ImageSpec struct {
 	// Red Hat's, which OpenShift Virtualization imports itself).
 	DataSource *DataSourceRef `json:"dataSource,omitempty"`
 	// Registry imports the image from a container registry, pinned by
-	// digest, through a dataImportCronTemplate of the HyperConverged: the
-	// managed DataSource (named like the image) is what VMs clone.
+	// digest, into a DataVolume and a DataSource (named like the image) in
+	// the golden-image namespace; VMs clone the DataSource.
 	Registry *RegistrySource `json:"registry,omitempty"`
 	// HTTP imports the image from a URL, verified by its checksum, into a
 	// DataVolume and DataSource in the golden-image namespace.
@@ -108,7 +108,9 @@ type RegistrySource struct {
 	// URL is docker://host/path@sha256:<64 hex digits>. A tag is not
 	// accepted: it can change under the same name.
 	URL string `json:"url" pattern:"^docker://[^@ ]+@sha256:[0-9a-f]{64}$" hint:"pin the image by digest: docker://host/path@sha256:<64 hex digits> (a tag can change under the same name)"`
-	// Schedule is the cron schedule of the import check. Absent: daily.
+	// Schedule is deprecated and has no effect (a warning says so): an
+	// image pinned by digest never changes, so it is imported once, never
+	// polled.
 	Schedule string `json:"schedule,omitempty"`
 }
 

@@ -106,8 +106,8 @@ type VMSpec struct {
 	// RootDisk is the size of the root disk: at least the image's minimum.
 	// Absent: the image's default size.
 	RootDisk *resource.Quantity `json:"rootDisk,omitempty"`
-	// Disks are data disks, each a DataVolume of its own that outlives
-	// changes to the VM.
+	// Disks are data disks, each a PersistentVolumeClaim of its own that
+	// outlives changes to the VM.
 	Disks []Disk `json:"disks,omitempty"`
 	// Networks are network profiles of the catalog; the first is the primary
 	// interface. Absent: [default].
@@ -156,7 +156,8 @@ type VMSpec struct {
 
 // Disk is a data disk.
 type Disk struct {
-	// Name of the disk inside the VM; the DataVolume is named <vm>-<name>.
+	// Name of the disk inside the VM; its PersistentVolumeClaim is named
+	// <vm>-<name>.
 	Name string `json:"name"`
 	// Size of the disk. A disk can grow, never shrink.
 	Size resource.Quantity `json:"size"`
@@ -164,7 +165,7 @@ type Disk struct {
 	// default profile.
 	Storage string `json:"storage,omitempty"`
 	// Retired detaches the disk from its VM (at the VM's next restart)
-	// and keeps its DataVolume, labelled virtc.dev/retired. Only a disk
+	// and keeps its PersistentVolumeClaim, labelled virtc.dev/retired. Only a disk
 	// that is retired on the base branch may be removed from the VM
 	// (virtc diff refuses the removal of any other).
 	Retired bool `json:"retired,omitempty"`

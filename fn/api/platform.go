@@ -63,8 +63,8 @@ type PlatformSpec struct {
 	// Schedules and Backups need OADP's CRDs) is refused.
 	DataProtection *DataProtection `json:"dataProtection,omitempty"`
 	// ConfirmDeletion makes Argo CD ask a person before it deletes a VM or a
-	// disk (sync-options Prune=confirm,Delete=confirm on VirtualMachines,
-	// DataVolumes and their PVCs): removing a VM from Git, or deleting the
+	// disk (sync-options Prune=confirm,Delete=confirm on VirtualMachines and
+	// data disks' PVCs): removing a VM from Git, or deleting the
 	// Application, never silently deletes disks. Absent: true.
 	ConfirmDeletion *bool `json:"confirmDeletion,omitempty"`
 }

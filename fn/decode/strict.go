@@ -122,6 +122,15 @@ func (d *decoder) valueErrorf(n *yaml.Node, path, format string, args ...any) {
 	d.diags.Errorf(pos, path, format, args...)
 }
 
+// warnf reports a field that is accepted but has no effect.
+func (d *decoder) warnf(path, format string, args ...any) {
+	pos := diag.Pos{File: d.doc.File}
+	if n := d.at(path); n != nil && !d.doc.NoLines {
+		pos.Line, pos.Col = n.Line, n.Column
+	}
+	d.diags.Warnf(pos, path, format, args...)
+}
+
 func (d *decoder) errorf(n *yaml.Node, path, format string, args ...any) {
 	d.structural = true
 	pos := diag.Pos{File: d.doc.File}

@@ -211,6 +211,8 @@ func validate(d *decoder, obj any) {
 		if r := o.Spec.Registry; r != nil && r.Schedule != "" {
 			if err := checkCron(r.Schedule); err != nil {
 				d.fail("spec.registry.schedule", "%v", err)
+			} else {
+				d.warnf("spec.registry.schedule", "has no effect: an image pinned by digest never changes, so it is imported once by a DataVolume, never polled (remove the field)")
 			}
 		}
 		if o.Spec.Registry != nil || o.Spec.HTTP != nil {

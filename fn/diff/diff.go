@@ -186,6 +186,7 @@ func Compare(base, head compile.Result, opts Options) (*Report, error) {
 	c.tenants(tenantsOf(base.Model), tenantsOf(head.Model))
 	c.vms(vmsOf(base.Model), vmsOf(head.Model))
 	c.immutableDataVolumes()
+	c.deletedDisks()
 	r.Allowed = len(r.Refusals) == 0
 	r.Refusals = nonNil(r.Refusals)
 	r.Warnings = nonNil(r.Warnings)

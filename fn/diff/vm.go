@@ -54,8 +54,9 @@ func (c *comparison) vms(base, head []*resolve.VM) {
 
 func vmRef(v *resolve.VM) string { return ref("VirtualMachine", v.Namespace, v.Name) }
 
+// diskRef is the object of a data disk: its PersistentVolumeClaim.
 func diskRef(v *resolve.VM, disk string) string {
-	return ref("DataVolume", v.Namespace, render.DiskName(v.Name, disk))
+	return ref("PersistentVolumeClaim", v.Namespace, render.DiskName(v.Name, disk))
 }
 
 func (c *comparison) addedVM(v *resolve.VM) Subject {
@@ -376,17 +377,17 @@ func (v *vmChange) dataDisks() {
 			continue
 		}
 		effect, why := v.templateEffect()
-		detail := fmt.Sprintf("disk %s added (%s on %s): a new blank DataVolume; attached to the VM (%s)", nd.Name, nd.Size.String(), nd.Storage.Name, why)
+		detail := fmt.Sprintf("disk %s added (%s on %s): a new blank PersistentVolumeClaim; attached to the VM (%s)", nd.Name, nd.Size.String(), nd.Storage.Name, why)
 		if nd.Retired {
-			effect, detail = EffectCreated, fmt.Sprintf("disk %s added retired (%s on %s): a new blank DataVolume, not attached", nd.Name, nd.Size.String(), nd.Storage.Name)
+			effect, detail = EffectCreated, fmt.Sprintf("disk %s added retired (%s on %s): a new blank PersistentVolumeClaim, not attached", nd.Name, nd.Size.String(), nd.Storage.Name)
 		}
 		v.add(Change{Field: "disk", Name: nd.Name, To: nd.Size.String(), Effect: effect, Detail: detail})
 	}
 }
 
 // diskRemoved allows a data disk to go only once it was retired: retiring
-// detaches it from the VM and keeps its DataVolume, so its removal is a
-// deliberate second step.
+// detaches it from the VM and keeps its PersistentVolumeClaim, so its
+// removal is a deliberate second step.
 func (v *vmChange) diskRemoved(d resolve.Disk) {
 	obj := diskRef(v.old, d.Name)
 	if !d.Retired {
@@ -435,7 +436,7 @@ func (v *vmChange) diskChanged(od, nd resolve.Disk) {
 		v.add(Change{Field: "disk", Name: nd.Name, From: storageTerms(od.Storage), To: storageTerms(nd.Storage), Effect: EffectRefused,
 			Detail: fmt.Sprintf("disk %s storage changes in place: refused", nd.Name)})
 		v.refuse("disk-storage-changed", obj,
-			fmt.Sprintf("data disk %s of VM %s/%s moves from storage %s to %s in place: a DataVolume's spec cannot change after creation (CDI rejects the update) and the volume would stay where it is", nd.Name, v.new.Namespace, v.new.Name, storageTerms(od.Storage), storageTerms(nd.Storage)),
+			fmt.Sprintf("data disk %s of VM %s/%s moves from storage %s to %s in place: a bound PersistentVolumeClaim's class, volume mode and access modes cannot change (the API server rejects the update) and the volume would stay where it is", nd.Name, v.new.Namespace, v.new.Name, storageTerms(od.Storage), storageTerms(nd.Storage)),
 			"keep the disk's storage profile; to move the data, add a new disk under another name on the new storage, copy the data, and retire this one")
 	} else if od.Storage.Name != nd.Storage.Name {
 		v.add(Change{Field: "disk", Name: nd.Name, From: od.Storage.Name, To: nd.Storage.Name, Effect: EffectNone,
@@ -593,11 +594,14 @@ func (v *vmChange) labels() {
 	v.add(Change{Field: "labels", Effect: EffectNone, Detail: "labels or annotations change (no effect on the running VM)"})
 }
 
-// immutableDataVolumes warns about a DataVolume whose spec changes in
-// place (a change not already refused): CDI's admission webhook rejects
-// every update of a DataVolume's spec ("Cannot update DataVolume Spec"; the
-// CDI maintainers keep it immutable, kubevirt/containerized-data-importer
-// PR 1974), so Argo CD cannot apply it.
+// immutableDataVolumes refuses a DataVolume whose spec changes in place (a
+// change not already refused): CDI's admission webhook rejects every update
+// of a DataVolume's spec (containerized-data-importer v1.65.0
+// pkg/apiserver/webhooks/datavolume-validate.go: "Cannot update DataVolume
+// Spec"; kept immutable on purpose, kubevirt/containerized-data-importer
+// PR 1974), so Argo CD's sync of it would fail on every attempt. virtc's
+// own output never does this (a data disk is a PersistentVolumeClaim, a
+// golden image's DataVolume is renamed with its spec); the rule keeps it so.
 func (c *comparison) immutableDataVolumes() {
 	for _, o := range c.objects {
 		if o.Kind != "DataVolume" || o.Status != Changed || !o.specChanged() {
@@ -606,12 +610,8 @@ func (c *comparison) immutableDataVolumes() {
 		if slices.ContainsFunc(c.report.Refusals, func(f Finding) bool { return f.Object == o.Ref() }) {
 			continue
 		}
-		fix := "keep the DataVolume's spec as it is; a different disk is a new disk under another name"
-		if st, ok := c.status("PersistentVolumeClaim", o.Namespace, o.Name); ok && st == Changed {
-			fix = fmt.Sprintf("PersistentVolumeClaim %s/%s, which holds the disk, takes the change; make sure the Argo CD Application ignores DataVolume specs (ignoreDifferences on cdi.kubevirt.io DataVolume /spec with the RespectIgnoreDifferences=true sync option)", o.Namespace, o.Name)
-		}
-		c.warn("datavolume-spec-changed", o.Ref(),
-			fmt.Sprintf("the spec of %s changes in place: CDI rejects every update of a DataVolume's spec, so unless Argo CD ignores DataVolume specs, its sync of this DataVolume fails", o.Ref()),
-			fix)
+		c.refuse("datavolume-spec-changed", o.Ref(),
+			fmt.Sprintf("the spec of %s changes in place: CDI rejects every update of a DataVolume's spec, so Argo CD's sync of it would fail on every attempt", o.Ref()),
+			"a DataVolume's spec is fixed at creation: a different import is a new DataVolume under another name")
 	}
 }

@@ -54,7 +54,9 @@ type HigherWorkloadDensity struct {
 }
 
 // DataImportCronTemplate is one golden-image import the HyperConverged
-// manages: CDI's DataImportCron spec with its metadata.
+// manages: CDI's DataImportCron spec with its metadata. virtc emits none:
+// a DataImportCron follows a moving tag, and virtc imports only pinned
+// images (render.GoldenImages).
 type DataImportCronTemplate struct {
 	metav1.ObjectMeta `json:"metadata"`
 	Spec              *cdiv1.DataImportCronSpec `json:"spec"`

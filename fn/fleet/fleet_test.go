@@ -116,7 +116,7 @@ func TestFleetCompiles(t *testing.T) {
 	if got := strings.Count(out.String(), "\nkind: VirtualMachine\n"); got != 120 {
 		t.Errorf("%d VirtualMachines, want 120", got)
 	}
-	for _, kind := range []string{"NetworkAttachmentDefinition", "Schedule", "DataVolume", "ResourceQuota"} {
+	for _, kind := range []string{"NetworkAttachmentDefinition", "Schedule", "PersistentVolumeClaim", "ResourceQuota"} {
 		if !strings.Contains(out.String(), "\nkind: "+kind+"\n") {
 			t.Errorf("no %s in the output", kind)
 		}

@@ -83,7 +83,7 @@ func limits(m *resolve.Model, vm *resolve.VM, diags *diag.List) {
 		diags.Errorf(vm.Doc.Pos("spec.rootDisk"), "spec.rootDisk", "root disk %s is larger than the platform allows (%s)", vm.RootDisk.String(), humanBytes(maxSize))
 	}
 	// CDI refuses DataVolume names longer than a DNS label: they end up in
-	// label values.
+	// label values. Data disks' claims keep the same limit.
 	if name := vm.Name + "-root"; len(name) > 63 {
 		diags.Errorf(vm.Doc.Pos("metadata.name"), "metadata.name", "the root disk would be named %q (%d characters, at most 63): shorten the VM name", name, len(name))
 	}

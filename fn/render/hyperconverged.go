@@ -1,30 +1,21 @@
 package render
 
 import (
-	"cmp"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
-
-	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/extapi"
 	"github.com/virtc/virtc/fn/resolve"
 )
 
-// defaultImportSchedule checks registry images for a new digest daily; a
-// digest-pinned URL never changes, so this imports once and then idles.
-const defaultImportSchedule = "0 3 * * *"
-
 // HyperConverged renders the HCO custom resource.
 func HyperConverged(m *resolve.Model, p *resolve.Platform) emit.Object {
 	spec := p.Obj.Spec
+	// No dataImportCronTemplates: virtc's images are pinned and imported
+	// once by a DataVolume in the golden-image namespace (GoldenImages).
 	hs := extapi.HyperConvergedSpec{
 		Infra:                    placement(spec.Infra),
 		Workloads:                placement(spec.Workloads),
 		EvictionStrategy:         spec.EvictionStrategy,
 		CommonBootImageNamespace: m.Catalog.GoldenImageNamespace,
-		DataImportCronTemplates:  dataImportCronTemplates(m.Catalog),
 		// Refuse to uninstall while VMs exist: removing the HyperConverged
 		// from Git must not take every VM with it.
 		UninstallStrategy: "BlockUninstallIfWorkloadsExist",
@@ -61,42 +52,4 @@ func HyperConverged(m *resolve.Model, p *resolve.Platform) emit.Object {
 		Spec:       hs,
 	}
 	return emit.Object{APIVersion: "hco.kubevirt.io/v1beta1", Kind: "HyperConverged", Namespace: CNVNamespace, Name: HCOName, Scope: emit.Cluster, Body: hco}
-}
-
-// dataImportCronTemplates imports every registry image of the catalog into
-// a DataSource named like the image.
-func dataImportCronTemplates(cat *catalog.Catalog) []extapi.DataImportCronTemplate {
-	var out []extapi.DataImportCronTemplate
-	for _, name := range cat.Images.Names() {
-		img, _ := cat.Images.Get(name)
-		reg := img.Spec.Registry
-		if reg == nil {
-			continue
-		}
-		url := reg.URL
-		size := img.Spec.MinRootDisk
-		keep := int32(1)
-		gc := cdiv1.DataImportCronGarbageCollectOutdated
-		out = append(out, extapi.DataImportCronTemplate{
-			ObjectMeta: metav1.ObjectMeta{
-				Name:        name,
-				Annotations: map[string]string{AnnotationBindImmediate: "true"},
-			},
-			Spec: &cdiv1.DataImportCronSpec{
-				Schedule:          cmp.Or(reg.Schedule, defaultImportSchedule),
-				ManagedDataSource: name,
-				GarbageCollect:    &gc,
-				ImportsToKeep:     &keep,
-				Template: cdiv1.DataVolume{
-					Spec: cdiv1.DataVolumeSpec{
-						Source: &cdiv1.DataVolumeSource{Registry: &cdiv1.DataVolumeSourceRegistry{URL: &url}},
-						Storage: &cdiv1.StorageSpec{
-							Resources: storageRequest(size),
-						},
-					},
-				},
-			},
-		})
-	}
-	return out
 }

@@ -44,9 +44,9 @@ const (
 
 // syncWaves order an Argo CD sync: namespaces and quota, then networks,
 // then disks and VMs, then backups. Disks share their VMs' wave: within a
-// wave Argo CD applies PersistentVolumeClaims, then DataVolumes (custom
-// resources), then VMs; and a disk on a WaitForFirstConsumer class only
-// binds once its VM runs, so a wave of its own would wait for ever.
+// wave Argo CD applies PersistentVolumeClaims before custom resources such
+// as VMs; and a disk on a WaitForFirstConsumer class only binds once its
+// VM runs, so a wave of its own would wait for ever.
 var syncWaves = map[string]int{
 	"OperatorGroup":                     waveOperator,
 	"Subscription":                      waveOperator,
@@ -202,7 +202,7 @@ func tenant(m *resolve.Model, t *resolve.Tenant, safe safety) []emit.Object {
 	objs = append(objs, ResourceQuota(t))
 	objs = append(objs, RoleBindings(t)...)
 	for _, vm := range t.VMs {
-		objs = append(objs, DataVolumes(vm, safe)...)
+		objs = append(objs, DataDisks(vm, safe)...)
 		objs = append(objs, VirtualMachine(vm, safe))
 	}
 	objs = append(objs, Schedules(m, t)...)

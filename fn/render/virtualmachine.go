@@ -56,8 +56,8 @@ func EvictionStrategy(vm *resolve.VM) kubevirtv1.EvictionStrategy {
 }
 
 // VirtualMachine renders the VM with its root disk as a dataVolumeTemplate
-// cloned from the image's DataSource and its data disks as references to the
-// standalone DataVolumes.
+// cloned from the image's DataSource and its data disks as references to
+// their PersistentVolumeClaims (see DataDisks).
 func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 	labels := maps.Clone(vm.Metadata.Labels)
 	if labels == nil {
@@ -78,7 +78,9 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 	volumes := []kubevirtv1.Volume{{Name: RootVolume, VolumeSource: kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: rootName}}}}
 	for _, d := range vm.Attached() {
 		disks = append(disks, kubevirtv1.Disk{Name: d.Name, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}})
-		volumes = append(volumes, kubevirtv1.Volume{Name: d.Name, VolumeSource: kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: DiskName(vm.Name, d.Name)}}})
+		volumes = append(volumes, kubevirtv1.Volume{Name: d.Name, VolumeSource: kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{
+			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: DiskName(vm.Name, d.Name)},
+		}}})
 	}
 	if ci := cloudInit(vm); ci != nil {
 		disks = append(disks, kubevirtv1.Disk{Name: CloudInitVolume, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}})

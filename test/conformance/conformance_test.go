@@ -191,7 +191,13 @@ func startControlPlane(t *testing.T, bins Binaries, version string) *Cluster {
 	if err := os.Mkdir(manifests, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	return NewCluster(cp, manifests)
+	c := NewCluster(cp, manifests)
+	// The test server has no CDI: a policy enforces CDI's rule that a
+	// DataVolume's spec never changes (see immutability.go).
+	if err := c.InstallDataVolumeImmutability(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // TestConformance applies every golden output and example output to a real
@@ -418,7 +424,10 @@ type changeStep struct {
 
 // changeSteps compiles the change fixture: a base state, then a disk
 // grown, a size changed, a VM added and a VM removed, each step applied
-// over the previous one.
+// over the previous one. The disk-grown step grows a data disk and a root
+// disk: applied over the base, it must pass the DataVolume immutability
+// policy (no DataVolume spec may change: CDI would refuse it), which it
+// failed when a data disk was a DataVolume carrying its size.
 func changeSteps(t *testing.T) []changeStep {
 	web := vmIntent{name: "web", size: "u1.small", image: "fedora", rootDisk: "30Gi", disks: []string{"data=10Gi"}}
 	db := vmIntent{name: "db", size: "u1.medium", image: "rhel9", rootDisk: "30Gi", disks: []string{"pgdata=20Gi"}}
@@ -549,7 +558,10 @@ func minus(a, b []Object) []Object {
 // above cannot pass by not looking.
 var rejections = []struct {
 	name, yaml, message string
-	versions            []string // only these platform versions; all when empty
+	// setup is applied first and must be accepted (for an update the
+	// server must refuse).
+	setup    string
+	versions []string // only these platform versions; all when empty
 }{
 	{name: "unknown field", message: ".spec.bogus: field not declared in schema", yaml: `apiVersion: cdi.kubevirt.io/v1beta1
 kind: DataVolume
@@ -574,6 +586,19 @@ spec:
       volumes:
       - name: shared
         containerPath: {path: relative/path}
+`},
+	{name: "DataVolume spec changed", message: DataVolumeSpecMessage, setup: `apiVersion: cdi.kubevirt.io/v1beta1
+kind: DataVolume
+metadata: {name: dv-grows, namespace: conformance-rejects}
+spec:
+  source: {blank: {}}
+  storage: {resources: {requests: {storage: 1Gi}}}
+`, yaml: `apiVersion: cdi.kubevirt.io/v1beta1
+kind: DataVolume
+metadata: {name: dv-grows, namespace: conformance-rejects}
+spec:
+  source: {blank: {}}
+  storage: {resources: {requests: {storage: 2Gi}}}
 `},
 	{name: "kind not served", message: "not served", yaml: `apiVersion: kubevirt.io/v9
 kind: VirtualMachine
@@ -600,6 +625,17 @@ func checkRejections(t *testing.T, c *Cluster, version string) {
 			continue
 		}
 		t.Run(r.name, func(t *testing.T) {
+			if r.setup != "" {
+				objs, err := c.Apply(t.Context(), []byte(r.setup))
+				if err != nil {
+					t.Fatalf("setup: %v", err)
+				}
+				t.Cleanup(func() {
+					if err := c.Delete(context.Background(), objs); err != nil {
+						t.Errorf("clean up: %v", err)
+					}
+				})
+			}
 			objs, err := c.Apply(t.Context(), []byte(r.yaml))
 			if err == nil {
 				t.Cleanup(func() { _ = c.Delete(context.Background(), objs) })
