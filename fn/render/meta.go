@@ -240,7 +240,7 @@ func tenant(m *resolve.Model, t *resolve.Tenant, safe safety) []emit.Object {
 	var objs []emit.Object
 	objs = append(objs, Namespace(t))
 	objs = append(objs, TenantNetworks(m, t)...)
-	objs = append(objs, ResourceQuota(t))
+	objs = append(objs, ResourceQuota(m, t))
 	objs = append(objs, RoleBindings(t)...)
 	for _, vm := range t.VMs {
 		objs = append(objs, DataVolumes(vm, safe)...)
