@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -148,7 +149,7 @@ func readItems(rns []*kyaml.RNode, cfg *config, diags *diag.List) []*item {
 		it := &item{index: -1, ref: refOf(rn.YNode())}
 		doc := &source.Doc{NoLines: true}
 		if p, idx, _ := kioutil.GetFileAnnotations(rn); p != "" {
-			it.path, doc.Rel = p, path.Clean(p)
+			it.path, doc.Rel = p, sourcePath(".", path.Clean(p))
 			if n, err := strconv.Atoi(idx); err == nil {
 				it.index = n
 			}
@@ -158,7 +159,7 @@ func readItems(rns []*kyaml.RNode, cfg *config, diags *diag.List) []*item {
 				// Relative to the Compiler's own file, so a base records the
 				// same source whether it is built alone or through an overlay.
 				if r, err := filepath.Rel(cfg.dir, o.Path); err == nil {
-					doc.Rel = filepath.ToSlash(r)
+					doc.Rel = sourcePath(cfg.fileDir(), filepath.ToSlash(r))
 				}
 			}
 		}
@@ -193,6 +194,22 @@ func readItems(rns []*kyaml.RNode, cfg *config, diags *diag.List) []*item {
 		it.doc.File = fmt.Sprintf("%s (document %d)", f, n)
 	}
 	return items
+}
+
+// sourcePath is the virtc.dev/source of an item at rel (slashes) from dir,
+// a directory of this machine: the path `virtc build` records for the same
+// file (source.SourcePath: from the top of its git repository). When the
+// file is not there (the orchestrator described files this process cannot
+// see), rel itself.
+func sourcePath(dir, rel string) string {
+	if dir == "" {
+		return rel
+	}
+	file := filepath.Join(dir, filepath.FromSlash(rel))
+	if info, err := os.Stat(file); err != nil || info.IsDir() {
+		return rel
+	}
+	return source.SourcePath(file, dir)
 }
 
 func describe(r *kyaml.ResourceIdentifier) string {
