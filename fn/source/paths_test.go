@@ -102,10 +102,10 @@ func TestSymlinkOutsideRootRefused(t *testing.T) {
 	root := filepath.Join(top, "repo")
 	write(t, filepath.Join(root, "tenants", "a.yaml"), strings.Replace(tenantYAML, "name: a", "name: inside", 1))
 	links := map[string]string{
-		filepath.Join(root, "evil.yaml"):         "/etc/passwd",
+		filepath.Join(root, "evil.yaml"):          "/etc/passwd",
 		filepath.Join(root, "tenants", "up.yaml"): "../../secret.yaml",
-		filepath.Join(root, "same.yaml"):         "tenants/a.yaml", // inside: read
-		filepath.Join(root, "dangling.yaml"):     "missing.yaml",
+		filepath.Join(root, "same.yaml"):          "tenants/a.yaml", // inside: read
+		filepath.Join(root, "dangling.yaml"):      "missing.yaml",
 	}
 	for link, target := range links {
 		if err := os.Symlink(target, link); err != nil {
