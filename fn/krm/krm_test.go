@@ -500,6 +500,16 @@ func TestSourceIsTheRepositoryPath(t *testing.T) {
 			t.Errorf("%s: virtc.dev/source %v, want %s", c.name, got, want)
 		}
 	}
+	// Messages name the file like the annotation; the result's file stays
+	// the path kustomize gave, which is what it can map back.
+	noLocal := strings.Replace(origin("../base/tenants/payments.yaml"), "    config.kubernetes.io/local-config: \"true\"\n", "", 1)
+	out, stderr, code := run(t, resourceList(t, cfg("../base/compiler.yaml"), noLocal))
+	if code == 0 || !strings.Contains(stderr, want+": metadata.annotations: Tenant payments is not marked") {
+		t.Errorf("exit %d; the message does not name %s:\n%s", code, want, stderr)
+	}
+	if len(out.Results) == 0 || out.Results[0]["file"].(map[string]any)["path"] != "../base/tenants/payments.yaml" {
+		t.Errorf("results: %v", out.Results)
+	}
 	// kpt-style path annotation, relative to the working directory.
 	pathItem := strings.Replace(plain, "    config.kubernetes.io/local-config: \"true\"\n", "    config.kubernetes.io/local-config: \"true\"\n    internal.config.kubernetes.io/path: tenants/payments.yaml\n", 1)
 	if out, stderr, code := run(t, resourceList(t, "", pathItem)); code != 0 {
