@@ -15,6 +15,7 @@ import (
 
 	"github.com/virtc/virtc/fn/cli"
 	"github.com/virtc/virtc/fn/krm"
+	"github.com/virtc/virtc/fn/source"
 )
 
 // resourceList builds a ResourceList from documents, each given as YAML.
@@ -457,6 +458,7 @@ func TestGeneratorExtStr(t *testing.T) {
 // virtc.dev/source built alone, through an overlay, or by virtc build from
 // anywhere: the file's path from the top of the repository.
 func TestSourceIsTheRepositoryPath(t *testing.T) {
+	t.Setenv(source.BaseEnv, "")
 	top := t.TempDir()
 	for _, d := range []string{".git", "base/tenants", "staging"} {
 		if err := os.MkdirAll(filepath.Join(top, d), 0o755); err != nil {
@@ -473,7 +475,7 @@ func TestSourceIsTheRepositoryPath(t *testing.T) {
 		}
 	}
 	const want = "base/tenants/payments.yaml"
-	source := func(out output) any {
+	sourceOf := func(out output) any {
 		for _, o := range out.Items {
 			if o["kind"] == "Namespace" {
 				return o["metadata"].(map[string]any)["annotations"].(map[string]any)["virtc.dev/source"]
@@ -496,7 +498,7 @@ func TestSourceIsTheRepositoryPath(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d\n%s", c.name, code, stderr)
 		}
-		if got := source(out); got != want {
+		if got := sourceOf(out); got != want {
 			t.Errorf("%s: virtc.dev/source %v, want %s", c.name, got, want)
 		}
 	}
@@ -514,7 +516,7 @@ func TestSourceIsTheRepositoryPath(t *testing.T) {
 	pathItem := strings.Replace(plain, "    config.kubernetes.io/local-config: \"true\"\n", "    config.kubernetes.io/local-config: \"true\"\n    internal.config.kubernetes.io/path: tenants/payments.yaml\n", 1)
 	if out, stderr, code := run(t, resourceList(t, "", pathItem)); code != 0 {
 		t.Fatalf("path annotation: exit %d\n%s", code, stderr)
-	} else if got := source(out); got != want {
+	} else if got := sourceOf(out); got != want {
 		t.Errorf("path annotation: virtc.dev/source %v, want %s", got, want)
 	}
 	// virtc build, however the file is named and wherever it runs.
