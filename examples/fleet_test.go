@@ -45,7 +45,7 @@ func TestFleetJsonnetEqualsYAML(t *testing.T) {
 		t.Fatal(err)
 	}
 	diags = &diag.List{}
-	yamlDocs := source.Parse(fleetYAML, "fleet.jsonnet", data, diags)
+	yamlDocs := source.Parse(fleetYAML, source.SourcePath("fleet-jsonnet/fleet.jsonnet", "fleet-jsonnet"), data, diags)
 	// The YAML stands for fleet.jsonnet: its objects carry the same
 	// virtc.dev/source annotation, so that every other byte can be compared.
 	fromYAML := build(t, yamlDocs, diags)

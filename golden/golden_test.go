@@ -21,6 +21,7 @@ import (
 
 	"github.com/virtc/virtc/fn/cli"
 	"github.com/virtc/virtc/fn/conform"
+	"github.com/virtc/virtc/fn/source"
 )
 
 var update = flag.Bool("update", false, "rewrite expected.yaml, errors.txt and warnings.txt from the current output")
@@ -73,7 +74,15 @@ func readOptional(t *testing.T, path string) (string, bool) {
 }
 
 // Run runs one scenario's command and returns exit code, stdout, stderr.
+// virtc.dev/source paths are relative to the scenario's folder
+// ($VIRTC_SOURCE_BASE), so the output is the same whether the repository
+// is a git checkout or not, and wherever it lives.
 func Run(t *testing.T, dir string) (int, string, string) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(source.BaseEnv, abs)
 	command := "build"
 	if c, ok := readOptional(t, filepath.Join(dir, commandFile)); ok {
 		command = strings.TrimSpace(c)

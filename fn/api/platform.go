@@ -65,7 +65,9 @@ type PlatformSpec struct {
 	// ConfirmDeletion makes Argo CD ask a person before it deletes a VM or a
 	// disk (sync-options Prune=confirm,Delete=confirm on VirtualMachines and
 	// data disks' PVCs): removing a VM from Git, or deleting the
-	// Application, never silently deletes disks. Absent: true.
+	// Application, never silently deletes disks. Namespaces, whose deletion
+	// would delete the VMs and disks in them, get Prune=confirm,Delete=false:
+	// deleting the Application never deletes them. Absent: true.
 	ConfirmDeletion *bool `json:"confirmDeletion,omitempty"`
 }
 
@@ -147,7 +149,8 @@ type LiveMigration struct {
 	// ParallelMigrationsPerCluster bounds concurrent migrations (default 5).
 	ParallelMigrationsPerCluster *int64 `json:"parallelMigrationsPerCluster,omitempty"`
 	// ParallelOutboundMigrationsPerNode bounds migrations leaving one node
-	// (default 2).
+	// (default 2): a node drain migrates that many VMs at once, so each
+	// tenant's quota holds that many extra launcher pods.
 	ParallelOutboundMigrationsPerNode *int64 `json:"parallelOutboundMigrationsPerNode,omitempty"`
 	// BandwidthPerMigration caps each migration (for example 1Gi per second).
 	BandwidthPerMigration *resource.Quantity `json:"bandwidthPerMigration,omitempty"`

@@ -36,6 +36,10 @@ type diffSide struct {
 	optional bool
 	// warnings are printed for the head only: the base's are old news.
 	warnings bool
+	// tree, for two trees, is the side's top: its files' virtc.dev/source
+	// paths are relative to it, so that the same file in both trees is the
+	// same source.
+	tree string
 }
 
 func runDiff(args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -99,8 +103,8 @@ func runDiff(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		if len(paths) != 2 {
 			return usage("name two trees to compare (OLD NEW), or a git ref with --base REF")
 		}
-		old = diffSide{label: paths[0], paths: paths[:1], catalogs: catalogs}
-		head = diffSide{label: paths[1], paths: paths[1:], catalogs: catalogs, warnings: true}
+		old = diffSide{label: paths[0], paths: paths[:1], catalogs: catalogs, tree: paths[0]}
+		head = diffSide{label: paths[1], paths: paths[1:], catalogs: catalogs, warnings: true, tree: paths[1]}
 	}
 
 	opts := compile.Options{Scopes: scopes}
@@ -138,6 +142,7 @@ func compileSide(s diffSide, opts compile.Options, read source.Options, stderr i
 			return os.IsNotExist(err)
 		})
 	}
+	read.Base = s.tree
 	docs := source.Read(append(append([]string{}, s.catalogs...), paths...), read, diags)
 	var res compile.Result
 	if len(docs) == 0 && !diags.HasErrors() && s.optional {

@@ -124,3 +124,89 @@ func TestDisksAndVMsConfirmDeletion(t *testing.T) {
 		}
 	}
 }
+
+// syncOption reads one option of argocd.argoproj.io/sync-options the way
+// Argo CD does (gitops-engine v3.6.1 pkg/sync/resource/annotations.go,
+// GetAnnotationOptionValue: comma-separated, the first KEY= wins).
+func syncOption(t *testing.T, o emit.Object, key string) (string, bool) {
+	t.Helper()
+	g, err := emit.Generic(o.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann, _ := g["metadata"].(map[string]any)["annotations"].(map[string]any)
+	opts, _ := ann["argocd.argoproj.io/sync-options"].(string)
+	for item := range strings.SplitSeq(opts, ",") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(item), key+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// Every Namespace virtc emits (tenants, openshift-cnv, openshift-adp) is
+// protected like the disks in it: deleting the namespace would let
+// Kubernetes delete its VMs and disks without asking Argo CD.
+//
+// Argo CD v3.6.1 (github.com/argoproj/argo-cd, tag v3.6.1):
+//   - controller/appcontroller.go, finalizeApplicationDeletion and
+//     shouldBeDeleted: on deletion of the Application, an object whose
+//     Delete option is "false" is never deleted; Delete=confirm only makes
+//     the whole Application's deletion wait for one approval, after which
+//     the namespace (and through it the VMs of other Applications) goes.
+//   - gitops-engine/pkg/sync/sync_context.go, objRequiresPruneConfirmation:
+//     a prune of an object with Prune=confirm waits for a person.
+//
+// So a Namespace carries Delete=false (never deleted with the Application)
+// and Prune=confirm (a retired tenant removed from Git goes after a person
+// confirms). With confirmDeletion: false it carries neither, like the disks.
+func TestNamespacesProtected(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	golden := filepath.Join(filepath.Dir(file), "..", "..", "golden")
+	for _, c := range []struct {
+		name    string
+		dir     string
+		confirm bool
+		want    []string
+	}{
+		{"platform example", examplesDir("platform"), true, []string{"openshift-cnv"}},
+		{"quickstart example (no Platform)", examplesDir("quickstart"), true, nil},
+		{"confirmDeletion false", filepath.Join(golden, "dpa-two-locations", "inputs.yaml"), false, []string{"openshift-adp", "openshift-cnv"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			diags := &diag.List{}
+			docs := source.Read([]string{c.dir}, source.Options{}, diags)
+			res := Compile(docs, Options{}, diags)
+			if diags.HasErrors() {
+				t.Fatal(diag.Format(diags.Sorted()))
+			}
+			seen := map[string]bool{}
+			tenants := 0
+			for _, o := range res.Objects {
+				if o.Kind != "Namespace" {
+					continue
+				}
+				seen[o.Name] = true
+				if !strings.HasPrefix(o.Name, "openshift-") {
+					tenants++
+				}
+				del, hasDel := syncOption(t, o, "Delete")
+				prune, hasPrune := syncOption(t, o, "Prune")
+				if c.confirm && (del != "false" || prune != "confirm") {
+					t.Errorf("Namespace %s: Delete=%q Prune=%q, want Delete=false (Argo CD never deletes it with the Application) and Prune=confirm", o.Name, del, prune)
+				}
+				if !c.confirm && (hasDel || hasPrune) {
+					t.Errorf("Namespace %s: confirmDeletion is false but it carries Delete=%q Prune=%q", o.Name, del, prune)
+				}
+			}
+			if tenants == 0 {
+				t.Error("no tenant Namespace checked")
+			}
+			for _, ns := range c.want {
+				if !seen[ns] {
+					t.Errorf("Namespace %s not emitted", ns)
+				}
+			}
+		})
+	}
+}

@@ -1,7 +1,10 @@
 package krm
 
 import (
+	"os"
 	"path"
+	"path/filepath"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
@@ -29,8 +32,37 @@ type config struct {
 	// annotation names it ("" when unknown): item paths are made relative
 	// to it.
 	dir  string
+	file string // the origin path of the Compiler file
 	repo string
 	ref  *kyaml.ResourceIdentifier
+}
+
+// fileDir is the directory of this machine that holds the Compiler file,
+// or "" when it cannot be found. kustomize runs an exec function in the
+// directory of the kustomization that declares it (kyaml
+// fn/runtime/exec/exec.go: cmd.Dir is the plugin loader's WorkingDir, the
+// kustomization's root, api internal/target/kusttarget.go), and the
+// Compiler's origin path is relative to the kustomization being built,
+// which may be an overlay elsewhere: so the file is looked for in the
+// working directory under the last components of its origin path, its
+// name alone first.
+func (c *config) fileDir() string {
+	if c.dir == "" || c.file == "" {
+		return ""
+	}
+	parts := strings.Split(path.Join(c.dir, path.Base(c.file)), "/")
+	for i := len(parts) - 1; i >= 0; i-- {
+		if parts[i] == ".." || parts[i] == "." {
+			break
+		}
+		rel := filepath.FromSlash(strings.Join(parts[i:], "/"))
+		if info, err := os.Stat(rel); err == nil && !info.IsDir() {
+			if abs, err := filepath.Abs(filepath.Dir(rel)); err == nil {
+				return abs
+			}
+		}
+	}
+	return ""
 }
 
 // configFile is the name messages give the functionConfig when the
@@ -48,7 +80,7 @@ func readConfig(rn *kyaml.RNode, diags *diag.List) *config {
 	c.ref = refOf(n)
 	file := configFile
 	if o, ok := originOf(rn); ok {
-		file, c.dir, c.repo = o.label(), path.Dir(o.Path), o.Repo
+		file, c.dir, c.repo, c.file = o.label(), path.Dir(o.Path), o.Repo, o.Path
 	}
 	c.doc = &source.Doc{File: file, Node: n, NoLines: true}
 	c.Spec = DecodeConfig(c.doc, diags)

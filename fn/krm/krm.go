@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -147,8 +148,12 @@ func readItems(rns []*kyaml.RNode, cfg *config, diags *diag.List) []*item {
 		}
 		it := &item{index: -1, ref: refOf(rn.YNode())}
 		doc := &source.Doc{NoLines: true}
+		// found: the file is on this machine and doc.Rel is its path as
+		// virtc build records it; messages then name it the same way.
+		found := false
 		if p, idx, _ := kioutil.GetFileAnnotations(rn); p != "" {
-			it.path, doc.Rel = p, path.Clean(p)
+			it.path = p
+			doc.Rel, found = sourcePath(".", path.Clean(p))
 			if n, err := strconv.Atoi(idx); err == nil {
 				it.index = n
 			}
@@ -158,11 +163,14 @@ func readItems(rns []*kyaml.RNode, cfg *config, diags *diag.List) []*item {
 				// Relative to the Compiler's own file, so a base records the
 				// same source whether it is built alone or through an overlay.
 				if r, err := filepath.Rel(cfg.dir, o.Path); err == nil {
-					doc.Rel = filepath.ToSlash(r)
+					doc.Rel, found = sourcePath(cfg.fileDir(), filepath.ToSlash(r))
 				}
 			}
 		}
 		doc.File = it.path
+		if found {
+			doc.File = doc.Rel
+		}
 		if doc.File == "" {
 			doc.File = describe(it.ref)
 		}
@@ -193,6 +201,22 @@ func readItems(rns []*kyaml.RNode, cfg *config, diags *diag.List) []*item {
 		it.doc.File = fmt.Sprintf("%s (document %d)", f, n)
 	}
 	return items
+}
+
+// sourcePath is the virtc.dev/source of an item at rel (slashes) from dir,
+// a directory of this machine: the path `virtc build` records for the same
+// file (source.SourcePath: from the top of its git repository). When the
+// file is not there (the orchestrator described files this process cannot
+// see), rel itself and false.
+func sourcePath(dir, rel string) (string, bool) {
+	if dir == "" {
+		return rel, false
+	}
+	file := filepath.Join(dir, filepath.FromSlash(rel))
+	if info, err := os.Stat(file); err != nil || info.IsDir() {
+		return rel, false
+	}
+	return source.SourcePath(file, dir), true
 }
 
 func describe(r *kyaml.ResourceIdentifier) string {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/virtc/virtc/fn/cli"
 	"github.com/virtc/virtc/fn/krm"
+	"github.com/virtc/virtc/fn/source"
 )
 
 // resourceList builds a ResourceList from documents, each given as YAML.
@@ -138,10 +139,13 @@ data:
 `
 
 // TestTransformerEqualsBuild runs the function on the transformer example
-// as kpt would hand it over (path annotations on every item) and compares
-// the generated objects with `virtc build` of the same directory.
+// as kpt would hand it over (path annotations on every item), in the
+// example's directory as orchestrators run functions, and compares the
+// generated objects with `virtc build` of the same directory: the same
+// bytes, virtc.dev/source included (from the top of the repository).
 func TestTransformerEqualsBuild(t *testing.T) {
-	dir := filepath.Join("..", "..", "examples", "kustomize-transformer")
+	t.Chdir(filepath.Join("..", "..", "examples", "kustomize-transformer"))
+	dir := "."
 	var items []string
 	for _, f := range []string{"tenant.yaml", "web01.yaml", "db01.yaml"} {
 		items = append(items, withAnnotations(t, filepath.Join(dir, f), map[string]string{
@@ -176,6 +180,14 @@ func TestTransformerEqualsBuild(t *testing.T) {
 	if diff := cmp.Diff(want, generated); diff != "" {
 		t.Errorf("KRM output differs from virtc build (-build +fn):\n%s", diff)
 	}
+	for _, o := range generated {
+		if o["kind"] != "VirtualMachine" && o["kind"] != "Namespace" {
+			continue // Schedules name the embedded catalog's backup policies
+		}
+		if src := o["metadata"].(map[string]any)["annotations"].(map[string]any)["virtc.dev/source"]; !strings.HasPrefix(src.(string), "examples/kustomize-transformer/") {
+			t.Errorf("%s %v: virtc.dev/source %q is not the file's path in the repository", o["kind"], o["metadata"].(map[string]any)["name"], src)
+		}
+	}
 	if !slices.ContainsFunc(generated, func(o map[string]any) bool { return o["kind"] == "VirtualMachine" }) {
 		t.Error("no VirtualMachine generated")
 	}
@@ -183,7 +195,8 @@ func TestTransformerEqualsBuild(t *testing.T) {
 
 // TestScopeEqualsBuild: spec.scope selects objects like virtc build --scope.
 func TestScopeEqualsBuild(t *testing.T) {
-	dir := filepath.Join("..", "..", "examples", "kustomize-transformer")
+	t.Chdir(filepath.Join("..", "..", "examples", "kustomize-transformer"))
+	dir := "."
 	var items []string
 	for _, f := range []string{"tenant.yaml", "web01.yaml", "db01.yaml"} {
 		items = append(items, withAnnotations(t, filepath.Join(dir, f), map[string]string{"internal.config.kubernetes.io/path": f}))
@@ -430,5 +443,93 @@ func TestGeneratorExtStr(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no Namespace team-prod in %v", out.Items)
+	}
+}
+
+// TestSourceIsTheRepositoryPath: in a kustomize build, the function runs
+// in the directory of the kustomization that declares it (kyaml v0.21.2
+// fn/runtime/exec/exec.go sets cmd.Dir to the plugin loader's working
+// directory, kustomize api v0.21.2 internal/target/kusttarget.go: the
+// kustomization's root), and kustomize v5.8.2 tells a transformer where a
+// resource came from only through config.kubernetes.io/origin (with
+// buildMetadata: [originAnnotations]; api resource/resource.go strips the
+// kioutil path annotations, it never sets them), relative to the
+// kustomization being built. The base's objects must carry the same
+// virtc.dev/source built alone, through an overlay, or by virtc build from
+// anywhere: the file's path from the top of the repository.
+func TestSourceIsTheRepositoryPath(t *testing.T) {
+	t.Setenv(source.BaseEnv, "")
+	top := t.TempDir()
+	for _, d := range []string{".git", "base/tenants", "staging"} {
+		if err := os.MkdirAll(filepath.Join(top, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plain := strings.Replace(tenant, "    internal.config.kubernetes.io/path: vms.yaml\n    internal.config.kubernetes.io/index: \"0\"\n", "", 1)
+	for f, content := range map[string]string{
+		"base/compiler.yaml":         "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: x}\nspec: {}\n",
+		"base/tenants/payments.yaml": plain,
+	} {
+		if err := os.WriteFile(filepath.Join(top, f), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const want = "base/tenants/payments.yaml"
+	sourceOf := func(out output) any {
+		for _, o := range out.Items {
+			if o["kind"] == "Namespace" {
+				return o["metadata"].(map[string]any)["annotations"].(map[string]any)["virtc.dev/source"]
+			}
+		}
+		return nil
+	}
+	origin := func(p string) string {
+		return strings.Replace(plain, "    config.kubernetes.io/local-config: \"true\"\n", "    config.kubernetes.io/local-config: \"true\"\n    config.kubernetes.io/origin: |\n      path: "+p+"\n", 1)
+	}
+	cfg := func(p string) string {
+		return "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata:\n  name: x\n  annotations:\n    config.kubernetes.io/origin: |\n      path: " + p + "\nspec: {}\n"
+	}
+	t.Chdir(filepath.Join(top, "base"))
+	for _, c := range []struct{ name, cfg, item string }{
+		{"base built alone", "compiler.yaml", "tenants/payments.yaml"},
+		{"through the staging overlay", "../base/compiler.yaml", "../base/tenants/payments.yaml"},
+	} {
+		out, stderr, code := run(t, resourceList(t, cfg(c.cfg), origin(c.item)))
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", c.name, code, stderr)
+		}
+		if got := sourceOf(out); got != want {
+			t.Errorf("%s: virtc.dev/source %v, want %s", c.name, got, want)
+		}
+	}
+	// Messages name the file like the annotation; the result's file stays
+	// the path kustomize gave, which is what it can map back.
+	noLocal := strings.Replace(origin("../base/tenants/payments.yaml"), "    config.kubernetes.io/local-config: \"true\"\n", "", 1)
+	out, stderr, code := run(t, resourceList(t, cfg("../base/compiler.yaml"), noLocal))
+	if code == 0 || !strings.Contains(stderr, want+": metadata.annotations: Tenant payments is not marked") {
+		t.Errorf("exit %d; the message does not name %s:\n%s", code, want, stderr)
+	}
+	if len(out.Results) == 0 || out.Results[0]["file"].(map[string]any)["path"] != "../base/tenants/payments.yaml" {
+		t.Errorf("results: %v", out.Results)
+	}
+	// kpt-style path annotation, relative to the working directory.
+	pathItem := strings.Replace(plain, "    config.kubernetes.io/local-config: \"true\"\n", "    config.kubernetes.io/local-config: \"true\"\n    internal.config.kubernetes.io/path: tenants/payments.yaml\n", 1)
+	if out, stderr, code := run(t, resourceList(t, "", pathItem)); code != 0 {
+		t.Fatalf("path annotation: exit %d\n%s", code, stderr)
+	} else if got := sourceOf(out); got != want {
+		t.Errorf("path annotation: virtc.dev/source %v, want %s", got, want)
+	}
+	// virtc build, however the file is named and wherever it runs.
+	for _, c := range []struct{ dir, arg string }{
+		{"base", "."}, {"base", "tenants/payments.yaml"}, {"base/tenants", "payments.yaml"}, {".", "base"}, {"staging", "../base/tenants"},
+	} {
+		t.Chdir(filepath.Join(top, c.dir))
+		for _, o := range build(t, c.arg) {
+			if o["kind"] == "Namespace" {
+				if got := o["metadata"].(map[string]any)["annotations"].(map[string]any)["virtc.dev/source"]; got != want {
+					t.Errorf("cd %s && virtc build %s: virtc.dev/source %v, want %s", c.dir, c.arg, got, want)
+				}
+			}
+		}
 	}
 }

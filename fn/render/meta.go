@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtc/virtc/fn/emit"
@@ -123,6 +124,34 @@ func confirmDeletion(m metav1.ObjectMeta) metav1.ObjectMeta {
 	return m
 }
 
+// NamespaceSyncOptions protect a Namespace: Kubernetes deletes everything
+// in a deleted namespace (VMs, DataVolumes, PVCs) without asking Argo CD,
+// so the protection of the disks must hold for their namespace too.
+//
+//   - Delete=false: deleting the Application (or an ApplicationSet dropping
+//     a cluster) never deletes the namespace (Argo CD v3.6.1
+//     controller/appcontroller.go, shouldBeDeleted). Delete=confirm would
+//     not do: the person approves the Application's deletion as a whole
+//     (argocd.argoproj.io/deletion-approved), and the namespace's deletion
+//     then takes with it the VMs and disks of other Applications (a
+//     `--scope vms` Application) that were never asked. With Delete=false
+//     VMs and disks are deleted only by their own Application, after their
+//     own Delete=confirm.
+//   - Prune=confirm: removing a retired tenant from Git (the documented
+//     decommissioning) prunes its namespace once a person confirms
+//     (gitops-engine pkg/sync/sync_context.go waits for pruneConfirmed).
+const NamespaceSyncOptions = "Prune=confirm,Delete=false"
+
+// protectNamespace adds NamespaceSyncOptions to a Namespace's sync options.
+func protectNamespace(m metav1.ObjectMeta) metav1.ObjectMeta {
+	opts := NamespaceSyncOptions
+	if prev := m.Annotations[AnnotationSyncOptions]; prev != "" {
+		opts += "," + prev
+	}
+	m.Annotations[AnnotationSyncOptions] = opts
+	return m
+}
+
 // keepOnPrune sets the options for objects Argo CD must neither prune nor
 // report as extraneous: Velero copies them onto the Backups it creates.
 func keepOnPrune(m metav1.ObjectMeta) metav1.ObjectMeta {
@@ -168,6 +197,20 @@ func (s safety) meta(m metav1.ObjectMeta) metav1.ObjectMeta {
 	return m
 }
 
+// namespaces protects every Namespace among objs (tenants', openshift-cnv,
+// openshift-adp, any other the cluster side emits) like the disks they
+// hold: under confirmDeletion, with NamespaceSyncOptions.
+func (s safety) namespaces(objs []emit.Object) {
+	if !s.confirm {
+		return
+	}
+	for _, o := range objs {
+		if ns, ok := o.Body.(*corev1.Namespace); ok {
+			ns.ObjectMeta = protectNamespace(ns.ObjectMeta)
+		}
+	}
+}
+
 // All renders every object of the model.
 func All(m *resolve.Model, opts Options) []emit.Object {
 	var objs []emit.Object
@@ -191,6 +234,7 @@ func All(m *resolve.Model, opts Options) []emit.Object {
 	for _, t := range perTenant {
 		objs = append(objs, t...)
 	}
+	safe.namespaces(objs)
 	return objs
 }
 
@@ -199,7 +243,7 @@ func tenant(m *resolve.Model, t *resolve.Tenant, safe safety) []emit.Object {
 	var objs []emit.Object
 	objs = append(objs, Namespace(t))
 	objs = append(objs, TenantNetworks(m, t)...)
-	objs = append(objs, ResourceQuota(t))
+	objs = append(objs, ResourceQuota(m, t))
 	objs = append(objs, RoleBindings(t)...)
 	for _, vm := range t.VMs {
 		objs = append(objs, DataDisks(vm, safe)...)

@@ -13,8 +13,10 @@ import (
 const QuotaName = "virtc-vms"
 
 // ResourceQuota bounds the tenant in pod terms (see package sizing).
-func ResourceQuota(t *resolve.Tenant) emit.Object {
-	h := sizing.KubeVirt.Quota(t, sizing.KubeVirt.Tenant(t))
+// Its headroom covers the live migrations a node drain runs at once
+// (resolve.Model.ConcurrentMigrations).
+func ResourceQuota(m *resolve.Model, t *resolve.Tenant) emit.Object {
+	h := sizing.KubeVirt.Quota(t, sizing.KubeVirt.Tenant(t), m.ConcurrentMigrations())
 	hard := corev1.ResourceList{
 		"requests.cpu":                      sizing.Milli(h.MilliCPU),
 		"requests.memory":                   sizing.Bytes(h.Memory),

@@ -1,7 +1,9 @@
 package resolve
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/virtc/virtc/fn/api"
@@ -50,6 +52,61 @@ func (m *Model) ConfirmDeletion() bool {
 	return *m.Platform.Obj.Spec.ConfirmDeletion
 }
 
+// HCO's defaults of the live-migration limits (hyperconverged-cluster-operator
+// v1.18.1 api/v1beta1/hyperconverged_types.go, liveMigrationConfig
+// kubebuilder defaults), which KubeVirt enforces when it creates target pods
+// (kubevirt v1.8.4 pkg/virt-controller/watch/migration/migration.go:
+// ParallelMigrationsPerCluster, then ParallelOutboundMigrationsPerNode).
+const (
+	DefaultParallelMigrationsPerCluster      = 5
+	DefaultParallelOutboundMigrationsPerNode = 2
+)
+
+// ConcurrentMigrations is how many VMs a node drain live-migrates at once:
+// the Platform's parallelOutboundMigrationsPerNode, bounded by
+// parallelMigrationsPerCluster (HCO's defaults, 2 and 5, where the Platform
+// sets none, and in builds without a Platform). Each migration runs a target
+// launcher pod beside its source, in the VM's namespace and quota.
+func (m *Model) ConcurrentMigrations() int64 {
+	perNode, perCluster := int64(DefaultParallelOutboundMigrationsPerNode), int64(DefaultParallelMigrationsPerCluster)
+	if m.Platform != nil {
+		if lm := m.Platform.Obj.Spec.LiveMigration; lm != nil {
+			perNode = cmp.Or(ptrValue(lm.ParallelOutboundMigrationsPerNode), perNode)
+			perCluster = cmp.Or(ptrValue(lm.ParallelMigrationsPerCluster), perCluster)
+		}
+	}
+	return min(perNode, perCluster)
+}
+
+func ptrValue(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// liveMigrationLimits refuses migration limits KubeVirt cannot take: they
+// are uint32 counts, and 0 would keep every VM on its node (a drain would
+// never finish).
+func liveMigrationLimits(e *decode.Entry[api.Platform], diags *diag.List) {
+	lm := e.Obj.Spec.LiveMigration
+	if lm == nil {
+		return
+	}
+	for _, f := range []struct {
+		field string
+		value *int64
+		def   int
+	}{
+		{"spec.liveMigration.parallelMigrationsPerCluster", lm.ParallelMigrationsPerCluster, DefaultParallelMigrationsPerCluster},
+		{"spec.liveMigration.parallelOutboundMigrationsPerNode", lm.ParallelOutboundMigrationsPerNode, DefaultParallelOutboundMigrationsPerNode},
+	} {
+		if f.value != nil && (*f.value < 1 || *f.value > math.MaxUint32) {
+			diags.Errorf(e.Doc.Pos(f.field), f.field, "%d concurrent live migrations is out of range (1 to %d; HCO's default is %d)", *f.value, uint32(math.MaxUint32), f.def)
+		}
+	}
+}
+
 func resolvePlatform(cat *catalog.Catalog, diags *diag.List) *Platform {
 	e := cat.Platform
 	if e == nil {
@@ -63,6 +120,7 @@ func resolvePlatform(cat *catalog.Catalog, diags *diag.List) *Platform {
 		return nil
 	}
 	p.Release, p.Version = rel, v
+	liveMigrationLimits(e, diags)
 	featureGates(p, diags)
 	if lm := spec.LiveMigration; lm != nil && lm.Network != "" {
 		p.MigrationNetwork = migrationNetwork(cat, e, lm.Network, diags)

@@ -4,6 +4,10 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/decode"
+	"github.com/virtc/virtc/fn/resolve"
 )
 
 // The expected figures were computed with KubeVirt's own arithmetic
@@ -45,5 +49,63 @@ func TestPVCFilesystemOverhead(t *testing.T) {
 	// 10Gi / 0.945 = 11362347344.3 -> 10836Mi (rounded up to MiB).
 	if got := PVC(10<<30, 0.055); got != 10836*mi {
 		t.Errorf("filesystem PVC = %d (%dMi), want 10836Mi", got, got/mi)
+	}
+}
+
+// A node drain live-migrates up to parallelOutboundMigrationsPerNode VMs at
+// once (HCO v1.18.1 default 2, api/v1beta1/hyperconverged_types.go;
+// enforced by KubeVirt v1.8.4 pkg/virt-controller/watch/migration/
+// migration.go before it creates each target pod), so the quota must hold
+// that many target pods beside the VMs: the largest ones, in each resource.
+func TestHeadroomCoversConcurrentMigrations(t *testing.T) {
+	big := KubeVirt.Launcher(2, 16<<30)  // most memory
+	wide := KubeVirt.Launcher(16, 4<<30) // most CPU
+	mid := KubeVirt.Launcher(4, 8<<30)
+	small := KubeVirt.Launcher(1, 2<<30)
+	u := Usage{Migratable: []Pod{small, big, mid, wide}}
+	for _, tc := range []struct {
+		parallel      int64
+		milli, memory int64
+	}{
+		{0, 0, 0},
+		{1, wide.MilliCPU, big.Memory},
+		{2, wide.MilliCPU + mid.MilliCPU, big.Memory + mid.Memory},
+		{4, wide.MilliCPU + mid.MilliCPU + big.MilliCPU + small.MilliCPU, big.Memory + mid.Memory + wide.Memory + small.Memory},
+		{5, wide.MilliCPU + mid.MilliCPU + big.MilliCPU + small.MilliCPU, big.Memory + mid.Memory + wide.Memory + small.Memory}, // only 4 can migrate
+	} {
+		h := u.Headroom(tc.parallel)
+		if h.MilliCPU != tc.milli || h.Memory != tc.memory {
+			t.Errorf("Headroom(%d) = %dm, %d bytes; want %dm, %d bytes", tc.parallel, h.MilliCPU, h.Memory, tc.milli, tc.memory)
+		}
+	}
+	// By hand, so that the sums above are not only Launcher against itself:
+	// a 1 vCPU, 2Gi launcher is 105m and 2467696320 bytes (see
+	// TestLauncherAddsConsoleLogAndCPUShare).
+	if h := (Usage{Migratable: []Pod{small, small, small}}).Headroom(2); h.MilliCPU != 210 || h.Memory != 2*2467696320 {
+		t.Errorf("two 1 vCPU/2Gi VMs: headroom %dm %d bytes, want 210m and %d bytes", h.MilliCPU, h.Memory, 2*2467696320)
+	}
+	// No migratable VM: no headroom, whatever the parallelism.
+	if h := (Usage{}).Headroom(2); h != (Pod{}) {
+		t.Errorf("no migratable VM: headroom %+v", h)
+	}
+}
+
+// Quota adds the headroom of the concurrent migrations to the VMs' pods:
+// with HCO's default of 2, two target pods fit beside the VMs.
+func TestQuotaHeadroomForTwoMigrations(t *testing.T) {
+	a, b := KubeVirt.Launcher(1, 2<<30), KubeVirt.Launcher(2, 4<<30)
+	u := Usage{VMs: 2, Pods: a.Add(b), Migratable: []Pod{a, b}}
+	tenant := &resolve.Tenant{Tenant: decode.Tenant{Tenant: &api.Tenant{}}}
+	h := KubeVirt.Quota(tenant, u, 2)
+	// 2 × (105m + 205m) = 620m; memory 2 × (a + b) rounded up to MiB.
+	if h.MilliCPU != 620 {
+		t.Errorf("cpu = %dm, want 620m", h.MilliCPU)
+	}
+	if want := (2*(a.Memory+b.Memory) + mi - 1) / mi * mi; h.Memory != want {
+		t.Errorf("memory = %d, want %d", h.Memory, want)
+	}
+	one := KubeVirt.Quota(tenant, u, 1)
+	if one.MilliCPU != 105+205+205 {
+		t.Errorf("one migration: cpu = %dm, want 515m", one.MilliCPU)
 	}
 }

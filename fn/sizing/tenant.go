@@ -1,6 +1,7 @@
 package sizing
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 
@@ -20,9 +21,10 @@ type Usage struct {
 	ByClass map[string]int64
 	// Pods is the sum of the VMs' virt-launcher requests.
 	Pods Pod
-	// Headroom is one extra launcher pod for the largest VM that can
-	// live-migrate: a migration runs the target pod beside the source.
-	Headroom Pod
+	// Migratable are the launcher pods of the VMs that can live-migrate, in
+	// the order of the VMs: a migration runs a second (target) pod beside
+	// each (see Headroom).
+	Migratable []Pod
 	// MaxOverhead is the largest file system overhead of the tenant's
 	// storage, used to translate a storage quota into PVC bytes.
 	MaxOverhead float64
@@ -41,8 +43,8 @@ func (m Model) Tenant(t *resolve.Tenant) Usage {
 		u.VCPUs += vcpus
 		u.Guest += guest
 		u.Pods = u.Pods.Add(pod)
-		if vm.Migrates() && (pod.Memory > u.Headroom.Memory || pod.Memory == u.Headroom.Memory && pod.MilliCPU > u.Headroom.MilliCPU) {
-			u.Headroom = pod
+		if vm.Migrates() {
+			u.Migratable = append(u.Migratable, pod)
 		}
 		u.addDisk(vm.RootDisk.Value(), vm.RootStorage)
 		for _, d := range vm.Disks {
@@ -79,6 +81,34 @@ func FilesystemOverhead(st resolve.Storage) float64 {
 	return o
 }
 
+// Headroom is what the target pods of `parallel` concurrent live
+// migrations of the tenant's VMs can request at once: in each resource, the
+// sum of the `parallel` largest requests among the migratable VMs (all of
+// them when fewer can migrate). Taken per resource, it holds whichever VMs
+// a drain picks: KubeVirt starts target pods for any VMs of the node up to
+// its limits (see resolve.Model.ConcurrentMigrations).
+func (u Usage) Headroom(parallel int64) Pod {
+	n := min(max(parallel, 0), int64(len(u.Migratable)))
+	largest := func(get func(Pod) int64) int64 {
+		vals := make([]int64, len(u.Migratable))
+		for i, p := range u.Migratable {
+			vals[i] = get(p)
+		}
+		slices.SortFunc(vals, func(a, b int64) int { return cmp.Compare(b, a) })
+		var sum int64
+		for _, v := range vals[:n] {
+			sum += v
+		}
+		return sum
+	}
+	return Pod{
+		MilliCPU:     largest(func(p Pod) int64 { return p.MilliCPU }),
+		Memory:       largest(func(p Pod) int64 { return p.Memory }),
+		Hugepages2Mi: largest(func(p Pod) int64 { return p.Hugepages2Mi }),
+		Hugepages1Gi: largest(func(p Pod) int64 { return p.Hugepages1Gi }),
+	}
+}
+
 // Hard is a ResourceQuota's hard limits, in pod terms.
 type Hard struct {
 	MilliCPU int64
@@ -95,13 +125,15 @@ func (h Hard) Classes() []string { return slices.Sorted(maps.Keys(h.ByClass)) }
 
 // Quota is the ResourceQuota a tenant gets: translated from its quota in
 // VM terms where it states one, derived from its VMs where it does not, plus
-// the headroom of one live migration. Memory is rounded up to whole MiB.
-func (m Model) Quota(t *resolve.Tenant, u Usage) Hard {
+// the headroom of `migrations` concurrent live migrations (Usage.Headroom).
+// Memory is rounded up to whole MiB.
+func (m Model) Quota(t *resolve.Tenant, u Usage, migrations int64) Hard {
+	headroom := u.Headroom(migrations)
 	h := Hard{
 		MilliCPU:     u.Pods.MilliCPU,
 		Memory:       u.Pods.Memory,
-		Hugepages2Mi: u.Pods.Hugepages2Mi + u.Headroom.Hugepages2Mi,
-		Hugepages1Gi: u.Pods.Hugepages1Gi + u.Headroom.Hugepages1Gi,
+		Hugepages2Mi: u.Pods.Hugepages2Mi + headroom.Hugepages2Mi,
+		Hugepages1Gi: u.Pods.Hugepages1Gi + headroom.Hugepages1Gi,
 		Storage:      u.PVC,
 		ByClass:      maps.Clone(u.ByClass),
 		VMs:          u.VMs,
@@ -138,8 +170,8 @@ func (m Model) Quota(t *resolve.Tenant, u Usage) Hard {
 			}
 		}
 	}
-	h.MilliCPU += u.Headroom.MilliCPU
-	h.Memory += u.Headroom.Memory
+	h.MilliCPU += headroom.MilliCPU
+	h.Memory += headroom.Memory
 	h.Memory = (h.Memory + mi - 1) / mi * mi
 	return h
 }

@@ -170,6 +170,10 @@ type Options struct {
 	// Evaluate turns a .jsonnet file into documents. Nil means Jsonnet files
 	// are reported as unsupported.
 	Evaluate func(file, rel, root string, data []byte, diags *diag.List) []*Doc
+	// Base, when set, is the directory Rel paths are relative to, for the
+	// files below it (`virtc diff OLD NEW` names each tree's files from the
+	// tree's top). Otherwise see SourcePath.
+	Base string
 }
 
 // IsInput reports whether a file name is read as an input when its directory
@@ -199,10 +203,14 @@ func Read(paths []string, opts Options, diags *diag.List) []*Doc {
 			continue
 		}
 		if !info.IsDir() {
-			docs = append(docs, readFile(root, filepath.Base(root), filepath.Dir(root), opts, diags)...)
+			// A file named on its own: its directory is its input root.
+			if confined(filepath.Dir(root), root, diags) {
+				docs = append(docs, readFile(root, opts.rel(root, filepath.Dir(root)), filepath.Dir(root), opts, diags)...)
+			}
 			continue
 		}
 		var files []string
+		links := map[string]bool{}
 		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				diags.Errorf(diag.Pos{File: p}, "", "cannot read: %v", unwrapPathError(err))
@@ -216,10 +224,18 @@ func Read(paths []string, opts Options, diags *diag.List) []*Doc {
 			}
 			if !d.IsDir() && IsInput(p) {
 				files = append(files, p)
+				if d.Type()&fs.ModeSymlink != 0 {
+					links[p] = true
+				}
 			}
 			return nil
 		})
 		slices.Sort(files)
+		// A symlink is followed only when its target stays inside the root
+		// (as Jsonnet imports are): `evil.yaml -> /etc/passwd` in a
+		// repository must not put the repo-server's files into the output
+		// or the messages.
+		files = slices.DeleteFunc(files, func(f string) bool { return links[f] && !confined(root, f, diags) })
 		// YAML and JSON files are read and parsed on all CPUs; each file's
 		// documents and diagnostics are then taken in file order, so the
 		// result is what reading them one by one gives. Jsonnet is
@@ -228,12 +244,12 @@ func Read(paths []string, opts Options, diags *diag.List) []*Doc {
 		parsed := make([]parsedFile, len(files))
 		par.For(len(files), func(i int) {
 			if !special(files[i]) {
-				parsed[i] = parseFile(files[i], relTo(root, files[i]))
+				parsed[i] = parseFile(files[i], opts.rel(files[i], root))
 			}
 		})
 		for i, f := range files {
 			if special(f) {
-				docs = append(docs, readFile(f, relTo(root, f), root, opts, diags)...)
+				docs = append(docs, readFile(f, opts.rel(f, root), root, opts, diags)...)
 				continue
 			}
 			docs = append(docs, parsed[i].finish(diags)...)
@@ -251,6 +267,15 @@ func special(file string) bool {
 func relTo(root, file string) string {
 	rel, _ := filepath.Rel(root, file)
 	return filepath.ToSlash(rel)
+}
+
+func (o Options) rel(file, root string) string {
+	if o.Base != "" {
+		if r, ok := below(o.Base, file); ok {
+			return r
+		}
+	}
+	return SourcePath(file, root)
 }
 
 // parsedFile is a YAML file read and parsed on its own, with its
