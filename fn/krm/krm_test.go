@@ -298,7 +298,7 @@ func TestRunReturnsResultsAsError(t *testing.T) {
 func TestInputMustBeLocalConfig(t *testing.T) {
 	vm := strings.Replace(tenant, "    config.kubernetes.io/local-config: \"true\"\n", "", 1)
 	_, stderr, code := run(t, resourceList(t, "", vm))
-	if code != cli.ExitFailed || !strings.Contains(stderr, `vms.yaml: metadata.annotations: Tenant payments is not marked config.kubernetes.io/local-config: "true"`) {
+	if code != cli.ExitFailed || !strings.Contains(stderr, `vms.yaml: metadata.annotations: not marked config.kubernetes.io/local-config: "true"`) {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
 }
@@ -306,7 +306,7 @@ func TestInputMustBeLocalConfig(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	for _, tc := range []struct{ name, config, want string }{
 		{"misspelt option", "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: x}\nspec:\n  catalogDir: [x]\n",
-			`functionConfig: spec.catalogDir: unknown field "catalogDir"; did you mean "catalogDirs"?`},
+			"functionConfig: spec.catalogDir: unknown field \"catalogDir\" (`virtc schema Compiler` lists the fields); did you mean \"catalogDirs\"?"},
 		{"wrong type", "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: x}\nspec:\n  noDefaultCatalog: yes please\n",
 			"functionConfig: spec.noDefaultCatalog: must be true or false"},
 		{"unknown scope", "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: x}\nspec:\n  scope: vm\n",

@@ -67,7 +67,7 @@ func resolvePlatform(cat *catalog.Catalog, diags *diag.List) *Platform {
 		case "tp":
 			diags.Errorf(e.Doc.Pos(field), field, "feature gate %q is a Technology Preview in %s and is not supported in production (generally available gates: %s)", g, rel.Minor, strings.Join(rel.FeatureGates.GenerallyAvailable, ", "))
 		default:
-			diags.Errorf(e.Doc.Pos(field), field, "%s", diag.Unknown(fmt.Sprintf("feature gate of OpenShift Virtualization %s", rel.Minor), g, known))
+			diags.Errorf(e.Doc.Pos(field), field, "%s", diag.UnknownName(fmt.Sprintf("feature gate of OpenShift Virtualization %s", rel.Minor), g, known))
 		}
 	}
 	slices.Sort(p.FeatureGates)
@@ -94,7 +94,7 @@ func resolvePlatform(cat *catalog.Catalog, diags *diag.List) *Platform {
 				for _, l := range dp.StorageLocations {
 					names = append(names, l.Name)
 				}
-				diags.Errorf(e.Doc.Pos("spec.storageLocation"), "spec.storageLocation", "backup policy %q: %s", name, diag.Unknown("storage location", loc, names))
+				diags.Errorf(e.Doc.Pos("spec.storageLocation"), "spec.storageLocation", "backup policy %q: %s", name, diag.UnknownName("storage location", loc, names))
 			}
 		}
 	}
