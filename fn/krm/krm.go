@@ -175,7 +175,7 @@ func readItems(rns []*kyaml.RNode, cfg *config, diags *diag.List) []*item {
 		if rn.GetAnnotations()[AnnotationLocalConfig] != "true" {
 			// The message does not name the object (its place does), so
 			// that inputs which all lack the annotation read as one mistake.
-			diags.Errorf(diag.Pos{File: doc.File}, "metadata.annotations", "not marked %s: \"true\"; without it kustomize would emit the input itself as a cluster object (add the annotation to each virtc input, or have the Compiler read the intents from spec.paths instead of listing them as resources)", AnnotationLocalConfig)
+			diags.Errorf(diag.Pos{File: doc.File}, "metadata.annotations", "not marked %s: \"true\"; without it kustomize would emit the input itself as a cluster object (mark each virtc input %s: \"true\", or have the Compiler read the intents from spec.paths instead of listing them as resources)", AnnotationLocalConfig, AnnotationLocalConfig)
 		}
 		doc.Node = stripped(rn).YNode()
 	}
