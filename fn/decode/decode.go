@@ -46,6 +46,10 @@ type Set struct {
 	// Other holds documents that are not virtc objects, for callers that pass
 	// them through (the KRM function). The CLI reports them.
 	Other []*source.Doc
+	// Incomplete holds the catalog entries and Platforms left out for
+	// structural errors, so that what refers to them can say so rather
+	// than call them unknown.
+	Incomplete []*source.Doc
 }
 
 // Kinds lists the virtc kinds in the order they are documented.
@@ -131,6 +135,8 @@ func Decode(docs []*source.Doc, passThrough bool, diags *diag.List) *Set {
 		}
 		if r.obj != nil {
 			s.add(r.obj, docs[i])
+		} else if r.incomplete {
+			s.Incomplete = append(s.Incomplete, docs[i])
 		}
 	}
 	return s
@@ -141,7 +147,9 @@ func Decode(docs []*source.Doc, passThrough bool, diags *diag.List) *Set {
 type decoded struct {
 	obj   any
 	other bool
-	diags diag.List
+	// incomplete: a known kind left out for structural errors.
+	incomplete bool
+	diags      diag.List
 }
 
 func decodeDoc(doc *source.Doc, passThrough bool) (r decoded) {
@@ -196,6 +204,7 @@ func decodeDoc(doc *source.Doc, passThrough bool) (r decoded) {
 	doc.Broken = d.broken
 	validate(d, v.Interface())
 	if d.structural && !slices.Contains(partialKinds, kind) {
+		r.incomplete = true
 		return
 	}
 	r.obj = v.Interface()
