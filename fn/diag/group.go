@@ -45,39 +45,46 @@ func messageShape(msg string) string {
 }
 
 // Fix is the part of a message that says what to do: its closing
-// parenthesis (`… (add the annotation to the file)`) or its last clause
-// after "; " (`unknown size "u1.meduim"; did you mean "u1.medium"?`).
-// It is empty when the message has neither.
+// parenthesis when that is a phrase of three words or more (`… (add the
+// annotation to the file)`, not `… (1Ti)`), or a closing question after
+// "; " (`unknown size "u1.meduim"; did you mean "u1.medium"?`). It is
+// empty when the message has neither.
 func Fix(msg string) string {
 	if strings.HasSuffix(msg, ")") {
-		depth := 0
-		inQuote := false
-		for i := len(msg) - 1; i >= 0; i-- {
-			switch msg[i] {
-			case '"':
-				if i == 0 || msg[i-1] != '\\' {
-					inQuote = !inQuote
-				}
-			case ')':
-				if !inQuote {
-					depth++
-				}
-			case '(':
-				if !inQuote {
-					depth--
-					if depth == 0 {
-						if i == 0 {
-							return ""
-						}
-						return msg[i+1 : len(msg)-1]
-					}
-				}
-			}
+		if p := closingParen(msg); len(strings.Fields(p)) >= 3 {
+			return p
 		}
 		return ""
 	}
-	if i := strings.LastIndex(msg, "; "); i >= 0 {
+	if i := strings.LastIndex(msg, "; "); i >= 0 && strings.HasSuffix(msg, "?") {
 		return msg[i+2:]
+	}
+	return ""
+}
+
+// closingParen returns what the parenthesis that ends msg holds, or ""
+// when it does not start after the beginning of the message.
+func closingParen(msg string) string {
+	depth := 0
+	inQuote := false
+	for i := len(msg) - 1; i > 0; i-- {
+		switch msg[i] {
+		case '"':
+			if msg[i-1] != '\\' {
+				inQuote = !inQuote
+			}
+		case ')':
+			if !inQuote {
+				depth++
+			}
+		case '(':
+			if !inQuote {
+				depth--
+				if depth == 0 {
+					return msg[i+1 : len(msg)-1]
+				}
+			}
+		}
 	}
 	return ""
 }

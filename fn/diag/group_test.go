@@ -40,8 +40,11 @@ func TestFix(t *testing.T) {
 		`unknown size "u1.meduim"; did you mean "u1.medium"?`:                                 `did you mean "u1.medium"?`,
 		`not marked x; without it y (add the annotation (to each input))`:                     `add the annotation (to each input)`,
 		`quota (over by 2; raise spec.quota.cpu or shrink the VMs)`:                           `over by 2; raise spec.quota.cpu or shrink the VMs`,
-		`name "a)" is wrong (use "b(")`:                                                       `use "b("`,
+		`name "a)" is wrong (use "b(" instead)`:                                               `use "b(" instead`,
 		`set userData or userDataSecret, not both`:                                            ``,
+		`disk 2Ti is larger than the platform allows (1Ti)`:                                   ``,
+		`it cannot migrate (disk "a" is RWO; disk "b" is RWO): it is stopped`:                 ``,
+		`two primary networks; a namespace has one primary network`:                           ``,
 		`(all in parentheses)`:                                                                ``,
 		`unknown field "x" (` + "`virtc schema VM`" + ` lists the fields); did you mean "y"?`: `did you mean "y"?`,
 	} {
