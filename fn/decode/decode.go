@@ -46,9 +46,9 @@ type Set struct {
 	// Other holds documents that are not virtc objects, for callers that pass
 	// them through (the KRM function). The CLI reports them.
 	Other []*source.Doc
-	// Incomplete holds the catalog entries and Platforms left out for
-	// structural errors, so that what refers to them can say so rather
-	// than call them unknown.
+	// Incomplete holds the documents of the other kinds (catalog entries,
+	// Platforms) that were left out for structural errors, so that what
+	// refers to them can say so rather than call them unknown.
 	Incomplete []*source.Doc
 }
 
