@@ -160,7 +160,7 @@ func TestAlphaPluginsOnly(t *testing.T) {
 func TestKustomizeFailures(t *testing.T) {
 	for _, tc := range []struct{ dir, want string }{
 		{"bad-intent", `web01.yaml: spec.size: unknown size "u1.meduim"; did you mean "u1.medium"?`},
-		{"not-local-config", `tenant.yaml: metadata.annotations: Tenant payments is not marked config.kubernetes.io/local-config: "true"`},
+		{"not-local-config", `tenant.yaml: metadata.annotations: not marked config.kubernetes.io/local-config: "true"`},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
 			code, stdout, stderr := kustomize(t, filepath.Join(root, "e2e", "testdata", "kustomize", tc.dir))

@@ -4,6 +4,12 @@
 // stdout). A scenario with a command file runs that command instead (with
 // its old/ and new/ folders as two paths, for diff): exit holds its exit
 // code, expected.txt its stdout, errors.txt or warnings.txt its stderr.
+// A scenario may give the command a stdin: the file stdin as it is, or the
+// ResourceList or other JSON that stdin.jsonnet evaluates to (for inputs
+// too repetitive to commit, such as a fleet). For the KRM function (command
+// fn), expected.txt holds the output ResourceList's item count and its
+// results rather than the items themselves, which are the inputs written
+// back (and the generated objects, which build scenarios cover).
 // `go test ./golden -update` rewrites them.
 package golden
 
@@ -18,6 +24,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-jsonnet"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/virtc/virtc/fn/cli"
 	"github.com/virtc/virtc/fn/conform"
@@ -45,6 +53,9 @@ const (
 	exitFile = "exit"
 	// readmeFile says what a scenario shows, for people.
 	readmeFile = "README"
+	// stdinFile is the command's stdin; stdinJsonnetFile evaluates to it.
+	stdinFile        = "stdin"
+	stdinJsonnetFile = "stdin.jsonnet"
 )
 
 // Scenarios lists the scenario folders.
@@ -93,8 +104,45 @@ func Run(t *testing.T, dir string) (int, string, string) {
 	}
 	args = append(args, inputs(t, dir)...)
 	var stdout, stderr bytes.Buffer
-	code := cli.Main(args, strings.NewReader(""), &stdout, &stderr)
+	code := cli.Main(args, strings.NewReader(stdin(t, dir)), &stdout, &stderr)
+	if command == "fn" {
+		return code, resultsOf(t, stdout.String()), stderr.String()
+	}
 	return code, stdout.String(), stderr.String()
+}
+
+// stdin is the scenario's stdin: the stdin file, or what stdin.jsonnet
+// evaluates to, or nothing.
+func stdin(t *testing.T, dir string) string {
+	if s, ok := readOptional(t, filepath.Join(dir, stdinFile)); ok {
+		return s
+	}
+	src, ok := readOptional(t, filepath.Join(dir, stdinJsonnetFile))
+	if !ok {
+		return ""
+	}
+	out, err := jsonnet.MakeVM().EvaluateAnonymousSnippet(filepath.Join(dir, stdinJsonnetFile), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// resultsOf reduces the KRM function's output ResourceList to its item
+// count and results.
+func resultsOf(t *testing.T, stdout string) string {
+	var rl struct {
+		Items   []any `yaml:"items"`
+		Results any   `yaml:"results"`
+	}
+	if err := yaml.Unmarshal([]byte(stdout), &rl); err != nil {
+		t.Fatalf("the output is not a ResourceList: %v\n%s", err, stdout)
+	}
+	out, err := yaml.Marshal(map[string]any{"items": len(rl.Items), "results": rl.Results})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }
 
 // inputs are the scenario's files and folders, except the golden outputs
@@ -110,7 +158,7 @@ func inputs(t *testing.T, dir string) []string {
 	var out []string
 	for _, e := range entries {
 		switch e.Name() {
-		case expectedFile, errorsFile, warningsFile, flagsFile, commandFile, expectedTextFile, exitFile, readmeFile:
+		case expectedFile, errorsFile, warningsFile, flagsFile, commandFile, expectedTextFile, exitFile, readmeFile, stdinFile, stdinJsonnetFile:
 			continue
 		}
 		out = append(out, filepath.Join(dir, e.Name()))

@@ -4,10 +4,13 @@
 package catalog
 
 import (
+	"fmt"
 	"io/fs"
 	"maps"
 	"path"
 	"slices"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/decode"
@@ -27,10 +30,12 @@ type Table[T any] struct {
 	kind    string
 	entries map[string]decode.Entry[T]
 	names   []string
+	// incomplete are entries left out for structural errors, by name.
+	incomplete map[string]diag.Pos
 }
 
 func newTable[T any](kind string) *Table[T] {
-	return &Table[T]{kind: kind, entries: map[string]decode.Entry[T]{}}
+	return &Table[T]{kind: kind, entries: map[string]decode.Entry[T]{}, incomplete: map[string]diag.Pos{}}
 }
 
 // Get returns the entry called name.
@@ -48,8 +53,26 @@ func (t *Table[T]) Entry(name string) (decode.Entry[T], bool) {
 // Names lists the entries' names in order.
 func (t *Table[T]) Names() []string { return t.names }
 
-// Unknown phrases the error for a name not in the table.
-func (t *Table[T]) Unknown(what, name string) string { return diag.Unknown(what, name, t.names) }
+// Unknown phrases the error for a name not in the table. An entry that
+// is defined but was left out for its own errors is not called unknown:
+// the message points to it instead of suggesting another.
+func (t *Table[T]) Unknown(what, name string) string {
+	if p, ok := t.incomplete[name]; ok {
+		return fmt.Sprintf("%s %q cannot be used: its definition at %s:%d has errors", what, name, p.File, p.Line)
+	}
+	return diag.Unknown(what, name, t.names)
+}
+
+// leftOut records an entry of this kind that decoding left out.
+func (t *Table[T]) leftOut(doc *source.Doc) {
+	name := source.Lookup(doc.Node, "metadata.name")
+	if name.Kind != yaml.ScalarNode || name.Value == "" {
+		return
+	}
+	if _, ok := t.incomplete[name.Value]; !ok {
+		t.incomplete[name.Value] = doc.Pos("metadata.name")
+	}
+}
 
 func (t *Table[T]) seal() { t.names = slices.Sorted(maps.Keys(t.entries)) }
 
@@ -125,6 +148,22 @@ func Build(user *decode.Set, opts Options, diags *diag.List) *Catalog {
 	merge(c.StorageProfiles, base.StorageProfiles, user.StorageProfiles, storageName, diags)
 	merge(c.BackupPolicies, base.BackupPolicies, user.BackupPolicies, backupName, diags)
 	merge(c.Preferences, base.Preferences, user.Preferences, preferenceName, diags)
+	for _, doc := range user.Incomplete {
+		switch _, kind := decode.Header(doc.Node); kind {
+		case "Size":
+			c.Sizes.leftOut(doc)
+		case "Image":
+			c.Images.leftOut(doc)
+		case "NetworkProfile":
+			c.NetworkProfiles.leftOut(doc)
+		case "StorageProfile":
+			c.StorageProfiles.leftOut(doc)
+		case "BackupPolicy":
+			c.BackupPolicies.leftOut(doc)
+		case "Preference":
+			c.Preferences.leftOut(doc)
+		}
+	}
 
 	for i, p := range user.Platforms {
 		if i == 0 {

@@ -49,7 +49,7 @@ func runRestorePlan(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	if vm == nil {
-		fmt.Fprintf(stderr, "virtc restore-plan: %s\n", diag.Unknown("VM", positional[0], names))
+		fmt.Fprintf(stderr, "virtc restore-plan: %s\n", diag.UnknownName("VM", positional[0], names))
 		return ExitFailed
 	}
 	if *backup == "" && !vm.TakesBackups() {

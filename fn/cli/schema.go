@@ -32,7 +32,7 @@ func runSchema(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			}
 		}
 		if kind == "" {
-			fmt.Fprintf(stderr, "virtc schema: %s\n", diag.Unknown("kind", rest[0], decode.Kinds))
+			fmt.Fprintf(stderr, "virtc schema: %s\n", diag.UnknownName("kind", rest[0], decode.Kinds))
 			return ExitUsage
 		}
 		file = schema.FileName(kind)

@@ -46,6 +46,10 @@ type Set struct {
 	// Other holds documents that are not virtc objects, for callers that pass
 	// them through (the KRM function). The CLI reports them.
 	Other []*source.Doc
+	// Incomplete holds the documents of the other kinds (catalog entries,
+	// Platforms) that were left out for structural errors, so that what
+	// refers to them can say so rather than call them unknown.
+	Incomplete []*source.Doc
 }
 
 // Kinds lists the virtc kinds in the order they are documented.
@@ -69,8 +73,10 @@ var kindTypes = map[string]reflect.Type{
 // with the same rules and messages as every other virtc document. It
 // reports whether the document decoded without structural errors.
 func Into(doc *source.Doc, v any, diags *diag.List) bool {
-	d := &decoder{doc: doc, diags: diags}
+	_, kind := Header(doc.Node)
+	d := &decoder{doc: doc, diags: diags, kind: kind}
 	d.object(doc.Node, reflect.ValueOf(v).Elem(), "")
+	doc.Broken = d.broken
 	return !d.structural
 }
 
@@ -129,6 +135,8 @@ func Decode(docs []*source.Doc, passThrough bool, diags *diag.List) *Set {
 		}
 		if r.obj != nil {
 			s.add(r.obj, docs[i])
+		} else if r.incomplete {
+			s.Incomplete = append(s.Incomplete, docs[i])
 		}
 	}
 	return s
@@ -139,7 +147,9 @@ func Decode(docs []*source.Doc, passThrough bool, diags *diag.List) *Set {
 type decoded struct {
 	obj   any
 	other bool
-	diags diag.List
+	// incomplete: a known kind left out for structural errors.
+	incomplete bool
+	diags      diag.List
 }
 
 func decodeDoc(doc *source.Doc, passThrough bool) (r decoded) {
@@ -179,21 +189,34 @@ func decodeDoc(doc *source.Doc, passThrough bool) (r decoded) {
 		if kind == "" {
 			d.errorf(n, "kind", "required field is missing (one of %s)", strings.Join(Kinds, ", "))
 		} else {
-			d.errorf(source.Lookup(n, "kind"), "kind", "%s", diag.Unknown("kind", kind, Kinds))
+			d.errorf(source.Lookup(n, "kind"), "kind", "%s", diag.UnknownName("kind", kind, Kinds))
 		}
 		return
 	}
+	d.kind = kind
 	v := reflect.New(t)
 	d.object(n, v.Elem(), "")
-	if d.structural {
-		// A document with structural errors is not validated further: its
-		// values could be half set and would only add noise.
+	// The values of a document with structural errors are half set: the
+	// broken ones are zero. The rest is still validated, and the later
+	// stages still check an intent, but nothing covered by a broken field
+	// is reported (doc.Broken, diag.Covers), so that every problem of an
+	// object shows at once and none is a mere consequence of another.
+	doc.Broken = d.broken
+	validate(d, v.Interface())
+	if d.structural && !slices.Contains(partialKinds, kind) {
+		r.incomplete = true
 		return
 	}
-	validate(d, v.Interface())
 	r.obj = v.Interface()
 	return
 }
+
+// partialKinds are the kinds whose objects go on to the later stages
+// even with structural errors: intents, whose checks concern themselves
+// (and their tenant's sums). A catalog entry or Platform with structural
+// errors is left out, since every intent that uses it would be checked
+// against its unset values.
+var partialKinds = []string{"Tenant", "VM"}
 
 // add puts a decoded object into its slot.
 func (s *Set) add(obj any, doc *source.Doc) {

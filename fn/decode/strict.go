@@ -106,15 +106,26 @@ func fields(t reflect.Type) []field {
 type decoder struct {
 	doc   *source.Doc
 	diags *diag.List
-	// structural is set by errors that leave the object incomplete (a
-	// wrong type, an unknown or missing field): validating it further
-	// would only add noise. Value errors (enum, pattern) do not set it.
+	// kind is the document's kind, for hints.
+	kind string
+	// structural is set by errors that leave the object incomplete or
+	// not as written (a wrong type, an unknown or missing field). Value
+	// errors (enum, pattern) do not set it.
 	structural bool
+	// broken are the field paths of structural errors that left a value
+	// unset: checks of what they cover are skipped (see diag.Covers).
+	broken []string
 }
 
 // valueErrorf reports a well-formed field with a value that is not
-// accepted.
+// accepted, unless a structural error covers it: that value may only be
+// unset because of it.
 func (d *decoder) valueErrorf(n *yaml.Node, path, format string, args ...any) {
+	for _, b := range d.broken {
+		if diag.Covers(b, path) {
+			return
+		}
+	}
 	pos := diag.Pos{File: d.doc.File}
 	if !d.doc.NoLines {
 		pos.Line, pos.Col = n.Line, n.Column
@@ -131,7 +142,16 @@ func (d *decoder) warnf(path, format string, args ...any) {
 	d.diags.Warnf(pos, path, format, args...)
 }
 
+// errorf reports a structural error: the value at path is left unset.
 func (d *decoder) errorf(n *yaml.Node, path, format string, args ...any) {
+	d.broken = append(d.broken, path)
+	d.extraf(n, path, format, args...)
+}
+
+// extraf reports something in the document that is not part of the
+// object (an unknown field): the object is not as written, but what it
+// holds is complete.
+func (d *decoder) extraf(n *yaml.Node, path, format string, args ...any) {
 	d.structural = true
 	pos := diag.Pos{File: d.doc.File}
 	if !d.doc.NoLines {
@@ -316,7 +336,7 @@ func (d *decoder) object(n *yaml.Node, v reflect.Value, path string) bool {
 			for j, f := range fs {
 				names[j] = f.name
 			}
-			d.errorf(k, join(path, k.Value), "%s", diag.Unknown("field", k.Value, names))
+			d.extraf(k, join(path, k.Value), "%s", diag.UnknownField(d.kind, k.Value, names))
 			continue
 		}
 		f := fs[fi]

@@ -29,6 +29,11 @@ type Pos struct {
 	File string
 	Line int
 	Col  int
+	// Shadowed marks a place inside a part of its document that already
+	// has a structural error (a value of the wrong type, a missing field):
+	// a diagnostic there would be a consequence of that error, so List
+	// drops it. source.Doc.Pos sets it.
+	Shadowed bool
 }
 
 // Diagnostic is one problem: where it is, which field, what is wrong.
@@ -58,13 +63,35 @@ func (d Diagnostic) String() string {
 	return b.String()
 }
 
+// Covers reports whether a structural error at the field path broken (a
+// value of the wrong type, a missing field) makes a diagnostic at field a
+// consequence of it: field is broken itself, lies inside it, or is an
+// object that contains it (spec for spec.size; the document, ""). A list
+// that contains it is not covered: spec.hostDevices can still be checked
+// when spec.hostDevices[0].deviceName is missing.
+func Covers(broken, field string) bool {
+	switch {
+	case broken == "" || field == "" || field == broken:
+		return true
+	case strings.HasPrefix(field, broken) && (field[len(broken)] == '.' || field[len(broken)] == '['):
+		return true
+	}
+	return strings.HasPrefix(broken, field+".")
+}
+
 // List gathers diagnostics from all stages.
 type List struct {
 	items []Diagnostic
 }
 
-// Add records a diagnostic.
-func (l *List) Add(d Diagnostic) { l.items = append(l.items, d) }
+// Add records a diagnostic, unless its place is shadowed by a structural
+// error (see Pos.Shadowed).
+func (l *List) Add(d Diagnostic) {
+	if d.Shadowed {
+		return
+	}
+	l.items = append(l.items, d)
+}
 
 // Errorf records an error at pos.
 func (l *List) Errorf(pos Pos, field, format string, args ...any) {
@@ -130,11 +157,12 @@ func (l *List) Warnings() []Diagnostic {
 	return slices.DeleteFunc(l.Sorted(), func(d Diagnostic) bool { return d.Severity != Warning })
 }
 
-// Format renders diagnostics one per line.
+// Format renders sorted diagnostics one per line, with repeats of one
+// mistake condensed (see Condense).
 func Format(ds []Diagnostic) string {
 	var b strings.Builder
-	for _, d := range ds {
-		b.WriteString(d.String())
+	for _, e := range Condense(ds) {
+		b.WriteString(e.String())
 		b.WriteByte('\n')
 	}
 	return b.String()

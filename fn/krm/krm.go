@@ -181,7 +181,9 @@ func readItems(rns []*kyaml.RNode, cfg *config, diags *diag.List) []*item {
 		it.doc = doc
 		items = append(items, it)
 		if rn.GetAnnotations()[AnnotationLocalConfig] != "true" {
-			diags.Errorf(diag.Pos{File: doc.File}, "metadata.annotations", "%s %s is not marked %s: \"true\"; without it kustomize would emit the input itself as a cluster object (add the annotation to the file)", it.ref.Kind, it.ref.Name, AnnotationLocalConfig)
+			// The message does not name the object (its place does), so
+			// that inputs which all lack the annotation read as one mistake.
+			diags.Errorf(diag.Pos{File: doc.File}, "metadata.annotations", "not marked %s: \"true\"; without it kustomize would emit the input itself as a cluster object (mark each virtc input %s: \"true\", or have the Compiler read the intents from spec.paths instead of listing them as resources)", AnnotationLocalConfig, AnnotationLocalConfig)
 		}
 		doc.Node = stripped(rn).YNode()
 	}
@@ -329,7 +331,9 @@ func objectKey(group, kind, namespace, name string) string {
 }
 
 // results turns the diagnostics into ResourceList results, each pointing
-// at the resource, file and field it is about.
+// at the resource, file and field it is about; repeats of one mistake are
+// condensed as on stderr (diag.Condense), into one result with the count
+// and the common fix.
 func results(diags *diag.List, cfg *config, disk []*source.Doc, items []*item) framework.Results {
 	byLabel := map[string]*item{}
 	for _, it := range items {
@@ -340,7 +344,19 @@ func results(diags *diag.List, cfg *config, disk []*source.Doc, items []*item) f
 		byFile[d.File] = append(byFile[d.File], d)
 	}
 	var out framework.Results
-	for _, d := range diags.Sorted() {
+	for _, e := range diag.Condense(diags.Sorted()) {
+		if rep := e.Repeat; rep != nil {
+			r := &framework.Result{Message: rep.String(), Severity: framework.Error}
+			if rep.Severity == diag.Warning {
+				r.Severity = framework.Warning
+			}
+			if rep.Field != "" {
+				r.Field = &framework.Field{Path: rep.Field}
+			}
+			out = append(out, r)
+			continue
+		}
+		d := e.Diagnostic
 		r := &framework.Result{Message: d.Message, Severity: framework.Error}
 		if d.Severity == diag.Warning {
 			r.Severity = framework.Warning

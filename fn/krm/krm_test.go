@@ -311,7 +311,7 @@ func TestRunReturnsResultsAsError(t *testing.T) {
 func TestInputMustBeLocalConfig(t *testing.T) {
 	vm := strings.Replace(tenant, "    config.kubernetes.io/local-config: \"true\"\n", "", 1)
 	_, stderr, code := run(t, resourceList(t, "", vm))
-	if code != cli.ExitFailed || !strings.Contains(stderr, `vms.yaml: metadata.annotations: Tenant payments is not marked config.kubernetes.io/local-config: "true"`) {
+	if code != cli.ExitFailed || !strings.Contains(stderr, `vms.yaml: metadata.annotations: not marked config.kubernetes.io/local-config: "true"`) {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
 }
@@ -319,7 +319,7 @@ func TestInputMustBeLocalConfig(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	for _, tc := range []struct{ name, config, want string }{
 		{"misspelt option", "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: x}\nspec:\n  catalogDir: [x]\n",
-			`functionConfig: spec.catalogDir: unknown field "catalogDir"; did you mean "catalogDirs"?`},
+			"functionConfig: spec.catalogDir: unknown field \"catalogDir\" (`virtc schema Compiler` lists the fields); did you mean \"catalogDirs\"?"},
 		{"wrong type", "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: x}\nspec:\n  noDefaultCatalog: yes please\n",
 			"functionConfig: spec.noDefaultCatalog: must be true or false"},
 		{"unknown scope", "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: x}\nspec:\n  scope: vm\n",
@@ -506,7 +506,7 @@ func TestSourceIsTheRepositoryPath(t *testing.T) {
 	// the path kustomize gave, which is what it can map back.
 	noLocal := strings.Replace(origin("../base/tenants/payments.yaml"), "    config.kubernetes.io/local-config: \"true\"\n", "", 1)
 	out, stderr, code := run(t, resourceList(t, cfg("../base/compiler.yaml"), noLocal))
-	if code == 0 || !strings.Contains(stderr, want+": metadata.annotations: Tenant payments is not marked") {
+	if code == 0 || !strings.Contains(stderr, want+": metadata.annotations: not marked") {
 		t.Errorf("exit %d; the message does not name %s:\n%s", code, want, stderr)
 	}
 	if len(out.Results) == 0 || out.Results[0]["file"].(map[string]any)["path"] != "../base/tenants/payments.yaml" {

@@ -72,7 +72,9 @@ func retiredTenant(t *resolve.Tenant, diags *diag.List) {
 	}
 	var active []string
 	for _, vm := range t.VMs {
-		if !vm.Spec.Retired {
+		// A VM whose spec.retired has a structural error is reported
+		// there; its unset value says nothing.
+		if !vm.Spec.Retired && !vm.Doc.Shadows("spec.retired") {
 			active = append(active, vm.Name)
 		}
 	}
@@ -126,6 +128,11 @@ func humanBytes(n int64) string {
 // backups.
 func productionBackup(vm *resolve.VM, diags *diag.List) {
 	if vm.Tier != resolve.TierProduction || vm.Backup.BackupPolicy == nil || vm.TakesBackups() {
+		return
+	}
+	if vm.Doc.Shadows("spec.tier") {
+		// The tier is the tenant's only because the VM's own has a
+		// structural error, reported there.
 		return
 	}
 	field, doc := "spec.backup", vm.Doc

@@ -147,7 +147,7 @@ func resolvePlatform(cat *catalog.Catalog, diags *diag.List) *Platform {
 				for _, l := range dp.StorageLocations {
 					names = append(names, l.Name)
 				}
-				diags.Errorf(e.Doc.Pos("spec.storageLocation"), "spec.storageLocation", "backup policy %q: %s", name, diag.Unknown("storage location", loc, names))
+				diags.Errorf(e.Doc.Pos("spec.storageLocation"), "spec.storageLocation", "backup policy %q: %s", name, diag.UnknownName("storage location", loc, names))
 			}
 		}
 	}
@@ -171,7 +171,7 @@ func featureGates(p *Platform, diags *diag.List) {
 		case versions.PhaseDeprecated:
 			diags.Errorf(e.Doc.Pos(field), field, "feature gate %q is deprecated in OpenShift Virtualization %s: HCO %s ignores it (remove it)", g, rel.Minor, rel.HCO)
 		default:
-			diags.Errorf(e.Doc.Pos(field), field, "%s", diag.Unknown(fmt.Sprintf("feature gate of OpenShift Virtualization %s", rel.Minor), g, known))
+			diags.Errorf(e.Doc.Pos(field), field, "%s", diag.UnknownName(fmt.Sprintf("feature gate of OpenShift Virtualization %s", rel.Minor), g, known))
 		}
 		return ""
 	}

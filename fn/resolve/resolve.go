@@ -127,6 +127,10 @@ func Resolve(set *decode.Set, cat *catalog.Catalog, diags *diag.List) *Model {
 			continue
 		}
 		t, ok := byName[k.ns]
+		if !ok && k.ns == "" {
+			// decode reported the missing namespace.
+			continue
+		}
 		if !ok {
 			diags.Errorf(v.Doc.Pos("metadata.namespace"), "metadata.namespace", "%s", unknownTenant(k.ns, tenantNames))
 			continue

@@ -212,7 +212,7 @@ func inputs(t *testing.T) []input {
 			switch e.Name() {
 			case "errors.txt":
 				mayFail = true
-			case "expected.yaml", "warnings.txt", "command", "expected.txt", "exit", "README":
+			case "expected.yaml", "warnings.txt", "command", "expected.txt", "exit", "README", "stdin", "stdin.jsonnet":
 			case "flags":
 				flags, _ := os.ReadFile(filepath.Join(dir, e.Name()))
 				f := strings.Fields(string(flags))

@@ -40,18 +40,34 @@ type Doc struct {
 	// NoLines is set for documents whose line numbers do not refer to the
 	// file (Jsonnet output): positions then name the file only.
 	NoLines bool
+	// Broken lists the field paths with structural errors that decoding
+	// found (set by package decode): later checks of what lies there or
+	// in the objects around it would only repeat them, so Pos marks those
+	// places shadowed (see diag.Covers).
+	Broken []string
 }
 
 // Pos locates a field path such as "spec.disks[1].size" in the document. It
 // returns the position of the deepest node of the path that exists.
 func (d *Doc) Pos(field string) diag.Pos {
-	p := diag.Pos{File: d.File}
+	p := diag.Pos{File: d.File, Shadowed: d.Shadows(field)}
 	if d.NoLines || d.Node == nil {
 		return p
 	}
 	n := Lookup(d.Node, field)
 	p.Line, p.Col = n.Line, n.Column
 	return p
+}
+
+// Shadows reports whether a structural error of the document covers the
+// field path (see Broken).
+func (d *Doc) Shadows(field string) bool {
+	for _, b := range d.Broken {
+		if diag.Covers(b, field) {
+			return true
+		}
+	}
+	return false
 }
 
 // Lookup walks a field path through mapping keys and sequence indexes and
