@@ -26,17 +26,56 @@ type Usage struct {
 	// MaxOverhead is the largest file system overhead of the tenant's
 	// storage, used to translate a storage quota into PVC bytes.
 	MaxOverhead float64
+	// State is the bytes of the backend-storage PVCs KubeVirt creates for
+	// VMs with persistent EFI or TPM (in PVC and ByClass too): not disks a
+	// quota in VM terms states, so added to it.
+	State int64
+	// StateHeadroom is the backend-storage PVC a live migration of such a
+	// VM creates for its target when the state storage is not shared
+	// (ReadWriteOnce), by StorageClass: counted beside the pod headroom.
+	StateHeadroom map[string]int64
+	// DeviceOverhead is the launcher memory of the VMs' TPMs and arm64
+	// UEFI flash (in Pods too): a quota in VM terms does not state it.
+	DeviceOverhead int64
+}
+
+// ShapeOf is the launcher shape of a resolved VM: its size, and its
+// preference's TPM and architecture.
+func ShapeOf(vm *resolve.VM) Shape {
+	sz := vm.Size.Spec
+	sh := Shape{VCPUs: sz.CPU, Guest: sz.Memory.Value(), DedicatedCPU: sz.DedicatedCPU, Hugepages: sz.Hugepages, OvercommitPercent: sz.MemoryOvercommitPercent}
+	if p := vm.Preference; p != nil {
+		sh.TPM = p.Spec.TPM != ""
+		sh.Arch = p.Spec.Architecture
+	}
+	return sh
 }
 
 // Tenant sums the usage of a resolved tenant's VMs.
 func (m Model) Tenant(t *resolve.Tenant) Usage {
-	u := Usage{ByClass: map[string]int64{}}
+	u := Usage{ByClass: map[string]int64{}, StateHeadroom: map[string]int64{}}
 	for _, vm := range t.VMs {
 		if vm.Size == nil {
 			continue
 		}
 		vcpus, guest := vm.Size.Spec.CPU, vm.Size.Spec.Memory.Value()
-		pod := m.LauncherFor(Shape{VCPUs: vcpus, Guest: guest, DedicatedCPU: vm.Size.Spec.DedicatedCPU, Hugepages: vm.Size.Spec.Hugepages})
+		shape := ShapeOf(vm)
+		pod := m.LauncherFor(shape)
+		if shape.TPM {
+			u.DeviceOverhead += m.TPM
+		}
+		if shape.Arch == "arm64" {
+			u.DeviceOverhead += m.Arm64UEFI
+		}
+		if st := vm.StateStorage; st != nil && st.StorageProfile != nil {
+			class := st.Spec.StorageClass
+			u.State += m.StatePVC
+			u.PVC += m.StatePVC
+			u.ByClass[class] += m.StatePVC
+			if vm.Migrates() && !st.StateSharedOnMigration() {
+				u.StateHeadroom[class] = m.StatePVC
+			}
+		}
 		u.VMs++
 		u.VCPUs += vcpus
 		u.Guest += guest
@@ -129,14 +168,18 @@ func (m Model) Quota(t *resolve.Tenant, u Usage) Hard {
 			// page-table rounding: allow 2 bytes per VM for it.
 			perVM := m.Static + m.IOThread + m.VideoRAM + m.ConsoleLog.Memory + 2
 			kilo := (guest + 999) / 1000
-			h.Memory = guest + kilo*1000/m.PagetableDivisor + vcpus*m.PerVCPU + vms*perVM
+			h.Memory = guest + kilo*1000/m.PagetableDivisor + vcpus*m.PerVCPU + vms*perVM + u.DeviceOverhead
 		}
 		if q.Storage != nil {
-			h.Storage = PVC(q.Storage.Value(), u.MaxOverhead)
+			h.Storage = PVC(q.Storage.Value(), u.MaxOverhead) + u.State
 			for c := range h.ByClass {
 				h.ByClass[c] = h.Storage
 			}
 		}
+	}
+	for c, b := range u.StateHeadroom {
+		h.Storage += b
+		h.ByClass[c] += b
 	}
 	h.MilliCPU += u.Headroom.MilliCPU
 	h.Memory += u.Headroom.Memory
