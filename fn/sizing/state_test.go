@@ -1,0 +1,110 @@
+package sizing
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/decode"
+	"github.com/virtc/virtc/fn/resolve"
+)
+
+func profile(class, mode, access string) *resolve.Storage {
+	return &resolve.Storage{Name: class, StorageProfile: &api.StorageProfile{Spec: api.StorageProfileSpec{StorageClass: class, VolumeMode: mode, AccessMode: access}}}
+}
+
+// windowsVM is a migratable 2-vCPU/8Gi VM with windows.2k22's persistent
+// EFI and TPM, its 60Gi root disk on rbd (Block, RWX), its state on state.
+func windowsVM(state *resolve.Storage) *resolve.VM {
+	return &resolve.VM{
+		Size:         &api.Size{Spec: api.SizeSpec{CPU: 2, Memory: resource.MustParse("8Gi")}},
+		Preference:   &api.Preference{Spec: api.PreferenceSpec{Firmware: "efi-secureboot", PersistentEFI: true, TPM: api.TPMPersistent}},
+		RootDisk:     resource.MustParse("60Gi"),
+		RootStorage:  *profile("rbd", api.VolumeModeBlock, api.AccessRWX),
+		Networks:     []resolve.Network{{Name: "default", NetworkProfile: &api.NetworkProfile{Spec: api.NetworkProfileSpec{Type: api.NetworkPod, Migratable: true}}}},
+		Migration:    api.MigrationIfPossible,
+		StateStorage: state,
+	}
+}
+
+func tenant(vms ...*resolve.VM) *resolve.Tenant {
+	return &resolve.Tenant{Tenant: decode.Tenant{Tenant: &api.Tenant{}}, VMs: vms}
+}
+
+// A VM with persistent EFI or TPM gets a 10Mi Filesystem PVC from KubeVirt
+// (kubevirt.io/kubevirt v1.8.4 pkg/storage/backend-storage/backend-storage.go:
+// PVCSize, createPVC) in the VM-state class. When that PVC is not shared
+// (ReadWriteOnce, or unknown for a Block profile), a live migration creates
+// a second one for the target (CreatePVCForMigrationTarget) and deletes the
+// source's after the handoff (MigrationHandoff): the quota holds both.
+func TestStatePVCInQuota(t *testing.T) {
+	const gi = 1 << 30
+	for _, tc := range []struct {
+		name      string
+		state     *resolve.Storage
+		wantState map[string]int64 // requests.storage per class
+	}{
+		{"block state storage: a second PVC while migrating", profile("rbd", api.VolumeModeBlock, api.AccessRWX),
+			map[string]int64{"rbd": 60*gi + 20*mi}},
+		{"filesystem RWX state storage: shared with the target", profile("cephfs", api.VolumeModeFilesystem, api.AccessRWX),
+			map[string]int64{"rbd": 60 * gi, "cephfs": 10 * mi}},
+		{"filesystem RWO state storage", profile("lvms", api.VolumeModeFilesystem, api.AccessRWO),
+			map[string]int64{"rbd": 60 * gi, "lvms": 20 * mi}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tn := tenant(windowsVM(tc.state))
+			u := KubeVirt.Tenant(tn)
+			h := KubeVirt.Quota(tn, u)
+			var total int64
+			for c, want := range tc.wantState {
+				total += want
+				if h.ByClass[c] != want {
+					t.Errorf("class %s: %d, want %d", c, h.ByClass[c], want)
+				}
+			}
+			if len(h.ByClass) != len(tc.wantState) {
+				t.Errorf("classes %v, want %v", h.Classes(), tc.wantState)
+			}
+			if h.Storage != total {
+				t.Errorf("requests.storage %d, want %d", h.Storage, total)
+			}
+			if u.Storage != 60*gi {
+				t.Errorf("disk usage %d: the state PVC is no disk of the VM's", u.Storage)
+			}
+		})
+	}
+}
+
+// The launcher of a VM with a TPM requests 53Mi more, and so does the
+// migration headroom of the tenant it is the largest VM of.
+func TestStateMemoryInQuota(t *testing.T) {
+	plain := windowsVM(nil)
+	plain.Preference = &api.Preference{}
+	hp := KubeVirt.Quota(tenant(plain), KubeVirt.Tenant(tenant(plain)))
+	win := windowsVM(profile("rbd", api.VolumeModeBlock, api.AccessRWX))
+	hw := KubeVirt.Quota(tenant(win), KubeVirt.Tenant(tenant(win)))
+	if d := hw.Memory - hp.Memory; d != 2*53*mi {
+		t.Errorf("requests.memory grows by %d, want 106Mi (the TPM in the pod and in the migration headroom)", d)
+	}
+}
+
+// A quota stated in VM terms (spec.quota) counts the state PVCs and the
+// TPMs on top: they are not disks or guest memory the tenant states.
+func TestStateOnTopOfStatedQuota(t *testing.T) {
+	win := windowsVM(profile("cephfs", api.VolumeModeFilesystem, api.AccessRWX))
+	mem, st, vms, cpu := resource.MustParse("16Gi"), resource.MustParse("100Gi"), int64(2), int64(4)
+	tn := tenant(win)
+	tn.Spec.Quota = &api.TenantQuota{Memory: &mem, Storage: &st, VMs: &vms, CPU: &cpu}
+	plain := windowsVM(nil)
+	plain.Preference = &api.Preference{}
+	tp := tenant(plain)
+	tp.Spec.Quota = tn.Spec.Quota
+	hw, hp := KubeVirt.Quota(tn, KubeVirt.Tenant(tn)), KubeVirt.Quota(tp, KubeVirt.Tenant(tp))
+	if hw.Storage != 100<<30+10*mi || hw.ByClass["cephfs"] != hw.Storage {
+		t.Errorf("storage %d (cephfs %d), want 100Gi+10Mi", hw.Storage, hw.ByClass["cephfs"])
+	}
+	if d := hw.Memory - hp.Memory; d != 2*53*mi {
+		t.Errorf("requests.memory grows by %d, want 106Mi", d)
+	}
+}
