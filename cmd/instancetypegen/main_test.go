@@ -42,3 +42,75 @@ func TestGeneratedCatalogIsCurrent(t *testing.T) {
 		t.Errorf("%d preferences generated, want the bundle's 54", n)
 	}
 }
+
+// What virtc's Size cannot model is an error, not a silently cheaper size;
+// a preference's persistent EFI, TPM, architecture and requirements come
+// through.
+func TestGenerateFromBundle(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(preferencesFile, `---
+apiVersion: instancetype.kubevirt.io/v1beta1
+kind: VirtualMachineClusterPreference
+metadata:
+  name: win
+  labels:
+    instancetype.kubevirt.io/arch: amd64
+spec:
+  devices:
+    preferredTPM:
+      persistent: true
+  firmware:
+    preferredEfi:
+      persistent: true
+      secureBoot: false
+  requirements:
+    cpu:
+      guest: 2
+    memory:
+      guest: 1.5Gi
+`)
+	write(instancetypesFile, `---
+apiVersion: instancetype.kubevirt.io/v1beta1
+kind: VirtualMachineClusterInstancetype
+metadata:
+  name: x1.small
+spec:
+  cpu:
+    guest: 1
+  memory:
+    guest: 2Gi
+    overcommitPercent: 25
+`)
+	out, err := Generate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"  memoryOvercommitPercent: 25\n", "  firmware: efi\n  persistentEFI: true\n  tpm: persistent\n",
+		"  architecture: amd64\n  requirements:\n    cpu: 2\n    memory: 1536Mi\n"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	write(instancetypesFile, `---
+apiVersion: instancetype.kubevirt.io/v1beta1
+kind: VirtualMachineClusterInstancetype
+metadata:
+  name: h1.small
+spec:
+  cpu:
+    guest: 1
+  memory:
+    guest: 2Gi
+  hostDevices:
+    - name: fpga
+      deviceName: intel.com/fpga
+`)
+	if _, err := Generate(dir); err == nil || !strings.Contains(err.Error(), "h1.small: host devices") {
+		t.Errorf("an instance type with host devices: err %v", err)
+	}
+}
