@@ -274,6 +274,14 @@ func writePreference(b *strings.Builder, p instancetypev1beta1.VirtualMachineClu
 		}
 		arch = *s.PreferredArchitecture
 	}
+	if r := s.Requirements; r != nil && r.Architecture != nil {
+		// KubeVirt refuses a VM of another architecture (requirements/arch.go);
+		// virtc gives every VM its preference's architecture.
+		if arch != "" && arch != *r.Architecture {
+			return fmt.Errorf("preference %s: architecture %s but spec.requirements.architecture %s", p.Name, arch, *r.Architecture)
+		}
+		arch = *r.Architecture
+	}
 	if arch != "" {
 		fmt.Fprintf(b, "  architecture: %s\n", arch)
 	}
