@@ -4,7 +4,11 @@
 // a quota in VM terms must be translated with exactly these numbers.
 package sizing
 
-import "k8s.io/apimachinery/pkg/api/resource"
+import (
+	"math"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
 
 const mi = 1 << 20
 
@@ -40,7 +44,8 @@ type Model struct {
 	// creates for an arm64 guest.
 	Arm64UEFI int64
 	// StatePVC is the size of the backend-storage PVC KubeVirt creates for
-	// a VM with persistent EFI or TPM (Filesystem volume mode).
+	// a VM with persistent EFI or TPM (Filesystem volume mode), before CDI
+	// renders it (see StateClaim).
 	StatePVC int64
 }
 
@@ -183,4 +188,18 @@ func PVCQuantity(size resource.Quantity, filesystemOverhead float64) resource.Qu
 		return size
 	}
 	return Bytes(PVC(size.Value(), filesystemOverhead))
+}
+
+// StateClaim is the storage request of a VM-state PVC once created, rounded
+// up to whole MiB for the quota. KubeVirt requests StatePVC on a Filesystem
+// claim labelled cdi.kubevirt.io/applyStorageProfile, and CDI's PVC
+// rendering webhook (the WebhookPvcRendering gate, which HCO enables)
+// inflates it by the class's file system overhead: aligned to 1MiB, times
+// 1 + overhead, rounded up (containerized-data-importer v1.65.0
+// pkg/apiserver/webhooks/pvc-mutate.go, pkg/controller/datavolume/util.go
+// renderPvcSpecVolumeSize, pkg/util/util.go GetRequiredSpace).
+func (m Model) StateClaim(filesystemOverhead float64) int64 {
+	aligned := (m.StatePVC + mi - 1) / mi * mi
+	inflated := int64(math.Ceil(float64(aligned) * (1 + filesystemOverhead)))
+	return (inflated + mi - 1) / mi * mi
 }

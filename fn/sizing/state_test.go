@@ -1,6 +1,7 @@
 package sizing
 
 import (
+	"math"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -34,7 +35,8 @@ func tenant(vms ...*resolve.VM) *resolve.Tenant {
 
 // A VM with persistent EFI or TPM gets a 10Mi Filesystem PVC from KubeVirt
 // (kubevirt.io/kubevirt v1.8.4 pkg/storage/backend-storage/backend-storage.go:
-// PVCSize, createPVC) in the VM-state class. When that PVC is not shared
+// PVCSize, createPVC) in the VM-state class, which CDI renders to 10.55Mi
+// (11Mi in the quota; see TestStateClaim). When that PVC is not shared
 // (ReadWriteOnce, or unknown for a Block profile), a live migration creates
 // a second one for the target (CreatePVCForMigrationTarget) and deletes the
 // source's after the handoff (MigrationHandoff): the quota holds both.
@@ -46,11 +48,11 @@ func TestStatePVCInQuota(t *testing.T) {
 		wantState map[string]int64 // requests.storage per class
 	}{
 		{"block state storage: a second PVC while migrating", profile("rbd", api.VolumeModeBlock, api.AccessRWX),
-			map[string]int64{"rbd": 60*gi + 20*mi}},
+			map[string]int64{"rbd": 60*gi + 22*mi}},
 		{"filesystem RWX state storage: shared with the target", profile("cephfs", api.VolumeModeFilesystem, api.AccessRWX),
-			map[string]int64{"rbd": 60 * gi, "cephfs": 10 * mi}},
+			map[string]int64{"rbd": 60 * gi, "cephfs": 11 * mi}},
 		{"filesystem RWO state storage", profile("lvms", api.VolumeModeFilesystem, api.AccessRWO),
-			map[string]int64{"rbd": 60 * gi, "lvms": 20 * mi}},
+			map[string]int64{"rbd": 60 * gi, "lvms": 22 * mi}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tn := tenant(windowsVM(tc.state))
@@ -101,10 +103,32 @@ func TestStateOnTopOfStatedQuota(t *testing.T) {
 	tp := tenant(plain)
 	tp.Spec.Quota = tn.Spec.Quota
 	hw, hp := KubeVirt.Quota(tn, KubeVirt.Tenant(tn)), KubeVirt.Quota(tp, KubeVirt.Tenant(tp))
-	if hw.Storage != 100<<30+10*mi || hw.ByClass["cephfs"] != hw.Storage {
-		t.Errorf("storage %d (cephfs %d), want 100Gi+10Mi", hw.Storage, hw.ByClass["cephfs"])
+	if hw.Storage != 100<<30+11*mi || hw.ByClass["cephfs"] != hw.Storage {
+		t.Errorf("storage %d (cephfs %d), want 100Gi+11Mi", hw.Storage, hw.ByClass["cephfs"])
 	}
 	if d := hw.Memory - hp.Memory; d != 2*53*mi {
 		t.Errorf("requests.memory grows by %d, want 106Mi", d)
+	}
+}
+
+// CDI v1.65.0's PVC rendering (pkg/util/util.go GetRequiredSpace, applied
+// by pkg/apiserver/webhooks/pvc-mutate.go to claims KubeVirt labels
+// cdi.kubevirt.io/applyStorageProfile): RoundUp(10Mi, 1Mi) = 10485760,
+// ceil(10485760 × 1.055) = 11062477 bytes with the default overhead, which
+// the quota rounds up to 11Mi; with 10%: 11534336 exactly, 11Mi; with 0: 10Mi.
+func TestStateClaim(t *testing.T) {
+	for _, tc := range []struct {
+		overhead float64
+		want     int64
+	}{{0.055, 11 * mi}, {0.1, 11 * mi}, {0, 10 * mi}, {0.2, 12 * mi}} {
+		if got := KubeVirt.StateClaim(tc.overhead); got != tc.want {
+			t.Errorf("overhead %v: %d, want %d", tc.overhead, got, tc.want)
+		}
+	}
+	if got := int64(math.Ceil(float64(10*mi) * 1.055)); got != 11062477 {
+		t.Errorf("CDI's inflated size %d, want 11062477", got)
+	}
+	if o := StateOverhead(*profile("rbd", api.VolumeModeBlock, api.AccessRWX)); o != DefaultFilesystemOverhead {
+		t.Errorf("overhead of a Block profile's Filesystem claims %v, want CDI's default", o)
 	}
 }

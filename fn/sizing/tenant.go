@@ -68,12 +68,12 @@ func (m Model) Tenant(t *resolve.Tenant) Usage {
 			u.DeviceOverhead += m.Arm64UEFI
 		}
 		if st := vm.StateStorage; st != nil && st.StorageProfile != nil {
-			class := st.Spec.StorageClass
-			u.State += m.StatePVC
-			u.PVC += m.StatePVC
-			u.ByClass[class] += m.StatePVC
+			class, claim := st.Spec.StorageClass, m.StateClaim(StateOverhead(*st))
+			u.State += claim
+			u.PVC += claim
+			u.ByClass[class] += claim
 			if vm.Migrates() && !st.StateSharedOnMigration() {
-				u.StateHeadroom[class] = m.StatePVC
+				u.StateHeadroom[class] = claim
 			}
 		}
 		u.VMs++
@@ -111,6 +111,19 @@ func FilesystemOverhead(st resolve.Storage) float64 {
 	if st.Spec.VolumeMode != "Filesystem" {
 		return 0
 	}
+	if st.Spec.FilesystemOverhead == "" {
+		return DefaultFilesystemOverhead
+	}
+	o, _ := decode.ParseOverhead(st.Spec.FilesystemOverhead)
+	return o
+}
+
+// StateOverhead is the file system overhead CDI applies to Filesystem
+// claims of a storage profile's class, which VM-state PVCs always are: the
+// profile's filesystemOverhead, else CDI's default (for a Block profile too:
+// its class's Filesystem claims get the default unless CDI is told
+// otherwise).
+func StateOverhead(st resolve.Storage) float64 {
 	if st.Spec.FilesystemOverhead == "" {
 		return DefaultFilesystemOverhead
 	}
