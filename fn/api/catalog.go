@@ -286,7 +286,9 @@ type StorageProfileSpec struct {
 	Default bool `json:"default,omitempty"`
 	// FilesystemOverhead is the share of a Filesystem-mode volume that the
 	// file system takes (CDI's default is 0.055): the PVC is that much larger
-	// than the disk, and quota counts the PVC. Ignored for Block.
+	// than the disk, and quota counts the PVC. On a Block profile it applies
+	// only to the VM-state PVCs KubeVirt creates on the class, which are
+	// always Filesystem (see the Platform's vmStateStorage).
 	FilesystemOverhead string `json:"filesystemOverhead,omitempty"`
 	// Snapshots says whether the class has a VolumeSnapshotClass: backups of
 	// disks on it use CSI snapshots.
