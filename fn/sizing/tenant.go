@@ -190,9 +190,9 @@ func (m Model) Quota(t *resolve.Tenant, u Usage) Hard {
 			}
 		}
 	}
-	for c, b := range u.StateHeadroom {
-		h.Storage += b
-		h.ByClass[c] += b
+	for _, c := range slices.Sorted(maps.Keys(u.StateHeadroom)) {
+		h.Storage += u.StateHeadroom[c]
+		h.ByClass[c] += u.StateHeadroom[c]
 	}
 	h.MilliCPU += u.Headroom.MilliCPU
 	h.Memory += u.Headroom.Memory
