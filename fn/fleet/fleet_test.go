@@ -133,8 +133,8 @@ func TestFleetCompiles(t *testing.T) {
 
 // No generated VM pairs a size with an image whose preference requires
 // more (u1.nano or u1.micro with rhel, centos or fedora: KubeVirt refuses
-// it), over several seeds; the small sizes still appear with images that
-// allow them, if the catalog has any, and the fleet compiles.
+// it), over several seeds, and the fleet validates (virtc refuses such a
+// pair at spec.size).
 func TestFleetSizesMeetPreferenceRequirements(t *testing.T) {
 	for seed := uint64(1); seed <= 8; seed++ {
 		files, err := fleet.Generate(fleet.Options{Tenants: 4, VMs: 300, Seed: seed})
