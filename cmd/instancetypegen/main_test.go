@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/virtc/virtc/fn/versions"
 )
 
 // TestGeneratedCatalogIsCurrent holds catalog/common-instancetypes.yaml to
@@ -113,4 +115,42 @@ spec:
 	if _, err := Generate(dir); err == nil || !strings.Contains(err.Error(), "h1.small: host devices") {
 		t.Errorf("an instance type with host devices: err %v", err)
 	}
+}
+
+// The newest supported release in catalog/versions/versions.yaml is the
+// one the catalog is generated for: its KubeVirt is Version and its
+// commonInstancetypes the bundle's release.
+func TestNewestReleaseIsTheBundles(t *testing.T) {
+	rels := versions.Releases()
+	newest := rels[0]
+	for _, r := range rels {
+		if v, _ := versions.Parse(r.Minor + ".0"); v.Compare(mustParse(t, newest.Minor+".0")) > 0 {
+			newest = r
+		}
+	}
+	if newest.KubeVirt != Version {
+		t.Errorf("the newest release %s has KubeVirt %s, the generator reads %s@%s", newest.Minor, newest.KubeVirt, Module, Version)
+	}
+	if len(newest.AbsentBuiltinSizes) > 0 {
+		t.Errorf("the newest release %s lacks builtin sizes %v: the catalog is generated from its bundle", newest.Minor, newest.AbsentBuiltinSizes)
+	}
+	dir, ok := CachedBundle()
+	if !ok {
+		t.Skipf("%s@%s is not in the module cache", Module, Version)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, preferencesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "instancetype.kubevirt.io/common-instancetypes-version: " + newest.CommonInstancetypes + "\n"; !strings.Contains(string(data), want) {
+		t.Errorf("the bundle of %s@%s is not common-instancetypes %s (versions.yaml)", Module, Version, newest.CommonInstancetypes)
+	}
+}
+
+func mustParse(t *testing.T, s string) versions.Version {
+	v, err := versions.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

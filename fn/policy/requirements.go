@@ -29,7 +29,15 @@ func Fits(size api.SizeSpec, r *api.PreferenceRequirements) bool {
 // preference requirements"). The message names the sizes the tenant may
 // use that fit, smallest first.
 func requirements(m *resolve.Model, vm *resolve.VM, diags *diag.List) {
-	if vm.Size == nil || vm.Preference == nil {
+	if vm.Size == nil {
+		return
+	}
+	if p := m.Platform; p != nil && vm.Size.Spec.Builtin && !p.Release.HasBuiltinSize(vm.SizeName) {
+		diags.Errorf(vm.Doc.Pos("spec.size"), "spec.size", "size %q is not installed by OpenShift Virtualization %s (KubeVirt %s deploys common-instancetypes %s, which has no such instance type)",
+			vm.SizeName, p.Release.Minor, p.Release.KubeVirt, p.Release.CommonInstancetypes)
+		return
+	}
+	if vm.Preference == nil {
 		return
 	}
 	r := vm.Preference.Spec.Requirements
@@ -71,6 +79,9 @@ func FittingSizes(m *resolve.Model, t *resolve.Tenant, r *api.PreferenceRequirem
 	for _, name := range m.Catalog.Sizes.Names() {
 		s, _ := m.Catalog.Sizes.Get(name)
 		if !Fits(s.Spec, r) || !t.AllowsSize(name, s.Spec.Restricted) || len(baselineNeeds(s.Spec, on)) > 0 {
+			continue
+		}
+		if p := m.Platform; p != nil && s.Spec.Builtin && !p.Release.HasBuiltinSize(name) {
 			continue
 		}
 		cands = append(cands, cand{name, s.Spec})
