@@ -46,9 +46,12 @@ fuzz-short:
 vet:
 	$(GO) vet ./...
 
-## generate: the JSON Schemas in schemas/, from the Go types of fn/api
+## generate: the JSON Schemas in schemas/, from the Go types of fn/api, and
+## the builtin sizes and preferences in catalog/common-instancetypes.yaml,
+## from the common-instancetypes bundle of KubeVirt (go mod download)
 generate:
 	$(GO) run ./cmd/schemagen -api fn/api -out schemas
+	$(GO) run ./cmd/instancetypegen -out catalog/common-instancetypes.yaml
 
 .PHONY: e2e
 ## e2e: every kustomization under examples/ with the real kustomize, and the

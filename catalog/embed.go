@@ -6,10 +6,12 @@ package catalog
 
 import "embed"
 
-// Files are the default catalog's documents: YAML, and Jsonnet for the
-// entries that are families (the size series).
+// Files are the default catalog's documents. common-instancetypes.yaml is
+// generated (make generate, cmd/instancetypegen) from the bundle KubeVirt
+// deploys; the others are written by hand. A Jsonnet file here would be
+// evaluated like a user's.
 //
-//go:embed *.yaml *.jsonnet
+//go:embed *.yaml
 var Files embed.FS
 
 // Versions holds the table of supported platform versions.

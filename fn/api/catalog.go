@@ -25,16 +25,21 @@ type SizeSpec struct {
 	// Restricted sizes are usable only by tenants that allow them by name
 	// or pattern in spec.allow.sizes.
 	Restricted bool `json:"restricted,omitempty"`
-	// DedicatedCPU pins each vCPU to a host CPU (the cx1 and n1 series).
+	// DedicatedCPU pins each vCPU to a host CPU, with an isolated emulator
+	// thread (the cx1, d1, n1 and rt1 series).
 	// Excluded from the platform baseline unless the Platform enables
 	// dedicatedCPU.
 	DedicatedCPU bool `json:"dedicatedCPU,omitempty"`
-	// Hugepages backs guest memory with huge pages of this size (the m1 and
-	// cx1 series). Excluded unless the Platform enables hugepages.
+	// Hugepages backs guest memory with huge pages of this size (the cx1,
+	// m1, n1 and rt1 series). Excluded unless the Platform enables hugepages.
 	Hugepages string `json:"hugepages,omitempty" enum:"2Mi,1Gi"`
-	// GPUs are passed through to the guest (the gn1 series). Excluded
-	// unless the Platform enables gpu.
+	// GPUs are passed through to the guest. Excluded unless the Platform
+	// enables gpu.
 	GPUs []Device `json:"gpus,omitempty"`
+	// MemoryOvercommitPercent lets the launcher pod request that much less
+	// memory than the guest has (the o1 series: 50). KubeVirt sets the
+	// pod's memory request to guest × (1 − percent/100).
+	MemoryOvercommitPercent int64 `json:"memoryOvercommitPercent,omitempty"`
 }
 
 // Device is a host device passed through to a guest.
@@ -55,20 +60,67 @@ type Preference struct {
 }
 
 // PreferenceSpec is the subset of a VirtualMachineClusterPreference that
-// virtc publishes.
+// virtc publishes, and the facts of a builtin preference that decide what a
+// VM using it needs and costs. The builtin preferences are generated from
+// the common-instancetypes bundle KubeVirt deploys (catalog/
+// common-instancetypes.yaml).
 type PreferenceSpec struct {
 	// Builtin marks a preference that OpenShift Virtualization already
 	// installs (common-preferences such as rhel.9): referenced, not emitted.
 	Builtin bool `json:"builtin,omitempty"`
 	// DiskBus is the preferred bus of disks: virtio, sata or scsi.
 	DiskBus string `json:"diskBus,omitempty" enum:"virtio,sata,scsi"`
-	// InterfaceModel is the preferred NIC model: virtio or e1000e.
-	InterfaceModel string `json:"interfaceModel,omitempty" enum:"virtio,e1000e"`
-	// Firmware is bios, efi or efi-secureboot.
+	// InterfaceModel is the preferred NIC model: virtio, or an emulated
+	// model for guests without virtio drivers (e1000e, e1000, rtl8139).
+	InterfaceModel string `json:"interfaceModel,omitempty" enum:"virtio,e1000e,e1000,rtl8139"`
+	// Firmware is bios, efi or efi-secureboot (UEFI with Secure Boot, which
+	// also turns on SMM). Absent: KubeVirt's default, BIOS.
 	Firmware string `json:"firmware,omitempty" enum:"bios,efi,efi-secureboot"`
+	// PersistentEFI keeps the UEFI variable store (NVRAM) across restarts
+	// (preferredEfi.persistent). Needs firmware efi or efi-secureboot.
+	// KubeVirt then keeps the VM's state on a backend-storage PVC of 10Mi
+	// in the VM's namespace, on the HyperConverged's vmStateStorageClass:
+	// the tenant's quota counts it.
+	PersistentEFI bool `json:"persistentEFI,omitempty"`
+	// TPM gives the guest an emulated TPM 2.0 (swtpm, which adds 53Mi to
+	// the virt-launcher pod's memory): transient (state lost at restart) or
+	// persistent (state on the backend-storage PVC, as persistentEFI;
+	// Windows 11 and Server 2022/2025 need it for BitLocker and Secure
+	// Boot). Absent: no TPM.
+	TPM string `json:"tpm,omitempty" enum:"transient,persistent"`
 	// CPUTopology spreads vCPUs as sockets, cores, threads or spread.
 	CPUTopology string `json:"cpuTopology,omitempty" enum:"sockets,cores,threads,spread"`
+	// Architecture is the CPU architecture the preference is made for
+	// (amd64, arm64, s390x): VMs using it get this spec.architecture.
+	// Absent: amd64. On arm64 KubeVirt adds 128Mi to the launcher's memory
+	// for the UEFI flash devices.
+	Architecture string `json:"architecture,omitempty" enum:"amd64,arm64,s390x"`
+	// Requirements are the smallest size the guest OS runs on. KubeVirt
+	// refuses a VM whose instance type is below them; virtc refuses it at
+	// the VM's spec.size and names the sizes that fit.
+	Requirements *PreferenceRequirements `json:"requirements,omitempty"`
 }
+
+// PreferenceRequirements are a preference's minimum vCPUs and memory
+// (spec.requirements of a VirtualMachineClusterPreference).
+type PreferenceRequirements struct {
+	// CPU is the minimum number of vCPUs.
+	CPU int64 `json:"cpu,omitempty"`
+	// Memory is the minimum guest memory.
+	Memory *resource.Quantity `json:"memory,omitempty"`
+}
+
+// NeedsBackendStorage reports whether KubeVirt keeps state of VMs with
+// this preference on a backend-storage PVC (persistent EFI or TPM).
+func (p PreferenceSpec) NeedsBackendStorage() bool {
+	return p.PersistentEFI || p.TPM == TPMPersistent
+}
+
+// TPM modes of a preference.
+const (
+	TPMTransient  = "transient"
+	TPMPersistent = "persistent"
+)
 
 // Image is an OS image that VMs' root disks are cloned from.
 type Image struct {
@@ -246,7 +298,9 @@ type StorageProfileSpec struct {
 	Default bool `json:"default,omitempty"`
 	// FilesystemOverhead is the share of a Filesystem-mode volume that the
 	// file system takes (CDI's default is 0.055): the PVC is that much larger
-	// than the disk, and quota counts the PVC. Ignored for Block.
+	// than the disk, and quota counts the PVC. On a Block profile it applies
+	// only to the VM-state PVCs KubeVirt creates on the class, which are
+	// always Filesystem (see the Platform's vmStateStorage).
 	FilesystemOverhead string `json:"filesystemOverhead,omitempty"`
 	// Snapshots says whether the class has a VolumeSnapshotClass: backups of
 	// disks on it use CSI snapshots.

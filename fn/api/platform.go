@@ -34,6 +34,17 @@ type PlatformSpec struct {
 	// MemoryOvercommitPercentage lets guests see more memory than their pods
 	// request (100: no overcommit, the default).
 	MemoryOvercommitPercentage *int64 `json:"memoryOvercommitPercentage,omitempty"`
+	// VMStateStorage names the StorageProfile whose StorageClass holds VM
+	// state: KubeVirt keeps the persistent EFI variables and TPM of VMs
+	// whose preference has them (windows.11, windows.2k22, windows.2k25 …)
+	// on a 10Mi Filesystem PVC per VM in the VM's namespace, and virtc sets
+	// the HyperConverged's vmStateStorageClass to this class and counts the
+	// PVCs in the tenants' quotas. KubeVirt asks for ReadWriteMany unless
+	// CDI's StorageProfile of the class says Filesystem claims are
+	// ReadWriteOnce; then each live migration creates a second PVC for the
+	// target and hands over (quota headroom counts it). Absent: the
+	// catalog's default storage profile.
+	VMStateStorage string `json:"vmStateStorage,omitempty"`
 	// GoldenImageNamespace holds the golden-image DataSources. Absent:
 	// openshift-virtualization-os-images.
 	GoldenImageNamespace string `json:"goldenImageNamespace,omitempty"`

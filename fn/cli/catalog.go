@@ -43,6 +43,13 @@ type imageView struct {
 	Pin         string `json:"pin,omitempty"`
 	Preference  string `json:"preference"`
 	MinRootDisk string `json:"minRootDisk"`
+	// MinCPU and MinMemory are the preference's requirements: the smallest
+	// size a VM of the image may have.
+	MinCPU    int64  `json:"minCPU,omitempty"`
+	MinMemory string `json:"minMemory,omitempty"`
+	// VMState says the preference keeps persistent EFI or TPM state on a
+	// backend-storage PVC.
+	VMState bool `json:"vmState,omitempty"`
 }
 
 type networkView struct {
@@ -153,6 +160,15 @@ func view(cat *catalog.Catalog, t *resolve.Tenant) catalogView {
 			continue
 		}
 		iv := imageView{Name: n, Preference: img.Spec.Preference, MinRootDisk: img.Spec.MinRootDisk.String()}
+		if p, ok := cat.Preferences.Get(img.Spec.Preference); ok {
+			if r := p.Spec.Requirements; r != nil {
+				iv.MinCPU = r.CPU
+				if r.Memory != nil {
+					iv.MinMemory = r.Memory.String()
+				}
+			}
+			iv.VMState = p.Spec.NeedsBackendStorage()
+		}
 		switch s := img.Spec; {
 		case s.Registry != nil:
 			url, digest, _ := strings.Cut(s.Registry.URL, "@")
@@ -228,9 +244,13 @@ func writeCatalog(w io.Writer, v catalogView) {
 	for _, s := range v.Sizes {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", s.Name, s.CPU, s.Memory, s.Published, dash(strings.Join(s.Needs, ", ")))
 	}
-	section("\nIMAGES", "NAME\tSOURCE\tDIGEST OR CHECKSUM\tPREFERENCE\tMIN ROOT DISK")
+	section("\nIMAGES", "NAME\tSOURCE\tDIGEST OR CHECKSUM\tPREFERENCE\tMIN SIZE\tVM STATE\tMIN ROOT DISK")
 	for _, i := range v.Images {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", i.Name, i.Source, dash(i.Pin), i.Preference, i.MinRootDisk)
+		minSize := ""
+		if i.MinCPU > 0 || i.MinMemory != "" {
+			minSize = fmt.Sprintf("%d vCPU, %s", max(i.MinCPU, 1), dash(i.MinMemory))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", i.Name, i.Source, dash(i.Pin), i.Preference, dash(minSize), yes(i.VMState), i.MinRootDisk)
 	}
 	section("\nNETWORK PROFILES", "NAME\tTYPE\tMIGRATABLE\tDETAILS")
 	for _, n := range v.Networks {

@@ -191,6 +191,9 @@ func validate(d *decoder, obj any) {
 		if o.Spec.Memory.Cmp(mustQuantity("1Mi")) < 0 {
 			d.fail("spec.memory", "must be at least 1Mi")
 		}
+		if p := o.Spec.MemoryOvercommitPercent; p < 0 || p > 100 {
+			d.fail("spec.memoryOvercommitPercent", "must be from 0 to 100 (KubeVirt's instance type memory.overcommitPercent)")
+		}
 	case *api.Image:
 		d.catalogMeta(o.Metadata)
 		sources := 0
@@ -231,6 +234,17 @@ func validate(d *decoder, obj any) {
 		d.networkProfile(o)
 	case *api.Preference:
 		d.catalogMeta(o.Metadata)
+		if o.Spec.PersistentEFI && !strings.HasPrefix(o.Spec.Firmware, "efi") {
+			d.fail("spec.persistentEFI", "needs firmware efi or efi-secureboot (the EFI variable store is what persists)")
+		}
+		if r := o.Spec.Requirements; r != nil {
+			if r.CPU < 0 {
+				d.fail("spec.requirements.cpu", "must not be negative")
+			}
+			if r.Memory != nil && r.Memory.Sign() < 0 {
+				d.fail("spec.requirements.memory", "must not be negative")
+			}
+		}
 	case *api.Platform:
 		d.meta(o.Metadata, false)
 		d.dnsLabel("metadata.name", "platform name", o.Metadata.Name)

@@ -261,8 +261,10 @@ func (v *vmChange) size() {
 	v.add(ch)
 }
 
-// topology is how the VM's preference spreads vCPUs, when the catalog
-// publishes that preference ("" for builtin ones and the default).
+// topology is how the VM's preference spreads vCPUs ("" when it says
+// nothing: KubeVirt's default, sockets). Builtin preferences carry theirs
+// from the common-instancetypes bundle (sockets for Windows, spread for the
+// dpdk and realtime ones).
 func (v *vmChange) topology() string {
 	cat := v.newCatalog
 	name := preference(v.new)

@@ -154,6 +154,10 @@ func evidence(vm *resolve.VM, c Class, extraNets []string) []string {
 			add(d.Storage.Spec.Evidence...)
 		}
 	}
+	if st := vm.StateStorage; st != nil && st.StorageProfile != nil {
+		// The VM's persistent EFI and TPM state lives there.
+		add(st.Spec.Evidence...)
+	}
 	for _, n := range vm.Networks {
 		add(n.Spec.Evidence...)
 	}

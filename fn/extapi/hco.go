@@ -24,6 +24,7 @@ type HyperConvergedSpec struct {
 	CommonBootImageNamespace string                   `json:"commonBootImageNamespace,omitempty"`
 	DataImportCronTemplates  []DataImportCronTemplate `json:"dataImportCronTemplates,omitempty"`
 	FeatureGates             map[string]bool          `json:"featureGates,omitempty"`
+	VMStateStorageClass      string                   `json:"vmStateStorageClass,omitempty"`
 	UninstallStrategy        string                   `json:"uninstallStrategy"`
 }
 

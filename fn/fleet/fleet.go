@@ -45,12 +45,14 @@ const BridgeNetwork = "storage-net"
 // CatalogFile is the fleet's catalog file.
 const CatalogFile = "catalog/networks.yaml"
 
-// sizeWeights is how often each u1 size appears: mostly small and medium
-// machines, a few large ones, as in a general-purpose fleet.
-var sizeWeights = []struct {
+type sizeWeight struct {
 	name   string
 	weight int
-}{
+}
+
+// sizeWeights is how often each u1 size appears: mostly small and medium
+// machines, a few large ones, as in a general-purpose fleet.
+var sizeWeights = []sizeWeight{
 	{"u1.nano", 2}, {"u1.micro", 4}, {"u1.small", 12}, {"u1.medium", 18}, {"u1.2xmedium", 12},
 	{"u1.large", 14}, {"u1.xlarge", 8}, {"u1.2xlarge", 4}, {"u1.4xlarge", 2}, {"u1.8xlarge", 1},
 }
@@ -73,6 +75,8 @@ type facts struct {
 	sizes     map[string]api.SizeSpec
 	images    []string
 	minRootGi map[string]int64
+	// needs are the requirements of each image's preference (nil: none).
+	needs map[string]*api.PreferenceRequirements
 }
 
 func defaultCatalog() (facts, error) {
@@ -81,9 +85,13 @@ func defaultCatalog() (facts, error) {
 	if diags.HasErrors() {
 		return facts{}, fmt.Errorf("default catalog: %s", diag.Format(diags.Errors()))
 	}
-	f := facts{sizes: map[string]api.SizeSpec{}, minRootGi: map[string]int64{}}
+	f := facts{sizes: map[string]api.SizeSpec{}, minRootGi: map[string]int64{}, needs: map[string]*api.PreferenceRequirements{}}
 	for _, s := range set.Sizes {
 		f.sizes[s.Obj.Metadata.Name] = s.Obj.Spec
+	}
+	prefs := map[string]*api.PreferenceRequirements{}
+	for _, p := range set.Preferences {
+		prefs[p.Obj.Metadata.Name] = p.Obj.Spec.Requirements
 	}
 	for _, img := range set.Images {
 		name := img.Obj.Metadata.Name
@@ -92,6 +100,7 @@ func defaultCatalog() (facts, error) {
 			min = *img.Obj.Spec.DefaultRootDisk
 		}
 		f.images = append(f.images, name)
+		f.needs[name] = prefs[img.Obj.Spec.Preference]
 		f.minRootGi[name] = (min.Value() + gi - 1) / gi
 	}
 	slices.Sort(f.images)
@@ -234,8 +243,9 @@ func grow(n int64) int64 { return n + (n+3)/4 }
 
 func genVM(r *rng, f facts, tenant, name, env, tenantBackup string, production bool) vm {
 	size := pickSize(r)
-	spec := f.sizes[size]
 	image := f.images[r.intn(len(f.images))]
+	size = fitSize(f, size, f.needs[image])
+	spec := f.sizes[size]
 	v := vm{vcpus: spec.CPU, memory: spec.Memory.Value(), storageG: f.minRootGi[image]}
 
 	var b bytes.Buffer
@@ -300,6 +310,20 @@ func role(vmName string) string {
 		}
 	}
 	return vmName
+}
+
+// fitSize is size, or the next larger size of the mix that meets the
+// image's preference requirements: KubeVirt refuses a VM whose instance
+// type is below them (u1.nano or u1.micro with rhel.9, for example).
+func fitSize(f facts, size string, need *api.PreferenceRequirements) string {
+	i := slices.IndexFunc(sizeWeights, func(w sizeWeight) bool { return w.name == size })
+	for ; i < len(sizeWeights); i++ {
+		s := f.sizes[sizeWeights[i].name]
+		if need == nil || s.CPU >= need.CPU && (need.Memory == nil || s.Memory.Cmp(*need.Memory) >= 0) {
+			return sizeWeights[i].name
+		}
+	}
+	return sizeWeights[len(sizeWeights)-1].name
 }
 
 func pickSize(r *rng) string {

@@ -130,3 +130,42 @@ func TestFleetCompiles(t *testing.T) {
 	}
 	conform.RunKubeconform(t, "4.22", file)
 }
+
+// No generated VM pairs a size with an image whose preference requires
+// more (u1.nano or u1.micro with rhel, centos or fedora: KubeVirt refuses
+// it), over several seeds, and the fleet validates (virtc refuses such a
+// pair at spec.size).
+func TestFleetSizesMeetPreferenceRequirements(t *testing.T) {
+	for seed := uint64(1); seed <= 8; seed++ {
+		files, err := fleet.Generate(fleet.Options{Tenants: 4, VMs: 300, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := joinFiles(files)
+		for _, doc := range strings.Split(all, "---\n") {
+			if !strings.Contains(doc, "\nkind: VM\n") {
+				continue
+			}
+			small := strings.Contains(doc, "\n  size: u1.nano\n") || strings.Contains(doc, "\n  size: u1.micro\n")
+			for _, img := range []string{"rhel", "centos", "fedora"} {
+				if small && strings.Contains(doc, "\n  image: "+img) {
+					t.Fatalf("seed %d: a VM below its image's preference requirements:\n%s", seed, doc)
+				}
+			}
+		}
+		dir := t.TempDir()
+		for _, f := range files {
+			p := filepath.Join(dir, filepath.FromSlash(f.Path))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out, errOut bytes.Buffer
+		if code := cli.Main([]string{"validate", dir}, nil, &out, &errOut); code != 0 {
+			t.Fatalf("seed %d: validate: exit %d:\n%s", seed, code, errOut.String())
+		}
+	}
+}

@@ -23,6 +23,7 @@ func Check(m *resolve.Model, diags *diag.List) {
 			migration(vm, diags)
 			productionBackup(vm, diags)
 			excluded(m, vm, diags)
+			requirements(m, vm, diags)
 			limits(m, vm, diags)
 			inlineSecrets(vm, diags)
 			urlImage(vm, diags)

@@ -20,6 +20,13 @@ func HyperConverged(m *resolve.Model, p *resolve.Platform) emit.Object {
 		// from Git must not take every VM with it.
 		UninstallStrategy: "BlockUninstallIfWorkloadsExist",
 	}
+	// VM state (persistent EFI and TPM) goes to the class the tenants'
+	// quotas count it in; without it KubeVirt picks the cluster's default
+	// virt or Kubernetes class (kubevirt.io/kubevirt v1.8.4
+	// pkg/storage/backend-storage/backend-storage.go, getStorageClass).
+	if st, ok := resolve.StateStorage(m.Catalog); ok {
+		hs.VMStateStorageClass = st.Spec.StorageClass
+	}
 	if lm := spec.LiveMigration; lm != nil {
 		hs.LiveMigrationConfig = &extapi.LiveMigrationConfig{
 			ParallelMigrationsPerCluster:      lm.ParallelMigrationsPerCluster,

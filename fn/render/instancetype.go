@@ -57,10 +57,35 @@ func Preferences(cat *catalog.Catalog, p *resolve.Platform) []emit.Object {
 			ps.Firmware = &instancetypev1beta1.FirmwarePreferences{PreferredUseBios: &yes}
 		case "efi", "efi-secureboot":
 			secure := spec.Firmware == "efi-secureboot"
-			ps.Firmware = &instancetypev1beta1.FirmwarePreferences{PreferredEfi: &kubevirtv1.EFI{SecureBoot: &secure}}
+			efi := &kubevirtv1.EFI{SecureBoot: &secure}
+			if spec.PersistentEFI {
+				yes := true
+				efi.Persistent = &yes
+			}
+			ps.Firmware = &instancetypev1beta1.FirmwarePreferences{PreferredEfi: efi}
 			if secure {
 				// Secure Boot needs SMM.
 				ps.Features = &instancetypev1beta1.FeaturePreferences{PreferredSmm: &kubevirtv1.FeatureState{}}
+			}
+		}
+		if spec.TPM != "" {
+			persistent := spec.TPM == api.TPMPersistent
+			if ps.Devices == nil {
+				ps.Devices = &instancetypev1beta1.DevicePreferences{}
+			}
+			ps.Devices.PreferredTPM = &kubevirtv1.TPMDevice{Persistent: &persistent}
+		}
+		if spec.Architecture != "" {
+			arch := spec.Architecture
+			ps.PreferredArchitecture = &arch
+		}
+		if r := spec.Requirements; r != nil {
+			ps.Requirements = &instancetypev1beta1.PreferenceRequirements{}
+			if r.CPU > 0 {
+				ps.Requirements.CPU = &instancetypev1beta1.CPUPreferenceRequirement{Guest: uint32(r.CPU)}
+			}
+			if r.Memory != nil {
+				ps.Requirements.Memory = &instancetypev1beta1.MemoryPreferenceRequirement{Guest: *r.Memory}
 			}
 		}
 		pref := &instancetypev1beta1.VirtualMachineClusterPreference{
@@ -86,6 +111,7 @@ func instancetypeSpec(s api.SizeSpec) instancetypev1beta1.VirtualMachineInstance
 	if s.Hugepages != "" {
 		spec.Memory.Hugepages = &kubevirtv1.Hugepages{PageSize: s.Hugepages}
 	}
+	spec.Memory.OvercommitPercent = int(s.MemoryOvercommitPercent)
 	for _, g := range s.GPUs {
 		spec.GPUs = append(spec.GPUs, kubevirtv1.GPU{Name: g.Name, DeviceName: g.DeviceName})
 	}

@@ -55,6 +55,15 @@ func EvictionStrategy(vm *resolve.VM) kubevirtv1.EvictionStrategy {
 	return evictionStrategies[vm.Migration]
 }
 
+// Architecture is the VM's CPU architecture: its preference's, amd64 when
+// the preference names none.
+func Architecture(vm *resolve.VM) string {
+	if p := vm.Preference; p != nil && p.Spec.Architecture != "" {
+		return p.Spec.Architecture
+	}
+	return "amd64"
+}
+
 // VirtualMachine renders the VM with its root disk as a dataVolumeTemplate
 // cloned from the image's DataSource and its data disks as references to
 // their PersistentVolumeClaims (see DataDisks).
@@ -120,7 +129,7 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 			Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{
 				ObjectMeta: objectMeta("", "", "", "", templateLabels, nil),
 				Spec: kubevirtv1.VirtualMachineInstanceSpec{
-					Architecture:     "amd64",
+					Architecture:     Architecture(vm),
 					EvictionStrategy: &eviction,
 					Domain: kubevirtv1.DomainSpec{
 						Firmware: &kubevirtv1.Firmware{

@@ -52,6 +52,11 @@ func Allows(list []string, name string, restricted bool) bool {
 	return false
 }
 
+// AllowsSize reports whether the tenant may use a size.
+func (t *Tenant) AllowsSize(name string, restricted bool) bool {
+	return Allows(t.allowSizes(), name, restricted)
+}
+
 // AllowsNetwork reports whether the tenant may use a network profile.
 func (t *Tenant) AllowsNetwork(name string, restricted bool) bool {
 	return Allows(t.allowNetworks(), name, restricted)

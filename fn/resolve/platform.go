@@ -125,6 +125,11 @@ func resolvePlatform(cat *catalog.Catalog, diags *diag.List) *Platform {
 	if lm := spec.LiveMigration; lm != nil && lm.Network != "" {
 		p.MigrationNetwork = migrationNetwork(cat, e, lm.Network, diags)
 	}
+	if name := spec.VMStateStorage; name != "" {
+		if _, ok := cat.StorageProfiles.Get(name); !ok {
+			diags.Errorf(e.Doc.Pos("spec.vmStateStorage"), "spec.vmStateStorage", "%s", cat.StorageProfiles.Unknown("storage profile", name))
+		}
+	}
 	if !rel.HTTPChecksum {
 		for _, name := range cat.Images.Names() {
 			img, _ := cat.Images.Entry(name)

@@ -40,21 +40,27 @@ type Tenant struct {
 // VM is a resolved VM.
 type VM struct {
 	decode.VM
-	Tenant      *Tenant
-	Name        string
-	Namespace   string
-	Size        *api.Size
-	SizeName    string
-	Image       *api.Image
-	ImageName   string
-	DataSource  api.DataSourceRef
-	RootDisk    resource.Quantity
-	RootStorage Storage
-	Disks       []Disk
-	Networks    []Network
-	RunStrategy string
-	Migration   string
-	Backup      Backup
+	Tenant    *Tenant
+	Name      string
+	Namespace string
+	Size      *api.Size
+	SizeName  string
+	Image     *api.Image
+	ImageName string
+	// Preference is the image's preference (nil when the image or its
+	// preference is unknown).
+	Preference *api.Preference
+	// StateStorage is where KubeVirt keeps the VM's persistent EFI and TPM
+	// state (a backend-storage PVC): nil unless its preference has them.
+	StateStorage *Storage
+	DataSource   api.DataSourceRef
+	RootDisk     resource.Quantity
+	RootStorage  Storage
+	Disks        []Disk
+	Networks     []Network
+	RunStrategy  string
+	Migration    string
+	Backup       Backup
 	// Tier is production or standard: the VM's own, else its tenant's.
 	Tier string
 }
@@ -219,6 +225,14 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 		rv.Image = img
 		rv.DataSource = ImageDataSource(spec.Image, img, cat)
 		t.allow(diags, v, "spec.image", "image", spec.Image, t.allowImages(), img.Spec.Restricted)
+		if p, ok := cat.Preferences.Get(img.Spec.Preference); ok {
+			rv.Preference = p
+			if p.Spec.NeedsBackendStorage() {
+				if st, ok := StateStorage(cat); ok {
+					rv.StateStorage = &st
+				}
+			}
+		}
 		rv.RootDisk = img.Spec.MinRootDisk
 		if img.Spec.DefaultRootDisk != nil {
 			rv.RootDisk = *img.Spec.DefaultRootDisk
@@ -279,6 +293,33 @@ func ImageDataSource(name string, img *api.Image, cat *catalog.Catalog) api.Data
 		return api.DataSourceRef{Name: ds.Name, Namespace: cmp.Or(ds.Namespace, cat.GoldenImageNamespace)}
 	}
 	return api.DataSourceRef{Name: name, Namespace: cat.GoldenImageNamespace}
+}
+
+// StateStorage is the storage profile of VM state (persistent EFI and TPM):
+// the one the Platform names in spec.vmStateStorage, else the catalog's
+// default. False when there is none (the Platform's name is checked where
+// the Platform is resolved).
+func StateStorage(cat *catalog.Catalog) (Storage, bool) {
+	name := cat.DefaultStorage
+	if cat.Platform != nil && cat.Platform.Obj.Spec.VMStateStorage != "" {
+		name = cat.Platform.Obj.Spec.VMStateStorage
+	}
+	p, ok := cat.StorageProfiles.Get(name)
+	if !ok {
+		return Storage{}, false
+	}
+	return Storage{Name: name, StorageProfile: p}, true
+}
+
+// StateSharedOnMigration reports whether KubeVirt shares the VM-state PVC
+// between the source and target of a live migration: a ReadWriteMany
+// Filesystem claim. Otherwise (ReadWriteOnce, or a Block profile whose
+// Filesystem access mode virtc does not know) the migration creates a
+// second PVC for the target and deletes the source's afterwards
+// (kubevirt.io/kubevirt v1.8.4 pkg/storage/backend-storage/backend-storage.go:
+// getAccessMode, CreatePVCForMigrationTarget, MigrationHandoff).
+func (s Storage) StateSharedOnMigration() bool {
+	return s.StorageProfile != nil && s.Spec.VolumeMode == api.VolumeModeFilesystem && s.Spec.AccessMode == api.AccessRWX
 }
 
 func storage(cat *catalog.Catalog, name, field string, v decode.VM, diags *diag.List) (Storage, bool) {

@@ -4,7 +4,11 @@
 // a quota in VM terms must be translated with exactly these numbers.
 package sizing
 
-import "k8s.io/apimachinery/pkg/api/resource"
+import (
+	"math"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
 
 const mi = 1 << 20
 
@@ -33,10 +37,25 @@ type Model struct {
 	ConsoleLogGuaranteed Pod
 	// DedicatedOverhead is the memory added for dedicated CPUs.
 	DedicatedOverhead int64
+	// TPM is the memory of the swtpm process a VM with a TPM (transient or
+	// persistent) runs in its launcher pod.
+	TPM int64
+	// Arm64UEFI is the memory of the two 64Mi UEFI flash devices QEMU
+	// creates for an arm64 guest.
+	Arm64UEFI int64
+	// StatePVC is the size of the backend-storage PVC KubeVirt creates for
+	// a VM with persistent EFI or TPM (Filesystem volume mode), before CDI
+	// renders it (see StateClaim).
+	StatePVC int64
 }
 
 // KubeVirt is the model of the KubeVirt releases in OpenShift Virtualization
-// 4.20 and 4.22 (v1.6, v1.8) with HCO's defaults.
+// 4.20 and 4.22 (v1.6, v1.8) with HCO's defaults: kubevirt.io/kubevirt
+// v1.8.4 pkg/hypervisor/kvm/hypervisorbackend.go (GetMemoryOverhead of the
+// kvm backend: the static processes, 8Mi per vCPU and for the IO thread,
+// 32Mi video RAM, 128Mi on arm64, 53Mi for a TPM's swtpm, 100Mi for
+// dedicated CPUs), pkg/instancetype/apply/memory.go (overcommitPercent) and
+// pkg/storage/backend-storage/backend-storage.go (PVCSize 10Mi).
 var KubeVirt = Model{
 	Static:               220 * mi,
 	PerVCPU:              8 * mi,
@@ -47,6 +66,9 @@ var KubeVirt = Model{
 	ConsoleLog:           Pod{MilliCPU: 5, Memory: 35_000_000},
 	ConsoleLogGuaranteed: Pod{MilliCPU: 15, Memory: 60_000_000},
 	DedicatedOverhead:    100 * mi,
+	TPM:                  53 * mi,
+	Arm64UEFI:            128 * mi,
+	StatePVC:             10 * mi,
 }
 
 // Pod is what a pod requests.
@@ -78,11 +100,35 @@ type Shape struct {
 	DedicatedCPU bool
 	// Hugepages is the page size backing guest memory (2Mi, 1Gi), if any.
 	Hugepages string
+	// OvercommitPercent lowers the pod's memory request below the guest's
+	// (the instance type's memory.overcommitPercent).
+	OvercommitPercent int64
+	// TPM: the VM has a TPM device (its preference's tpm, transient or
+	// persistent).
+	TPM bool
+	// Arch is the VM's architecture (amd64 when empty).
+	Arch string
+}
+
+// Request is the memory KubeVirt requests for the guest: the guest memory,
+// less the overcommit (computed in float32 as KubeVirt does).
+func (s Shape) Request() int64 {
+	if s.OvercommitPercent <= 0 {
+		return s.Guest
+	}
+	return int64(float32(s.Guest) * (1 - float32(s.OvercommitPercent)/100))
 }
 
 // LauncherFor is the request of the virt-launcher pod of a VM of a shape.
 func (m Model) LauncherFor(s Shape) Pod {
-	overhead := m.MemoryOverhead(s.VCPUs, s.Guest)
+	request := s.Request()
+	overhead := m.MemoryOverhead(s.VCPUs, request)
+	if s.TPM {
+		overhead += m.TPM
+	}
+	if s.Arch == "arm64" {
+		overhead += m.Arm64UEFI
+	}
 	compute := Pod{MilliCPU: s.VCPUs * 1000 / m.CPUAllocationRatio}
 	console := m.ConsoleLog
 	if s.DedicatedCPU {
@@ -99,13 +145,13 @@ func (m Model) LauncherFor(s Shape) Pod {
 		compute.Hugepages1Gi = s.Guest
 		compute.Memory = overhead
 	default:
-		compute.Memory = s.Guest + overhead
+		compute.Memory = request + overhead
 	}
 	return compute.Add(console)
 }
 
 // MemoryOverhead is the memory the compute container requests beyond the
-// guest's.
+// guest's, for a VM without TPM, on amd64 (guest is the memory request).
 func (m Model) MemoryOverhead(vcpus, guest int64) int64 {
 	// KubeVirt scales the guest memory to kilobytes, rounding up, before it
 	// divides: the page-table term is not exactly guest/512.
@@ -142,4 +188,18 @@ func PVCQuantity(size resource.Quantity, filesystemOverhead float64) resource.Qu
 		return size
 	}
 	return Bytes(PVC(size.Value(), filesystemOverhead))
+}
+
+// StateClaim is the storage request of a VM-state PVC once created, rounded
+// up to whole MiB for the quota. KubeVirt requests StatePVC on a Filesystem
+// claim labelled cdi.kubevirt.io/applyStorageProfile, and CDI's PVC
+// rendering webhook (the WebhookPvcRendering gate, which HCO enables)
+// inflates it by the class's file system overhead: aligned to 1MiB, times
+// 1 + overhead, rounded up (containerized-data-importer v1.65.0
+// pkg/apiserver/webhooks/pvc-mutate.go, pkg/controller/datavolume/util.go
+// renderPvcSpecVolumeSize, pkg/util/util.go GetRequiredSpace).
+func (m Model) StateClaim(filesystemOverhead float64) int64 {
+	aligned := (m.StatePVC + mi - 1) / mi * mi
+	inflated := int64(math.Ceil(float64(aligned) * (1 + filesystemOverhead)))
+	return (inflated + mi - 1) / mi * mi
 }

@@ -109,3 +109,38 @@ func TestQuotaHeadroomForTwoMigrations(t *testing.T) {
 		t.Errorf("one migration: cpu = %dm, want 515m", one.MilliCPU)
 	}
 }
+
+func TestLauncherTPMAndArm64(t *testing.T) {
+	g := resource.MustParse("2Gi")
+	base := KubeVirt.LauncherFor(Shape{VCPUs: 1, Guest: g.Value()})
+	tpm := KubeVirt.LauncherFor(Shape{VCPUs: 1, Guest: g.Value(), TPM: true})
+	arm := KubeVirt.LauncherFor(Shape{VCPUs: 1, Guest: g.Value(), Arch: "arm64"})
+	if d := tpm.Memory - base.Memory; d != 53*mi {
+		t.Errorf("TPM adds %d bytes, want 53Mi", d)
+	}
+	if d := arm.Memory - base.Memory; d != 128*mi {
+		t.Errorf("arm64 adds %d bytes, want 128Mi", d)
+	}
+	if tpm.MilliCPU != base.MilliCPU || arm.MilliCPU != base.MilliCPU {
+		t.Error("a TPM or arm64 changed the CPU request")
+	}
+}
+
+func TestLauncherMemoryOvercommit(t *testing.T) {
+	g := resource.MustParse("4Gi")
+	s := Shape{VCPUs: 1, Guest: g.Value(), OvercommitPercent: 50}
+	if r := s.Request(); r != 2<<30 {
+		t.Fatalf("request %d, want 2Gi", r)
+	}
+	p := KubeVirt.LauncherFor(s)
+	// 2Gi request + the overhead of a 2Gi, 1-vCPU VM (285212672, see
+	// TestMemoryOverheadMatchesKubeVirt) + 35MB console log.
+	if want := int64(2<<30 + 285212672 + 35_000_000); p.Memory != want {
+		t.Errorf("memory = %d, want %d", p.Memory, want)
+	}
+	// float32 rounding as KubeVirt's: 3000000001 bytes at 50%.
+	odd := Shape{Guest: 3_000_000_001, OvercommitPercent: 50}
+	if want := int64(float32(3_000_000_001) * 0.5); odd.Request() != want || want != 1_500_000_000 {
+		t.Errorf("request %d, want %d", odd.Request(), want)
+	}
+}

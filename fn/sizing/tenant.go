@@ -28,17 +28,61 @@ type Usage struct {
 	// MaxOverhead is the largest file system overhead of the tenant's
 	// storage, used to translate a storage quota into PVC bytes.
 	MaxOverhead float64
+	// State is the bytes of the backend-storage PVCs KubeVirt creates for
+	// VMs with persistent EFI or TPM (in PVC and ByClass too): not disks a
+	// quota in VM terms states, so added to it.
+	State int64
+	// StateHeadroom is the backend-storage PVC a live migration of such a
+	// VM creates for its target when the state storage is not shared
+	// (ReadWriteOnce), by StorageClass: counted beside the pod headroom,
+	// once per concurrent migration (at most StateMigrating of the class).
+	StateHeadroom map[string]int64
+	// StateMigrating is the number of migratable VMs per StorageClass whose
+	// migration creates such a target PVC.
+	StateMigrating map[string]int64
+	// DeviceOverhead is the launcher memory of the VMs' TPMs and arm64
+	// UEFI flash (in Pods too): a quota in VM terms does not state it.
+	DeviceOverhead int64
+}
+
+// ShapeOf is the launcher shape of a resolved VM: its size, and its
+// preference's TPM and architecture.
+func ShapeOf(vm *resolve.VM) Shape {
+	sz := vm.Size.Spec
+	sh := Shape{VCPUs: sz.CPU, Guest: sz.Memory.Value(), DedicatedCPU: sz.DedicatedCPU, Hugepages: sz.Hugepages, OvercommitPercent: sz.MemoryOvercommitPercent}
+	if p := vm.Preference; p != nil {
+		sh.TPM = p.Spec.TPM != ""
+		sh.Arch = p.Spec.Architecture
+	}
+	return sh
 }
 
 // Tenant sums the usage of a resolved tenant's VMs.
 func (m Model) Tenant(t *resolve.Tenant) Usage {
-	u := Usage{ByClass: map[string]int64{}}
+	u := Usage{ByClass: map[string]int64{}, StateHeadroom: map[string]int64{}, StateMigrating: map[string]int64{}}
 	for _, vm := range t.VMs {
 		if vm.Size == nil {
 			continue
 		}
 		vcpus, guest := vm.Size.Spec.CPU, vm.Size.Spec.Memory.Value()
-		pod := m.LauncherFor(Shape{VCPUs: vcpus, Guest: guest, DedicatedCPU: vm.Size.Spec.DedicatedCPU, Hugepages: vm.Size.Spec.Hugepages})
+		shape := ShapeOf(vm)
+		pod := m.LauncherFor(shape)
+		if shape.TPM {
+			u.DeviceOverhead += m.TPM
+		}
+		if shape.Arch == "arm64" {
+			u.DeviceOverhead += m.Arm64UEFI
+		}
+		if st := vm.StateStorage; st != nil && st.StorageProfile != nil {
+			class, claim := st.Spec.StorageClass, m.StateClaim(StateOverhead(*st))
+			u.State += claim
+			u.PVC += claim
+			u.ByClass[class] += claim
+			if vm.Migrates() && !st.StateSharedOnMigration() {
+				u.StateHeadroom[class] = claim
+				u.StateMigrating[class]++
+			}
+		}
 		u.VMs++
 		u.VCPUs += vcpus
 		u.Guest += guest
@@ -109,6 +153,19 @@ func (u Usage) Headroom(parallel int64) Pod {
 	}
 }
 
+// StateOverhead is the file system overhead CDI applies to Filesystem
+// claims of a storage profile's class, which VM-state PVCs always are: the
+// profile's filesystemOverhead, else CDI's default (for a Block profile too:
+// its class's Filesystem claims get the default unless CDI is told
+// otherwise).
+func StateOverhead(st resolve.Storage) float64 {
+	if st.Spec.FilesystemOverhead == "" {
+		return DefaultFilesystemOverhead
+	}
+	o, _ := decode.ParseOverhead(st.Spec.FilesystemOverhead)
+	return o
+}
+
 // Hard is a ResourceQuota's hard limits, in pod terms.
 type Hard struct {
 	MilliCPU int64
@@ -161,14 +218,21 @@ func (m Model) Quota(t *resolve.Tenant, u Usage, migrations int64) Hard {
 			// page-table rounding: allow 2 bytes per VM for it.
 			perVM := m.Static + m.IOThread + m.VideoRAM + m.ConsoleLog.Memory + 2
 			kilo := (guest + 999) / 1000
-			h.Memory = guest + kilo*1000/m.PagetableDivisor + vcpus*m.PerVCPU + vms*perVM
+			h.Memory = guest + kilo*1000/m.PagetableDivisor + vcpus*m.PerVCPU + vms*perVM + u.DeviceOverhead
 		}
 		if q.Storage != nil {
-			h.Storage = PVC(q.Storage.Value(), u.MaxOverhead)
+			h.Storage = PVC(q.Storage.Value(), u.MaxOverhead) + u.State
 			for c := range h.ByClass {
 				h.ByClass[c] = h.Storage
 			}
 		}
+	}
+	// Each of the concurrent migrations may be one of a VM whose state
+	// claim needs a target twin.
+	for _, c := range slices.Sorted(maps.Keys(u.StateHeadroom)) {
+		twins := u.StateHeadroom[c] * min(max(migrations, 0), u.StateMigrating[c])
+		h.Storage += twins
+		h.ByClass[c] += twins
 	}
 	h.MilliCPU += headroom.MilliCPU
 	h.Memory += headroom.Memory

@@ -5,6 +5,7 @@ package versions
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,10 +24,17 @@ type Release struct {
 	KubeVirt   string `yaml:"kubevirt"`
 	CDI        string `yaml:"cdi"`
 	// HTTPChecksum says whether CDI verifies HTTP images' checksums.
-	HTTPChecksum bool     `yaml:"httpChecksum"`
-	HCO          string   `yaml:"hco"`
-	Channel      string   `yaml:"channel"`
-	UpgradesFrom []string `yaml:"upgradesFrom"`
+	HTTPChecksum bool   `yaml:"httpChecksum"`
+	HCO          string `yaml:"hco"`
+	// CommonInstancetypes is the common-instancetypes release whose bundle
+	// KubeVirt deploys.
+	CommonInstancetypes string `yaml:"commonInstancetypes"`
+	// AbsentBuiltinSizes are name patterns of the catalog's builtin sizes
+	// (generated from the newest release's bundle) that this release's
+	// bundle does not have.
+	AbsentBuiltinSizes []string `yaml:"absentBuiltinSizes"`
+	Channel            string   `yaml:"channel"`
+	UpgradesFrom       []string `yaml:"upgradesFrom"`
 	// OADP is the OADP operator release for this platform release.
 	OADP struct {
 		Channel string `yaml:"channel"`
@@ -43,6 +51,17 @@ type Release struct {
 		// Deprecated gates are ignored by HCO.
 		Deprecated []string `yaml:"deprecated"`
 	} `yaml:"featureGates"`
+}
+
+// HasBuiltinSize reports whether the release's common-instancetypes bundle
+// has the builtin size called name.
+func (r Release) HasBuiltinSize(name string) bool {
+	for _, p := range r.AbsentBuiltinSizes {
+		if ok, _ := path.Match(p, name); ok {
+			return false
+		}
+	}
+	return true
 }
 
 // Supported describes the patch range, such as 4.22.0-4.22.6.
