@@ -153,6 +153,13 @@ type ImageSpec struct {
 	// Restricted images are usable only by tenants that allow them by name
 	// in spec.allow.images.
 	Restricted bool `json:"restricted,omitempty"`
+	// GuestAgent says the image runs the QEMU guest agent (qemu-guest-agent,
+	// in RHEL and most cloud images). KubeVirt then freezes the guest's file
+	// systems for a VirtualMachineSnapshot and Velero's backup hooks do the
+	// same for a backup, so both are filesystem-consistent; without it they
+	// are crash-consistent (the snapshot's status says NoGuestAgent), and
+	// spec.snapshotBefore warns.
+	GuestAgent bool `json:"guestAgent,omitempty"`
 }
 
 // RegistrySource is a container disk image pinned by digest.

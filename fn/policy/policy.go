@@ -22,6 +22,7 @@ func Check(m *resolve.Model, diags *diag.List) {
 		for _, vm := range t.VMs {
 			migration(vm, diags)
 			productionBackup(vm, diags)
+			snapshotBefore(vm, diags)
 			excluded(m, vm, diags)
 			requirements(m, vm, diags)
 			limits(m, vm, diags)
@@ -196,4 +197,33 @@ func firstBackupVM(m *resolve.Model) string {
 		}
 	}
 	return ""
+}
+
+// snapshotBefore refuses a VirtualMachineSnapshot of a VM with a disk on a
+// storage profile without CSI snapshots (KubeVirt would leave the snapshot
+// failing), and warns when the image has no QEMU guest agent: KubeVirt then
+// cannot freeze the guest's file systems, so the snapshot is only
+// crash-consistent.
+func snapshotBefore(vm *resolve.VM, diags *diag.List) {
+	if vm.Spec.SnapshotBefore == "" {
+		return
+	}
+	pos := vm.Doc.Pos("spec.snapshotBefore")
+	var without []string
+	check := func(what string, st resolve.Storage) {
+		if st.StorageProfile != nil && !st.Spec.Snapshots {
+			without = append(without, fmt.Sprintf("%s on storage profile %s", what, st.Name))
+		}
+	}
+	check("the root disk", vm.RootStorage)
+	for _, d := range vm.Attached() {
+		check("disk "+d.Name, d.Storage)
+	}
+	if len(without) > 0 {
+		diags.Errorf(pos, "spec.snapshotBefore", "cannot snapshot the VM: %s, which has no snapshot support (storage profile spec.snapshots is false); use spec.backupBefore for a Velero backup instead", strings.Join(without, ", "))
+		return
+	}
+	if vm.Image != nil && !vm.Image.Spec.GuestAgent {
+		diags.Warnf(pos, "spec.snapshotBefore", "image %s has no QEMU guest agent (image spec.guestAgent): KubeVirt cannot freeze the guest's file systems, so the snapshot is crash-consistent, not filesystem-consistent", vm.ImageName)
+	}
 }
