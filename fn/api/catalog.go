@@ -229,7 +229,7 @@ type NetworkProfileSpec struct {
 	Migratable bool `json:"migratable,omitempty"`
 	// Evidence lists what must be shown before a production VM may use
 	// this network (for example a failover test), for `virtc report`.
-	Evidence []string `json:"evidence,omitempty"`
+	Evidence []EvidenceRequirement `json:"evidence,omitempty"`
 	// Bridge configures a bridge profile.
 	Bridge *BridgeNetwork `json:"bridge,omitempty"`
 	// Localnet configures a localnet profile.
@@ -314,7 +314,7 @@ type StorageProfileSpec struct {
 	Snapshots bool `json:"snapshots,omitempty"`
 	// Evidence lists what must be shown before a production VM may depend on
 	// this storage (for example a planned migration and maintenance test).
-	Evidence []string `json:"evidence,omitempty"`
+	Evidence []EvidenceRequirement `json:"evidence,omitempty"`
 	// Restricted profiles are usable only by tenants that allow them in
 	// spec.allow.storage.
 	Restricted bool `json:"restricted,omitempty"`
@@ -346,5 +346,10 @@ type BackupPolicySpec struct {
 	Method string `json:"method,omitempty" enum:"DataMover,Snapshot"`
 	// Evidence lists what must be shown before production VMs rely on this
 	// policy (for example a restore drill).
-	Evidence []string `json:"evidence,omitempty"`
+	Evidence []EvidenceRequirement `json:"evidence,omitempty"`
+	// DrillInterval is how long the evidence of this policy's checks (its
+	// restore drill) counts, as a duration (90d, 12w, 2160h): older
+	// evidence has expired and the drill must be done again. Absent: it
+	// does not expire.
+	DrillInterval string `json:"drillInterval,omitempty"`
 }

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/diag"
@@ -22,9 +24,14 @@ func compileArgs(name string, args []string, stderr io.Writer) (compile.Result, 
 	fs.Var(&extStr, "ext-str", "an external variable key=value for Jsonnet inputs, read with std.extVar (repeatable)")
 	cluster := fs.String("cluster", "", "the cluster to compile for: the Jsonnet external variable cluster (std.extVar('cluster')), so one source serves several clusters")
 	prof := addProfileFlags(fs)
+	asOf := addAsOfFlag(fs)
 	paths, code, ok := parse(fs, args)
 	if !ok {
 		return compile.Result{}, code, false
+	}
+	asOfDate, ok := parseAsOf(name, *asOf, stderr)
+	if !ok {
+		return compile.Result{}, ExitUsage, false
 	}
 	scopes, known := emit.ParseScope(*scope)
 	if !known {
@@ -56,9 +63,28 @@ func compileArgs(name string, args []string, stderr io.Writer) (compile.Result, 
 	diags := &diag.List{}
 	jopts := jsonnet.Options{ExtStr: ext}
 	docs := source.Read(append(append([]string{}, catalogs...), paths...), source.Options{Evaluate: jopts.Evaluate}, diags)
-	opts := compile.Options{Scopes: scopes}
+	opts := compile.Options{Scopes: scopes, AsOf: asOfDate}
 	opts.Catalog.NoDefaults = *noDefaults
 	return compile.Compile(docs, opts, diags), 0, true
+}
+
+// addAsOfFlag adds --as-of, the day acceptance evidence expiry is judged
+// on. The default is the newest Evidence date of the inputs: the output
+// never depends on the clock.
+func addAsOfFlag(fs *flag.FlagSet) *string {
+	return fs.String("as-of", "", "judge acceptance evidence expiry as of this day, YYYY-MM-DD (default: the newest Evidence date of the inputs; CI passes today's date)")
+}
+
+func parseAsOf(name, s string, stderr io.Writer) (time.Time, bool) {
+	if s == "" {
+		return time.Time{}, true
+	}
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		fmt.Fprintf(stderr, "virtc %s: --as-of %q is not a date YYYY-MM-DD\n", name, s)
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 // report prints diagnostics and returns the exit code for them.

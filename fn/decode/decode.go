@@ -43,6 +43,7 @@ type Set struct {
 	BackupPolicies  []Entry[api.BackupPolicy]
 	Preferences     []Entry[api.Preference]
 	Platforms       []Entry[api.Platform]
+	Evidence        []Entry[api.Evidence]
 	// Other holds documents that are not virtc objects, for callers that pass
 	// them through (the KRM function). The CLI reports them.
 	Other []*source.Doc
@@ -53,7 +54,7 @@ type Set struct {
 }
 
 // Kinds lists the virtc kinds in the order they are documented.
-var Kinds = []string{"Tenant", "VM", "Platform", "Size", "Preference", "Image", "NetworkProfile", "StorageProfile", "BackupPolicy", "Compiler"}
+var Kinds = []string{"Tenant", "VM", "Platform", "Size", "Preference", "Image", "NetworkProfile", "StorageProfile", "BackupPolicy", "Evidence", "Compiler"}
 
 // kindTypes maps each kind to its Go type.
 var kindTypes = map[string]reflect.Type{
@@ -66,6 +67,7 @@ var kindTypes = map[string]reflect.Type{
 	"BackupPolicy":   reflect.TypeFor[api.BackupPolicy](),
 	"Preference":     reflect.TypeFor[api.Preference](),
 	"Platform":       reflect.TypeFor[api.Platform](),
+	"Evidence":       reflect.TypeFor[api.Evidence](),
 	"Compiler":       reflect.TypeFor[api.Compiler](),
 }
 
@@ -239,6 +241,8 @@ func (s *Set) add(obj any, doc *source.Doc) {
 		s.Preferences = append(s.Preferences, Entry[api.Preference]{o, doc})
 	case *api.Platform:
 		s.Platforms = append(s.Platforms, Entry[api.Platform]{o, doc})
+	case *api.Evidence:
+		s.Evidence = append(s.Evidence, Entry[api.Evidence]{o, doc})
 	default:
 		panic(fmt.Sprintf("decode: %T has no slot", obj))
 	}

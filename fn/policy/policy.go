@@ -9,6 +9,7 @@ import (
 
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/eligibility"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/sizing"
 )
@@ -16,12 +17,14 @@ import (
 // Check runs every rule over the model.
 func Check(m *resolve.Model, diags *diag.List) {
 	oadpInstalled(m, diags)
+	ctx := eligibility.ContextOf(m)
 	for _, t := range m.Tenants {
 		retiredTenant(t, diags)
 		quotaFit(t, diags)
 		for _, vm := range t.VMs {
 			migration(vm, diags)
 			productionBackup(vm, diags)
+			productionEvidence(vm, ctx, diags)
 			snapshotBefore(vm, diags)
 			excluded(m, vm, diags)
 			requirements(m, vm, diags)
@@ -147,6 +150,32 @@ func productionBackup(vm *resolve.VM, diags *diag.List) {
 		}
 	}
 	diags.Errorf(doc.Pos(field), field, "VM %s/%s is production tier but its backup policy %q takes no backups (use a policy with a schedule, such as daily)", vm.Namespace, vm.Name, vm.Backup.Name)
+}
+
+// productionEvidence refuses a production VM whose class and profiles lack
+// accepted evidence (an Evidence in Git for each required check, on the
+// Platform's exact version, not expired), naming what is missing. Without
+// a Platform in the build the version is unknown: the platform
+// repository's build, which has it, is where the gate holds.
+func productionEvidence(vm *resolve.VM, ctx eligibility.Context, diags *diag.List) {
+	if vm.Tier != resolve.TierProduction || ctx.PlatformVersion == "" || vm.Doc.Shadows("spec.tier") {
+		return
+	}
+	r := eligibility.Classify(vm)
+	a := eligibility.Accept(vm, r, ctx)
+	if a.Status != eligibility.Pending {
+		return
+	}
+	var missing []string
+	for _, j := range a.Missing() {
+		missing = append(missing, j.Missing())
+	}
+	doc := vm.Doc
+	if vm.Spec.Tier == "" {
+		doc = vm.Tenant.Doc
+	}
+	diags.Errorf(doc.Pos("spec.tier"), "spec.tier", "VM %s/%s is production tier but its class %s lacks accepted evidence on platform %s: %s (record an Evidence for each check, or use tier standard)",
+		vm.Namespace, vm.Name, r.Class.Name, ctx.PlatformVersion, strings.Join(missing, "; "))
 }
 
 // oadpInstalled refuses a build with a Platform that has no OADP (no
