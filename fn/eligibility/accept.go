@@ -146,7 +146,7 @@ func judge(vm *resolve.VM, class Class, q Requirement, ctx Context) Judged {
 	switch {
 	case expired != nil:
 		d, _ := time.Parse(time.DateOnly, expired.Spec.Date)
-		j.Why = fmt.Sprintf("evidence %s of %s expired on %s (drill interval %s of backup policy %s; as of %s)",
+		j.Why = fmt.Sprintf("evidence %s of %s counted until %s, and has expired (drill interval %s of backup policy %s; as of %s)",
 			expired.Metadata.Name, expired.Spec.Date, d.Add(q.ValidFor).Format(time.DateOnly), q.ValidForText, q.BackupPolicy, ctx.AsOf.Format(time.DateOnly))
 	case future != nil:
 		j.Why = fmt.Sprintf("evidence %s is dated %s, after the as-of date %s", future.Metadata.Name, future.Spec.Date, ctx.AsOf.Format(time.DateOnly))
