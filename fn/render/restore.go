@@ -302,6 +302,12 @@ func (p RestorePlan) Script(objs [][]byte) string {
 	for _, vm := range restored {
 		w("kubectl -n %s delete virtualmachine %s --ignore-not-found --cascade=foreground --wait  # returns once its VMI, root DataVolume and claim are gone", vm.Namespace, vm.Name)
 		w("kubectl -n %s delete persistentvolumeclaim %s --ignore-not-found --wait", vm.Namespace, strings.Join(claimNames(vm), " "))
+		if vm.StateStorage != nil {
+			// KubeVirt's backend-storage claim of the persistent EFI/TPM
+			// state; the plugin's graph backs it up and restores it with
+			// the VM (kvgraph/util.go, persistent-state-for).
+			w("kubectl -n %s delete persistentvolumeclaim --selector persistent-state-for=%s --ignore-not-found --wait  # its persistent EFI/TPM state", vm.Namespace, vm.Name)
+		}
 	}
 	w("# Nothing of them is left or recreated: otherwise the Restore would skip it and restore nothing.")
 	for _, vm := range restored {
