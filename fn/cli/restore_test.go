@@ -146,7 +146,7 @@ func mergePatch(dst, patch map[string]any) {
 var (
 	reAppPatch  = regexp.MustCompile(`^kubectl -n "\$ARGOCD_NS" patch application "\$APP" --type (merge|json) -p '(.*)'$`)
 	reDeleteVM  = regexp.MustCompile(`^kubectl -n (\S+) delete virtualmachine (\S+) --ignore-not-found --cascade=foreground --wait`)
-	reDelPVC    = regexp.MustCompile(`^kubectl -n (\S+) delete persistentvolumeclaim (.+?) --ignore-not-found --wait$`)
+	reDelPVC    = regexp.MustCompile(`^kubectl -n (\S+) delete persistentvolumeclaim ([a-z0-9][a-z0-9 .-]*?) --ignore-not-found --wait$`)
 	reCheckGone = regexp.MustCompile(`^\[ -z "\$\(kubectl -n (\S+) get (.+) --ignore-not-found -o name\)" \]$`)
 	reStop      = regexp.MustCompile(`^virtctl -n (\S+) stop (\S+)$`)
 	rePatchRun  = regexp.MustCompile(`^kubectl -n (\S+) patch virtualmachine (\S+) --type merge -p '\{"spec":\{"runStrategy":"(\w+)"\}\}'`)
