@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -509,4 +511,70 @@ func TestExampleApplicationSetLetsRestoresPauseSync(t *testing.T) {
 		}
 	}
 	t.Error("examples/argocd/applicationset.yaml does not ignore /spec/syncPolicy/automated/enabled: a restore plan's pause of automated sync would be undone")
+}
+
+// The scripts run in bash to their end when every command succeeds: each
+// tool is a stub that logs its arguments and answers the queries the
+// scripts make (the Application's automated sync is off once paused, a
+// Restore completes, nothing is left after the deletions, the copy's
+// target holds no VM of that name).
+func TestRestoreScriptsRun(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	dir := t.TempDir()
+	stub := `#!/usr/bin/env bash
+echo "$(basename "$0") $*" >> "$STUB_LOG"
+# a VM the copy's target namespace does not hold
+if [[ "$*" =~ get\ virtualmachine\ [a-z0-9-]+$ ]]; then exit 1; fi
+case "$*" in
+  *"jsonpath={.spec.syncPolicy.automated.enabled}"*) echo "${STUB_ENABLED:-false}" ;;
+  *"jsonpath={.status.phase}"*) echo Completed ;;
+esac
+exit 0
+`
+	for _, tool := range []string{"kubectl", "argocd", "velero", "virtctl", "sleep"} {
+		if err := os.WriteFile(filepath.Join(dir, tool), []byte(stub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{
+		{"shop/archive"},
+		{"shop/web-1", "--to", "shop-drill"},
+		{"--tenant", "shop"},
+		{"--tenant", "shop", "--other-cluster"},
+		{"--snapshot", "db-1-2026-12-01-upgrade", "shop/db-1"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			script := planScript(t, args...)
+			log := filepath.Join(t.TempDir(), "log")
+			cmd := exec.Command(bash, "-c", script)
+			cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"), "STUB_LOG="+log)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("the script stops: %v\n%s", err, out)
+			}
+			data, err := os.ReadFile(log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := strings.Split(strings.TrimSpace(string(data)), "\n")
+			if args[0] != "shop/web-1" {
+				// An ApplicationSet that switches automated sync back on
+				// stops the script before anything is deleted.
+				cmd := exec.Command(bash, "-c", script)
+				cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"), "STUB_LOG="+log+".2", "STUB_ENABLED=true")
+				if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "switched back on") {
+					t.Errorf("the script goes on with automated sync on: %v\n%s", err, out)
+				}
+				if data, _ := os.ReadFile(log + ".2"); strings.Contains(string(data), " delete ") || strings.Contains(string(data), "apply") {
+					t.Errorf("the script changed the cluster with automated sync on:\n%s", data)
+				}
+			}
+			if (len(args) < 2 || args[1] != "--to") && !strings.HasPrefix(calls[len(calls)-1], "argocd app wait") {
+				t.Errorf("the script does not end by waiting for the hand-back to sync: last call %q", calls[len(calls)-1])
+			}
+		})
+	}
 }
