@@ -248,6 +248,11 @@ func snapshotBefore(vm *resolve.VM, diags *diag.List) {
 	for _, d := range vm.Attached() {
 		check("disk "+d.Name, d.Storage)
 	}
+	if st := vm.StateStorage; st != nil {
+		// KubeVirt snapshots the backend-storage claim of the persistent
+		// EFI/TPM state with the disks.
+		check("the persistent EFI/TPM state", *st)
+	}
 	if len(without) > 0 {
 		diags.Errorf(pos, "spec.snapshotBefore", "cannot snapshot the VM: %s, which has no snapshot support (storage profile spec.snapshots is false); use spec.backupBefore for a Velero backup instead", strings.Join(without, ", "))
 		return
