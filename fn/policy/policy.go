@@ -5,6 +5,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/virtc/virtc/fn/api"
@@ -18,6 +19,7 @@ import (
 func Check(m *resolve.Model, diags *diag.List) {
 	oadpInstalled(m, diags)
 	ctx := eligibility.ContextOf(m)
+	evidenceNames(m, diags)
 	for _, t := range m.Tenants {
 		retiredTenant(t, diags)
 		quotaFit(t, diags)
@@ -176,6 +178,51 @@ func productionEvidence(vm *resolve.VM, ctx eligibility.Context, diags *diag.Lis
 	}
 	diags.Errorf(doc.Pos("spec.tier"), "spec.tier", "VM %s/%s is production tier but its class %s lacks accepted evidence on platform %s: %s (record an Evidence for each check, or use tier standard)",
 		vm.Namespace, vm.Name, r.Class.Name, ctx.PlatformVersion, strings.Join(missing, "; "))
+}
+
+// evidenceNames warns about Evidence that names a catalog entry, class or
+// tenant that does not exist: it can never accept anything (a misspelt
+// profile is otherwise a silent "no evidence").
+func evidenceNames(m *resolve.Model, diags *diag.List) {
+	var tenants, classes []string
+	for _, t := range m.Tenants {
+		tenants = append(tenants, t.Name)
+	}
+	for _, c := range eligibility.Classes {
+		classes = append(classes, c.Name)
+	}
+	for _, e := range m.Evidence {
+		c := e.Obj.Spec.Covers
+		warn := func(field, msg string) {
+			diags.Warnf(e.Doc.Pos(field), field, "this evidence can accept nothing: %s", msg)
+		}
+		if c.StorageProfile != "" {
+			if _, ok := m.Catalog.StorageProfiles.Get(c.StorageProfile); !ok {
+				warn("spec.covers.storageProfile", m.Catalog.StorageProfiles.Unknown("storage profile", c.StorageProfile))
+			}
+		}
+		for i, n := range c.NetworkProfiles {
+			if _, ok := m.Catalog.NetworkProfiles.Get(n); !ok {
+				warn(fmt.Sprintf("spec.covers.networkProfiles[%d]", i), m.Catalog.NetworkProfiles.Unknown("network profile", n))
+			}
+		}
+		if c.BackupPolicy != "" {
+			if _, ok := m.Catalog.BackupPolicies.Get(c.BackupPolicy); !ok {
+				warn("spec.covers.backupPolicy", m.Catalog.BackupPolicies.Unknown("backup policy", c.BackupPolicy))
+			}
+		}
+		if c.Size != "" {
+			if _, ok := m.Catalog.Sizes.Get(c.Size); !ok {
+				warn("spec.covers.size", m.Catalog.Sizes.Unknown("size", c.Size))
+			}
+		}
+		if c.Class != "" && !slices.Contains(classes, c.Class) {
+			warn("spec.covers.class", diag.UnknownName("class", c.Class, classes))
+		}
+		if c.Tenant != "" && len(tenants) > 0 && !slices.Contains(tenants, c.Tenant) {
+			warn("spec.covers.tenant", diag.UnknownName("tenant", c.Tenant, tenants))
+		}
+	}
 }
 
 // oadpInstalled refuses a build with a Platform that has no OADP (no
