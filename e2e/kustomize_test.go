@@ -179,8 +179,17 @@ func TestKustomizeFailures(t *testing.T) {
 
 func runBuild(t *testing.T, dir string, args ...string) string {
 	t.Helper()
+	return runBuildEnv(t, dir, nil, args...)
+}
+
+// runBuildEnv is runBuild with more environment variables.
+func runBuildEnv(t *testing.T, dir string, env []string, args ...string) string {
+	t.Helper()
 	cmd := exec.Command(virtcBin(), append([]string{"build"}, args...)...)
 	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
