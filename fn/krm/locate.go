@@ -35,14 +35,21 @@ type written struct {
 // file (the origin annotation carries no line). Files are parsed once.
 type locator struct {
 	files map[string][]*yaml.Node
+	// indexes hold each file's documents by kind/namespace/name and by
+	// kind/name (the keys cannot collide: names hold no slash).
+	indexes map[string]map[string][]*yaml.Node
 	// listed are the virtc documents of the resources the kustomization in
 	// the working directory lists (kustomize runs an exec function there),
 	// read on first use.
-	listed     []written
+	// listed are indexed by kind/namespace/name, byName by kind/name.
+	listed     map[string][]written
+	byName     map[string][]written
 	listedRead bool
 }
 
-func newLocator() *locator { return &locator{files: map[string][]*yaml.Node{}} }
+func newLocator() *locator {
+	return &locator{files: map[string][]*yaml.Node{}, indexes: map[string]map[string][]*yaml.Node{}, listed: map[string][]written{}, byName: map[string][]written{}}
+}
 
 // docs are the YAML documents of a file, nil when it cannot be read.
 func (l *locator) docs(file string) []*yaml.Node {
@@ -83,43 +90,39 @@ func readSmall(file string) ([]byte, error) {
 // name and namespace, or, when an overlay changed the namespace, the only
 // document of that kind and name.
 func (l *locator) inFile(file string, ref *kyaml.ResourceIdentifier) *yaml.Node {
-	var byName []*yaml.Node
-	for _, n := range l.docs(file) {
-		kind, name, ns := identity(n)
-		if kind != ref.Kind || name != ref.Name {
-			continue
+	idx, ok := l.indexes[file]
+	if !ok {
+		idx = map[string][]*yaml.Node{}
+		for _, n := range l.docs(file) {
+			kind, name, ns := identity(n)
+			idx[kind+"/"+ns+"/"+name] = append(idx[kind+"/"+ns+"/"+name], n)
+			idx[kind+"/"+name] = append(idx[kind+"/"+name], n)
 		}
-		if ns == ref.Namespace {
-			return n
-		}
-		byName = append(byName, n)
+		l.indexes[file] = idx
 	}
-	if len(byName) == 1 {
+	if ns := idx[ref.Kind+"/"+ref.Namespace+"/"+ref.Name]; len(ns) > 0 {
+		return ns[0]
+	}
+	if byName := idx[ref.Kind+"/"+ref.Name]; len(byName) == 1 {
 		return byName[0]
 	}
 	return nil
 }
 
 // listedIn finds ref among the resources the kustomization of the working
-// directory lists, following directory resources to their kustomizations.
+// directory lists, following directory resources to their kustomizations:
+// the same kind, namespace and name, or, when an overlay changed the
+// namespace, the only resource of that kind and name.
 func (l *locator) listedIn(ref *kyaml.ResourceIdentifier) (written, bool) {
 	if !l.listedRead {
 		l.listedRead = true
 		l.walk(".", 0, map[string]bool{})
 	}
-	var byName []written
-	for _, w := range l.listed {
-		kind, name, ns := identity(w.node)
-		if kind != ref.Kind || name != ref.Name {
-			continue
-		}
-		if ns == ref.Namespace {
-			return w, true
-		}
-		byName = append(byName, w)
+	if ws := l.listed[ref.Kind+"/"+ref.Namespace+"/"+ref.Name]; len(ws) > 0 {
+		return ws[0], true
 	}
-	if len(byName) == 1 {
-		return byName[0], true
+	if ws := l.byName[ref.Kind+"/"+ref.Name]; len(ws) == 1 {
+		return ws[0], true
 	}
 	return written{}, false
 }
@@ -157,7 +160,10 @@ func (l *locator) walk(dir string, depth int, seen map[string]bool) {
 		default:
 			for _, n := range l.docs(p) {
 				if decode.IsVirtc(n) {
-					l.listed = append(l.listed, written{file: p, node: n})
+					kind, name, ns := identity(n)
+					w := written{file: p, node: n}
+					l.listed[kind+"/"+ns+"/"+name] = append(l.listed[kind+"/"+ns+"/"+name], w)
+					l.byName[kind+"/"+name] = append(l.byName[kind+"/"+name], w)
 				}
 			}
 		}
