@@ -19,18 +19,18 @@ import (
 
 // Labels and annotations virtc sets.
 const (
-	LabelManagedBy        = "app.kubernetes.io/managed-by"
-	ManagedBy             = "virtc"
-	LabelTenant           = "virtc.dev/tenant"
-	LabelVM               = "virtc.dev/vm"
-	LabelBackupPolicy     = "virtc.dev/backup-policy"
-	LabelEligibility      = "virtc.dev/eligibility"
+	LabelManagedBy    = "app.kubernetes.io/managed-by"
+	ManagedBy         = "virtc"
+	LabelTenant       = "virtc.dev/tenant"
+	LabelVM           = "virtc.dev/vm"
+	LabelBackupPolicy = "virtc.dev/backup-policy"
+	LabelEligibility  = "virtc.dev/eligibility"
 	// LabelPool names a VM's worker pool on its template (and so on its
 	// VirtualMachineInstance and pod).
 	LabelPool = "virtc.dev/pool"
 	// LabelSpreadGroup names a VM's spread group on its template: the
 	// pod anti-affinity of the group's VMs selects it.
-	LabelSpreadGroup = "virtc.dev/spread-group"
+	LabelSpreadGroup      = "virtc.dev/spread-group"
 	AnnotationSource      = "virtc.dev/source"
 	AnnotationSyncWave    = "argocd.argoproj.io/sync-wave"
 	AnnotationSyncOptions = "argocd.argoproj.io/sync-options"

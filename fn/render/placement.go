@@ -1,7 +1,6 @@
 package render
 
 import (
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
@@ -168,4 +167,3 @@ func MigrationPolicies(cat *catalog.Catalog) []emit.Object {
 	}
 	return objs
 }
-
