@@ -156,6 +156,9 @@ func eligible(pv *VM, groups map[string][]*resolve.VM) {
 	if p.Spec.CPUModel != "" {
 		add("CPU model %s: every node of the pool", p.Spec.CPUModel)
 	}
+	if s := vm.Spread; s != nil && s.Mode == api.SpreadPreferred {
+		add("spread group %s (preferred, across %s): the scheduler tries, no node is excluded", s.Group, s.Across)
+	}
 	if s := vm.Spread; s != nil && s.Mode == api.SpreadRequired {
 		others := int64(0)
 		for _, o := range groups[s.Group] {
@@ -378,7 +381,12 @@ func milli(m int64) string {
 	return q.String()
 }
 
+// bytes writes a byte count as Kubernetes does where it is exact in Mi
+// or Gi, else in Gi with one decimal.
 func bytes(b int64) string {
-	q := sizing.Bytes(b)
-	return q.String()
+	if b%(1<<20) == 0 {
+		q := sizing.Bytes(b)
+		return q.String()
+	}
+	return fmt.Sprintf("%.1fGi", float64(b)/(1<<30))
 }

@@ -36,7 +36,7 @@ func placementRules(m *resolve.Model, diags *diag.List) {
 			if p := vm.Pool; p != nil && vm.Size != nil && !placement.Fits(res.VMs[vm].Request, p) {
 				req := res.VMs[vm].Request
 				diags.Errorf(vm.Doc.Pos("spec.size"), "spec.size", "size %s needs a virt-launcher pod of %s CPU and %s, more than a node of pool %q offers (%s CPU, %s): it can never schedule (pick a smaller size or another pool)",
-					vm.SizeName, milli(req.MilliCPU), humanBytes(req.Memory), p.Name, p.Spec.Allocatable.CPU.String(), p.Spec.Allocatable.Memory.String())
+					vm.SizeName, milli(req.MilliCPU), gib(req.Memory), p.Name, p.Spec.Allocatable.CPU.String(), p.Spec.Allocatable.Memory.String())
 			}
 		}
 		spreadGroupSize(t, diags)
@@ -204,7 +204,7 @@ func reserveRules(m *resolve.Model, pp *placement.Pool, diags *diag.List) {
 	var problems []string
 	if !pp.ReserveOK {
 		problems = append(problems, fmt.Sprintf("after losing %s its VMs (%s CPU, %s) no longer fit (%s CPU, %s left)",
-			pp.Lose, milli(pp.Requests.MilliCPU), humanBytes(pp.Requests.Memory), milli(pp.Remaining.MilliCPU), humanBytes(pp.Remaining.Memory)))
+			pp.Lose, milli(pp.Requests.MilliCPU), gib(pp.Requests.Memory), milli(pp.Remaining.MilliCPU), gib(pp.Remaining.Memory)))
 	}
 	for _, d := range pp.DrainProblems {
 		problems = append(problems, "a drain of one node cannot complete: "+d)
@@ -235,4 +235,11 @@ func milli(m int64) string {
 		return fmt.Sprint(m / 1000)
 	}
 	return fmt.Sprintf("%dm", m)
+}
+
+func gib(b int64) string {
+	if b%(1<<20) == 0 {
+		return humanBytes(b)
+	}
+	return fmt.Sprintf("%.1fGi", float64(b)/(1<<30))
 }
