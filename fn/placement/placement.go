@@ -97,7 +97,8 @@ func Analyze(m *resolve.Model) *Result {
 				continue
 			}
 			eligible(pv, groups)
-			if pp := byPool[vm.Pool.Name]; pp != nil && Runs(vm) {
+			// A VM that can never schedule (refused) takes no capacity.
+			if pp := byPool[vm.Pool.Name]; pp != nil && Runs(vm) && pv.Eligible > 0 {
 				pp.VMs = append(pp.VMs, pv)
 			}
 		}
@@ -251,7 +252,7 @@ func reserve(m *resolve.Model, pp *Pool, r *Result) {
 		problem("the pool has one node: its migratable VMs have no other node to go to")
 	}
 	if p.Spec.Nodes >= 2 && !within(pp.Requests, times(p.Spec.Nodes-1)) {
-		problem("the VMs (%s CPU, %s) do not fit on the other %d nodes (%s CPU, %s)", milli(pp.Requests.MilliCPU), bytes(pp.Requests.Memory), p.Spec.Nodes-1, milli(times(p.Spec.Nodes-1).MilliCPU), bytes(times(p.Spec.Nodes-1).Memory))
+		problem("the VMs (%s CPU, %s) do not fit on the other %d %s (%s CPU, %s)", milli(pp.Requests.MilliCPU), bytes(pp.Requests.Memory), p.Spec.Nodes-1, plural(p.Spec.Nodes-1, "node", "nodes"), milli(times(p.Spec.Nodes-1).MilliCPU), bytes(times(p.Spec.Nodes-1).Memory))
 	}
 	blocked := map[string]bool{}
 	for _, v := range pp.VMs {

@@ -176,7 +176,7 @@ func poolsUnderWorkloads(m *resolve.Model, diags *diag.List) {
 		for _, k := range slices.Sorted(maps.Keys(w.NodeSelector)) {
 			if v, ok := e.Obj.Spec.NodeSelector[k]; ok && v != w.NodeSelector[k] {
 				f := "spec.nodeSelector." + k
-				diags.Errorf(e.Doc.Pos(f), f, "pool %q selects %s=%s but the Platform's spec.workloads.nodeSelector selects %s=%s: the pool's nodes would run no virt-handler", name, k, v, k, w.NodeSelector[k])
+				diags.Errorf(e.Doc.Pos(f), f, "pool %q selects %s=%q but the Platform's spec.workloads.nodeSelector selects %s=%q: the pool's nodes would run no virt-handler (make them agree)", name, k, v, k, w.NodeSelector[k])
 			}
 		}
 	}
