@@ -260,16 +260,26 @@ func reserve(m *resolve.Model, pp *Pool, r *Result) {
 		if render.EvictionStrategy(vm) == kubevirtv1.EvictionStrategyNone {
 			continue
 		}
-		if s := vm.Spread; s != nil && s.Mode == api.SpreadRequired && s.Across == api.DomainHost && !blocked[vm.Namespace+"/"+s.Group] {
+		// A migration's target pod carries the group label and keeps the
+		// template's anti-affinity (KubeVirt v1.8.4 pkg/virt-controller/
+		// watch/migration/migration.go createMigrationPodAntiAffinityRule
+		// appends its own term to it): it must avoid every host, rack or
+		// zone holding a pod of the group, its own source pod's included.
+		// With as many members as domains there is none left.
+		if s := vm.Spread; s != nil && s.Mode == api.SpreadRequired && !blocked[vm.Namespace+"/"+s.Group] {
 			members := int64(0)
 			for _, o := range pp.VMs {
 				if o.VM.Namespace == vm.Namespace && o.VM.Spread != nil && o.VM.Spread.Group == s.Group {
 					members++
 				}
 			}
-			if members >= p.Spec.Nodes {
+			if domains := p.Domains(s.Across); domains > 0 && members >= domains {
 				blocked[vm.Namespace+"/"+s.Group] = true
-				problem("spread group %s/%s has %d VMs required on different hosts of %d nodes: the one on the drained node has no host to migrate to", vm.Namespace, s.Group, members, p.Spec.Nodes)
+				if s.Across == api.DomainHost {
+					problem("spread group %s/%s has %d VMs required on different hosts of %d nodes: the one on the drained node has no host to migrate to", vm.Namespace, s.Group, members, p.Spec.Nodes)
+				} else {
+					problem("spread group %s/%s has %d VMs required in different %ss of %d: a migrating one must move to a %s without a pod of the group (its own source pod's included), and there is none", vm.Namespace, s.Group, members, s.Across, domains, s.Across)
+				}
 			}
 		}
 		if v.Bandwidth > 0 && vm.Size != nil {

@@ -206,8 +206,8 @@ func reserveRules(m *resolve.Model, pp *placement.Pool, diags *diag.List) {
 		problems = append(problems, fmt.Sprintf("after losing %s its VMs (%s CPU, %s) no longer fit (%s CPU, %s left)",
 			pp.Lose, milli(pp.Requests.MilliCPU), gib(pp.Requests.Memory), milli(pp.Remaining.MilliCPU), gib(pp.Remaining.Memory)))
 	}
-	for _, d := range pp.DrainProblems {
-		problems = append(problems, "a drain of one node cannot complete: "+d)
+	if len(pp.DrainProblems) > 0 {
+		problems = append(problems, "a drain of one node cannot complete: "+strings.Join(pp.DrainProblems, "; "))
 	}
 	if len(problems) == 0 {
 		return
