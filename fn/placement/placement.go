@@ -318,6 +318,9 @@ func policyMatchers(m *resolve.Model) []policyMatcher {
 // by name (kubevirt v1.8.4 pkg/virt-controller/watch/migration/
 // migrationpolicy.go, matchPolicy and countMatchingLabels).
 func matchPolicy(ps []policyMatcher, vm *resolve.VM) string {
+	if len(ps) == 0 {
+		return ""
+	}
 	vmiLabels := render.TemplateLabels(vm)
 	nsLabels := render.NamespaceLabels(vm.Tenant)
 	best, bestVMI, bestNS := "", -1, -1
