@@ -153,6 +153,10 @@ type ImageSpec struct {
 	// Restricted images are usable only by tenants that allow them by name
 	// in spec.allow.images.
 	Restricted bool `json:"restricted,omitempty"`
+	// GuestAgent: the guest runs the QEMU guest agent. VMs from the image
+	// get a readiness probe on it (guestAgentPing), and a liveness probe
+	// when they ask for one (spec.health.liveness).
+	GuestAgent bool `json:"guestAgent,omitempty"`
 }
 
 // RegistrySource is a container disk image pinned by digest.

@@ -46,6 +46,8 @@ type TenantAllow struct {
 	Networks []string `json:"networks,omitempty"`
 	// Storage are storage profile names.
 	Storage []string `json:"storage,omitempty"`
+	// Pools are worker pool names.
+	Pools []string `json:"pools,omitempty"`
 }
 
 // TenantAccess lists group names per role.
@@ -152,6 +154,17 @@ type VMSpec struct {
 	// VM that is retired on the base branch may be removed (virtc diff
 	// refuses the removal of any other).
 	Retired bool `json:"retired,omitempty"`
+	// Pool is a worker pool of the catalog the VM runs on: the sanctioned
+	// way to choose nodes (raw nodeSelector, tolerations and affinity are
+	// refused). Absent: the catalog's default pool. Without WorkerPools in
+	// the catalog, VMs have no pool.
+	Pool string `json:"pool,omitempty"`
+	// Spread keeps this VM apart from the tenant's other VMs of the same
+	// spread group (pod anti-affinity on the group's label).
+	Spread *Spread `json:"spread,omitempty"`
+	// Health asks for a liveness probe on the guest agent. A readiness
+	// probe is added for every VM whose image runs the guest agent.
+	Health *Health `json:"health,omitempty"`
 }
 
 // Disk is a data disk.

@@ -34,7 +34,7 @@ var wholeNumber = regexp.MustCompile(`^[-+]?[0-9]+$`)
 var forbidden = map[string]string{}
 
 func init() {
-	placement := "a VM cannot choose its nodes: placement belongs to the platform (Platform spec.workloads)"
+	placement := "a VM cannot choose its nodes: placement belongs to the platform (name a worker pool of the catalog in spec.pool)"
 	for _, f := range []string{"nodeSelector", "tolerations", "affinity", "nodeName", "schedulerName", "priorityClassName", "topologySpreadConstraints"} {
 		forbidden["VMSpec."+f] = placement
 	}

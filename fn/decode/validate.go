@@ -169,6 +169,9 @@ func validate(d *decoder, obj any) {
 		if o.Spec.Retired && o.Spec.RunStrategy != "" && o.Spec.RunStrategy != api.RunHalted {
 			d.fail("spec.runStrategy", "a retired VM is halted: remove spec.runStrategy %s (or set it to Halted)", o.Spec.RunStrategy)
 		}
+		if o.Spec.Pool != "" {
+			d.catalogRef("spec.pool", o.Spec.Pool)
+		}
 		if o.Spec.RootDisk != nil && o.Spec.RootDisk.Sign() == 0 {
 			d.fail("spec.rootDisk", "must be greater than zero")
 		}
@@ -265,6 +268,14 @@ func validate(d *decoder, obj any) {
 				d.fail("spec.filesystemOverhead", "%v", err)
 			}
 		}
+	case *api.WorkerPool:
+		d.catalogMeta(o.Metadata)
+		d.dnsLabel("metadata.name", "pool name (it is the value of the VMs' label virtc.dev/pool)", o.Metadata.Name)
+		d.workerPool(o)
+	case *api.MigrationPolicy:
+		d.catalogMeta(o.Metadata)
+		d.dnsSubdomain("metadata.name", "MigrationPolicy name", o.Metadata.Name)
+		d.migrationPolicy(o)
 	case *api.BackupPolicy:
 		d.catalogMeta(o.Metadata)
 		if o.Spec.Schedule != "" {

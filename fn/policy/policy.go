@@ -16,6 +16,7 @@ import (
 // Check runs every rule over the model.
 func Check(m *resolve.Model, diags *diag.List) {
 	oadpInstalled(m, diags)
+	placementRules(m, diags)
 	for _, t := range m.Tenants {
 		retiredTenant(t, diags)
 		quotaFit(t, diags)
@@ -27,6 +28,7 @@ func Check(m *resolve.Model, diags *diag.List) {
 			limits(m, vm, diags)
 			inlineSecrets(vm, diags)
 			urlImage(vm, diags)
+			liveness(vm, diags)
 		}
 	}
 }
@@ -196,4 +198,14 @@ func firstBackupVM(m *resolve.Model) string {
 		}
 	}
 	return ""
+}
+
+// liveness refuses a liveness probe on a guest without the QEMU guest
+// agent: guestAgentPing would never answer and KubeVirt would restart the
+// VM for ever.
+func liveness(vm *resolve.VM, diags *diag.List) {
+	if h := vm.Spec.Health; h == nil || !h.Liveness || vm.Image == nil || vm.Image.Spec.GuestAgent {
+		return
+	}
+	diags.Errorf(vm.Doc.Pos("spec.health.liveness"), "spec.health.liveness", "image %q does not declare guestAgent: true: a liveness probe on the guest agent would fail and restart the VM over and over (use an image whose guest runs the QEMU guest agent)", vm.ImageName)
 }

@@ -64,10 +64,8 @@ func Architecture(vm *resolve.VM) string {
 	return "amd64"
 }
 
-// VirtualMachine renders the VM with its root disk as a dataVolumeTemplate
-// cloned from the image's DataSource and its data disks as references to
-// their PersistentVolumeClaims (see DataDisks).
-func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
+// vmLabels are the labels of the VirtualMachine: the intent's and virtc's.
+func vmLabels(vm *resolve.VM) map[string]string {
 	labels := maps.Clone(vm.Metadata.Labels)
 	if labels == nil {
 		labels = map[string]string{}
@@ -75,7 +73,36 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 	labels[LabelBackupPolicy] = vm.Backup.Name
 	labels[LabelVM] = vm.Name
 	labels[LabelEligibility] = eligibility.Classify(vm).Class.Name
-	templateLabels := maps.Clone(labels)
+	return labels
+}
+
+// TemplateLabels are the labels of the VM's template, which KubeVirt puts
+// on the VirtualMachineInstance and its virt-launcher pod: the VM's, with
+// its worker pool and spread group. Migration policies select VMs by them
+// (the VMI's labels), and spread groups keep apart the pods that carry
+// the same group label.
+func TemplateLabels(vm *resolve.VM) map[string]string {
+	l := placementLabels(vm, vmLabels(vm))
+	l[LabelManagedBy] = ManagedBy
+	return l
+}
+
+func placementLabels(vm *resolve.VM, labels map[string]string) map[string]string {
+	if vm.Pool != nil {
+		labels[LabelPool] = vm.Pool.Name
+	}
+	if vm.Spread != nil {
+		labels[LabelSpreadGroup] = vm.Spread.Group
+	}
+	return labels
+}
+
+// VirtualMachine renders the VM with its root disk as a dataVolumeTemplate
+// cloned from the image's DataSource and its data disks as references to
+// their PersistentVolumeClaims (see DataDisks).
+func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
+	labels := vmLabels(vm)
+	templateLabels := placementLabels(vm, maps.Clone(labels))
 	if vm.Spec.Retired {
 		labels[LabelRetired] = "true"
 	}
@@ -145,6 +172,8 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 			},
 		},
 	}
+	vmPlacement(vm, &obj.Spec.Template.Spec)
+	health(vm, &obj.Spec.Template.Spec)
 	return emit.Object{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Namespace: vm.Namespace, Name: vm.Name, Scope: emit.VMScope, Body: obj}
 }
 

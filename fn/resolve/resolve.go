@@ -63,6 +63,18 @@ type VM struct {
 	Backup       Backup
 	// Tier is production or standard: the VM's own, else its tenant's.
 	Tier string
+	// Pool is the worker pool the VM runs on: nil when the catalog has no
+	// pools (or the VM's is unknown).
+	Pool *Pool
+	// Spread is the VM's spread group with its defaults applied (nil
+	// without one).
+	Spread *api.Spread
+}
+
+// Pool is a worker pool with its name.
+type Pool struct {
+	Name string
+	*api.WorkerPool
 }
 
 // Tiers of VMs.
@@ -274,6 +286,7 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 		}
 		rv.Networks = append(rv.Networks, Network{Name: n, NetworkProfile: p})
 	}
+	resolvePlacement(rv, cat, diags)
 	rv.Backup.Name = cmp.Or(spec.Backup, t.Backup)
 	if p, ok := cat.BackupPolicies.Get(rv.Backup.Name); ok {
 		rv.Backup.BackupPolicy = p

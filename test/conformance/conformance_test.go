@@ -185,6 +185,15 @@ func startControlPlane(t *testing.T, bins Binaries, version string) *Cluster {
 	if err != nil {
 		t.Fatalf("install CRDs from %s: %v", crds, err)
 	}
+	// CRDs the shared folder lacks (KubeVirt's MigrationPolicy), kept in
+	// the repository: test/schemas/README.md.
+	if extra := filepath.Join(repoRoot, "test", "schemas", version, "crd-yaml"); dirExists(extra) {
+		m, err := cp.InstallCRDs(t.Context(), extra)
+		if err != nil {
+			t.Fatalf("install CRDs from %s: %v", extra, err)
+		}
+		n += m
+	}
 	t.Logf("platform %s: etcd and kube-apiserver ready in %v at %s; %d CRDs established in %v",
 		version, cp.Startup.Round(time.Millisecond), cp.URL, n, time.Since(began).Round(time.Millisecond))
 	manifests := filepath.Join(dir, "manifests")
@@ -646,4 +655,9 @@ func checkRejections(t *testing.T, c *Cluster, version string) {
 			}
 		})
 	}
+}
+
+func dirExists(dir string) bool {
+	st, err := os.Stat(dir)
+	return err == nil && st.IsDir()
 }
