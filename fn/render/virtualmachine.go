@@ -80,17 +80,7 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 		labels[LabelRetired] = "true"
 	}
 
-	rootName := RootDiskName(vm.Name)
-	dsNamespace := vm.DataSource.Namespace
-	boot := uint(1)
-	disks := []kubevirtv1.Disk{{Name: RootVolume, BootOrder: &boot, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}}}
-	volumes := []kubevirtv1.Volume{{Name: RootVolume, VolumeSource: kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: rootName}}}}
-	for _, d := range vm.Attached() {
-		disks = append(disks, kubevirtv1.Disk{Name: d.Name, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}})
-		volumes = append(volumes, kubevirtv1.Volume{Name: d.Name, VolumeSource: kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{
-			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: DiskName(vm.Name, d.Name)},
-		}}})
-	}
+	disks, volumes, templates := vmDisks(vm)
 	if ci := cloudInit(vm); ci != nil {
 		disks = append(disks, kubevirtv1.Disk{Name: CloudInitVolume, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}})
 		volumes = append(volumes, kubevirtv1.Volume{Name: CloudInitVolume, VolumeSource: kubevirtv1.VolumeSource{CloudInitNoCloud: ci}})
@@ -99,6 +89,7 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 	var networks []kubevirtv1.Network
 	for _, n := range vm.Networks {
 		iface, net := attachment(n)
+		iface.MacAddress = vm.Spec.MACAddresses[n.Name]
 		interfaces = append(interfaces, iface)
 		networks = append(networks, net)
 	}
@@ -116,27 +107,18 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 		TypeMeta:   typeMeta("kubevirt.io/v1", "VirtualMachine"),
 		ObjectMeta: safe.meta(objectMeta("VirtualMachine", vm.Namespace, vm.Name, vm.Doc.Rel, labels, vm.Metadata.Annotations)),
 		Spec: kubevirtv1.VirtualMachineSpec{
-			RunStrategy:  &runStrategy,
-			Instancetype: &kubevirtv1.InstancetypeMatcher{Kind: "VirtualMachineClusterInstancetype", Name: vm.SizeName},
-			Preference:   &kubevirtv1.PreferenceMatcher{Kind: "VirtualMachineClusterPreference", Name: vm.Image.Spec.Preference},
-			DataVolumeTemplates: []kubevirtv1.DataVolumeTemplateSpec{{
-				ObjectMeta: objectMeta("", "", rootName, "", diskLabels(vm), nil),
-				Spec: cdiv1.DataVolumeSpec{
-					SourceRef: &cdiv1.DataVolumeSourceRef{Kind: cdiv1.DataVolumeDataSource, Namespace: &dsNamespace, Name: vm.DataSource.Name},
-					Storage:   storageSpec(vm.RootStorage, vm.RootDisk),
-				},
-			}},
+			RunStrategy:         &runStrategy,
+			Instancetype:        &kubevirtv1.InstancetypeMatcher{Kind: "VirtualMachineClusterInstancetype", Name: vm.SizeName},
+			Preference:          &kubevirtv1.PreferenceMatcher{Kind: "VirtualMachineClusterPreference", Name: vm.Image.Spec.Preference},
+			DataVolumeTemplates: templates,
 			Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{
 				ObjectMeta: objectMeta("", "", "", "", templateLabels, nil),
 				Spec: kubevirtv1.VirtualMachineInstanceSpec{
 					Architecture:     Architecture(vm),
 					EvictionStrategy: &eviction,
 					Domain: kubevirtv1.DomainSpec{
-						Firmware: &kubevirtv1.Firmware{
-							UUID:   types.UID(FirmwareUUID(vm.Namespace, vm.Name)),
-							Serial: FirmwareSerial(vm.Namespace, vm.Name),
-						},
-						Devices: kubevirtv1.Devices{Disks: disks, Interfaces: interfaces, GPUs: gpus(vm.Spec.GPUs), HostDevices: hostDevices(vm.Spec.HostDevices)},
+						Firmware: firmware(vm),
+						Devices:  kubevirtv1.Devices{Disks: disks, Interfaces: interfaces, GPUs: gpus(vm.Spec.GPUs), HostDevices: hostDevices(vm.Spec.HostDevices)},
 					},
 					Networks:          networks,
 					Volumes:           volumes,
@@ -146,6 +128,75 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 		},
 	}
 	return emit.Object{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Namespace: vm.Namespace, Name: vm.Name, Scope: emit.VMScope, Body: obj}
+}
+
+// firmware is the VM's SMBIOS identity: the intent's, else derived from
+// namespace and name.
+func firmware(vm *resolve.VM) *kubevirtv1.Firmware {
+	fw := &kubevirtv1.Firmware{
+		UUID:   types.UID(FirmwareUUID(vm.Namespace, vm.Name)),
+		Serial: FirmwareSerial(vm.Namespace, vm.Name),
+	}
+	if f := vm.Spec.Firmware; f != nil {
+		if f.UUID != "" {
+			fw.UUID = types.UID(f.UUID)
+		}
+		if f.Serial != "" {
+			fw.Serial = f.Serial
+		}
+	}
+	return fw
+}
+
+// vmDisks are the VM's disks, volumes and dataVolumeTemplates: the root
+// disk (a clone of the image, or an existing DataVolume or claim) and the
+// attached data disks (virtc's claims, or existing claims and DataVolumes).
+func vmDisks(vm *resolve.VM) ([]kubevirtv1.Disk, []kubevirtv1.Volume, []kubevirtv1.DataVolumeTemplateSpec) {
+	boot := uint(1)
+	rootVolume := RootVolume
+	var templates []kubevirtv1.DataVolumeTemplateSpec
+	var rootSource kubevirtv1.VolumeSource
+	if ex := vm.Spec.ExistingRootDisk; ex != nil {
+		if ex.VolumeName != "" {
+			rootVolume = ex.VolumeName
+		}
+		rootSource = existingSource(ex.DataVolume, ex.PersistentVolumeClaim, false)
+	} else {
+		rootName := RootDiskName(vm.Name)
+		dsNamespace := vm.DataSource.Namespace
+		rootSource = kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: rootName}}
+		templates = []kubevirtv1.DataVolumeTemplateSpec{{
+			ObjectMeta: objectMeta("", "", rootName, "", diskLabels(vm), nil),
+			Spec: cdiv1.DataVolumeSpec{
+				SourceRef: &cdiv1.DataVolumeSourceRef{Kind: cdiv1.DataVolumeDataSource, Namespace: &dsNamespace, Name: vm.DataSource.Name},
+				Storage:   storageSpec(vm.RootStorage, vm.RootDisk),
+			},
+		}}
+	}
+	disks := []kubevirtv1.Disk{{Name: rootVolume, BootOrder: &boot, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}}}
+	volumes := []kubevirtv1.Volume{{Name: rootVolume, VolumeSource: rootSource}}
+	for _, d := range vm.Attached() {
+		disks = append(disks, kubevirtv1.Disk{Name: d.Name, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBus(d.Bus)}}})
+		src := kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{
+			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: DiskName(vm.Name, d.Name)},
+		}}
+		if d.Existing() {
+			src = existingSource(d.ExistingDataVolume, d.ExistingClaim, d.Hotpluggable)
+		}
+		volumes = append(volumes, kubevirtv1.Volume{Name: d.Name, VolumeSource: src})
+	}
+	return disks, volumes, templates
+}
+
+// existingSource is the volume source of an existing DataVolume or claim.
+func existingSource(dataVolume, claim string, hotpluggable bool) kubevirtv1.VolumeSource {
+	if dataVolume != "" {
+		return kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: dataVolume, Hotpluggable: hotpluggable}}
+	}
+	return kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{
+		PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim},
+		Hotpluggable:                      hotpluggable,
+	}}
 }
 
 // cloudInit is the NoCloud source: user and network data from Secrets. SSH
