@@ -175,7 +175,27 @@ type VMSpec struct {
 	// size for the quota. The claim is not virtc's: deleting the intent
 	// does not delete it.
 	ExistingRootDisk *ExistingDisk `json:"existingRootDisk,omitempty"`
+	// KubeVirtDefaults leaves parts of the VM to KubeVirt's defaults instead
+	// of writing them, as a VM created by `virtctl create vm` does, so that
+	// virtc's manifest matches it exactly (KubeVirt v1.8.4 sets
+	// RestartRequired on any change of the VM's template spec, even one
+	// that spells out the default). Set by virtc import; new VMs leave it
+	// absent. disks: no spec.template.spec.domain.devices.disks (KubeVirt
+	// gives each volume a virtio disk when the VM starts and boots the
+	// first); networks: no interfaces or networks (KubeVirt attaches the pod
+	// network through masquerade, autoattachPodInterface), so spec.networks
+	// must be the catalog's pod network and macAddresses absent;
+	// evictionStrategy: none written (the cluster's default applies: HCO
+	// sets LiveMigrate), so spec.migration only informs virtc's checks.
+	KubeVirtDefaults []string `json:"kubevirtDefaults,omitempty" enum:"disks,networks,evictionStrategy"`
 }
+
+// Parts of a VM that spec.kubevirtDefaults leaves to KubeVirt.
+const (
+	DefaultDisks            = "disks"
+	DefaultNetworks         = "networks"
+	DefaultEvictionStrategy = "evictionStrategy"
+)
 
 // Firmware is a VM's SMBIOS identity.
 type Firmware struct {

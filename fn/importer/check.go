@@ -134,13 +134,20 @@ func uncovered(prefix string, live, desired map[string]any) []string {
 		if k == "apiVersion" || k == "kind" || live[k] == nil {
 			continue
 		}
+		if m, ok := live[k].(map[string]any); ok && len(m) == 0 {
+			continue
+		}
 		p := joinPath(prefix, k)
 		d, ok := desired[k]
+		lm, lIsMap := live[k].(map[string]any)
+		if !ok && lIsMap {
+			out = append(out, uncovered(p, lm, map[string]any{})...)
+			continue
+		}
 		if !ok {
 			out = append(out, p)
 			continue
 		}
-		lm, lIsMap := live[k].(map[string]any)
 		dm, dIsMap := d.(map[string]any)
 		if lIsMap && dIsMap {
 			out = append(out, uncovered(p, lm, dm)...)

@@ -20,10 +20,10 @@ import (
 	"slices"
 	"strings"
 
-	kubevirtv1 "kubevirt.io/api/core/v1"
-	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/virtc/virtc/fn/api"
@@ -218,7 +218,7 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 	// Migration, from the eviction strategy.
 	switch es := tmpl.EvictionStrategy; {
 	case es == nil:
-		refuse("spec.template.spec.evictionStrategy: absent (the cluster's default applies); virtc writes one: set it on the VM first (LiveMigrate, LiveMigrateIfPossible or None)")
+		spec.KubeVirtDefaults = append(spec.KubeVirtDefaults, api.DefaultEvictionStrategy)
 	case *es == kubevirtv1.EvictionStrategyLiveMigrate:
 		spec.Migration = api.MigrationRequired
 	case *es == kubevirtv1.EvictionStrategyLiveMigrateIfPossible:
@@ -237,6 +237,19 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 	disks := map[string]kubevirtv1.Disk{}
 	for _, d := range tmpl.Domain.Devices.Disks {
 		disks[d.Name] = d
+	}
+	implicitDisks := len(tmpl.Domain.Devices.Disks) == 0
+	if implicitDisks {
+		// KubeVirt gives every volume a plain disk and boots the first.
+		spec.KubeVirtDefaults = append([]string{api.DefaultDisks}, spec.KubeVirtDefaults...)
+		boot := uint(1)
+		for i, v := range tmpl.Volumes {
+			d := kubevirtv1.Disk{Name: v.Name, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}}
+			if i == 0 {
+				d.BootOrder = &boot
+			}
+			disks[v.Name] = d
+		}
 	}
 	root := rootVolume(tmpl)
 	for _, v := range tmpl.Volumes {
@@ -319,8 +332,10 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 			spec.MACAddresses[profile] = i.MacAddress
 		}
 	}
-	if len(tmpl.Networks) == 0 {
-		refuse("spec.template.spec.networks: none (KubeVirt attaches the pod network itself); virtc writes the interfaces: add the pod network explicitly first")
+	if len(tmpl.Networks) == 0 && len(tmpl.Domain.Devices.Interfaces) == 0 {
+		// KubeVirt attaches the pod network itself.
+		spec.KubeVirtDefaults = append(spec.KubeVirtDefaults, api.DefaultNetworks)
+		nets = im.cat.DefaultNetworks
 	}
 	if !slices.Equal(nets, im.cat.DefaultNetworks) {
 		spec.Networks = nets

@@ -175,12 +175,18 @@ func classify(kind string, d Difference) diff.Change {
 		return ch
 	}
 	if key, ok := metadataKey(d.Path); ok {
+		why := "metadata only"
+		if strings.HasPrefix(d.Path, "spec.template.") {
+			// KubeVirt v1.8.4 pkg/virt-controller/watch/vm/vm.go sets
+			// RestartRequired on changes of the template's spec only.
+			why = "the next VM instance carries it; no restart required"
+		}
 		if ownMetadata(key) {
 			ch.Field = FieldOwnMetadata
-			return detail(diff.EffectNone, "virtc's own label or annotation; metadata only")
+			return detail(diff.EffectNone, "virtc's own label or annotation; "+why)
 		}
 		ch.Field = "labels"
-		return detail(diff.EffectNone, "metadata only")
+		return detail(diff.EffectNone, why)
 	}
 	switch kind {
 	case "VirtualMachine":
@@ -283,7 +289,6 @@ func Project(desired, live map[string]any) map[string]any {
 	}
 	return out
 }
-
 
 func manifest(apiVersion, kind, namespace, name string, body map[string]any) (string, error) {
 	data, err := emit.Write([]emit.Object{{APIVersion: apiVersion, Kind: kind, Namespace: namespace, Name: name, Body: body}})

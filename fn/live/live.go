@@ -195,11 +195,17 @@ func compareMap(path string, desired, live map[string]any, out *[]Difference) {
 		if d == nil {
 			continue
 		}
+		dm, dIsMap := d.(map[string]any)
+		if (!ok || l == nil) && dIsMap {
+			// Each key on its own: an empty map sets nothing, and labels
+			// are told apart by key.
+			compareMap(p, dm, map[string]any{}, out)
+			continue
+		}
 		if !ok || l == nil {
 			*out = append(*out, Difference{Path: p, Desired: d})
 			continue
 		}
-		dm, dIsMap := d.(map[string]any)
 		lm, lIsMap := l.(map[string]any)
 		if dIsMap && lIsMap {
 			compareMap(p, dm, lm, out)

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"maps"
+	"slices"
 
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
@@ -102,6 +103,17 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 	}
 	runStrategy := kubevirtv1.VirtualMachineRunStrategy(vm.RunStrategy)
 	eviction := EvictionStrategy(vm)
+	evictionRef := &eviction
+	defaults := vm.Spec.KubeVirtDefaults
+	if slices.Contains(defaults, api.DefaultDisks) {
+		disks = nil
+	}
+	if slices.Contains(defaults, api.DefaultNetworks) {
+		interfaces, networks = nil, nil
+	}
+	if slices.Contains(defaults, api.DefaultEvictionStrategy) {
+		evictionRef = nil
+	}
 
 	obj := &kubevirtv1.VirtualMachine{
 		TypeMeta:   typeMeta("kubevirt.io/v1", "VirtualMachine"),
@@ -115,7 +127,7 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 				ObjectMeta: objectMeta("", "", "", "", templateLabels, nil),
 				Spec: kubevirtv1.VirtualMachineInstanceSpec{
 					Architecture:     Architecture(vm),
-					EvictionStrategy: &eviction,
+					EvictionStrategy: evictionRef,
 					Domain: kubevirtv1.DomainSpec{
 						Firmware: firmware(vm),
 						Devices:  kubevirtv1.Devices{Disks: disks, Interfaces: interfaces, GPUs: gpus(vm.Spec.GPUs), HostDevices: hostDevices(vm.Spec.HostDevices)},

@@ -304,6 +304,21 @@ func adoption(rv *VM, errorf func(field, format string, args ...any)) {
 			errorf(d.Field+".hotpluggable", "only an existing claim or DataVolume can be hot-pluggable (set existingClaim or existingDataVolume)")
 		}
 	}
+	if slices.Contains(spec.KubeVirtDefaults, api.DefaultNetworks) {
+		if len(rv.Networks) != 1 || rv.Networks[0].Spec.Type != api.NetworkPod {
+			errorf("spec.kubevirtDefaults", "networks left to KubeVirt means the pod network alone: spec.networks must be one pod network profile")
+		}
+		if len(spec.MACAddresses) > 0 {
+			errorf("spec.macAddresses", "networks left to KubeVirt (spec.kubevirtDefaults) have no interface to carry a MAC address")
+		}
+	}
+	if slices.Contains(spec.KubeVirtDefaults, api.DefaultDisks) {
+		for _, d := range rv.Disks {
+			if d.Bus != "" {
+				errorf(d.Field+".bus", "disks left to KubeVirt (spec.kubevirtDefaults) have its default bus: remove bus")
+			}
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(spec.MACAddresses)) {
 		field := "spec.macAddresses." + name
 		if !slices.ContainsFunc(rv.Networks, func(n Network) bool { return n.Name == name }) {
