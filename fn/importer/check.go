@@ -69,6 +69,10 @@ func (im *importer) check(vm *api.VM, o live.Object, catalogDocs []*source.Doc, 
 	}
 	for _, s := range rep.VMs {
 		for _, ch := range s.Changes {
+			if ch.Field == "last-applied" {
+				// Undone by removing the annotation before the first sync.
+				continue
+			}
 			if ch.Field != live.FieldOwnMetadata {
 				why = append(why, fmt.Sprintf("%s: the intent would change the live object: %s (%s)", ch.Name, ch.Detail, ch.Effect))
 			}
@@ -110,8 +114,12 @@ func (im *importer) notCarried(vm *api.VM, o live.Object, catalogDocs []*source.
 	}
 	ref := o.Namespace + "/" + o.Name
 	var items []Item
+	if len(live.LastApplied(desired, o.Body)) > 0 {
+		items = append(items, Item{VM: ref, Path: `metadata.annotations["` + live.LastAppliedAnnotation + `"]`, Action: true,
+			Why: fmt.Sprintf("BEFORE THE FIRST SYNC: oc annotate vm/%s -n %s %s- (the VM was created with kubectl apply: Argo CD's client-side apply would delete the fields of that configuration virtc does not write; or sync with ServerSideApply=true)", o.Name, o.Namespace, live.LastAppliedAnnotation)})
+	}
 	for _, p := range uncovered("", o.Body, desired) {
-		if slices.Contains(setByCluster, p) {
+		if slices.Contains(setByCluster, p) || p == `metadata.annotations["`+live.LastAppliedAnnotation+`"]` {
 			continue
 		}
 		why := "not in the intent; it stays on the live VM as it is (virtc's manifest does not set it), but Git does not have it"
@@ -182,7 +190,12 @@ func (r Result) Report() string {
 	for _, v := range r.Imported {
 		fmt.Fprintf(&b, "\nimported %s\n", v)
 		for _, it := range r.NotCarried {
-			if it.VM == v {
+			if it.VM == v && it.Action {
+				fmt.Fprintf(&b, "  action: %s: %s\n", it.Path, it.Why)
+			}
+		}
+		for _, it := range r.NotCarried {
+			if it.VM == v && !it.Action {
 				fmt.Fprintf(&b, "  not carried: %s: %s\n", it.Path, it.Why)
 			}
 		}

@@ -65,6 +65,8 @@ type Item struct {
 	Path string
 	// Why says what happens to it.
 	Why string
+	// Action: something to do on the cluster before the first sync.
+	Action bool
 }
 
 // apiVersion of intents.
@@ -153,6 +155,8 @@ func decodeInto(body map[string]any, out any) error {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
+	// A field the pinned API does not have is not silently dropped.
+	dec.DisallowUnknownFields()
 	return dec.Decode(out)
 }
 
@@ -573,7 +577,9 @@ func (im *importer) network(ns string, n kubevirtv1.Network, i kubevirtv1.Interf
 			return ""
 		}
 		im.addCatalog("network-"+nad, &api.NetworkProfile{TypeMeta: api.TypeMeta{APIVersion: apiVersion, Kind: "NetworkProfile"}, Metadata: api.ObjectMeta{Name: nad},
-			Spec: api.NetworkProfileSpec{Type: api.NetworkBridge, Bridge: &api.BridgeNetwork{Name: cfg.Bridge, VLAN: cfg.VLAN}}})
+			// Migratable: a Linux bridge is the same L2 segment on every
+			// node, so a migrated guest keeps its MAC and addresses.
+			Spec: api.NetworkProfileSpec{Type: api.NetworkBridge, Migratable: true, Bridge: &api.BridgeNetwork{Name: cfg.Bridge, VLAN: cfg.VLAN}}})
 		return nad
 	}
 	refuse("spec.template.spec.networks[%s]: a network of a kind virtc does not write", n.Name)

@@ -81,6 +81,7 @@ func Diff(desired []emit.Object, live []Object, base, head string) (*diff.Report
 		}
 		used[ref] = true
 		diffs := Compare(want, lo.Body)
+		diffs = append(diffs, LastApplied(want, lo.Body)...)
 		if len(diffs) == 0 {
 			r.Summary.Unchanged++
 			continue
@@ -171,8 +172,14 @@ func classify(kind string, d Difference) diff.Change {
 	ch := diff.Change{Field: d.Path, From: short(d.Live), To: short(d.Desired)}
 	detail := func(effect, why string) diff.Change {
 		ch.Effect = effect
+		if d.Removed {
+			why = "removed by kubectl apply's three-way merge (the live object's " + LastAppliedAnnotation + " has it, virtc's manifest does not; remove the annotation before the first sync, or sync with ServerSideApply=true): " + why
+		}
 		ch.Detail = fmt.Sprintf("%s: %s → %s: %s", d.Path, cmp.Or(ch.From, "(absent)"), cmp.Or(ch.To, "(absent)"), why)
 		return ch
+	}
+	if d.Removed {
+		ch.Field = "last-applied"
 	}
 	if key, ok := metadataKey(d.Path); ok {
 		why := "metadata only"
@@ -181,11 +188,13 @@ func classify(kind string, d Difference) diff.Change {
 			// RestartRequired on changes of the template's spec only.
 			why = "the next VM instance carries it; no restart required"
 		}
-		if ownMetadata(key) {
+		if ownMetadata(key) && !d.Removed {
 			ch.Field = FieldOwnMetadata
 			return detail(diff.EffectNone, "virtc's own label or annotation; "+why)
 		}
-		ch.Field = "labels"
+		if !d.Removed {
+			ch.Field = "labels"
+		}
 		return detail(diff.EffectNone, why)
 	}
 	switch kind {
@@ -202,6 +211,8 @@ func classify(kind string, d Difference) diff.Change {
 			return detail(diff.EffectNextStart, "the next VM instance carries it; no restart is required")
 		case d.Path == "spec.template.spec.domain.cpu.sockets" || d.Path == "spec.template.spec.domain.memory.guest" || d.Path == "spec.instancetype.name":
 			return detail(diff.EffectLive, "KubeVirt hot-plugs CPU and memory (LiveUpdate rollout strategy)")
+		case strings.HasPrefix(d.Path, "spec.dataVolumeTemplates") && d.Removed:
+			return detail(diff.EffectNone, "KubeVirt keeps the DataVolume (the VM still owns it); the VM no longer re-creates it")
 		case strings.HasPrefix(d.Path, "spec.dataVolumeTemplates"):
 			return detail(diff.EffectRefused, "KubeVirt does not change an existing DataVolume from its template and CDI refuses every change to a DataVolume's spec")
 		case strings.HasPrefix(d.Path, "spec."):
@@ -225,6 +236,60 @@ func classify(kind string, d Difference) diff.Change {
 		return detail(diff.EffectNextStart, "Multus reads the attachment when a VM's pod starts; running VMs keep theirs")
 	}
 	return detail(diff.EffectManual, "virtc does not know what this changes")
+}
+
+// LastAppliedAnnotation is where `kubectl apply` (and so Argo CD's default,
+// client-side sync) keeps the configuration it last applied.
+const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// LastApplied lists the fields that `kubectl apply` of desired would
+// delete from a live object that someone created with `kubectl apply`:
+// its three-way merge removes what the last applied configuration had and
+// the new one lacks (k8s.io/kubectl pkg/cmd/apply, CreateThreeWayMergePatch
+// / jsonmergepatch for custom resources). Argo CD syncs that way unless the
+// Application or the object says ServerSideApply=true.
+func LastApplied(desired, live map[string]any) []Difference {
+	meta, _ := live["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	text, _ := ann[LastAppliedAnnotation].(string)
+	if text == "" {
+		return nil
+	}
+	last, err := generic([]byte(text))
+	if err != nil || last == nil {
+		return nil
+	}
+	var out []Difference
+	for _, p := range removed("", last, desired) {
+		out = append(out, Difference{Path: p.path, Live: p.value, Removed: true})
+	}
+	return out
+}
+
+type removal struct {
+	path  string
+	value any
+}
+
+func removed(path string, last, desired map[string]any) []removal {
+	var out []removal
+	for _, k := range sortedKeys(last) {
+		if k == "apiVersion" || k == "kind" || last[k] == nil {
+			continue
+		}
+		p := join(path, k)
+		d, ok := desired[k]
+		lm, lIsMap := last[k].(map[string]any)
+		dm, dIsMap := d.(map[string]any)
+		switch {
+		case !ok && lIsMap && len(lm) == 0:
+		case !ok:
+			out = append(out, removal{p, last[k]})
+		case lIsMap && dIsMap:
+			out = append(out, removed(p, lm, dm)...)
+		}
+	}
+	return out
 }
 
 // metadataKey returns the label or annotation key of a path in the

@@ -167,6 +167,9 @@ type Difference struct {
 	Path string
 	// Desired and Live are the values (nil when absent).
 	Desired, Live any
+	// Removed: a field the live object's last-applied configuration has
+	// and virtc's manifest lacks, which kubectl apply deletes.
+	Removed bool
 }
 
 // Compare lists the differences between what virtc applies and the live
