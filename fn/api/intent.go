@@ -253,6 +253,9 @@ type Disk struct {
 	// Bus is the disk's bus (virtio, scsi or sata). Absent: KubeVirt's
 	// default (virtio, scsi for a hot-pluggable disk).
 	Bus string `json:"bus,omitempty" enum:"virtio,scsi,sata"`
+	// Serial is the disk's serial number as the guest sees it (virtctl
+	// addvolume sets the volume's name). Absent: none.
+	Serial string `json:"serial,omitempty"`
 }
 
 // CloudInit names where the guest's cloud-init data comes from: Secrets in

@@ -203,7 +203,7 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 		}
 	}
 	if d := tmpl.Domain; d.CPU != nil || d.Memory != nil || d.Resources.Requests != nil || d.Resources.Limits != nil {
-		refuse("spec.template.spec.domain: sets CPU, memory or resources beside the instance type; virtc leaves them to the size")
+		refuse("spec.template.spec.domain: sets CPU, memory or resources itself; virtc leaves them to the size (the instance type)")
 	}
 
 	// Run strategy.
@@ -256,6 +256,7 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 		}
 	}
 	root := rootVolume(tmpl)
+	hasRoot := false
 	for _, v := range tmpl.Volumes {
 		d, hasDisk := disks[v.Name]
 		switch {
@@ -269,7 +270,7 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 			refuse("spec.template.spec.volumes[%s]: no disk of that name (virtc writes a disk per volume)", v.Name)
 			continue
 		}
-		if d.Disk == nil || d.LUN != nil || d.CDRom != nil || d.Serial != "" || d.Cache != "" || d.IO != "" || d.Shareable != nil || d.BlockSize != nil || d.DedicatedIOThread != nil || d.ErrorPolicy != nil {
+		if d.Disk == nil || d.LUN != nil || d.CDRom != nil || (d.Serial != "" && v.Name == root) || d.Cache != "" || d.IO != "" || d.Shareable != nil || d.BlockSize != nil || d.DedicatedIOThread != nil || d.ErrorPolicy != nil {
 			refuse("spec.template.spec.domain.devices.disks[%s]: a device virtc does not write (virtc writes a plain disk with a bus)", v.Name)
 			continue
 		}
@@ -292,6 +293,7 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 			if d.BootOrder == nil || *d.BootOrder != 1 || d.Disk.Bus != "" || hot {
 				refuse("spec.template.spec.domain.devices.disks[%s]: the root disk as virtc writes it boots first (bootOrder 1) on the default bus and is not hot-pluggable", v.Name)
 			}
+			hasRoot = true
 			spec.ExistingRootDisk = &api.ExistingDisk{DataVolume: dvName, PersistentVolumeClaim: claim}
 			if v.Name != "rootdisk" {
 				spec.ExistingRootDisk.VolumeName = v.Name
@@ -304,11 +306,11 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 		if d.BootOrder != nil {
 			refuse("spec.template.spec.domain.devices.disks[%s].bootOrder: virtc boots from the root disk only", v.Name)
 		}
-		disk := api.Disk{Name: v.Name, Size: size, ExistingClaim: claim, ExistingDataVolume: dvName, Hotpluggable: hot, Bus: string(d.Disk.Bus)}
+		disk := api.Disk{Name: v.Name, Size: size, ExistingClaim: claim, ExistingDataVolume: dvName, Hotpluggable: hot, Bus: string(d.Disk.Bus), Serial: d.Serial}
 		disk.Storage = im.storageProfile(class)
 		spec.Disks = append(spec.Disks, disk)
 	}
-	if spec.Image == "" && pref != "" {
+	if !hasRoot {
 		refuse("spec.template.spec.volumes: no root disk (a DataVolume or claim that boots first)")
 	}
 

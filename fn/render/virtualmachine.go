@@ -86,6 +86,8 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 		disks = append(disks, kubevirtv1.Disk{Name: CloudInitVolume, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}})
 		volumes = append(volumes, kubevirtv1.Volume{Name: CloudInitVolume, VolumeSource: kubevirtv1.VolumeSource{CloudInitNoCloud: ci}})
 	}
+	hotDisks, hotVolumes := dataDisks(vm, true)
+	disks, volumes = append(disks, hotDisks...), append(volumes, hotVolumes...)
 	var interfaces []kubevirtv1.Interface
 	var networks []kubevirtv1.Network
 	for _, n := range vm.Networks {
@@ -187,8 +189,21 @@ func vmDisks(vm *resolve.VM) ([]kubevirtv1.Disk, []kubevirtv1.Volume, []kubevirt
 	}
 	disks := []kubevirtv1.Disk{{Name: rootVolume, BootOrder: &boot, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}}}
 	volumes := []kubevirtv1.Volume{{Name: rootVolume, VolumeSource: rootSource}}
+	d, v := dataDisks(vm, false)
+	return append(disks, d...), append(volumes, v...), templates
+}
+
+// dataDisks are the disks and volumes of the attached data disks that are
+// hot-pluggable or not: KubeVirt appends a disk hot-plugged into the VM's
+// spec (virtctl addvolume) after the others, so virtc writes those last.
+func dataDisks(vm *resolve.VM, hot bool) ([]kubevirtv1.Disk, []kubevirtv1.Volume) {
+	var disks []kubevirtv1.Disk
+	var volumes []kubevirtv1.Volume
 	for _, d := range vm.Attached() {
-		disks = append(disks, kubevirtv1.Disk{Name: d.Name, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBus(d.Bus)}}})
+		if d.Hotpluggable != hot {
+			continue
+		}
+		disks = append(disks, kubevirtv1.Disk{Name: d.Name, Serial: d.Serial, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBus(d.Bus)}}})
 		src := kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{
 			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: DiskName(vm.Name, d.Name)},
 		}}
@@ -197,7 +212,7 @@ func vmDisks(vm *resolve.VM) ([]kubevirtv1.Disk, []kubevirtv1.Volume, []kubevirt
 		}
 		volumes = append(volumes, kubevirtv1.Volume{Name: d.Name, VolumeSource: src})
 	}
-	return disks, volumes, templates
+	return disks, volumes
 }
 
 // existingSource is the volume source of an existing DataVolume or claim.
