@@ -179,7 +179,7 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 	// Size: a published cluster instance type of the catalog.
 	switch it := kv.Spec.Instancetype; {
 	case it == nil:
-		refuse("spec.instancetype: absent: the VM sets its CPU and memory itself (spec.template.spec.domain); virtc compiles sizes into VirtualMachineClusterInstancetypes, so the VM would have to restart to take one (give it an instance type first: virtctl or the console's 'Instance type' tab)")
+		spec.Size = im.inlineSize(tmpl.Domain, refuse)
 	case it.Kind != "" && it.Kind != "VirtualMachineClusterInstancetype" && it.Kind != "virtualmachineclusterinstancetype":
 		refuse("spec.instancetype.kind: %s %q is namespaced; virtc refers to cluster instance types only", it.Kind, it.Name)
 	case it.InferFromVolume != "":
@@ -202,8 +202,8 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 			refuse("spec.preference.name: %q is not a preference of the catalog", pref)
 		}
 	}
-	if d := tmpl.Domain; d.CPU != nil || d.Memory != nil || d.Resources.Requests != nil || d.Resources.Limits != nil {
-		refuse("spec.template.spec.domain: sets CPU, memory or resources itself; virtc leaves them to the size (the instance type)")
+	if d := tmpl.Domain; kv.Spec.Instancetype != nil && (d.CPU != nil || d.Memory != nil) || d.Resources.Requests != nil || d.Resources.Limits != nil {
+		refuse("spec.template.spec.domain: sets CPU, memory or resources beside the instance type, or resource requests or limits; virtc leaves them to the size")
 	}
 
 	// Run strategy.
@@ -366,6 +366,38 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 		return nil, why
 	}
 	return vm, nil
+}
+
+// inlineSize is the catalog size of a VM that states its CPU and memory
+// itself (no instance type): a catalog size with that inline shape, else a
+// new one.
+func (im *importer) inlineSize(d kubevirtv1.DomainSpec, refuse func(string, ...any)) string {
+	if d.Memory == nil || d.Memory.Guest == nil || d.Memory.Hugepages != nil || d.Memory.MaxGuest != nil {
+		refuse("spec.template.spec.domain.memory: no instance type and no plain guest memory (hugepages or maxGuest); virtc cannot write that shape")
+		return ""
+	}
+	shape := api.InlineShape{}
+	if c := d.CPU; c != nil {
+		if c.Model != "" || c.DedicatedCPUPlacement || c.IsolateEmulatorThread || c.NUMA != nil || c.Realtime != nil || len(c.Features) > 0 || c.MaxSockets != 0 {
+			refuse("spec.template.spec.domain.cpu: settings besides sockets, cores and threads (model, dedicated placement, NUMA, features, maxSockets); virtc cannot write them")
+			return ""
+		}
+		shape = api.InlineShape{Sockets: int64(c.Sockets), Cores: int64(c.Cores), Threads: int64(c.Threads)}
+	}
+	mem := *d.Memory.Guest
+	for _, name := range im.cat.Sizes.Names() {
+		sz, _ := im.cat.Sizes.Get(name)
+		if sz.Spec.Inline != nil && *sz.Spec.Inline == shape && sz.Spec.Memory.Cmp(mem) == 0 {
+			return name
+		}
+	}
+	name := fmt.Sprintf("imported-%dcpu-%s", shape.VCPUs(), strings.ToLower(mem.String()))
+	if d.CPU != nil {
+		name += fmt.Sprintf("-s%dc%dt%d", shape.Sockets, shape.Cores, shape.Threads)
+	}
+	im.addCatalog("size-"+name, &api.Size{TypeMeta: api.TypeMeta{APIVersion: apiVersion, Kind: "Size"}, Metadata: api.ObjectMeta{Name: name},
+		Spec: api.SizeSpec{CPU: shape.VCPUs(), Memory: mem, Inline: &shape}})
+	return name
 }
 
 // rootVolume is the volume the VM boots from: the disk with the lowest boot

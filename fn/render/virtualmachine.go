@@ -141,7 +141,23 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 			},
 		},
 	}
+	if vm.Size != nil && vm.Size.Spec.Inline != nil {
+		inlineSize(obj, vm.Size.Spec)
+	}
 	return emit.Object{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Namespace: vm.Namespace, Name: vm.Name, Scope: emit.VMScope, Body: obj}
+}
+
+// inlineSize writes an inline size into the VM instead of the instance
+// type reference.
+func inlineSize(obj *kubevirtv1.VirtualMachine, s api.SizeSpec) {
+	obj.Spec.Instancetype = nil
+	dom := &obj.Spec.Template.Spec.Domain
+	in := s.Inline
+	if in.Sockets != 0 || in.Cores != 0 || in.Threads != 0 {
+		dom.CPU = &kubevirtv1.CPU{Sockets: uint32(in.Sockets), Cores: uint32(in.Cores), Threads: uint32(in.Threads)}
+	}
+	guest := s.Memory.DeepCopy()
+	dom.Memory = &kubevirtv1.Memory{Guest: &guest}
 }
 
 // firmware is the VM's SMBIOS identity: the intent's, else derived from
