@@ -245,13 +245,15 @@ type Disk struct {
 	// dataVolumeTemplate or hot-plugged with virtctl addvolume). virtc does
 	// not write the DataVolume. Exclusive with existingClaim.
 	ExistingDataVolume string `json:"existingDataVolume,omitempty"`
-	// Hotpluggable marks a disk attached to the running VM (virtctl
-	// addvolume --persist): KubeVirt attaches it through a hot-plug pod and
-	// needs the scsi bus. Set by virtc import; only with an existing claim
-	// or DataVolume.
+	// Hotpluggable marks a disk hot-plugged into the running VM (virtctl
+	// addvolume, which KubeVirt v1.8.4 persists in the VM's spec): KubeVirt
+	// attaches it through a hot-plug pod, on the scsi or virtio bus. virtc
+	// writes such disks after the cloud-init disk, where KubeVirt appended
+	// them. Set by virtc import; only with an existing claim or DataVolume.
 	Hotpluggable bool `json:"hotpluggable,omitempty"`
-	// Bus is the disk's bus (virtio, scsi or sata). Absent: KubeVirt's
-	// default (virtio, scsi for a hot-pluggable disk).
+	// Bus is the disk's bus (virtio, scsi or sata). Absent: the
+	// preference's disk bus, else KubeVirt's default (virtio). Set by virtc
+	// import to keep an adopted VM's.
 	Bus string `json:"bus,omitempty" enum:"virtio,scsi,sata"`
 	// Serial is the disk's serial number as the guest sees it (virtctl
 	// addvolume sets the volume's name). Absent: none.
