@@ -99,7 +99,7 @@ func mustJSON(t *testing.T, s string) []byte {
 
 func TestClassify(t *testing.T) {
 	for _, c := range []struct {
-		kind, path string
+		kind, path    string
 		desired, live any
 		effect, field string
 	}{
