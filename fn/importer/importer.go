@@ -30,6 +30,7 @@ import (
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/live"
 	"github.com/virtc/virtc/fn/source"
 )
@@ -169,6 +170,14 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 	}
 	var why []string
 	refuse := func(format string, a ...any) { why = append(why, fmt.Sprintf(format, a...)) }
+	// KubeVirt's VirtualMachineInstanceSpec decodes itself, past
+	// DisallowUnknownFields: what the typed VM does not hold is found by
+	// comparing its encoding with the export.
+	if typed, err := emit.Generic(&kv); err == nil {
+		for _, p := range unknown("", o.Body, typed) {
+			refuse("%s: a field KubeVirt v1.8.4's API does not have (kubevirt.io/api v1.8.4); virtc would drop it", p)
+		}
+	}
 	vm := &api.VM{TypeMeta: api.TypeMeta{APIVersion: apiVersion, Kind: "VM"}, Metadata: api.ObjectMeta{Name: o.Name, Namespace: o.Namespace}}
 	spec := &vm.Spec
 	if kv.Spec.Template == nil {
@@ -398,6 +407,57 @@ func (im *importer) inlineSize(d kubevirtv1.DomainSpec, refuse func(string, ...a
 	im.addCatalog("size-"+name, &api.Size{TypeMeta: api.TypeMeta{APIVersion: apiVersion, Kind: "Size"}, Metadata: api.ObjectMeta{Name: name},
 		Spec: api.SizeSpec{CPU: shape.VCPUs(), Memory: mem, Inline: &shape}})
 	return name
+}
+
+// unknown lists the paths of live that the typed encoding lacks (null
+// values and empty maps aside), list elements by index.
+func unknown(path string, live, typed any) []string {
+	switch l := live.(type) {
+	case map[string]any:
+		t, _ := typed.(map[string]any)
+		var out []string
+		for _, k := range sortedKeys(l) {
+			v := l[k]
+			if empty(v) {
+				continue
+			}
+			p := joinPath(path, k)
+			tv, ok := t[k]
+			if !ok {
+				out = append(out, p)
+				continue
+			}
+			out = append(out, unknown(p, v, tv)...)
+		}
+		return out
+	case []any:
+		t, _ := typed.([]any)
+		var out []string
+		for i, v := range l {
+			if i < len(t) {
+				out = append(out, unknown(fmt.Sprintf("%s[%d]", path, i), v, t[i])...)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// empty reports whether v is null, or a map of nothing but empty values.
+func empty(v any) bool {
+	if v == nil {
+		return true
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, x := range m {
+		if !empty(x) {
+			return false
+		}
+	}
+	return true
 }
 
 // rootVolume is the volume the VM boots from: the disk with the lowest boot

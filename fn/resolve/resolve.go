@@ -303,6 +303,11 @@ func adoption(rv *VM, errorf func(field, format string, args ...any)) {
 		if d.Hotpluggable && !d.Existing() {
 			errorf(d.Field+".hotpluggable", "only an existing claim or DataVolume can be hot-pluggable (set existingClaim or existingDataVolume)")
 		}
+		// kubevirt.io/kubevirt v1.8.4 pkg/storage/admitters/storagehotplug.go:
+		// ValidateHotplugDiskConfiguration.
+		if d.Hotpluggable && d.Bus != "scsi" && d.Bus != "virtio" {
+			errorf(d.Field+".bus", "a hot-pluggable disk needs the scsi or virtio bus (KubeVirt refuses others)")
+		}
 	}
 	if slices.Contains(spec.KubeVirtDefaults, api.DefaultNetworks) {
 		if len(rv.Networks) != 1 || rv.Networks[0].Spec.Type != api.NetworkPod {
