@@ -3,6 +3,7 @@ package live
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -39,8 +40,10 @@ func Diff(desired []emit.Object, live []Object, base, head string) (*diff.Report
 	used := map[string]bool{}
 	vms := map[string]*diff.Subject{}
 	var vmOrder []string
+	notCompared := map[string]int{}
 	for _, d := range desired {
 		if !slices.Contains(exportedKinds, d.Kind) {
+			notCompared[d.Kind]++
 			continue
 		}
 		ref := d.Kind + " " + d.Namespace + "/" + d.Name
@@ -125,6 +128,14 @@ func Diff(desired []emit.Object, live []Object, base, head string) (*diff.Report
 		}
 		r.Warnings = append(r.Warnings, diff.Finding{Rule: "live-unmanaged", Object: ref,
 			Message: ref + " is live but virtc does not write it: Argo CD leaves it alone (it does not prune what it did not create)"})
+	}
+	if len(notCompared) > 0 {
+		var kinds []string
+		for _, k := range slices.Sorted(maps.Keys(notCompared)) {
+			kinds = append(kinds, fmt.Sprintf("%d %s", notCompared[k], k))
+		}
+		r.Warnings = append(r.Warnings, diff.Finding{Rule: "live-not-compared", Object: "objects of other kinds",
+			Message: "not compared (an export of vm,dv,pvc,nad does not hold these kinds): " + strings.Join(kinds, ", ")})
 	}
 	slices.Sort(vmOrder)
 	for _, k := range vmOrder {

@@ -2,10 +2,11 @@
 // -n NS -o yaml`: a List, or a stream of documents) and compares what virtc
 // would apply with them.
 //
-// The comparison looks only at the fields virtc sets, as Argo CD's diff
-// does with server-side apply (argo-cd v3.6.1 gitops-engine
-// pkg/diff: ServerSideDiff compares the dry-run result of applying the
-// desired fields). A live object carries fields nobody wrote in Git:
+// The comparison looks only at the fields virtc sets, as Argo CD's
+// server-side diff does (argo-cd v3.6.1 gitops-engine/pkg/diff/diff.go:
+// serverSideDiff compares the live object with the dry-run result of
+// applying the desired fields, and removeWebhookMutation reverts what no
+// field of Argo CD's manager set to the live values). A live object carries fields nobody wrote in Git:
 // status, managedFields and server metadata (uid, resourceVersion,
 // creationTimestamp, generation), and the defaults of mutating webhooks
 // and controllers (KubeVirt v1.8.4 pkg/virt-api/webhooks/mutating-webhook/
