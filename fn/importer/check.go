@@ -85,6 +85,12 @@ func (im *importer) check(vm *api.VM, o live.Object, catalogDocs []*source.Doc, 
 		for _, f := range im.pending {
 			im.used[f] = true
 		}
+		if im.refs == nil {
+			im.refs = map[string]bool{}
+		}
+		for _, r := range im.pendingRefs {
+			im.refs[r] = true
+		}
 	}
 	return why
 }
@@ -204,6 +210,12 @@ func (r Result) Report() string {
 		fmt.Fprintf(&b, "\nrefused %s\n", rf.VM)
 		for _, why := range rf.Reasons {
 			fmt.Fprintf(&b, "  %s\n", why)
+		}
+	}
+	if len(r.Left) > 0 {
+		fmt.Fprintf(&b, "\nnot imported (no imported VM uses them; virtc leaves them alone):\n")
+		for _, ref := range r.Left {
+			fmt.Fprintf(&b, "  %s\n", ref)
 		}
 	}
 	return b.String()

@@ -46,6 +46,9 @@ type Result struct {
 	Refused []Refusal
 	// NotCarried are the live fields the intents do not carry.
 	NotCarried []Item
+	// Left are the exported objects that belong to no imported VM
+	// ("Kind namespace/name"): not imported, and not touched.
+	Left []string
 }
 
 // File is one written file.
@@ -109,6 +112,7 @@ func Import(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Options)
 		}
 	}
 	slices.SortFunc(res.Files, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
+	res.Left = im.left(res.Imported)
 	return res
 }
 
@@ -119,8 +123,11 @@ type importer struct {
 	// lacks, by file name (kind-name); used marks those an imported VM uses.
 	newCatalog map[string]any
 	used       map[string]bool
-	// pending are the entries the VM being imported needs.
-	pending []string
+	// pending are the entries the VM being imported needs, pendingRefs
+	// the live objects it uses; refs those of imported VMs.
+	pending     []string
+	pendingRefs []string
+	refs        map[string]bool
 }
 
 func tenant(ns string) *api.Tenant {
@@ -144,10 +151,49 @@ func marshal(v any) []byte {
 func (im *importer) find(kind, namespace, name string) (live.Object, bool) {
 	for _, o := range im.objs {
 		if o.Kind == kind && o.Namespace == namespace && o.Name == name {
+			im.pendingRefs = append(im.pendingRefs, o.Ref())
 			return o, true
 		}
 	}
 	return live.Object{}, false
+}
+
+// left are the objects no imported VM uses, directly or through an owner.
+func (im *importer) left(imported []string) []string {
+	accounted := map[string]bool{}
+	for _, ref := range imported {
+		accounted["VirtualMachine "+ref] = true
+	}
+	for r := range im.refs {
+		accounted[r] = true
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, o := range im.objs {
+			if accounted[o.Ref()] {
+				continue
+			}
+			meta, _ := o.Body["metadata"].(map[string]any)
+			owners, _ := meta["ownerReferences"].([]any)
+			for _, ow := range owners {
+				m, _ := ow.(map[string]any)
+				kind, _ := m["kind"].(string)
+				name, _ := m["name"].(string)
+				if accounted[kind+" "+o.Namespace+"/"+name] {
+					accounted[o.Ref()] = true
+					changed = true
+				}
+			}
+		}
+	}
+	var out []string
+	for _, o := range im.objs {
+		// A VM is imported or refused (with its reasons).
+		if !accounted[o.Ref()] && o.Kind != "VirtualMachine" {
+			out = append(out, o.Ref())
+		}
+	}
+	return out
 }
 
 func decodeInto(body map[string]any, out any) error {
@@ -163,7 +209,7 @@ func decodeInto(body map[string]any, out any) error {
 
 // vm maps one live VM to an intent, or says why it cannot.
 func (im *importer) vm(o live.Object) (*api.VM, []string) {
-	im.pending = nil
+	im.pending, im.pendingRefs = nil, nil
 	var kv kubevirtv1.VirtualMachine
 	if err := decodeInto(o.Body, &kv); err != nil {
 		return nil, []string{fmt.Sprintf("not a KubeVirt v1 VirtualMachine: %v", err)}
