@@ -197,6 +197,16 @@ func validate(d *decoder, obj any) {
 		if p := o.Spec.MemoryOvercommitPercent; p < 0 || p > 100 {
 			d.fail("spec.memoryOvercommitPercent", "must be from 0 to 100 (KubeVirt's instance type memory.overcommitPercent)")
 		}
+		if in := o.Spec.Inline; in != nil {
+			if in.Sockets < 0 || in.Cores < 0 || in.Threads < 0 {
+				d.fail("spec.inline", "sockets, cores and threads are at least 1 when set")
+			} else if n := in.VCPUs(); n != o.Spec.CPU {
+				d.fail("spec.inline", "sockets × cores × threads is %d vCPUs, not spec.cpu %d (absent ones count 1)", n, o.Spec.CPU)
+			}
+			if o.Spec.Builtin || o.Spec.DedicatedCPU || o.Spec.Hugepages != "" || len(o.Spec.GPUs) > 0 || o.Spec.MemoryOvercommitPercent != 0 {
+				d.fail("spec.inline", "an inline size is a plain CPU and memory shape: not builtin, without dedicatedCPU, hugepages, gpus or memoryOvercommitPercent")
+			}
+		}
 	case *api.Image:
 		d.catalogMeta(o.Metadata)
 		sources := 0

@@ -133,6 +133,16 @@ func goldenOutputs(t *testing.T) []output {
 		}
 		out = append(out, output{name: "golden/" + e.Name(), yaml: data})
 	}
+	// The compiled imports of golden/import (virtc import, then build).
+	imports, _ := filepath.Glob(filepath.Join(root, "import", "*", "build.yaml"))
+	for _, f := range imports {
+		data, ok := readOptional(t, f)
+		if !ok || len(bytes.TrimSpace(data)) == 0 {
+			continue
+		}
+		rel, _ := filepath.Rel(repoRoot, filepath.Dir(f))
+		out = append(out, output{name: filepath.ToSlash(rel), yaml: data})
+	}
 	return out
 }
 
