@@ -218,15 +218,16 @@ func TestUpstreamAdmission(t *testing.T) {
 		t.Fatal("nothing to check")
 	}
 
+	changes := changeInputs(t, bin)
+
 	start := time.Now()
 	var all []Finding
 	objects, reviews := 0, 0
 	byCheck := map[string]int{}
-	for _, in := range inputs {
-		rep, err := CheckWithContext(in.name, in.yaml, in.context)
+	add := func(rep *Report, err error) {
 		if err != nil {
 			t.Errorf("%v", err)
-			continue
+			return
 		}
 		objects += rep.Objects
 		reviews += rep.Reviews
@@ -235,13 +236,19 @@ func TestUpstreamAdmission(t *testing.T) {
 		}
 		all = append(all, rep.Findings...)
 	}
+	for _, in := range inputs {
+		add(CheckWithContext(in.name, in.yaml, in.context))
+	}
+	for _, ch := range changes {
+		add(CheckUpdate(ch.name, ch.old, ch.new))
+	}
 	elapsed := time.Since(start)
-	t.Logf("checked %d streams, %d objects, %d admission reviews in %s", len(inputs), objects, reviews, elapsed.Round(time.Millisecond))
+	t.Logf("checked %d streams and %d changes, %d objects, %d admission reviews in %s", len(inputs), len(changes), objects, reviews, elapsed.Round(time.Millisecond))
 	for _, k := range sortedKeys(byCheck) {
 		t.Logf("  %6d  %s", byCheck[k], k)
 	}
 	if path := os.Getenv("VIRTC_ADMISSION_REPORT"); path != "" {
-		if err := os.WriteFile(path, []byte(groupReport(all, len(inputs), objects, reviews)), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(groupReport(all, len(inputs)+len(changes), objects, reviews)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -297,7 +304,7 @@ func groupReport(fs []Finding, streams, objects, reviews int) string {
 	sort.SliceStable(keys, func(i, j int) bool { return len(groups[keys[i]].list) > len(groups[keys[j]].list) })
 	var b strings.Builder
 	fmt.Fprintf(&b, "virtc upstream admission (KubeVirt v1.8.4, CDI v1.65.0, cluster config of HCO v1.18.1)\n")
-	fmt.Fprintf(&b, "%d streams, %d objects, %d admission reviews: %d findings in %d groups\n\n", streams, objects, reviews, len(fs), len(groups))
+	fmt.Fprintf(&b, "%d streams and changes, %d objects, %d admission reviews: %d findings in %d groups\n\n", streams, objects, reviews, len(fs), len(groups))
 	for _, k := range keys {
 		g := groups[k]
 		fmt.Fprintf(&b, "== %d x %s\n", len(g.list), g.key)
@@ -321,6 +328,82 @@ func normalize(msg string) string {
 
 // quantity matches a number with an optional unit, not inside a name.
 var quantity = regexp.MustCompile(`(^|[^A-Za-z0-9-])[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|m|k|M|G)?\b`)
+
+// change is one allowed change between two outputs.
+type change struct {
+	name     string
+	old, new []byte
+}
+
+// buildFlags keeps the flags of a golden's flags file that `virtc build`
+// takes too (the diff-only ones, --diff, --format, --base, --color, go).
+func buildFlags(flags []string) []string {
+	var out []string
+	for i := 0; i < len(flags); i++ {
+		f := flags[i]
+		name := strings.TrimLeft(f, "-")
+		if j := strings.Index(name, "="); j >= 0 {
+			name = name[:j]
+		}
+		switch name {
+		case "ext-str", "catalog", "scope", "cluster":
+			out = append(out, f)
+			if !strings.Contains(f, "=") && i+1 < len(flags) {
+				i++
+				out = append(out, flags[i])
+			}
+		case "no-default-catalog":
+			out = append(out, f)
+		default:
+			if !strings.Contains(f, "=") && i+1 < len(flags) && !strings.HasPrefix(flags[i+1], "-") && name != "diff" {
+				i++ // the value of a diff-only flag
+			}
+		}
+	}
+	return out
+}
+
+// changeInputs are the golden `virtc diff` scenarios whose change virtc
+// allows (exit file 0): `virtc build` of old/ and of new/, the change
+// Argo CD would apply.
+func changeInputs(t *testing.T, bin string) []change {
+	root := filepath.Join(repoRoot, "golden")
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []change
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		cmd, ok := readOptional(t, filepath.Join(dir, "command"))
+		if !ok || strings.TrimSpace(string(cmd)) != "diff" {
+			continue
+		}
+		if code, ok := readOptional(t, filepath.Join(dir, "exit")); ok && strings.TrimSpace(string(code)) != "0" {
+			continue // a refused change is never applied
+		}
+		if _, err := os.Stat(filepath.Join(dir, "old")); err != nil {
+			continue
+		}
+		flags, _ := readOptional(t, filepath.Join(dir, "flags"))
+		args := append([]string{"build"}, buildFlags(strings.Fields(string(flags)))...)
+		oldOut, stderr, err := run(t, dir, bin, append(args, "old")...)
+		if err != nil {
+			t.Logf("golden/%s: old/ does not build (%v), change not checked:\n%s", e.Name(), err, stderr)
+			continue
+		}
+		newOut, stderr, err := run(t, dir, bin, append(args, "new")...)
+		if err != nil {
+			t.Logf("golden/%s: new/ does not build (%v), change not checked:\n%s", e.Name(), err, stderr)
+			continue
+		}
+		out = append(out, change{name: "golden/" + e.Name() + " (old -> new)", old: oldOut, new: newOut})
+	}
+	return out
+}
 
 // TestBundle: the common-instancetypes bundle KubeVirt v1.8.4 deploys.
 func TestBundle(t *testing.T) {

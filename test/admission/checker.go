@@ -204,6 +204,21 @@ func CheckWithContext(input string, stream, ctxStream []byte) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s (context): %v", input, err)
 	}
+	c, err := newChecker(input, objs, ctxObjs)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range objs {
+		c.checkObject(o)
+	}
+	c.checkReferences(objs, append(append([]*object{}, objs...), ctxObjs...))
+	sortFindings(c.report.Findings)
+	return c.report, nil
+}
+
+// newChecker builds the fake cluster of a stream and the upstream webhooks
+// bound to it.
+func newChecker(input string, objs, ctxObjs []*object) (*checker, error) {
 	cl, err := newCluster(objs, ctxObjs)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", input, err)
@@ -232,13 +247,7 @@ func CheckWithContext(input string, stream, ctxStream []byte) (*Report, error) {
 	c.dvPlain = cdiwebhooks.NewDataVolumeValidatingWebhook(cl.k8s, cl.cdi, nil, cl.crc)
 	c.dvClaim = cdiwebhooks.NewDataVolumeValidatingWebhook(cl.k8sWithClaims, cl.cdi, nil, cl.crc)
 	c.dicAdm = cdiwebhooks.NewDataImportCronValidatingWebhook(cl.k8s, cl.cdi)
-
-	for _, o := range objs {
-		c.checkObject(o)
-	}
-	c.checkReferences(objs, append(append([]*object{}, objs...), ctxObjs...))
-	sortFindings(c.report.Findings)
-	return c.report, nil
+	return c, nil
 }
 
 func sortFindings(fs []Finding) {
@@ -418,28 +427,7 @@ func (c *checker) checkObject(o *object) {
 func (c *checker) checkVM(o *object) {
 	const mutCheck = "kubevirt VM mutating webhook"
 	const admCheck = "kubevirt VM validating admitter"
-	var mutated []byte
-	c.guard(o, mutCheck, func() {
-		ar := review("kubevirt.io", o.version(), "virtualmachines", o.Metadata.Namespace, o.Metadata.Name, o.raw)
-		resp := c.vmMut.Mutate(ar)
-		if !resp.Allowed {
-			c.deny(o, mutCheck, message(resp))
-			return
-		}
-		mutated = o.raw
-		if len(resp.Patch) > 0 {
-			p, err := jsonpatch.DecodePatch(resp.Patch)
-			if err != nil {
-				c.deny(o, mutCheck, "checker error: patch: "+err.Error())
-				mutated = nil
-				return
-			}
-			if mutated, err = p.Apply(o.raw); err != nil {
-				c.deny(o, mutCheck, "checker error: applying patch: "+err.Error())
-				mutated = nil
-			}
-		}
-	})
+	mutated := c.mutate(o, o.raw, nil, mutCheck)
 	if mutated == nil {
 		return
 	}
@@ -610,4 +598,113 @@ func (c *checker) checkDataImportCronTemplates(o *object) {
 			}
 		})
 	}
+}
+
+// CheckUpdate admits the change from one output to the next as Argo CD
+// applies it: an UPDATE review, with the old object as the cluster holds it,
+// for each VirtualMachine and DataVolume both outputs hold (objects only in
+// the new output are CREATEs, which Check covers). The cluster holds the new
+// output's objects, and the old output's where the new one has none.
+func CheckUpdate(input string, oldStream, newStream []byte) (*Report, error) {
+	oldObjs, err := parseStream(oldStream)
+	if err != nil {
+		return nil, fmt.Errorf("%s (old): %v", input, err)
+	}
+	newObjs, err := parseStream(newStream)
+	if err != nil {
+		return nil, fmt.Errorf("%s (new): %v", input, err)
+	}
+	c, err := newChecker(input, newObjs, oldObjs)
+	if err != nil {
+		return nil, err
+	}
+	old := map[string]*object{}
+	for _, o := range oldObjs {
+		old[o.key()] = o
+	}
+	for _, o := range newObjs {
+		prev := old[o.key()]
+		if prev == nil {
+			continue
+		}
+		switch {
+		case o.group() == "kubevirt.io" && o.Kind == "VirtualMachine":
+			c.checkVMUpdate(prev, o)
+		case o.group() == "cdi.kubevirt.io" && o.Kind == "DataVolume":
+			const check = "cdi DataVolume webhook (update)"
+			c.guard(o, check, func() {
+				ar := review("cdi.kubevirt.io", o.version(), "datavolumes", o.Metadata.Namespace, o.Metadata.Name, o.raw)
+				ar.Request.Operation = admissionv1.Update
+				ar.Request.OldObject = runtime.RawExtension{Raw: prev.raw}
+				resp, err := serveHTTP(c.dvPlain, ar)
+				if err != nil {
+					c.deny(o, check, "checker error: "+err.Error())
+					return
+				}
+				if !resp.Allowed {
+					c.deny(o, check, message(resp))
+				}
+			})
+		}
+	}
+	sortFindings(c.report.Findings)
+	return c.report, nil
+}
+
+// checkVMUpdate: the old VM as stored (its CREATE mutation applied), the
+// new one sent as an UPDATE through the mutating webhook, its patch applied,
+// then the validating admitter.
+func (c *checker) checkVMUpdate(prev, o *object) {
+	const mutCheck = "kubevirt VM mutating webhook (update)"
+	const admCheck = "kubevirt VM validating admitter (update)"
+	stored := c.mutate(prev, prev.raw, nil, mutCheck+": stored object")
+	if stored == nil {
+		return
+	}
+	sent := c.mutate(o, o.raw, stored, mutCheck)
+	if sent == nil {
+		return
+	}
+	c.guard(o, admCheck, func() {
+		ar := review("kubevirt.io", o.version(), "virtualmachines", o.Metadata.Namespace, o.Metadata.Name, sent)
+		ar.Request.Operation = admissionv1.Update
+		ar.Request.OldObject = runtime.RawExtension{Raw: stored}
+		if resp := c.vmAdm.Admit(c.ctx, ar); !resp.Allowed {
+			c.deny(o, admCheck, message(resp))
+		}
+	})
+}
+
+// mutate runs the VM mutating webhook (an UPDATE when old is set) and
+// returns raw with its patch applied, or nil after reporting a denial.
+func (c *checker) mutate(o *object, raw, old []byte, check string) []byte {
+	var out []byte
+	c.guard(o, check, func() {
+		ar := review("kubevirt.io", o.version(), "virtualmachines", o.Metadata.Namespace, o.Metadata.Name, raw)
+		if old != nil {
+			ar.Request.Operation = admissionv1.Update
+			ar.Request.OldObject = runtime.RawExtension{Raw: old}
+		}
+		resp := c.vmMut.Mutate(ar)
+		if !resp.Allowed {
+			c.deny(o, check, message(resp))
+			return
+		}
+		out = raw
+		if len(resp.Patch) > 0 {
+			p, err := jsonpatch.DecodePatch(resp.Patch)
+			if err == nil {
+				out, err = p.Apply(raw)
+			}
+			if err != nil {
+				c.deny(o, check, "checker error: patch: "+err.Error())
+				out = nil
+			}
+		}
+	})
+	return out
+}
+
+func (o *object) key() string {
+	return o.group() + "/" + o.Kind + "/" + o.Metadata.Namespace + "/" + o.Metadata.Name
 }

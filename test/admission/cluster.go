@@ -159,8 +159,46 @@ func (hc *hyperConverged) kvFeatureGates() []string {
 	return out
 }
 
+// applyCRDDefaults sets what the HyperConverged CRD of HCO v1.18.1
+// (deploy/crds/hco00.crd.yaml, v1beta1 schema defaults) defaults and
+// reaches the KubeVirt configuration; the feature gates' defaults are those
+// of kvFeatureGates.
+func (hc *hyperConverged) applyCRDDefaults() {
+	lm := &hc.Spec.LiveMigrationConfig
+	if lm.CompletionTimeoutPerGiB == nil {
+		lm.CompletionTimeoutPerGiB = ptr.To[int64](150)
+	}
+	if lm.ParallelMigrationsPerCluster == nil {
+		lm.ParallelMigrationsPerCluster = ptr.To[uint32](5)
+	}
+	if lm.ParallelOutboundMigrationsPerNode == nil {
+		lm.ParallelOutboundMigrationsPerNode = ptr.To[uint32](2)
+	}
+	if lm.ProgressTimeout == nil {
+		lm.ProgressTimeout = ptr.To[int64](150)
+	}
+	if lm.AllowAutoConverge == nil {
+		lm.AllowAutoConverge = ptr.To(false)
+	}
+	if lm.AllowPostCopy == nil {
+		lm.AllowPostCopy = ptr.To(false)
+	}
+	if hc.Spec.ResourceRequirements == nil {
+		hc.Spec.ResourceRequirements = &struct {
+			VmiCPUAllocationRatio *int `json:"vmiCPUAllocationRatio"`
+		}{}
+	}
+	if hc.Spec.ResourceRequirements.VmiCPUAllocationRatio == nil {
+		hc.Spec.ResourceRequirements.VmiCPUAllocationRatio = ptr.To(10)
+	}
+	if hc.Spec.EnableCommonBootImageImport == nil {
+		hc.Spec.EnableCommonBootImageImport = ptr.To(true)
+	}
+}
+
 // kubeVirtConfig follows getKVConfig.
 func (hc *hyperConverged) kubeVirtConfig() (*virtv1.KubeVirtConfiguration, error) {
+	hc.applyCRDDefaults()
 	memLimit := resource.MustParse("2G")
 	dev := &virtv1.DeveloperConfiguration{
 		DiskVerification: &virtv1.DiskVerification{MemoryLimit: &memLimit},
