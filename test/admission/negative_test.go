@@ -263,6 +263,19 @@ spec:
 		want: []string{"VirtualMachineClusterInstancetype broken", "kubevirt instancetype admitter", "overcommitPercent"},
 	},
 	{
+		name: "migration network nobody provides",
+		yaml: `apiVersion: hco.kubevirt.io/v1beta1
+kind: HyperConverged
+metadata:
+  name: kubevirt-hyperconverged
+  namespace: openshift-cnv
+spec:
+  liveMigrationConfig:
+    network: migration-net
+`,
+		want: []string{"HyperConverged openshift-cnv/kubevirt-hyperconverged", "spec.liveMigrationConfig.network: NetworkAttachmentDefinition openshift-cnv/migration-net is not in the stream"},
+	},
+	{
 		name: "instancetype, preference and DataSource nobody provides",
 		yaml: `apiVersion: kubevirt.io/v1
 kind: VirtualMachine

@@ -34,6 +34,25 @@ func (c *checker) checkReferences(objs, all []*object) {
 				continue // reported by the admission checks
 			}
 			c.vmReferences(o, vm, nads)
+		case o.group() == "hco.kubevirt.io" && o.Kind == "HyperConverged":
+			// virt-operator adds the migration network to every
+			// virt-handler pod (KubeVirt v1.8.4
+			// pkg/virt-operator/resource/generate/components/daemonsets.go);
+			// the NetworkAttachmentDefinition lives in KubeVirt's namespace,
+			// the HyperConverged's.
+			hc := &hyperConverged{}
+			if err := json.Unmarshal(o.raw, hc); err != nil {
+				continue
+			}
+			if n := hc.Spec.LiveMigrationConfig.Network; n != nil && *n != "" {
+				ns := o.Metadata.Namespace
+				if ns == "" {
+					ns = "openshift-cnv"
+				}
+				if !nads[ns+"/"+*n] {
+					c.unresolved(o, fmt.Sprintf("spec.liveMigrationConfig.network: NetworkAttachmentDefinition %s/%s is not in the stream", ns, *n))
+				}
+			}
 		case o.group() == "cdi.kubevirt.io" && o.Kind == "DataVolume":
 			dv := &cdiv1.DataVolume{}
 			if err := json.Unmarshal(o.raw, dv); err != nil {
