@@ -263,6 +263,25 @@ spec:
 		want: []string{"VirtualMachineClusterInstancetype broken", "kubevirt instancetype admitter", "overcommitPercent"},
 	},
 	{
+		// Admitted as a VM; the VMI create admitter
+		// (vmi-create-admitter.go ValidateVirtualMachineInstanceMandatoryFields)
+		// denies the VMI of its template.
+		name: "no instancetype and no memory",
+		yaml: `apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata:
+  name: nomem
+  namespace: neg
+spec:
+  runStrategy: Always
+  template:
+    spec:
+      domain:
+        devices: {}
+`,
+		want: []string{"VirtualMachine neg/nomem", "kubevirt VMI create admitter (expanded template)", "no memory requested"},
+	},
+	{
 		name: "migration network nobody provides",
 		yaml: `apiVersion: hco.kubevirt.io/v1beta1
 kind: HyperConverged
@@ -358,5 +377,49 @@ func TestNegative(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNegativeUpdate: a DataVolume whose spec changes between two outputs
+// (CDI datavolume-validate.go: "Cannot update DataVolume Spec"), and an
+// unchanged one, which passes.
+func TestNegativeUpdate(t *testing.T) {
+	dv := func(size string) string {
+		return negativeBase + `---
+apiVersion: cdi.kubevirt.io/v1beta1
+kind: DataVolume
+metadata:
+  name: data
+  namespace: neg
+spec:
+  source:
+    blank: {}
+  storage:
+    resources:
+      requests:
+        storage: ` + size + "\n"
+	}
+	rep, err := CheckUpdate("negative/update", []byte(dv("10Gi")), []byte(dv("20Gi")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, f := range rep.Findings {
+		lines = append(lines, f.String())
+	}
+	all := strings.Join(lines, "\n")
+	t.Logf("findings:\n%s", all)
+	if len(rep.Findings) != 1 || !strings.Contains(all, "DataVolume neg/data: cdi DataVolume webhook (update): DataVolume.Spec: Cannot update DataVolume Spec") {
+		t.Errorf("want exactly the DataVolume spec update denied, got:\n%s", all)
+	}
+	rep, err = CheckUpdate("negative/no-change", []byte(dv("10Gi")), []byte(dv("10Gi")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		t.Errorf("unchanged output denied: %s", f)
+	}
+	if rep.Reviews < 3 {
+		t.Errorf("only %d update reviews", rep.Reviews)
 	}
 }
