@@ -121,7 +121,7 @@ func (o *object) version() string {
 	return o.APIVersion[strings.Index(o.APIVersion, "/")+1:]
 }
 
-// ParseStream splits a YAML stream into objects (JSON each).
+// parseStream splits a YAML stream into objects (JSON each).
 func parseStream(stream []byte) ([]*object, error) {
 	r := k8syaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(stream)))
 	var out []*object
@@ -155,11 +155,11 @@ func parseStream(stream []byte) ([]*object, error) {
 				return nil, err
 			}
 			for _, it := range list.Items {
-				io := &object{raw: it}
-				if err := json.Unmarshal(it, io); err != nil {
+				item := &object{raw: it}
+				if err := json.Unmarshal(it, item); err != nil {
 					return nil, err
 				}
-				out = append(out, io)
+				out = append(out, item)
 			}
 			continue
 		}
