@@ -20,8 +20,15 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// repoRoot is the virtc checkout this module lives in.
-const repoRoot = "../.."
+// repoRoot is the virtc checkout whose goldens and examples are checked:
+// the one this module lives in, or $VIRTC_ADMISSION_REPO (to check another
+// branch's checkout with this checker before merging).
+var repoRoot = func() string {
+	if r := os.Getenv("VIRTC_ADMISSION_REPO"); r != "" {
+		return r
+	}
+	return "../.."
+}()
 
 // Fleets checked: `virtc gen-fleet` with these seeds, fleetVMs VMs over
 // fleetTenants tenants each.
