@@ -20,8 +20,12 @@ type PlatformSpec struct {
 	Version string `json:"version" pattern:"^[0-9]+\\.[0-9]+\\.[0-9]+$" hint:"an exact version such as 4.22.3"`
 	// Channel is the OLM channel. Absent: the version's default (stable).
 	Channel string `json:"channel,omitempty"`
-	// Workloads is the node pool that runs VMs (virt-launcher pods and
-	// virt-handler).
+	// Workloads is where KubeVirt's node agents run (HCO spec.workloads:
+	// virt-handler, and the nodes VMs may use at all). With WorkerPools in
+	// the catalog, each pool is a part of these nodes: its VMs get the
+	// pool's nodeSelector and tolerations, and the tolerations here must
+	// tolerate every pool's taints (virt-handler must run on every node of
+	// every pool).
 	Workloads *Placement `json:"workloads,omitempty"`
 	// Infra is where the operators and controllers run.
 	Infra *Placement `json:"infra,omitempty"`
@@ -80,6 +84,12 @@ type PlatformSpec struct {
 	// would delete the VMs and disks in them, get Prune=confirm,Delete=false:
 	// deleting the Application never deletes them. Absent: true.
 	ConfirmDeletion *bool `json:"confirmDeletion,omitempty"`
+	// RequireMaintenanceReserve refuses production-tier VMs on a worker
+	// pool that fails its maintenance checks: after losing its largest
+	// node (or one zone, when the pool spans zones) its VMs no longer fit,
+	// or a drain of one node cannot complete. Absent: false, the failed
+	// checks are warnings (and shown by virtc report).
+	RequireMaintenanceReserve bool `json:"requireMaintenanceReserve,omitempty"`
 }
 
 // Limits bound VMs. Absent fields take the defaults.

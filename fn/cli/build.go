@@ -4,6 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,7 +17,19 @@ import (
 	"github.com/virtc/virtc/fn/source"
 )
 
-func compileArgs(name string, args []string, stderr io.Writer) (compile.Result, int, bool) {
+// place says where the inputs sit in their repository when the caller knows
+// better than the files do: the Argo CD plugin runs in the application's
+// directory of a copy of the repository, which may lack its .git.
+type place struct {
+	// base is the repository's top: virtc.dev/source paths are relative
+	// to it. Empty: see source.SourcePath.
+	base string
+	// prefix is the inputs' directory in the repository (slashes):
+	// messages name files below it, so that they read as repository paths.
+	prefix string
+}
+
+func compileArgs(name string, args []string, where place, stderr io.Writer) (compile.Result, int, bool) {
 	fs := newFlags(name, "PATH...", stderr)
 	noDefaults := fs.Bool("no-default-catalog", false, "use only catalog entries from the inputs, not the embedded default catalog")
 	var catalogs stringList
@@ -62,7 +77,7 @@ func compileArgs(name string, args []string, stderr io.Writer) (compile.Result, 
 	defer prof.start(stderr)()
 	diags := &diag.List{}
 	jopts := jsonnet.Options{ExtStr: ext}
-	docs := source.Read(append(append([]string{}, catalogs...), paths...), source.Options{Evaluate: jopts.Evaluate}, diags)
+	docs := source.Read(append(append([]string{}, catalogs...), paths...), source.Options{Evaluate: jopts.Evaluate, Base: where.base}, diags)
 	opts := compile.Options{Scopes: scopes, AsOf: asOfDate}
 	opts.Catalog.NoDefaults = *noDefaults
 	return compile.Compile(docs, opts, diags), 0, true
@@ -89,7 +104,18 @@ func parseAsOf(name, s string, stderr io.Writer) (time.Time, bool) {
 
 // report prints diagnostics and returns the exit code for them.
 func report(res compile.Result, stderr io.Writer) int {
-	io.WriteString(stderr, diag.Format(res.Diags.Sorted()))
+	return reportAt(res, place{}, stderr)
+}
+
+// reportAt is report with files named from the repository's top.
+func reportAt(res compile.Result, where place, stderr io.Writer) int {
+	ds := res.Diags.Sorted()
+	if where.prefix != "" {
+		for i := range ds {
+			ds[i].File = inRepository(where.prefix, ds[i].File)
+		}
+	}
+	io.WriteString(stderr, diag.Format(ds))
 	if res.Diags.HasErrors() {
 		n := len(res.Diags.Errors())
 		fmt.Fprintf(stderr, "virtc: %d error%s\n", n, plural(n))
@@ -105,12 +131,16 @@ func plural(n int) string {
 	return "s"
 }
 
-func runBuild(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	res, code, ok := compileArgs("build", args, stderr)
+func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runBuildAt(args, place{}, stdin, stdout, stderr)
+}
+
+func runBuildAt(args []string, where place, _ io.Reader, stdout, stderr io.Writer) int {
+	res, code, ok := compileArgs("build", args, where, stderr)
 	if !ok {
 		return code
 	}
-	if code := report(res, stderr); code != ExitOK {
+	if code := reportAt(res, where, stderr); code != ExitOK {
 		return code
 	}
 	if _, err := stdout.Write(res.YAML); err != nil {
@@ -121,9 +151,22 @@ func runBuild(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 }
 
 func runValidate(args []string, _ io.Reader, _, stderr io.Writer) int {
-	res, code, ok := compileArgs("validate", args, stderr)
+	res, code, ok := compileArgs("validate", args, place{}, stderr)
 	if !ok {
 		return code
 	}
 	return report(res, stderr)
+}
+
+// inRepository names a file of a message from the repository's top: a file
+// read from the working directory gets prefix; absolute paths and what is
+// no file ("<stdin>", "VM ns/name") stay as they are.
+func inRepository(prefix, file string) string {
+	if file == "" || filepath.IsAbs(file) {
+		return file
+	}
+	if _, err := os.Stat(file); err != nil {
+		return file
+	}
+	return path.Join(prefix, filepath.ToSlash(file))
 }

@@ -36,6 +36,7 @@ func commands() []command {
 		{"restore-plan", "print a recovery script for a VM or a tenant that works under Argo CD automated sync (in place, a copy with --to, a tenant with --tenant, --other-cluster, a snapshot with --snapshot)", runRestorePlan},
 		{"schema", "print the JSON Schema of a kind, for editors and validators", runSchema},
 		{"diff", "show what a change does to the cluster; refuse destructive changes", runDiff},
+		{"import", "write intents for live VMs (an oc get -o yaml export) and report what they do not carry", runImport},
 		{"gen-fleet", "write a seeded synthetic fleet of intents (for benchmarks)", runGenFleet},
 		{"version", "print virtc's version", runVersion},
 		{"cmp", "run as the Argo CD plugin: build . with flags from the plugin's parameters and env", runCMP},

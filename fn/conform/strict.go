@@ -15,6 +15,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
+	migrationsv1alpha1 "kubevirt.io/api/migrations/v1alpha1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -32,6 +33,7 @@ var types = map[string]reflect.Type{
 	"cdi.kubevirt.io/v1beta1/DataSource":                                 reflect.TypeFor[cdiv1.DataSource](),
 	"instancetype.kubevirt.io/v1beta1/VirtualMachineClusterInstancetype": reflect.TypeFor[instancetypev1beta1.VirtualMachineClusterInstancetype](),
 	"instancetype.kubevirt.io/v1beta1/VirtualMachineClusterPreference":   reflect.TypeFor[instancetypev1beta1.VirtualMachineClusterPreference](),
+	"migrations.kubevirt.io/v1alpha1/MigrationPolicy":                    reflect.TypeFor[migrationsv1alpha1.MigrationPolicy](),
 	// Kinds whose API modules virtc does not import: their local types
 	// (package extapi) are checked against the upstream schemas in
 	// extapi's tests and by kubeconform.

@@ -20,6 +20,7 @@ func Check(m *resolve.Model, diags *diag.List) {
 	oadpInstalled(m, diags)
 	ctx := eligibility.ContextOf(m)
 	evidenceNames(m, diags)
+	placementRules(m, diags)
 	for _, t := range m.Tenants {
 		retiredTenant(t, diags)
 		quotaFit(t, diags)
@@ -33,6 +34,7 @@ func Check(m *resolve.Model, diags *diag.List) {
 			limits(m, vm, diags)
 			inlineSecrets(vm, diags)
 			urlImage(vm, diags)
+			liveness(vm, diags)
 		}
 	}
 }
@@ -307,4 +309,14 @@ func snapshotBefore(vm *resolve.VM, diags *diag.List) {
 	if vm.Image != nil && !vm.Image.Spec.GuestAgent {
 		diags.Warnf(pos, "spec.snapshotBefore", "image %s has no QEMU guest agent (image spec.guestAgent): KubeVirt cannot freeze the guest's file systems, so the snapshot is crash-consistent, not filesystem-consistent", vm.ImageName)
 	}
+}
+
+// liveness refuses a liveness probe on a guest without the QEMU guest
+// agent: guestAgentPing would never answer and KubeVirt would restart the
+// VM for ever.
+func liveness(vm *resolve.VM, diags *diag.List) {
+	if h := vm.Spec.Health; h == nil || !h.Liveness || vm.Image == nil || vm.Image.Spec.GuestAgent {
+		return
+	}
+	diags.Errorf(vm.Doc.Pos("spec.health.liveness"), "spec.health.liveness", "image %q does not declare guestAgent: true: a liveness probe on the guest agent would fail and restart the VM over and over (use an image whose guest runs the QEMU guest agent)", vm.ImageName)
 }

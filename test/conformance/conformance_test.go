@@ -145,6 +145,16 @@ func goldenOutputs(t *testing.T) []output {
 		}
 		out = append(out, output{name: "golden/" + e.Name(), yaml: data})
 	}
+	// The compiled imports of golden/import (virtc import, then build).
+	imports, _ := filepath.Glob(filepath.Join(root, "import", "*", "build.yaml"))
+	for _, f := range imports {
+		data, ok := readOptional(t, f)
+		if !ok || len(bytes.TrimSpace(data)) == 0 {
+			continue
+		}
+		rel, _ := filepath.Rel(repoRoot, filepath.Dir(f))
+		out = append(out, output{name: filepath.ToSlash(rel), yaml: data})
+	}
 	return out
 }
 
@@ -196,6 +206,15 @@ func startControlPlane(t *testing.T, bins Binaries, version string) *Cluster {
 	n, err := cp.InstallCRDs(t.Context(), crds)
 	if err != nil {
 		t.Fatalf("install CRDs from %s: %v", crds, err)
+	}
+	// CRDs the shared folder lacks (KubeVirt's MigrationPolicy), kept in
+	// the repository: test/schemas/README.md.
+	if extra := filepath.Join(repoRoot, "test", "schemas", version, "crd-yaml"); dirExists(extra) {
+		m, err := cp.InstallCRDs(t.Context(), extra)
+		if err != nil {
+			t.Fatalf("install CRDs from %s: %v", extra, err)
+		}
+		n += m
 	}
 	t.Logf("platform %s: etcd and kube-apiserver ready in %v at %s; %d CRDs established in %v",
 		version, cp.Startup.Round(time.Millisecond), cp.URL, n, time.Since(began).Round(time.Millisecond))
@@ -658,4 +677,9 @@ func checkRejections(t *testing.T, c *Cluster, version string) {
 			}
 		})
 	}
+}
+
+func dirExists(dir string) bool {
+	st, err := os.Stat(dir)
+	return err == nil && st.IsDir()
 }
