@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -95,6 +96,25 @@ func scopeContext(t *testing.T, bin, dir string) []byte {
 	return stdout
 }
 
+// planContext is `virtc build` of a restore-plan scenario's inputs.
+func planContext(t *testing.T, bin, dir string) []byte {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"build"}
+	for _, e := range entries {
+		if !goldenControlFiles[e.Name()] {
+			args = append(args, e.Name())
+		}
+	}
+	stdout, stderr, err := run(t, dir, bin, args...)
+	if err != nil {
+		t.Fatalf("%s: virtc build: %v\n%s", dir, err, stderr)
+	}
+	return stdout
+}
+
 // virtcBinary is $VIRTC_BIN (the Makefile passes bin/virtc), or virtc built
 // from the root module into a temporary directory.
 func virtcBinary(t *testing.T) string {
@@ -130,8 +150,19 @@ func readOptional(t *testing.T, path string) ([]byte, bool) {
 	return data, true
 }
 
-// goldenInputs are the expected.yaml of every golden build scenario (as
-// test/conformance selects them: no `command` file, no errors.txt).
+// restoreObjects reports a restore-plan scenario that prints the plan's
+// objects (--objects), which test/conformance applies as well.
+func restoreObjects(t *testing.T, dir string, command []byte) bool {
+	if strings.TrimSpace(string(command)) != "restore-plan" {
+		return false
+	}
+	flags, _ := readOptional(t, filepath.Join(dir, "flags"))
+	return slices.Contains(strings.Fields(string(flags)), "--objects")
+}
+
+// goldenInputs are the expected.yaml of every golden build scenario and
+// of restore-plan --objects scenarios (as test/conformance selects them:
+// no other `command`, no errors.txt).
 func goldenInputs(t *testing.T, bin string) []input {
 	root := filepath.Join(repoRoot, "golden")
 	entries, err := os.ReadDir(root)
@@ -144,7 +175,8 @@ func goldenInputs(t *testing.T, bin string) []input {
 			continue
 		}
 		dir := filepath.Join(root, e.Name())
-		if _, ok := readOptional(t, filepath.Join(dir, "command")); ok {
+		command, isCommand := readOptional(t, filepath.Join(dir, "command"))
+		if isCommand && !restoreObjects(t, dir, command) {
 			continue
 		}
 		if _, ok := readOptional(t, filepath.Join(dir, "errors.txt")); ok {
@@ -154,7 +186,15 @@ func goldenInputs(t *testing.T, bin string) []input {
 		if !ok || len(bytes.TrimSpace(data)) == 0 {
 			continue
 		}
-		out = append(out, input{name: "golden/" + e.Name(), yaml: data, context: scopeContext(t, bin, dir)})
+		in := input{name: "golden/" + e.Name(), yaml: data}
+		if isCommand {
+			// A plan's objects act on what the build of the same inputs
+			// makes (a VirtualMachineRestore's VM and snapshot).
+			in.context = planContext(t, bin, dir)
+		} else {
+			in.context = scopeContext(t, bin, dir)
+		}
+		out = append(out, in)
 	}
 	return out
 }
