@@ -112,7 +112,9 @@ func TestClusterServiceVersionHealth(t *testing.T) {
 // oadp-1.5 internal/controller/dataprotectionapplication_controller.go:
 // Reconciled True/Complete, or False/Error).
 func TestDataProtectionApplicationHealth(t *testing.T) {
-	dpa := func(conds ...any) map[string]any { return map[string]any{"status": map[string]any{"conditions": conds}} }
+	dpa := func(conds ...any) map[string]any {
+		return map[string]any{"status": map[string]any{"conditions": conds}}
+	}
 	runHealthCases(t, "resource.customizations.health.oadp.openshift.io_DataProtectionApplication", []healthCase{
 		{"no status", map[string]any{}, "Progressing", "waiting"},
 		{"reconciled", dpa(cond("Reconciled", "True", "Complete", "Reconcile complete")), "Healthy", "Reconcile complete"},
