@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"time"
 
@@ -56,6 +57,9 @@ const (
 	DefaultBatchEvictionInterval = "1m0s"
 )
 
+// durationForm is WorkloadUpdate.BatchEvictionInterval's pattern.
+var durationForm = regexp.MustCompile(`^([0-9]+h)?([0-9]+m)?([0-9]+s)?$`)
+
 func workloadUpdate(p *Platform, diags *diag.List) {
 	w := WorkloadUpdate{Methods: []string{"LiveMigrate"}, BatchEvictionSize: DefaultBatchEvictionSize, BatchEvictionInterval: DefaultBatchEvictionInterval}
 	if spec := p.Obj.Spec.WorkloadUpdate; spec != nil {
@@ -68,7 +72,8 @@ func workloadUpdate(p *Platform, diags *diag.List) {
 			}
 			w.BatchEvictionSize = *n
 		}
-		if s := spec.BatchEvictionInterval; s != "" {
+		// The decoder reports a value that is not of the field's form.
+		if s := spec.BatchEvictionInterval; s != "" && durationForm.MatchString(s) {
 			d, err := time.ParseDuration(s)
 			if err != nil || d <= 0 {
 				diags.Errorf(p.Doc.Pos("spec.workloadUpdate.batchEvictionInterval"), "spec.workloadUpdate.batchEvictionInterval", "%q is not a positive duration (such as 1m0s, HCO's default)", s)
@@ -172,6 +177,9 @@ func resolvePlatform(cat *catalog.Catalog, diags *diag.List) *Platform {
 	liveMigrationLimits(e, diags)
 	featureGates(p, diags)
 	workloadUpdate(p, diags)
+	if a := spec.Approver; a != nil && a.TimeoutMinutes != nil && (*a.TimeoutMinutes < 1 || *a.TimeoutMinutes > 1440) {
+		diags.Errorf(e.Doc.Pos("spec.approver.timeoutMinutes"), "spec.approver.timeoutMinutes", "%d minutes is out of range (1 to 1440; the default is 45)", *a.TimeoutMinutes)
+	}
 	if spec.Approver == nil {
 		diags.Warnf(e.Doc.Pos("spec"), "spec.approver", "no InstallPlan approver: OLM's InstallPlans (installPlanApproval: Manual) wait for a person to approve each one, and the HyperConverged waits with them; name virtc's image, pinned by digest, in spec.approver.image to approve from Git")
 	}
