@@ -49,6 +49,9 @@ type Subscription struct {
 	// InstallPlan is status.installPlanRef.name: the plan of the step OLM
 	// proposes now.
 	InstallPlan string
+	// Missing: the Subscription does not exist (yet: Argo CD may create the
+	// hook before it in the same wave).
+	Missing bool
 }
 
 // Cluster is the little of the API the approver uses: in its namespace
@@ -133,6 +136,9 @@ func step(ctx context.Context, c Cluster, o Options, allowed []string) (bool, st
 	sub, err := c.Subscription(ctx, o.Namespace, o.Subscription)
 	if err != nil {
 		return false, "", err
+	}
+	if sub.Missing {
+		return false, fmt.Sprintf("Subscription %s/%s does not exist yet", o.Namespace, o.Subscription), nil
 	}
 	if sub.InstalledCSV != "" && newer(sub.InstalledCSV, o.CSV) {
 		return false, "", &Error{fmt.Sprintf("Subscription %s/%s has %s installed, newer than %s pinned in Git: OLM does not downgrade; pin %s or later in Git", o.Namespace, o.Subscription, sub.InstalledCSV, o.CSV, sub.InstalledCSV)}

@@ -205,9 +205,12 @@ func TestNoPlanTimesOut(t *testing.T) {
 	if f.n != 30 || strings.Count(log, "waiting:") != 1 {
 		t.Errorf("polled %d times (want 30), log %q", f.n, log)
 	}
-	// A plan that appears in time is approved.
-	f = &fake{csv: map[string]string{}, onApprove: install}
+	// The Subscription appears, then a plan, in time: approved.
+	f = &fake{sub: Subscription{Missing: true}, csv: map[string]string{}, onApprove: install}
 	f.tick = func(f *fake, n int) {
+		if n == 2 {
+			f.sub.Missing = false
+		}
 		if n == 4 {
 			f.plans = []Plan{{Name: "install-x", CSVs: []string{v4213}, Phase: "RequiresApproval"}}
 			f.sub.InstallPlan = "install-x"
@@ -276,6 +279,9 @@ func TestAPI(t *testing.T) {
 	}
 	if err := a.Approve(ctx, "openshift-cnv", "install-abc"); err != nil || patched != `application/merge-patch+json {"spec":{"approved":true}}` {
 		t.Fatalf("Approve: %v, sent %q", err, patched)
+	}
+	if sub, err := a.Subscription(ctx, "openshift-cnv", "nope"); err != nil || !sub.Missing {
+		t.Fatalf("Subscription of a missing one = %+v, %v", sub, err)
 	}
 	if phase, err := a.CSVPhase(ctx, "openshift-cnv", v4213); err != nil || phase != "" {
 		t.Fatalf("CSVPhase of a missing CSV = %q, %v", phase, err)

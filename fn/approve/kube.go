@@ -148,7 +148,7 @@ func (a *API) Subscription(ctx context.Context, namespace, name string) (Subscri
 		return Subscription{}, err
 	}
 	if code == http.StatusNotFound {
-		return Subscription{}, fmt.Errorf("Subscription %s/%s not found", namespace, name)
+		return Subscription{Missing: true}, nil
 	}
 	out := Subscription{InstalledCSV: s.Status.InstalledCSV, CurrentCSV: s.Status.CurrentCSV, State: s.Status.State}
 	if r := s.Status.InstallPlanRef; r != nil {
