@@ -35,9 +35,7 @@ func compileArgs(name string, args []string, where place, stderr io.Writer) (com
 	var catalogs stringList
 	fs.Var(&catalogs, "catalog", "a catalog file or directory to read besides the PATHs (repeatable)")
 	scope := fs.String("scope", "all", "print only one scope's objects: "+strings.Join(emit.ScopeNames(), ", ")+" (everything is still checked)")
-	var extStr stringList
-	fs.Var(&extStr, "ext-str", "an external variable key=value for Jsonnet inputs, read with std.extVar (repeatable)")
-	cluster := fs.String("cluster", "", "the cluster to compile for: the Jsonnet external variable cluster (std.extVar('cluster')), so one source serves several clusters")
+	extVars := addJsonnetFlags(fs)
 	prof := addProfileFlags(fs)
 	asOf := addAsOfFlag(fs)
 	paths, code, ok := parse(fs, args)
@@ -53,20 +51,10 @@ func compileArgs(name string, args []string, where place, stderr io.Writer) (com
 		fmt.Fprintf(stderr, "virtc %s: unknown scope %q (one of %s)\n", name, *scope, strings.Join(emit.ScopeNames(), ", "))
 		return compile.Result{}, ExitUsage, false
 	}
-	ext, err := jsonnet.ParseExtStr(extStr)
+	ext, err := extVars()
 	if err != nil {
 		fmt.Fprintf(stderr, "virtc %s: %v\n", name, err)
 		return compile.Result{}, ExitUsage, false
-	}
-	if *cluster != "" {
-		if prev, set := ext["cluster"]; set && prev != *cluster {
-			fmt.Fprintf(stderr, "virtc %s: --cluster %s and --ext-str cluster=%s disagree\n", name, *cluster, prev)
-			return compile.Result{}, ExitUsage, false
-		}
-		if ext == nil {
-			ext = map[string]string{}
-		}
-		ext["cluster"] = *cluster
 	}
 	if len(paths) == 0 {
 		fmt.Fprintf(stderr, "virtc %s: name at least one file or directory\n", name)
@@ -169,4 +157,28 @@ func inRepository(prefix, file string) string {
 		return file
 	}
 	return path.Join(prefix, filepath.ToSlash(file))
+}
+
+// addJsonnetFlags adds --ext-str and --cluster, the external variables of
+// Jsonnet inputs, and returns what parses them after fs.Parse.
+func addJsonnetFlags(fs *flag.FlagSet) func() (map[string]string, error) {
+	var extStr stringList
+	fs.Var(&extStr, "ext-str", "an external variable key=value for Jsonnet inputs, read with std.extVar (repeatable)")
+	cluster := fs.String("cluster", "", "the cluster to compile for: the Jsonnet external variable cluster (std.extVar('cluster')), so one source serves several clusters")
+	return func() (map[string]string, error) {
+		ext, err := jsonnet.ParseExtStr(extStr)
+		if err != nil {
+			return nil, err
+		}
+		if *cluster != "" {
+			if prev, set := ext["cluster"]; set && prev != *cluster {
+				return nil, fmt.Errorf("--cluster %s and --ext-str cluster=%s disagree", *cluster, prev)
+			}
+			if ext == nil {
+				ext = map[string]string{}
+			}
+			ext["cluster"] = *cluster
+		}
+		return ext, nil
+	}
 }

@@ -93,16 +93,22 @@ func runCatalog(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	noDefaults := fs.Bool("no-default-catalog", false, "leave the embedded default catalog out")
 	tenant := fs.String("tenant", "", "show only what this Tenant (from the PATHs) may use")
 	format := fs.String("format", "text", "text or json")
+	extVars := addJsonnetFlags(fs)
 	paths, code, ok := parse(fs, args)
 	if !ok {
 		return code
+	}
+	ext, err := extVars()
+	if err != nil {
+		fmt.Fprintf(stderr, "virtc catalog: %v\n", err)
+		return ExitUsage
 	}
 	if *format != "text" && *format != "json" {
 		fmt.Fprintf(stderr, "virtc catalog: unknown format %q (text or json)\n", *format)
 		return ExitUsage
 	}
 	diags := &diag.List{}
-	docs := source.Read(paths, source.Options{Evaluate: jsonnet.Options{}.Evaluate}, diags)
+	docs := source.Read(paths, source.Options{Evaluate: jsonnet.Options{ExtStr: ext}.Evaluate}, diags)
 	set := decode.Decode(docs, true, diags)
 	cat := catalog.Build(set, catalog.Options{NoDefaults: *noDefaults}, diags)
 	var allow *resolve.Tenant

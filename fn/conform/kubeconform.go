@@ -65,6 +65,13 @@ func Kubeconform(version, kubeVersion string, files ...string) error {
 		// kept in the repository: see test/schemas/README.md.
 		"-schema-location", filepath.Join(repoRoot(), "test", "schemas", version, "crds") + "/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json",
 	}
+	// The shared schemas hold no batch/v1 Job (the approver's Sync hook):
+	// kubeconform skips it only while that file is missing; Strict decodes
+	// it into k8s.io/api's Job, and test/conformance applies it to a real
+	// API server.
+	if jobs, _ := filepath.Glob(filepath.Join(dir, "k8s", "*", "job-batch-v1.json")); len(jobs) == 0 {
+		args = append(args, "-skip", "batch/v1/Job")
+	}
 	out, err := exec.Command(bin, append(args, files...)...).CombinedOutput()
 	if err != nil {
 		var ee *exec.ExitError

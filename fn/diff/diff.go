@@ -114,7 +114,10 @@ type Change struct {
 	// Field is the intent field: size, image, rootDisk, disk, network,
 	// runStrategy, backup, migration, cloudInit, sshKeys, retired, labels,
 	// pool, spread, migrationPolicy, health,
-	// class, quota, access, vm, tenant, other.
+	// class, quota, access, vm, tenant, other. A platform change has
+	// version, platform, olm-path, oadp, workloadUpdate, vm (a running VM
+	// the upgrade moves or cannot move, Name ns/vm) or precondition (a
+	// check before merging).
 	Field string `json:"field"`
 	// Name is the disk or network concerned.
 	Name string `json:"name,omitempty"`

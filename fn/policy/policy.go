@@ -54,23 +54,7 @@ func migration(vm *resolve.VM, diags *diag.List) {
 	}
 }
 
-func migrationBlockers(vm *resolve.VM) []string {
-	var out []string
-	if st := vm.RootStorage; st.StorageProfile != nil && st.Spec.AccessMode != api.AccessRWX {
-		out = append(out, fmt.Sprintf("the root disk is on storage profile %q (%s)", st.Name, st.Spec.AccessMode))
-	}
-	for _, d := range vm.Attached() {
-		if st := d.Storage; st.StorageProfile != nil && st.Spec.AccessMode != api.AccessRWX {
-			out = append(out, fmt.Sprintf("disk %q is on storage profile %q (%s)", d.Name, st.Name, st.Spec.AccessMode))
-		}
-	}
-	for _, n := range vm.Networks {
-		if n.NetworkProfile != nil && !n.Spec.Migratable {
-			out = append(out, fmt.Sprintf("network %q does not allow live migration", n.Name))
-		}
-	}
-	return out
-}
+func migrationBlockers(vm *resolve.VM) []string { return vm.MigrationBlockers() }
 
 // retiredTenant refuses a retired tenant with VMs that are not retired:
 // decommissioning goes VM by VM, so that each VM is halted, with its disks

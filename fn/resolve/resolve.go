@@ -453,6 +453,26 @@ func (v *VM) CanMigrate() bool {
 	return true
 }
 
+// MigrationBlockers say why the VM cannot live-migrate: storage that is not
+// ReadWriteMany, networks that do not allow it. Empty when it can.
+func (v *VM) MigrationBlockers() []string {
+	var out []string
+	if st := v.RootStorage; st.StorageProfile != nil && st.Spec.AccessMode != api.AccessRWX {
+		out = append(out, fmt.Sprintf("the root disk is on storage profile %q (%s)", st.Name, st.Spec.AccessMode))
+	}
+	for _, d := range v.Attached() {
+		if st := d.Storage; st.StorageProfile != nil && st.Spec.AccessMode != api.AccessRWX {
+			out = append(out, fmt.Sprintf("disk %q is on storage profile %q (%s)", d.Name, st.Name, st.Spec.AccessMode))
+		}
+	}
+	for _, n := range v.Networks {
+		if n.NetworkProfile != nil && !n.Spec.Migratable {
+			out = append(out, fmt.Sprintf("network %q does not allow live migration", n.Name))
+		}
+	}
+	return out
+}
+
 // Migrates reports whether the VM will live-migrate during maintenance.
 func (v *VM) Migrates() bool {
 	return v.Migration != api.MigrationNever && v.CanMigrate()

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -96,18 +97,24 @@ func scopeContext(t *testing.T, bin, dir string) []byte {
 	return stdout
 }
 
-// planContext is `virtc build` of a restore-plan scenario's inputs.
-func planContext(t *testing.T, bin, dir string) []byte {
+// goldenFiles are a golden scenario's input files.
+func goldenFiles(t *testing.T, dir string) []string {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"build"}
+	var out []string
 	for _, e := range entries {
 		if !goldenControlFiles[e.Name()] {
-			args = append(args, e.Name())
+			out = append(out, e.Name())
 		}
 	}
+	return out
+}
+
+// planContext is `virtc build` of a restore-plan scenario's inputs.
+func planContext(t *testing.T, bin, dir string) []byte {
+	args := append([]string{"build"}, goldenFiles(t, dir)...)
 	stdout, stderr, err := run(t, dir, bin, args...)
 	if err != nil {
 		t.Fatalf("%s: virtc build: %v\n%s", dir, err, stderr)
@@ -186,15 +193,118 @@ func goldenInputs(t *testing.T, bin string) []input {
 		if !ok || len(bytes.TrimSpace(data)) == 0 {
 			continue
 		}
-		in := input{name: "golden/" + e.Name(), yaml: data}
+		var ctx []byte
 		if isCommand {
 			// A plan's objects act on what the build of the same inputs
 			// makes (a VirtualMachineRestore's VM and snapshot).
-			in.context = planContext(t, bin, dir)
+			ctx = append(planContext(t, bin, dir), declaredDataSources(t, bin, dir, goldenFiles(t, dir)...)...)
 		} else {
-			in.context = scopeContext(t, bin, dir)
+			ctx = append(scopeContext(t, bin, dir), declaredDataSources(t, bin, dir, goldenArgs(t, dir)...)...)
 		}
-		out = append(out, in)
+		out = append(out, input{name: "golden/" + e.Name(), yaml: data, context: ctx})
+	}
+	return out
+}
+
+// goldenArgs are the `virtc build` arguments of a golden scenario: its
+// flags file, then its input files.
+func goldenArgs(t *testing.T, dir string) []string {
+	var args []string
+	if flags, ok := readOptional(t, filepath.Join(dir, "flags")); ok {
+		args = strings.Fields(string(flags))
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !goldenControlFiles[e.Name()] {
+			args = append(args, e.Name())
+		}
+	}
+	return args
+}
+
+// declaredDataSources are the DataSources the catalog of a build says the
+// cluster has: an Image with spec.dataSource names a golden image the
+// platform team imports outside virtc (a Red Hat boot source, a Windows
+// image it uploads). virtc cannot create them, so they are part of the
+// cluster the stream is admitted into, like HCO's boot sources; `virtc
+// catalog --format json` of the same inputs lists them (source "DataSource
+// ns/name"). args are build arguments; --scope is left out.
+func declaredDataSources(t *testing.T, bin, dir string, args ...string) []byte {
+	cat := []string{"catalog", "--format", "json"}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--no-default-catalog" || a == "-no-default-catalog":
+			cat = append(cat, a)
+		case a == "--catalog" || a == "-catalog":
+			if i+1 < len(args) {
+				cat = append(cat, a, args[i+1])
+				i++
+			}
+		case strings.HasPrefix(a, "--catalog=") || strings.HasPrefix(a, "-catalog="):
+			cat = append(cat, a)
+		case a == "--scope" || a == "-scope":
+			i++ // build-only
+		case strings.HasPrefix(a, "--scope=") || strings.HasPrefix(a, "-scope="):
+		case strings.HasPrefix(a, "-"):
+			// --cluster x, --ext-str k=v: Jsonnet variables, the catalog's too
+			cat = append(cat, a)
+			if !strings.Contains(a, "=") && i+1 < len(args) {
+				cat = append(cat, args[i+1])
+				i++
+			}
+		default:
+			cat = append(cat, a)
+		}
+	}
+	stdout, stderr, err := run(t, dir, bin, cat...)
+	if err != nil {
+		t.Fatalf("%s: virtc %s: %v\n%s", dir, strings.Join(cat, " "), err, stderr)
+	}
+	var c struct {
+		Images []struct {
+			Name   string `json:"name"`
+			Source string `json:"source"`
+		} `json:"images"`
+	}
+	if err := json.Unmarshal(stdout, &c); err != nil {
+		t.Fatalf("%s: virtc catalog --format json: %v", dir, err)
+	}
+	var b bytes.Buffer
+	for _, img := range c.Images {
+		ref, ok := strings.CutPrefix(img.Source, "DataSource ")
+		if !ok {
+			continue
+		}
+		ns, name, ok := strings.Cut(ref, "/")
+		if !ok {
+			t.Fatalf("%s: image %s: source %q is not DataSource ns/name", dir, img.Name, img.Source)
+		}
+		fmt.Fprintf(&b, "---\napiVersion: cdi.kubevirt.io/v1beta1\nkind: DataSource\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  source:\n    pvc:\n      name: %s-declared\n      namespace: %s\n", name, ns, name, ns)
+	}
+	return b.Bytes()
+}
+
+// importInputs are the outputs of the golden `virtc import` scenarios
+// (golden/import/*/build.yaml): each is admitted into a cluster that holds
+// the live objects it adopts (live.yaml, the export it was imported from).
+func importInputs(t *testing.T) []input {
+	dirs, err := filepath.Glob(filepath.Join(repoRoot, "golden", "import", "*", "build.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []input
+	for _, f := range dirs {
+		dir := filepath.Dir(f)
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		live, _ := readOptional(t, filepath.Join(dir, "live.yaml"))
+		out = append(out, input{name: "golden/import/" + filepath.Base(dir), yaml: data, context: live})
 	}
 	return out
 }
@@ -225,7 +335,7 @@ func exampleInputs(t *testing.T, bin string) []input {
 			t.Logf("examples/%s does not build (%v), not checked:\n%s", e.Name(), err, stderr)
 			continue
 		}
-		out = append(out, input{name: "examples/" + e.Name(), yaml: stdout})
+		out = append(out, input{name: "examples/" + e.Name(), yaml: stdout, context: declaredDataSources(t, bin, repoRoot, "examples/"+e.Name())})
 	}
 	return out
 }
@@ -261,6 +371,7 @@ func TestUpstreamAdmission(t *testing.T) {
 	inputs = append(inputs, goldenInputs(t, bin)...)
 	inputs = append(inputs, exampleInputs(t, bin)...)
 	inputs = append(inputs, fleetInputs(t, bin)...)
+	inputs = append(inputs, importInputs(t)...)
 	if len(inputs) == 0 {
 		t.Fatal("nothing to check")
 	}

@@ -24,7 +24,7 @@ const GateEnv = "VIRTC_CONFORMANCE"
 
 // platformVersions are the supported platform versions, each checked
 // against its own CRDs in a fresh API server.
-var platformVersions = []string{"4.22", "4.20"}
+var platformVersions = []string{"4.22", "4.21", "4.20"}
 
 const repoRoot = "../.."
 
@@ -260,8 +260,12 @@ func TestConformance(t *testing.T) {
 			t.Run("server-rejects", func(t *testing.T) {
 				checkRejections(t, c, version)
 			})
-			t.Logf("platform %s: %d objects of %d outputs applied and re-applied; %d objects applied in %d change steps",
-				version, applied, len(selected), changed, len(steps)-1)
+			upgraded := 0
+			t.Run("platform-upgrade", func(t *testing.T) {
+				upgraded = checkUpgrade(t, c, version)
+			})
+			t.Logf("platform %s: %d objects of %d outputs applied and re-applied; %d objects applied in %d change steps; %d in the platform upgrade",
+				version, applied, len(selected), changed, len(steps)-1, upgraded)
 		})
 	}
 }
