@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -324,10 +325,20 @@ func isDiffScenario(name string) bool {
 		return false
 	}
 	switch strings.TrimSpace(string(c)) {
-	case "build", "restore-plan":
+	case "build":
 		return false
+	case "restore-plan":
+		// A plan's objects are YAML; the plan itself is a script.
+		return !objectsScenario(name)
 	}
 	return true
+}
+
+// objectsScenario reports a restore-plan scenario that prints only the
+// plan's objects (--objects), which are YAML.
+func objectsScenario(name string) bool {
+	f, err := os.ReadFile(filepath.Join(name, flagsFile))
+	return err == nil && slices.Contains(strings.Fields(string(f)), "--objects")
 }
 
 // TestExpectedKubeconform validates every expected.yaml with kubeconform

@@ -188,7 +188,11 @@ type ImageSpec struct {
 	Restricted bool `json:"restricted,omitempty"`
 	// GuestAgent: the guest runs the QEMU guest agent. VMs from the image
 	// get a readiness probe on it (guestAgentPing), and a liveness probe
-	// when they ask for one (spec.health.liveness).
+	// when they ask for one (spec.health.liveness). KubeVirt also freezes
+	// the guest's file systems through it for a VirtualMachineSnapshot, and
+	// Velero's backup hooks do the same for a backup, so both are
+	// filesystem-consistent; without it they are crash-consistent (the
+	// snapshot's status says NoGuestAgent), and spec.snapshotBefore warns.
 	GuestAgent bool `json:"guestAgent,omitempty"`
 }
 
@@ -259,7 +263,7 @@ type NetworkProfileSpec struct {
 	Migratable bool `json:"migratable,omitempty"`
 	// Evidence lists what must be shown before a production VM may use
 	// this network (for example a failover test), for `virtc report`.
-	Evidence []string `json:"evidence,omitempty"`
+	Evidence []EvidenceRequirement `json:"evidence,omitempty"`
 	// Bridge configures a bridge profile.
 	Bridge *BridgeNetwork `json:"bridge,omitempty"`
 	// Localnet configures a localnet profile.
@@ -344,7 +348,7 @@ type StorageProfileSpec struct {
 	Snapshots bool `json:"snapshots,omitempty"`
 	// Evidence lists what must be shown before a production VM may depend on
 	// this storage (for example a planned migration and maintenance test).
-	Evidence []string `json:"evidence,omitempty"`
+	Evidence []EvidenceRequirement `json:"evidence,omitempty"`
 	// Restricted profiles are usable only by tenants that allow them in
 	// spec.allow.storage.
 	Restricted bool `json:"restricted,omitempty"`
@@ -376,5 +380,10 @@ type BackupPolicySpec struct {
 	Method string `json:"method,omitempty" enum:"DataMover,Snapshot"`
 	// Evidence lists what must be shown before production VMs rely on this
 	// policy (for example a restore drill).
-	Evidence []string `json:"evidence,omitempty"`
+	Evidence []EvidenceRequirement `json:"evidence,omitempty"`
+	// DrillInterval is how long the evidence of this policy's checks (its
+	// restore drill) counts, as a duration (90d, 12w, 2160h): older
+	// evidence has expired and the drill must be done again. Absent: it
+	// does not expire.
+	DrillInterval string `json:"drillInterval,omitempty"`
 }

@@ -148,6 +148,16 @@ type VMSpec struct {
 	// Velero Backup; remove the field once the backup is done (Argo CD does
 	// not prune the Backup, so removing it from Git keeps the backup).
 	BackupBefore string `json:"backupBefore,omitempty" pattern:"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$" hint:"a label of lowercase letters, digits, '-' and '.', such as 2026-12-01-upgrade"`
+	// SnapshotBefore asks for a local safety point of this VM before a
+	// risky change (an OS upgrade), named by a label such as
+	// 2026-12-01-upgrade. It compiles into a KubeVirt VirtualMachineSnapshot
+	// <vm>-<label> (CSI snapshots of every disk, kept on the storage system:
+	// not a backup). Every disk's storage profile must have snapshots; an
+	// image without the QEMU guest agent gives a crash-consistent snapshot
+	// (a warning says so). Argo CD never prunes the snapshot: remove the
+	// field once the change went well and delete the snapshot by hand.
+	// `virtc restore-plan --snapshot <vm>-<label>` rolls the VM back to it.
+	SnapshotBefore string `json:"snapshotBefore,omitempty" pattern:"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$" hint:"a label of lowercase letters, digits, '-' and '.', such as 2026-12-01-upgrade"`
 	// Retired marks a VM being decommissioned: it compiles to a halted VM
 	// (runStrategy Halted, so spec.runStrategy must be absent or Halted)
 	// labelled virtc.dev/retired, and keeps its disks and backups. Only a

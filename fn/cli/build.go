@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/diag"
@@ -36,9 +37,14 @@ func compileArgs(name string, args []string, where place, stderr io.Writer) (com
 	scope := fs.String("scope", "all", "print only one scope's objects: "+strings.Join(emit.ScopeNames(), ", ")+" (everything is still checked)")
 	extVars := addJsonnetFlags(fs)
 	prof := addProfileFlags(fs)
+	asOf := addAsOfFlag(fs)
 	paths, code, ok := parse(fs, args)
 	if !ok {
 		return compile.Result{}, code, false
+	}
+	asOfDate, ok := parseAsOf(name, *asOf, stderr)
+	if !ok {
+		return compile.Result{}, ExitUsage, false
 	}
 	scopes, known := emit.ParseScope(*scope)
 	if !known {
@@ -60,9 +66,28 @@ func compileArgs(name string, args []string, where place, stderr io.Writer) (com
 	diags := &diag.List{}
 	jopts := jsonnet.Options{ExtStr: ext}
 	docs := source.Read(append(append([]string{}, catalogs...), paths...), source.Options{Evaluate: jopts.Evaluate, Base: where.base}, diags)
-	opts := compile.Options{Scopes: scopes}
+	opts := compile.Options{Scopes: scopes, AsOf: asOfDate}
 	opts.Catalog.NoDefaults = *noDefaults
 	return compile.Compile(docs, opts, diags), 0, true
+}
+
+// addAsOfFlag adds --as-of, the day acceptance evidence expiry is judged
+// on. The default is the newest Evidence date of the inputs: the output
+// never depends on the clock.
+func addAsOfFlag(fs *flag.FlagSet) *string {
+	return fs.String("as-of", "", "judge acceptance evidence expiry as of this day, YYYY-MM-DD (default: the newest Evidence date of the inputs; CI passes today's date)")
+}
+
+func parseAsOf(name, s string, stderr io.Writer) (time.Time, bool) {
+	if s == "" {
+		return time.Time{}, true
+	}
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		fmt.Fprintf(stderr, "virtc %s: --as-of %q is not a date YYYY-MM-DD\n", name, s)
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 // report prints diagnostics and returns the exit code for them.

@@ -33,7 +33,7 @@ func commands() []command {
 		{"validate", "check intents and catalog; print nothing on success", runValidate},
 		{"catalog", "list the catalog: sizes, images, profiles, backup policies", runCatalog},
 		{"report", "print each VM's eligibility class and the evidence it still needs", runReport},
-		{"restore-plan", "print a Velero Restore for one VM (in place, or a copy with --to)", runRestorePlan},
+		{"restore-plan", "print a recovery script for a VM or a tenant that works under Argo CD automated sync (in place, a copy with --to, a tenant with --tenant, --other-cluster, a snapshot with --snapshot)", runRestorePlan},
 		{"schema", "print the JSON Schema of a kind, for editors and validators", runSchema},
 		{"diff", "show what a change does to the cluster; refuse destructive changes", runDiff},
 		{"import", "write intents for live VMs (an oc get -o yaml export) and report what they do not carry", runImport},

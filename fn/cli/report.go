@@ -31,6 +31,13 @@ type vmReport struct {
 	Backup    string   `json:"backupPolicy"`
 	Tier      string   `json:"tier"`
 	Evidence  []string `json:"evidenceRequired"`
+	// Acceptance is accepted (every required check has evidence that
+	// counts), conditional (some have none) or excluded.
+	Acceptance string `json:"acceptance"`
+	// Accepted names, per check, the Evidence that accepts it.
+	Accepted []string `json:"evidenceAccepted"`
+	// Missing names each required check without evidence, and why.
+	Missing []string `json:"evidenceMissing"`
 	// GuestHealth is none, readiness, or readiness and liveness (probes
 	// on the QEMU guest agent).
 	GuestHealth string `json:"guestHealth"`
@@ -76,9 +83,14 @@ type poolReserve struct {
 func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("report", "PATH...", stderr)
 	format := fs.String("format", "text", "text, markdown or json")
+	asOf := addAsOfFlag(fs)
 	paths, code, ok := parse(fs, args)
 	if !ok {
 		return code
+	}
+	asOfDate, ok := parseAsOf("report", *asOf, stderr)
+	if !ok {
+		return ExitUsage
 	}
 	if *format != "text" && *format != "markdown" && *format != "json" {
 		fmt.Fprintf(stderr, "virtc report: unknown format %q (text, markdown or json)\n", *format)
@@ -90,7 +102,7 @@ func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	diags := &diag.List{}
 	docs := source.Read(paths, source.Options{Evaluate: jsonnet.Options{}.Evaluate}, diags)
-	res := compile.Compile(docs, compile.Options{}, diags)
+	res := compile.Compile(docs, compile.Options{AsOf: asOfDate}, diags)
 	if code := report(res, stderr); code != ExitOK {
 		return code
 	}
@@ -116,6 +128,7 @@ func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 
 func reportRows(m *resolve.Model, pl *placement.Result) []vmReport {
 	var rows []vmReport
+	ctx := eligibility.ContextOf(m)
 	var clusterNodes int64
 	reserves := map[string]poolReserve{}
 	for _, pp := range pl.Pools {
@@ -125,6 +138,7 @@ func reportRows(m *resolve.Model, pl *placement.Result) []vmReport {
 	for _, t := range m.Tenants {
 		for _, vm := range t.VMs {
 			r := eligibility.Classify(vm)
+			a := eligibility.Accept(vm, r, ctx)
 			row := vmReport{
 				Tenant: t.Name, VM: vm.Name, Class: r.Class.Name, Status: string(r.Class.Status), Reasons: r.Reasons,
 				Migration: vm.Migration, Eviction: string(render.EvictionStrategy(vm)),
@@ -142,6 +156,14 @@ func reportRows(m *resolve.Model, pl *placement.Result) []vmReport {
 			}
 			if row.Evidence == nil {
 				row.Evidence = []string{}
+			}
+			row.Acceptance, row.Accepted, row.Missing = a.Status, []string{}, []string{}
+			for _, j := range a.Judged {
+				if j.Evidence != "" {
+					row.Accepted = append(row.Accepted, j.Check+": "+j.Evidence)
+				} else {
+					row.Missing = append(row.Missing, j.Missing())
+				}
 			}
 			pv := pl.VMs[vm]
 			row.GuestHealth = guestHealth(vm)
@@ -168,33 +190,38 @@ func disksStorage(vm *resolve.VM) []resolve.Storage {
 
 func writeReportText(w io.Writer, rows []vmReport) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TENANT\tVM\tCLASS\tSTATUS\tSTORAGE\tNETWORKS\tMIGRATION\tBACKUP\tTIER")
+	fmt.Fprintln(tw, "TENANT\tVM\tCLASS\tSTATUS\tACCEPTANCE\tSTORAGE\tNETWORKS\tMIGRATION\tBACKUP\tTIER")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s (%s)\t%s\t%s\n", r.Tenant, r.VM, r.Class, r.Status,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s (%s)\t%s\t%s\n", r.Tenant, r.VM, r.Class, r.Status, r.Acceptance,
 			strings.Join(r.Storage, ","), strings.Join(r.Networks, ","), r.Migration, r.Eviction, r.Backup, r.Tier)
 	}
 	tw.Flush()
 	for _, r := range rows {
-		if len(r.Evidence) == 0 {
+		if len(r.Missing) == 0 && len(r.Accepted) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s/%s (%s) needs before onboarding:\n", r.Tenant, r.VM, r.Class)
-		for _, e := range r.Evidence {
-			fmt.Fprintf(w, "  - %s\n", e)
+		fmt.Fprintf(w, "\n%s/%s (%s, %s):\n", r.Tenant, r.VM, r.Class, r.Acceptance)
+		for _, e := range r.Accepted {
+			fmt.Fprintf(w, "  accepted  %s\n", e)
+		}
+		for _, e := range r.Missing {
+			fmt.Fprintf(w, "  missing   %s\n", e)
 		}
 	}
 }
 
 func writeReportMarkdown(w io.Writer, rows []vmReport) {
-	fmt.Fprintln(w, "| Tenant | VM | Class | Status | Storage | Networks | Migration | Backup | Tier | Evidence required |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| Tenant | VM | Class | Status | Acceptance | Storage | Networks | Migration | Backup | Tier | Evidence accepted | Evidence missing |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	cell := func(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
-	for _, r := range rows {
-		ev := "none"
-		if len(r.Evidence) > 0 {
-			ev = cell(strings.Join(r.Evidence, "<br>"))
+	list := func(l []string) string {
+		if len(l) == 0 {
+			return "none"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s (`%s`) | %s | %s | %s |\n", r.Tenant, r.VM, r.Class, r.Status,
-			strings.Join(r.Storage, ", "), strings.Join(r.Networks, ", "), r.Migration, r.Eviction, r.Backup, r.Tier, ev)
+		return cell(strings.Join(l, "<br>"))
+	}
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s (`%s`) | %s | %s | %s | %s |\n", r.Tenant, r.VM, r.Class, r.Status, r.Acceptance,
+			strings.Join(r.Storage, ", "), strings.Join(r.Networks, ", "), r.Migration, r.Eviction, r.Backup, r.Tier, list(r.Accepted), list(r.Missing))
 	}
 }

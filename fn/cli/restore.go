@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/virtc/virtc/fn/compile"
@@ -15,52 +16,130 @@ import (
 )
 
 func runRestorePlan(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlags("restore-plan", "NAMESPACE/VM PATH...", stderr)
+	fs := newFlags("restore-plan", "NAMESPACE/VM PATH... | --tenant NAME PATH...", stderr)
 	backup := fs.String("backup", "", "restore from this Velero Backup (default: the latest backup of the VM's Schedule)")
-	target := fs.String("to", "", "restore a copy into this namespace beside the original (new MAC addresses and firmware UUID); default: in place")
+	target := fs.String("to", "", "restore a copy into this namespace (new MAC addresses and firmware UUID); default: in place")
+	snapshot := fs.String("snapshot", "", "roll the VM back to this VirtualMachineSnapshot instead of restoring a backup")
+	tenantName := fs.String("tenant", "", "restore every VM of this tenant in place (no NAMESPACE/VM argument)")
+	otherCluster := fs.Bool("other-cluster", false, "with --tenant: restore the tenant onto another cluster")
+	app := fs.String("app", "", "the Argo CD Application that syncs the VMs (default: the script asks for $APP)")
+	objectsOnly := fs.Bool("objects", false, "print only the objects the plan applies (YAML), not the script")
 	positional, code, ok := parse(fs, args)
 	if !ok {
 		return code
 	}
-	if len(positional) < 2 {
-		fmt.Fprintln(stderr, "virtc restore-plan: name the VM as NAMESPACE/VM and at least one PATH")
-		fs.Usage()
+	var ns, name string
+	if *tenantName == "" {
+		if len(positional) < 2 {
+			fmt.Fprintln(stderr, "virtc restore-plan: name the VM as NAMESPACE/VM (or a tenant with --tenant) and at least one PATH")
+			fs.Usage()
+			return ExitUsage
+		}
+		var found bool
+		ns, name, found = strings.Cut(positional[0], "/")
+		if !found || ns == "" || name == "" {
+			fmt.Fprintf(stderr, "virtc restore-plan: %q is not NAMESPACE/VM\n", positional[0])
+			return ExitUsage
+		}
+		positional = positional[1:]
+		if *otherCluster {
+			fmt.Fprintln(stderr, "virtc restore-plan: --other-cluster restores a whole tenant: use it with --tenant")
+			return ExitUsage
+		}
+	} else if *backup != "" || *target != "" || *snapshot != "" {
+		fmt.Fprintln(stderr, "virtc restore-plan: --tenant restores from the latest backup of each Schedule: --backup, --to and --snapshot are for one VM")
 		return ExitUsage
 	}
-	ns, name, found := strings.Cut(positional[0], "/")
-	if !found || ns == "" || name == "" {
-		fmt.Fprintf(stderr, "virtc restore-plan: %q is not NAMESPACE/VM\n", positional[0])
+	if len(positional) == 0 {
+		fmt.Fprintln(stderr, "virtc restore-plan: name at least one PATH")
+		return ExitUsage
+	}
+	if *snapshot != "" && (*backup != "" || *target != "") {
+		fmt.Fprintln(stderr, "virtc restore-plan: --snapshot restores the VM in place from its snapshot: --backup and --to do not apply")
 		return ExitUsage
 	}
 	diags := &diag.List{}
-	docs := source.Read(positional[1:], source.Options{Evaluate: jsonnet.Options{}.Evaluate}, diags)
+	docs := source.Read(positional, source.Options{Evaluate: jsonnet.Options{}.Evaluate}, diags)
 	res := compile.Compile(docs, compile.Options{}, diags)
 	if code := report(res, stderr); code != ExitOK {
 		return code
 	}
-	var vm *resolve.VM
-	var names []string
-	for _, t := range res.Model.Tenants {
-		for _, v := range t.VMs {
-			names = append(names, v.Namespace+"/"+v.Name)
-			if v.Namespace == ns && v.Name == name {
-				vm = v
+	plan := render.RestorePlan{App: *app, Platform: res.Model.Platform}
+	if *tenantName != "" {
+		var names []string
+		for _, t := range res.Model.Tenants {
+			names = append(names, t.Name)
+			if t.Name == *tenantName {
+				plan.Tenant = t
+			}
+		}
+		if plan.Tenant == nil {
+			fmt.Fprintf(stderr, "virtc restore-plan: %s\n", diag.UnknownName("tenant", *tenantName, names))
+			return ExitFailed
+		}
+		plan.Mode = render.RestoreTenant
+		if *otherCluster {
+			plan.Mode = render.RestoreOtherCluster
+		}
+		if !slices.ContainsFunc(plan.Tenant.VMs, (*resolve.VM).TakesBackups) {
+			fmt.Fprintf(stderr, "virtc restore-plan: no VM of tenant %s takes scheduled backups: there is nothing to restore\n", plan.Tenant.Name)
+			return ExitFailed
+		}
+	} else {
+		var names []string
+		for _, t := range res.Model.Tenants {
+			for _, v := range t.VMs {
+				names = append(names, v.Namespace+"/"+v.Name)
+				if v.Namespace == ns && v.Name == name {
+					plan.VM, plan.Tenant = v, t
+				}
+			}
+		}
+		if plan.VM == nil {
+			fmt.Fprintf(stderr, "virtc restore-plan: %s\n", diag.UnknownName("VM", ns+"/"+name, names))
+			return ExitFailed
+		}
+		plan.Backup, plan.Snapshot = *backup, *snapshot
+		switch {
+		case *snapshot != "":
+			plan.Mode = render.RestoreSnapshot
+		case *target != "" && *target != ns:
+			plan.Mode, plan.TargetNamespace = render.RestoreCopy, *target
+		default:
+			plan.Mode = render.RestoreInPlace
+		}
+		if plan.Mode != render.RestoreSnapshot && *backup == "" && !plan.VM.TakesBackups() {
+			fmt.Fprintf(stderr, "virtc restore-plan: VM %s/%s has backup policy %q, which takes no scheduled backups: name a Backup with --backup\n", ns, name, plan.VM.Backup.Name)
+			return ExitFailed
+		}
+		if plan.Mode == render.RestoreCopy {
+			for _, t := range res.Model.Tenants {
+				if t.Name == plan.TargetNamespace {
+					fmt.Fprintf(stderr, "virtc restore-plan: namespace %s is tenant %s's, which Argo CD syncs: restore the copy into a namespace of its own\n", t.Name, t.Name)
+					return ExitFailed
+				}
 			}
 		}
 	}
-	if vm == nil {
-		fmt.Fprintf(stderr, "virtc restore-plan: %s\n", diag.UnknownName("VM", positional[0], names))
-		return ExitFailed
+	objs := plan.Objects()
+	if *objectsOnly {
+		out, err := emit.Write(objs)
+		if err != nil {
+			fmt.Fprintf(stderr, "virtc: %v\n", err)
+			return ExitFailed
+		}
+		stdout.Write(out)
+		return ExitOK
 	}
-	if *backup == "" && !vm.TakesBackups() {
-		fmt.Fprintf(stderr, "virtc restore-plan: VM %s/%s has backup policy %q, which takes no scheduled backups: name a Backup with --backup\n", ns, name, vm.Backup.Name)
-		return ExitFailed
+	var docsOut [][]byte
+	for _, o := range objs {
+		out, err := emit.Write([]emit.Object{o})
+		if err != nil {
+			fmt.Fprintf(stderr, "virtc: %v\n", err)
+			return ExitFailed
+		}
+		docsOut = append(docsOut, out)
 	}
-	out, err := emit.Write([]emit.Object{render.Restore(render.RestorePlan{VM: vm, Backup: *backup, TargetNamespace: *target})})
-	if err != nil {
-		fmt.Fprintf(stderr, "virtc: %v\n", err)
-		return ExitFailed
-	}
-	stdout.Write(out)
+	io.WriteString(stdout, plan.Script(docsOut))
 	return ExitOK
 }

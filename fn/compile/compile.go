@@ -5,10 +5,12 @@ package compile
 
 import (
 	"slices"
+	"time"
 
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/eligibility"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/policy"
 	"github.com/virtc/virtc/fn/render"
@@ -25,6 +27,10 @@ type Options struct {
 	// PassThrough keeps documents that are not virtc objects in
 	// Result.Other instead of reporting them (KRM function mode).
 	PassThrough bool
+	// AsOf is the day acceptance evidence expiry is judged on; zero: the
+	// newest Evidence date in the inputs, so that the output depends only
+	// on the inputs, never on the clock.
+	AsOf time.Time
 }
 
 // Result is the outcome of a compile.
@@ -50,6 +56,10 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 	}
 	cat := catalog.Build(set, opts.Catalog, diags)
 	m := resolve.Resolve(set, cat, diags)
+	m.AsOf = opts.AsOf
+	if m.AsOf.IsZero() {
+		m.AsOf = eligibility.AsOf(m.Evidence)
+	}
 	res.Model = m
 	policy.Check(m, diags)
 	if diags.HasErrors() {

@@ -51,6 +51,8 @@ var types = map[string]reflect.Type{
 	"velero.io/v1/Schedule":                                reflect.TypeFor[extapi.Schedule](),
 	"velero.io/v1/Backup":                                  reflect.TypeFor[extapi.Backup](),
 	"velero.io/v1/Restore":                                 reflect.TypeFor[extapi.Restore](),
+	"snapshot.kubevirt.io/v1beta1/VirtualMachineSnapshot":  reflect.TypeFor[extapi.VirtualMachineSnapshot](),
+	"snapshot.kubevirt.io/v1beta1/VirtualMachineRestore":   reflect.TypeFor[extapi.VirtualMachineRestore](),
 }
 
 // Register adds a Go type for apiVersion/kind (for kinds whose API module

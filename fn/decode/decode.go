@@ -45,6 +45,7 @@ type Set struct {
 	Platforms         []Entry[api.Platform]
 	WorkerPools       []Entry[api.WorkerPool]
 	MigrationPolicies []Entry[api.MigrationPolicy]
+	Evidence          []Entry[api.Evidence]
 	// Other holds documents that are not virtc objects, for callers that pass
 	// them through (the KRM function). The CLI reports them.
 	Other []*source.Doc
@@ -55,7 +56,7 @@ type Set struct {
 }
 
 // Kinds lists the virtc kinds in the order they are documented.
-var Kinds = []string{"Tenant", "VM", "Platform", "Size", "Preference", "Image", "NetworkProfile", "StorageProfile", "BackupPolicy", "WorkerPool", "MigrationPolicy", "Compiler"}
+var Kinds = []string{"Tenant", "VM", "Platform", "Size", "Preference", "Image", "NetworkProfile", "StorageProfile", "BackupPolicy", "WorkerPool", "MigrationPolicy", "Evidence", "Compiler"}
 
 // kindTypes maps each kind to its Go type.
 var kindTypes = map[string]reflect.Type{
@@ -70,6 +71,7 @@ var kindTypes = map[string]reflect.Type{
 	"Platform":        reflect.TypeFor[api.Platform](),
 	"WorkerPool":      reflect.TypeFor[api.WorkerPool](),
 	"MigrationPolicy": reflect.TypeFor[api.MigrationPolicy](),
+	"Evidence":        reflect.TypeFor[api.Evidence](),
 	"Compiler":        reflect.TypeFor[api.Compiler](),
 }
 
@@ -247,6 +249,8 @@ func (s *Set) add(obj any, doc *source.Doc) {
 		s.WorkerPools = append(s.WorkerPools, Entry[api.WorkerPool]{o, doc})
 	case *api.MigrationPolicy:
 		s.MigrationPolicies = append(s.MigrationPolicies, Entry[api.MigrationPolicy]{o, doc})
+	case *api.Evidence:
+		s.Evidence = append(s.Evidence, Entry[api.Evidence]{o, doc})
 	default:
 		panic(fmt.Sprintf("decode: %T has no slot", obj))
 	}

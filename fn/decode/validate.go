@@ -6,6 +6,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -299,6 +300,18 @@ func validate(d *decoder, obj any) {
 		if o.Spec.Retention != "" {
 			if _, err := ParseRetention(o.Spec.Retention); err != nil {
 				d.fail("spec.retention", "%v", err)
+			}
+		}
+		if o.Spec.DrillInterval != "" {
+			if _, err := ParseRetention(o.Spec.DrillInterval); err != nil {
+				d.fail("spec.drillInterval", "%v", err)
+			}
+		}
+	case *api.Evidence:
+		d.catalogMeta(o.Metadata)
+		if o.Spec.Date != "" {
+			if _, err := time.Parse(time.DateOnly, o.Spec.Date); err != nil {
+				d.fail("spec.date", "%q is not a date (YYYY-MM-DD)", o.Spec.Date)
 			}
 		}
 	}

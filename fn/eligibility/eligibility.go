@@ -6,6 +6,10 @@ package eligibility
 import (
 	"fmt"
 	"slices"
+	"strings"
+	"time"
+
+	"github.com/virtc/virtc/fn/decode"
 
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/resolve"
@@ -28,8 +32,8 @@ type Class struct {
 	// Title describes the class.
 	Title string
 	// Evidence is what every VM of the class must show, with %s standing
-	// for the VM's profiles where the line names them.
-	Evidence []string
+	// for the VM's profiles where the description names them.
+	Evidence []api.EvidenceRequirement
 }
 
 // Classes is the matrix, most restrictive first: a VM falls in the first
@@ -38,12 +42,48 @@ var Classes = []Class{
 	{Name: "confidential-or-tech-preview", Status: Excluded, Title: "confidential VM or Technology Preview feature"},
 	{Name: "hardware-passthrough", Status: Excluded, Title: "GPU, host device, SR-IOV, dedicated CPU or huge pages"},
 	{Name: "worker-virtualization", Status: Conditional, Title: "VM running a Kubernetes worker node",
-		Evidence: []string{"node drain and VM restart test of the nested worker", "capacity plan for the nested cluster's workloads"}},
+		Evidence: []api.EvidenceRequirement{
+			{Check: "node-drain-test", Description: "node drain and VM restart test of the nested worker"},
+			{Check: "capacity-plan", Description: "capacity plan for the nested cluster's workloads"}}},
 	{Name: "live-migration", Status: Conditional, Title: "VM requiring live migration",
-		Evidence: []string{"planned migration and maintenance test on storage profile %s and network profiles %s"}},
+		Evidence: []api.EvidenceRequirement{{Check: "migration-test", Description: "planned migration and maintenance test on storage profile %s and network profiles %s"}}},
 	{Name: "additional-network", Status: Conditional, Title: "VM on an additional network or a user-defined network",
-		Evidence: []string{"connectivity and failover test on network profile %s"}},
+		Evidence: []api.EvidenceRequirement{{Check: "network-failover", Description: "connectivity and failover test on network profile %s"}}},
 	{Name: "standard", Status: Eligible, Title: "standard business VM"},
+}
+
+// Requirement is one check a VM needs accepted evidence for: the check's
+// identifier, what it must cover, and for how long evidence counts.
+type Requirement struct {
+	Check       string
+	Description string
+	// What the evidence must cover (empty: not part of the requirement).
+	StorageProfile  string
+	NetworkProfiles []string
+	BackupPolicy    string
+	Class           string
+	// ValidFor is how long after its date evidence counts; zero: always.
+	ValidFor time.Duration
+	// ValidForText is ValidFor as the catalog wrote it (90d), for messages.
+	ValidForText string
+}
+
+// Subject says what the requirement's evidence must cover, for messages.
+func (r Requirement) Subject() string {
+	var parts []string
+	if r.StorageProfile != "" {
+		parts = append(parts, "storage profile "+r.StorageProfile)
+	}
+	if len(r.NetworkProfiles) > 0 {
+		parts = append(parts, "network profiles "+strings.Join(r.NetworkProfiles, ", "))
+	}
+	if r.BackupPolicy != "" {
+		parts = append(parts, "backup policy "+r.BackupPolicy)
+	}
+	if r.Class != "" {
+		parts = append(parts, "class "+r.Class)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Result is a VM's place in the matrix.
@@ -52,8 +92,10 @@ type Result struct {
 	// Reasons say why the VM is in its class.
 	Reasons []string
 	// Evidence is still required before onboarding: the class's, the
-	// profiles' and the backup policy's.
+	// profiles' and the backup policy's, as descriptions.
 	Evidence []string
+	// Requirements are the same as checks that Evidence can satisfy.
+	Requirements []Requirement
 }
 
 func class(name string) Class {
@@ -115,54 +157,75 @@ func Classify(vm *resolve.VM) Result {
 	default:
 		r.Class = class("standard")
 	}
-	r.Evidence = evidence(vm, r.Class, extraNets)
+	r.Requirements = evidence(vm, r.Class, extraNets)
+	for _, q := range r.Requirements {
+		r.Evidence = append(r.Evidence, q.Description)
+	}
 	return r
 }
 
-func evidence(vm *resolve.VM, c Class, extraNets []string) []string {
-	var out []string
-	add := func(lines ...string) {
-		for _, l := range lines {
-			if !slices.Contains(out, l) {
-				out = append(out, l)
+func evidence(vm *resolve.VM, c Class, extraNets []string) []Requirement {
+	var out []Requirement
+	add := func(reqs ...Requirement) {
+		for _, r := range reqs {
+			// One check of the same thing is one requirement, whichever
+			// entries ask for it (an additional-network class and its
+			// profile both ask for its network failover test).
+			if !slices.ContainsFunc(out, func(o Requirement) bool { return o.Check == r.Check && o.Subject() == r.Subject() }) {
+				out = append(out, r)
 			}
 		}
 	}
 	switch c.Name {
 	case "live-migration":
-		nets := ""
-		for i, n := range vm.Networks {
-			if i > 0 {
-				nets += ", "
-			}
-			nets += n.Name
+		var nets []string
+		for _, n := range vm.Networks {
+			nets = append(nets, n.Name)
 		}
-		add(fmt.Sprintf(c.Evidence[0], vm.RootStorage.Name, nets))
+		e := c.Evidence[0]
+		add(Requirement{Check: e.Check, Description: fmt.Sprintf(e.Description, vm.RootStorage.Name, strings.Join(nets, ", ")),
+			StorageProfile: vm.RootStorage.Name, NetworkProfiles: nets})
 	case "additional-network":
 		for _, n := range extraNets {
-			add(fmt.Sprintf(c.Evidence[0], n))
+			e := c.Evidence[0]
+			add(Requirement{Check: e.Check, Description: fmt.Sprintf(e.Description, n), NetworkProfiles: []string{n}})
 		}
 	default:
-		add(c.Evidence...)
+		for _, e := range c.Evidence {
+			add(Requirement{Check: e.Check, Description: e.Description, Class: c.Name})
+		}
 	}
 	if c.Status == Excluded {
 		return out
 	}
-	add(vm.RootStorage.Spec.Evidence...)
+	storage := func(st resolve.Storage) {
+		for _, e := range st.Spec.Evidence {
+			add(Requirement{Check: e.Check, Description: e.Description, StorageProfile: st.Name})
+		}
+	}
+	storage(vm.RootStorage)
 	for _, d := range vm.Disks {
 		if d.Storage.StorageProfile != nil {
-			add(d.Storage.Spec.Evidence...)
+			storage(d.Storage)
 		}
 	}
 	if st := vm.StateStorage; st != nil && st.StorageProfile != nil {
 		// The VM's persistent EFI and TPM state lives there.
-		add(st.Spec.Evidence...)
+		storage(*st)
 	}
 	for _, n := range vm.Networks {
-		add(n.Spec.Evidence...)
+		for _, e := range n.Spec.Evidence {
+			add(Requirement{Check: e.Check, Description: e.Description, NetworkProfiles: []string{n.Name}})
+		}
 	}
-	if vm.Backup.BackupPolicy != nil {
-		add(vm.Backup.Spec.Evidence...)
+	if p := vm.Backup.BackupPolicy; p != nil {
+		var valid time.Duration
+		if p.Spec.DrillInterval != "" {
+			valid, _ = decode.ParseRetention(p.Spec.DrillInterval)
+		}
+		for _, e := range p.Spec.Evidence {
+			add(Requirement{Check: e.Check, Description: e.Description, BackupPolicy: vm.Backup.Name, ValidFor: valid, ValidForText: p.Spec.DrillInterval})
+		}
 	}
 	return out
 }

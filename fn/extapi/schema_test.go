@@ -29,6 +29,8 @@ func TestTypesMatchUpstreamSchemas(t *testing.T) {
 		{"crds/velero.io/schedule_v1.json", reflect.TypeFor[Schedule]()},
 		{"crds/velero.io/backup_v1.json", reflect.TypeFor[Backup]()},
 		{"crds/velero.io/restore_v1.json", reflect.TypeFor[Restore]()},
+		{"crds/snapshot.kubevirt.io/virtualmachinesnapshot_v1beta1.json", reflect.TypeFor[VirtualMachineSnapshot]()},
+		{"crds/snapshot.kubevirt.io/virtualmachinerestore_v1beta1.json", reflect.TypeFor[VirtualMachineRestore]()},
 	}
 	for _, version := range []string{"4.20", "4.22"} {
 		dir, err := conform.Schemas(version)
@@ -44,14 +46,15 @@ func TestTypesMatchUpstreamSchemas(t *testing.T) {
 			if err := json.Unmarshal(data, &schema); err != nil {
 				t.Fatal(err)
 			}
-			checkFields(t, version+" "+c.typ.Name(), c.typ, schema, "")
+			checkFields(t, version, version+" "+c.typ.Name(), c.typ, schema, "")
 		}
 	}
 }
 
 // checkFields walks the struct fields declared in this package; types of
 // other packages (Kubernetes, CDI) are upstream's own and not walked.
-func checkFields(t *testing.T, what string, typ reflect.Type, schema map[string]any, path string) {
+// A field tagged since:"4.21" is checked only against that version and later.
+func checkFields(t *testing.T, version, what string, typ reflect.Type, schema map[string]any, path string) {
 	for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice {
 		typ = typ.Elem()
 		if items, ok := schema["items"].(map[string]any); ok {
@@ -68,11 +71,14 @@ func checkFields(t *testing.T, what string, typ reflect.Type, schema map[string]
 		if name == "" || name == "metadata" {
 			continue // inline TypeMeta, and metadata, which the CRD schemas leave open
 		}
+		if since := f.Tag.Get("since"); since != "" && version < since {
+			continue
+		}
 		sub, ok := props[name].(map[string]any)
 		if !ok {
 			t.Errorf("%s: field %s%s is not in the upstream schema", what, path, name)
 			continue
 		}
-		checkFields(t, what, f.Type, sub, path+name+".")
+		checkFields(t, version, what, f.Type, sub, path+name+".")
 	}
 }

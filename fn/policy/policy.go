@@ -5,10 +5,12 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/eligibility"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/sizing"
 )
@@ -16,6 +18,8 @@ import (
 // Check runs every rule over the model.
 func Check(m *resolve.Model, diags *diag.List) {
 	oadpInstalled(m, diags)
+	ctx := eligibility.ContextOf(m)
+	evidenceNames(m, diags)
 	placementRules(m, diags)
 	for _, t := range m.Tenants {
 		retiredTenant(t, diags)
@@ -23,6 +27,8 @@ func Check(m *resolve.Model, diags *diag.List) {
 		for _, vm := range t.VMs {
 			migration(vm, diags)
 			productionBackup(vm, diags)
+			productionEvidence(vm, ctx, diags)
+			snapshotBefore(vm, diags)
 			excluded(m, vm, diags)
 			requirements(m, vm, diags)
 			limits(m, vm, diags)
@@ -134,6 +140,77 @@ func productionBackup(vm *resolve.VM, diags *diag.List) {
 	diags.Errorf(doc.Pos(field), field, "VM %s/%s is production tier but its backup policy %q takes no backups (use a policy with a schedule, such as daily)", vm.Namespace, vm.Name, vm.Backup.Name)
 }
 
+// productionEvidence refuses a production VM whose class and profiles lack
+// accepted evidence (an Evidence in Git for each required check, on the
+// Platform's exact version, not expired), naming what is missing. Without
+// a Platform in the build the version is unknown: the platform
+// repository's build, which has it, is where the gate holds.
+func productionEvidence(vm *resolve.VM, ctx eligibility.Context, diags *diag.List) {
+	if vm.Tier != resolve.TierProduction || ctx.PlatformVersion == "" || vm.Doc.Shadows("spec.tier") {
+		return
+	}
+	r := eligibility.Classify(vm)
+	a := eligibility.Accept(vm, r, ctx)
+	if a.Status != eligibility.Pending {
+		return
+	}
+	var missing []string
+	for _, j := range a.Missing() {
+		missing = append(missing, j.Missing())
+	}
+	doc := vm.Doc
+	if vm.Spec.Tier == "" {
+		doc = vm.Tenant.Doc
+	}
+	diags.Errorf(doc.Pos("spec.tier"), "spec.tier", "VM %s/%s is production tier but its class %s lacks accepted evidence on platform %s: %s (record an Evidence for each check, or use tier standard)",
+		vm.Namespace, vm.Name, r.Class.Name, ctx.PlatformVersion, strings.Join(missing, "; "))
+}
+
+// evidenceNames warns about Evidence that names a catalog entry, class or
+// tenant that does not exist: it can never accept anything (a misspelt
+// profile is otherwise a silent "no evidence").
+func evidenceNames(m *resolve.Model, diags *diag.List) {
+	var tenants, classes []string
+	for _, t := range m.Tenants {
+		tenants = append(tenants, t.Name)
+	}
+	for _, c := range eligibility.Classes {
+		classes = append(classes, c.Name)
+	}
+	for _, e := range m.Evidence {
+		c := e.Obj.Spec.Covers
+		warn := func(field, msg string) {
+			diags.Warnf(e.Doc.Pos(field), field, "this evidence can accept nothing: %s", msg)
+		}
+		if c.StorageProfile != "" {
+			if _, ok := m.Catalog.StorageProfiles.Get(c.StorageProfile); !ok {
+				warn("spec.covers.storageProfile", m.Catalog.StorageProfiles.Unknown("storage profile", c.StorageProfile))
+			}
+		}
+		for i, n := range c.NetworkProfiles {
+			if _, ok := m.Catalog.NetworkProfiles.Get(n); !ok {
+				warn(fmt.Sprintf("spec.covers.networkProfiles[%d]", i), m.Catalog.NetworkProfiles.Unknown("network profile", n))
+			}
+		}
+		if c.BackupPolicy != "" {
+			if _, ok := m.Catalog.BackupPolicies.Get(c.BackupPolicy); !ok {
+				warn("spec.covers.backupPolicy", m.Catalog.BackupPolicies.Unknown("backup policy", c.BackupPolicy))
+			}
+		}
+		if c.Size != "" {
+			if _, ok := m.Catalog.Sizes.Get(c.Size); !ok {
+				warn("spec.covers.size", m.Catalog.Sizes.Unknown("size", c.Size))
+			}
+		}
+		if c.Class != "" && !slices.Contains(classes, c.Class) {
+			warn("spec.covers.class", diag.UnknownName("class", c.Class, classes))
+		}
+		if c.Tenant != "" && len(tenants) > 0 && !slices.Contains(tenants, c.Tenant) {
+			warn("spec.covers.tenant", diag.UnknownName("tenant", c.Tenant, tenants))
+		}
+	}
+}
+
 // oadpInstalled refuses a build with a Platform that has no OADP (no
 // spec.dataProtection) but emits Velero Schedules or Backups: nobody would
 // install their CRDs, so their sync wave would fail on every sync. Without
@@ -182,6 +259,40 @@ func firstBackupVM(m *resolve.Model) string {
 		}
 	}
 	return ""
+}
+
+// snapshotBefore refuses a VirtualMachineSnapshot of a VM with a disk on a
+// storage profile without CSI snapshots (KubeVirt would leave the snapshot
+// failing), and warns when the image has no QEMU guest agent: KubeVirt then
+// cannot freeze the guest's file systems, so the snapshot is only
+// crash-consistent.
+func snapshotBefore(vm *resolve.VM, diags *diag.List) {
+	if vm.Spec.SnapshotBefore == "" {
+		return
+	}
+	pos := vm.Doc.Pos("spec.snapshotBefore")
+	var without []string
+	check := func(what string, st resolve.Storage) {
+		if st.StorageProfile != nil && !st.Spec.Snapshots {
+			without = append(without, fmt.Sprintf("%s on storage profile %s", what, st.Name))
+		}
+	}
+	check("the root disk", vm.RootStorage)
+	for _, d := range vm.Attached() {
+		check("disk "+d.Name, d.Storage)
+	}
+	if st := vm.StateStorage; st != nil {
+		// KubeVirt snapshots the backend-storage claim of the persistent
+		// EFI/TPM state with the disks.
+		check("the persistent EFI/TPM state", *st)
+	}
+	if len(without) > 0 {
+		diags.Errorf(pos, "spec.snapshotBefore", "cannot snapshot the VM: %s, which has no snapshot support (storage profile spec.snapshots is false); use spec.backupBefore for a Velero backup instead", strings.Join(without, ", "))
+		return
+	}
+	if vm.Image != nil && !vm.Image.Spec.GuestAgent {
+		diags.Warnf(pos, "spec.snapshotBefore", "image %s has no QEMU guest agent (image spec.guestAgent): KubeVirt cannot freeze the guest's file systems, so the snapshot is crash-consistent, not filesystem-consistent", vm.ImageName)
+	}
 }
 
 // liveness refuses a liveness probe on a guest without the QEMU guest

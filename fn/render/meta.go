@@ -73,6 +73,7 @@ var syncWaves = map[string]int{
 	"VirtualMachine":                    2,
 	"Schedule":                          3,
 	"Backup":                            3,
+	"VirtualMachineSnapshot":            3,
 }
 
 // objectMeta is the metadata every generated object carries: who manages
@@ -257,6 +258,7 @@ func tenant(m *resolve.Model, t *resolve.Tenant, safe safety) []emit.Object {
 	for _, vm := range t.VMs {
 		objs = append(objs, DataDisks(vm, safe)...)
 		objs = append(objs, VirtualMachine(vm, safe))
+		objs = append(objs, Snapshots(vm)...)
 	}
 	objs = append(objs, Schedules(m, t)...)
 	objs = append(objs, OnDemandBackups(m, t)...)

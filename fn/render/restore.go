@@ -1,6 +1,11 @@
 package render
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/virtc/virtc/fn/emit"
@@ -8,36 +13,130 @@ import (
 	"github.com/virtc/virtc/fn/resolve"
 )
 
-// Labels of the KubeVirt Velero plugin on a Restore.
+// Labels of the KubeVirt Velero plugin on a Restore (kubevirt-velero-plugin
+// v0.9.0, the plugin of OADP 1.6, pkg/util/util.go: the plugin checks that
+// the label is present, whatever its value).
 const (
 	LabelClearMAC        = "velero.kubevirt.io/clear-mac-address"
 	LabelNewFirmwareUUID = "velero.kubevirt.io/generate-new-firmware-uuid"
+	// LabelRestoreRunStrategy makes the plugin restore every VM with this
+	// run strategy instead of the backed-up one.
+	LabelRestoreRunStrategy = "velero.kubevirt.io/restore-run-strategy"
 )
 
-// RestorePlan says how to restore one VM.
+// RestoreMode is what a restore plan brings back, and where.
+type RestoreMode string
+
+const (
+	// RestoreInPlace brings one VM back where it was, with its identity.
+	RestoreInPlace RestoreMode = "in-place"
+	// RestoreCopy restores one VM as a copy in another namespace, with a
+	// new MAC address and firmware UUID.
+	RestoreCopy RestoreMode = "copy"
+	// RestoreTenant brings back every VM of a tenant in place.
+	RestoreTenant RestoreMode = "tenant"
+	// RestoreOtherCluster brings a tenant back on another cluster.
+	RestoreOtherCluster RestoreMode = "other-cluster"
+	// RestoreSnapshot rolls one VM back to a VirtualMachineSnapshot.
+	RestoreSnapshot RestoreMode = "snapshot"
+)
+
+// RestorePlan says how to restore one VM or one tenant.
 type RestorePlan struct {
+	Mode RestoreMode
+	// VM is the VM of a one-VM plan.
 	VM *resolve.VM
+	// Tenant is the tenant of a tenant plan (and the VM's tenant).
+	Tenant *resolve.Tenant
 	// Backup is a Velero Backup name; empty: the latest backup of the VM's
-	// Schedule.
+	// Schedule. Only for one-VM plans.
 	Backup string
-	// TargetNamespace is where a copy goes; empty: restore in place.
+	// TargetNamespace is where a copy goes.
 	TargetNamespace string
+	// Snapshot is the VirtualMachineSnapshot of a snapshot plan.
+	Snapshot string
+	// App is the Argo CD Application that syncs the VMs; empty: the script
+	// asks for it in $APP.
+	App string
+	// Platform is the build's Platform, if any: its version decides the
+	// fields a VirtualMachineRestore may use.
+	Platform *resolve.Platform
+}
+
+// ownershipPolicy reports whether the platform's KubeVirt serves
+// VirtualMachineRestore spec.volumeOwnershipPolicy (OpenShift
+// Virtualization 4.21 and later; 4.20's CRD has no such field). Without a
+// Platform the plan takes the form every version accepts.
+func (p RestorePlan) ownershipPolicy() bool {
+	v := p.Platform
+	return v != nil && (v.Version.Major > 4 || v.Version.Major == 4 && v.Version.Minor >= 21)
+}
+
+// restoreVMs are the VMs the plan restores from backups, in tenant order,
+// and those it cannot (no scheduled backups).
+func (p RestorePlan) restoreVMs() (restored, empty []*resolve.VM) {
+	if p.Mode != RestoreTenant && p.Mode != RestoreOtherCluster {
+		return []*resolve.VM{p.VM}, nil
+	}
+	for _, vm := range p.Tenant.VMs {
+		if vm.TakesBackups() {
+			restored = append(restored, vm)
+		} else {
+			empty = append(empty, vm)
+		}
+	}
+	return restored, empty
+}
+
+// policies are the backup policies of the tenant's VMs that take backups,
+// each once, in VM order: one Schedule each.
+func (p RestorePlan) policies() []string {
+	var out []string
+	for _, policy := range usedPolicies(p.Tenant) {
+		if !slices.Contains(out, policy) {
+			out = append(out, policy)
+		}
+	}
+	return out
+}
+
+// Objects are the objects the plan applies: Velero Restores, or the
+// VirtualMachineRestore of a snapshot plan.
+func (p RestorePlan) Objects() []emit.Object {
+	switch p.Mode {
+	case RestoreSnapshot:
+		return []emit.Object{p.vmRestore()}
+	case RestoreTenant, RestoreOtherCluster:
+		var out []emit.Object
+		for _, policy := range p.policies() {
+			out = append(out, p.tenantRestore(policy))
+		}
+		return out
+	}
+	return []emit.Object{Restore(p)}
 }
 
 // Restore renders a Velero Restore of one VM. In place, the VM keeps its
 // MAC addresses and firmware UUID: it is the same machine coming back. A
-// copy beside the original gets new ones, so the two never clash on the
-// network or in licensing.
+// copy in another namespace gets new ones, so the two never clash on the
+// network or in licensing, and comes back Halted, to be started once its
+// networks are checked.
 func Restore(p RestorePlan) emit.Object {
 	vm := p.VM
 	yes := true
 	spec := extapi.RestoreSpec{
 		BackupName:         p.Backup,
 		IncludedNamespaces: []string{vm.Namespace},
-		LabelSelector:      &metav1.LabelSelector{MatchLabels: map[string]string{LabelVM: vm.Name}},
-		RestorePVs:         &yes,
-		// Never overwrite what exists: an in-place restore needs the VM and
-		// its disks gone first, so a restore cannot clobber live data.
+		// The VM; the KubeVirt plugin's restore graph adds what it uses
+		// (its root DataVolume and claim, its data disk claims, its
+		// cloud-init and SSH-key Secrets: kvgraph/util.go
+		// addCommonVMIObjectGraph), which Velero restores as additional
+		// items whatever the selector.
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelVM: vm.Name}},
+		RestorePVs:    &yes,
+		// Never overwrite what exists: the plan deletes the VM and its disks
+		// first, so a restore cannot clobber live data, and a restore that
+		// finds them recreated restores nothing (the plan checks it cannot).
 		ExistingResourcePolicy: "none",
 	}
 	if p.Backup == "" {
@@ -45,10 +144,11 @@ func Restore(p RestorePlan) emit.Object {
 	}
 	labels := map[string]string{LabelTenant: vm.Namespace, LabelVM: vm.Name}
 	name := limitName("restore-" + vm.Namespace + "-" + vm.Name)
-	if p.TargetNamespace != "" && p.TargetNamespace != vm.Namespace {
+	if p.Mode == RestoreCopy {
 		spec.NamespaceMapping = map[string]string{vm.Namespace: p.TargetNamespace}
 		labels[LabelClearMAC] = "true"
 		labels[LabelNewFirmwareUUID] = "true"
+		labels[LabelRestoreRunStrategy] = "Halted"
 		name = limitName("restore-" + vm.Namespace + "-" + vm.Name + "-to-" + p.TargetNamespace)
 	}
 	r := &extapi.Restore{
@@ -57,4 +157,328 @@ func Restore(p RestorePlan) emit.Object {
 		Spec:       spec,
 	}
 	return emit.Object{APIVersion: "velero.io/v1", Kind: "Restore", Namespace: OADPNamespace, Name: name, Body: r}
+}
+
+// tenantRestore restores, from the latest backup of one of the tenant's
+// Schedules, every VM that Schedule backs up.
+func (p RestorePlan) tenantRestore(policy string) emit.Object {
+	t := p.Tenant
+	yes := true
+	labels := map[string]string{LabelTenant: t.Name, LabelBackupPolicy: policy}
+	if p.Mode == RestoreOtherCluster {
+		// The VMs come back stopped: they start once the old cluster's
+		// copies are known to be off (same MAC addresses, same addresses).
+		labels[LabelRestoreRunStrategy] = "Halted"
+	}
+	name := limitName("restore-" + t.Name + "-" + policy)
+	r := &extapi.Restore{
+		TypeMeta:   typeMeta("velero.io/v1", "Restore"),
+		ObjectMeta: objectMeta("Restore", OADPNamespace, name, t.Doc.Rel, labels, nil),
+		Spec: extapi.RestoreSpec{
+			ScheduleName:           ScheduleName(t.Name, policy),
+			IncludedNamespaces:     []string{t.Name},
+			LabelSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{LabelBackupPolicy: policy}},
+			RestorePVs:             &yes,
+			ExistingResourcePolicy: "none",
+		},
+	}
+	return emit.Object{APIVersion: "velero.io/v1", Kind: "Restore", Namespace: OADPNamespace, Name: name, Body: r}
+}
+
+// vmRestore is the VirtualMachineRestore of a snapshot plan (KubeVirt
+// v1.8.4 pkg/storage/snapshot/restore.go): InPlace keeps the claims'
+// names, so the restored VM's spec is the one in Git; ownership None keeps
+// data disks unowned by their VM (the root disk's claim goes back to its
+// DataVolume, through cdi.kubevirt.io/storage.populatedFor; where the
+// platform has no volumeOwnershipPolicy, the script removes the VM's owner
+// reference from the data disks' claims instead); the plan stops
+// the VM first, so FailImmediate never stops a VM behind anyone's back.
+func (p RestorePlan) vmRestore() emit.Object {
+	vm := p.VM
+	apiGroup := "kubevirt.io"
+	name := limitName("restore-" + vm.Name + "-" + p.Snapshot)
+	r := &extapi.VirtualMachineRestore{
+		TypeMeta:   typeMeta("snapshot.kubevirt.io/v1beta1", "VirtualMachineRestore"),
+		ObjectMeta: objectMeta("VirtualMachineRestore", vm.Namespace, name, vm.Doc.Rel, map[string]string{LabelTenant: vm.Namespace, LabelVM: vm.Name}, nil),
+		Spec: extapi.VirtualMachineRestoreSpec{
+			Target:                     corev1.TypedLocalObjectReference{APIGroup: &apiGroup, Kind: "VirtualMachine", Name: vm.Name},
+			VirtualMachineSnapshotName: p.Snapshot,
+			TargetReadinessPolicy:      "FailImmediate",
+			VolumeRestorePolicy:        "InPlace",
+		},
+	}
+	if p.ownershipPolicy() {
+		r.Spec.VolumeOwnershipPolicy = "None"
+	}
+	return emit.Object{APIVersion: "snapshot.kubevirt.io/v1beta1", Kind: "VirtualMachineRestore", Namespace: vm.Namespace, Name: name, Body: r}
+}
+
+// claimNames are the PersistentVolumeClaims of a VM's disks: the root
+// disk's (its DataVolume's) and the attached data disks' (a retired disk is
+// in no backup of the VM, and a plan leaves it alone).
+func claimNames(vm *resolve.VM) []string {
+	out := []string{RootDiskName(vm.Name)}
+	for _, d := range vm.Attached() {
+		out = append(out, DiskName(vm.Name, d.Name))
+	}
+	return out
+}
+
+// vmObjects are the objects of a VM that a restore brings back, as
+// kubectl's TYPE/NAME arguments.
+func vmObjects(vm *resolve.VM) []string {
+	out := []string{"virtualmachine/" + vm.Name, "datavolume/" + RootDiskName(vm.Name)}
+	for _, c := range claimNames(vm) {
+		out = append(out, "persistentvolumeclaim/"+c)
+	}
+	return out
+}
+
+// Script is the plan as a bash script a person runs step by step, with the
+// plan's objects (objs, as YAML documents in Objects' order) inline.
+func (p RestorePlan) Script(objs [][]byte) string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	restored, empty := p.restoreVMs()
+	w("#!/usr/bin/env bash")
+	switch p.Mode {
+	case RestoreInPlace:
+		w("# Restore VM %s/%s in place, with its MAC addresses and firmware UUID, from %s.", p.VM.Namespace, p.VM.Name, p.source())
+	case RestoreCopy:
+		w("# Restore VM %s/%s as a copy in namespace %s (new MAC addresses and firmware UUID), from %s.", p.VM.Namespace, p.VM.Name, p.TargetNamespace, p.source())
+	case RestoreTenant:
+		w("# Restore every VM of tenant %s in place from the latest backup of each of its Schedules.", p.Tenant.Name)
+	case RestoreOtherCluster:
+		w("# Restore tenant %s onto another cluster from the latest backup of each of its Schedules:", p.Tenant.Name)
+		w("# platform, VM definitions, the right disks, guest consistency, network identity, in that order.")
+	case RestoreSnapshot:
+		w("# Roll VM %s/%s back to its VirtualMachineSnapshot %s.", p.VM.Namespace, p.VM.Name, p.Snapshot)
+	}
+	w("# Generated by virtc restore-plan. Run it step by step; every step stops the script on failure.")
+	w("set -euo pipefail")
+	if p.Mode == RestoreOtherCluster {
+		w("# kubectl's and argocd's current contexts must be the NEW cluster and its Argo CD.")
+	}
+	if p.Mode == RestoreCopy {
+		w("")
+		p.copyScript(w, objs)
+		return b.String()
+	}
+	if p.App != "" {
+		w("APP=${APP:-%s}", p.App)
+	} else {
+		w("APP=${APP:?set APP to the Argo CD Application that syncs the VMs (virtc build --scope vms)}")
+	}
+	w("ARGOCD_NS=${ARGOCD_NS:-argocd}")
+	w("")
+	if p.Mode == RestoreOtherCluster {
+		p.platformSteps(w)
+	}
+	if p.Mode == RestoreOtherCluster {
+		w("## 3. VM definitions and the right disks, from the backups. First keep Argo CD from creating the VMs")
+		w("## from Git (blank data disks, a fresh root clone), which would make Velero skip them.")
+	} else {
+		w("## Keep Argo CD from recreating the VMs while they are restored.")
+	}
+	w("# spec.syncPolicy.automated.enabled=false turns automated sync, selfHeal included, off and keeps")
+	w("# prune and selfHeal for later (Argo CD v3.6.1 controller/appcontroller.go autoSync returns when")
+	w("# IsAutomatedSyncEnabled is false). An Application of an ApplicationSet keeps the change only if the")
+	w("# ApplicationSet ignores /spec/syncPolicy/automated/enabled (ignoreApplicationDifferences).")
+	w(`kubectl -n "$ARGOCD_NS" patch application "$APP" --type merge -p '{"spec":{"syncPolicy":{"automated":{"enabled":false}}}}'`)
+	w(`until [ -z "$(kubectl -n "$ARGOCD_NS" get application "$APP" -o jsonpath='{.operation}')" ]; do sleep 5; done  # a sync already started ends first`)
+	w(`sleep 15; [ "$(kubectl -n "$ARGOCD_NS" get application "$APP" -o jsonpath='{.spec.syncPolicy.automated.enabled}')" = false ] \`)
+	w(`  || { echo "automated sync of $APP was switched back on (ApplicationSet?): stop" >&2; exit 1; }`)
+	w("")
+	switch p.Mode {
+	case RestoreSnapshot:
+		p.snapshotScript(w, objs)
+		return b.String()
+	case RestoreOtherCluster:
+		w("## Remove what Argo CD may have created on this cluster before its sync was off (blank disks, a fresh")
+		w("## root clone); nothing else of the tenant is touched.")
+	default:
+		w("## Delete the VMs and their disks: the Restore never overwrites what exists (existingResourcePolicy: none).")
+	}
+	for _, vm := range restored {
+		w("kubectl -n %s delete virtualmachine %s --ignore-not-found --cascade=foreground --wait  # returns once its VMI, root DataVolume and claim are gone", vm.Namespace, vm.Name)
+		w("kubectl -n %s delete persistentvolumeclaim %s --ignore-not-found --wait", vm.Namespace, strings.Join(claimNames(vm), " "))
+		if vm.StateStorage != nil {
+			// KubeVirt's backend-storage claim of the persistent EFI/TPM
+			// state; the plugin's graph backs it up and restores it with
+			// the VM (kvgraph/util.go, persistent-state-for).
+			w("kubectl -n %s delete persistentvolumeclaim --selector persistent-state-for=%s --ignore-not-found --wait  # its persistent EFI/TPM state", vm.Namespace, vm.Name)
+		}
+	}
+	w("# Nothing of them is left or recreated: otherwise the Restore would skip it and restore nothing.")
+	for _, vm := range restored {
+		w(`[ -z "$(kubectl -n %s get %s --ignore-not-found -o name)" ]`, vm.Namespace, strings.Join(vmObjects(vm), " "))
+	}
+	w("")
+	w("## Restore.")
+	for i, o := range p.Objects() {
+		w("kubectl -n %s delete restore %s --ignore-not-found --wait  # a Restore of an earlier run (only the record: restored objects stay)", OADPNamespace, o.Name)
+		w("kubectl create -f - <<'EOF'")
+		b.Write(objs[i])
+		w("EOF")
+		w(`until phase=$(kubectl -n %s get restore %s -o jsonpath='{.status.phase}'); [[ $phase =~ ^(Completed|PartiallyFailed|Failed|FailedValidation)$ ]]; do sleep 10; done`, OADPNamespace, o.Name)
+		w(`[ "$phase" = Completed ] || { velero -n %s restore describe %s --details >&2; exit 1; }`, OADPNamespace, o.Name)
+	}
+	w("")
+	if p.Mode == RestoreOtherCluster {
+		p.identitySteps(w, restored)
+	} else {
+		w("## Verify.")
+		for _, vm := range restored {
+			verify(w, vm, vm.Namespace, runs(vm))
+		}
+	}
+	if p.Mode == RestoreOtherCluster && len(empty) > 0 {
+		w("")
+		w("## VMs without backups come back from Git alone, with empty disks.")
+		for _, vm := range empty {
+			w(`argocd app sync "$APP" %s`, syncResources(vm))
+		}
+	}
+	w("")
+	p.handBack(w)
+	return b.String()
+}
+
+// runs reports a VM that Git runs: one that restarts on its own.
+func runs(vm *resolve.VM) bool {
+	return vm.RunStrategy == "Always" || vm.RunStrategy == "RerunOnFailure"
+}
+
+// verify checks a restored VM: its root DataVolume adopted the restored
+// claim without importing (the plugin marked it
+// cdi.kubevirt.io/storage.prePopulated at backup, dv_backup_item_action.go),
+// its claims are bound, and it runs. A halted VM's claims on a
+// WaitForFirstConsumer class bind only at its first start.
+func verify(w func(string, ...any), vm *resolve.VM, ns string, running bool) {
+	w("kubectl -n %s wait datavolume/%s --for=condition=Ready --timeout=30m", ns, RootDiskName(vm.Name))
+	if !running {
+		w("kubectl -n %s get persistentvolumeclaim %s  # %s is %s: claims of a WaitForFirstConsumer class stay Pending until it starts", ns, strings.Join(claimNames(vm), " "), vm.Name, vm.RunStrategy)
+		return
+	}
+	w("kubectl -n %s wait persistentvolumeclaim %s --for=jsonpath='{.status.phase}'=Bound --timeout=30m", ns, strings.Join(claimNames(vm), " "))
+	w("kubectl -n %s wait virtualmachine/%s --for=condition=Ready --timeout=15m", ns, vm.Name)
+}
+
+// syncResources are `argocd app sync --resource` arguments for a VM's
+// objects in Git (GROUP:KIND:NAMESPACE/NAME).
+func syncResources(vm *resolve.VM) string {
+	out := []string{fmt.Sprintf("--resource kubevirt.io:VirtualMachine:%s/%s", vm.Namespace, vm.Name)}
+	for _, d := range vm.Attached() {
+		out = append(out, fmt.Sprintf("--resource :PersistentVolumeClaim:%s/%s", vm.Namespace, DiskName(vm.Name, d.Name)))
+	}
+	return strings.Join(out, " ")
+}
+
+func (p RestorePlan) source() string {
+	if p.Backup != "" {
+		return "Velero Backup " + p.Backup
+	}
+	return "the latest backup of Schedule " + ScheduleName(p.VM.Namespace, p.VM.Backup.Name)
+}
+
+// handBack gives the VMs back to Git: Argo CD must find nothing to change,
+// so that turning automated sync on again syncs nothing.
+func (p RestorePlan) handBack(w func(string, ...any)) {
+	w("## Hand the VMs back to Git. `argocd app diff` exits 0 when Argo CD would change nothing (1: differences,")
+	w("## for example Git changed since the backup: review them before going on).")
+	w(`argocd app diff "$APP" --refresh`)
+	w(`kubectl -n "$ARGOCD_NS" patch application "$APP" --type json -p '[{"op":"remove","path":"/spec/syncPolicy/automated/enabled"}]'`)
+	w(`argocd app wait "$APP" --sync --health --timeout 900  # Synced: automated sync (and selfHeal) have nothing to do`)
+}
+
+func (p RestorePlan) copyScript(w func(string, ...any), objs [][]byte) {
+	vm := p.VM
+	w("## Argo CD: nothing to pause. The copy is not in Git, and Argo CD v3 annotation tracking does not count it")
+	w("## as the Application's (its argocd.argoproj.io/tracking-id names the original namespace), so it is")
+	w("## neither synced nor pruned; the original is not touched.")
+	w("kubectl get namespace %s >/dev/null 2>&1 || kubectl create namespace %s", p.TargetNamespace, p.TargetNamespace)
+	w(`if kubectl -n %s get virtualmachine %s >/dev/null 2>&1; then echo "namespace %s already has a VM %s: stop" >&2; exit 1; fi`, p.TargetNamespace, vm.Name, p.TargetNamespace, vm.Name)
+	w("")
+	w("## Restore the copy, Halted.")
+	o := Restore(p)
+	w("kubectl -n %s delete restore %s --ignore-not-found --wait  # a Restore of an earlier run (only the record: restored objects stay)", OADPNamespace, o.Name)
+	w("kubectl create -f - <<'EOF'")
+	w("%s", strings.TrimSuffix(string(objs[0]), "\n"))
+	w("EOF")
+	w(`until phase=$(kubectl -n %s get restore %s -o jsonpath='{.status.phase}'); [[ $phase =~ ^(Completed|PartiallyFailed|Failed|FailedValidation)$ ]]; do sleep 10; done`, OADPNamespace, o.Name)
+	w(`[ "$phase" = Completed ] || { velero -n %s restore describe %s --details >&2; exit 1; }`, OADPNamespace, o.Name)
+	w("kubectl -n %s annotate virtualmachine %s argocd.argoproj.io/tracking-id-", p.TargetNamespace, vm.Name)
+	w("")
+	w("## Verify: a new identity, then start it, then its disks.")
+	w("kubectl -n %s get virtualmachine %s -o jsonpath='{.spec.template.spec.domain.firmware.uuid}{\"\\n\"}'  # differs from the original's", p.TargetNamespace, vm.Name)
+	w("virtctl -n %s start %s", p.TargetNamespace, vm.Name)
+	verify(w, vm, p.TargetNamespace, true)
+	w("# When done: kubectl delete namespace %s (only if it holds nothing else).", p.TargetNamespace)
+}
+
+func (p RestorePlan) snapshotScript(w func(string, ...any), objs [][]byte) {
+	vm := p.VM
+	o := p.vmRestore()
+	w("## Stop the VM (KubeVirt restores a stopped VM only) and check the snapshot.")
+	w("kubectl -n %s wait virtualmachinesnapshot/%s --for=jsonpath='{.status.readyToUse}'=true --timeout=1m", vm.Namespace, p.Snapshot)
+	w("kubectl -n %s get virtualmachinesnapshot %s -o jsonpath='{.status.indications}{\"\\n\"}'  # GuestAgent: file systems were frozen; NoGuestAgent: crash-consistent", vm.Namespace, p.Snapshot)
+	w("virtctl -n %s stop %s", vm.Namespace, vm.Name)
+	w("kubectl -n %s wait virtualmachineinstance/%s --for=delete --timeout=10m", vm.Namespace, vm.Name)
+	w("")
+	w("## Restore: InPlace replaces the claims under their own names, so the VM's spec stays the one in Git.")
+	w("kubectl -n %s delete virtualmachinerestore %s --ignore-not-found --wait  # one of an earlier run", vm.Namespace, o.Name)
+	w("kubectl create -f - <<'EOF'")
+	w("%s", strings.TrimSuffix(string(objs[0]), "\n"))
+	w("EOF")
+	w("kubectl -n %s wait virtualmachinerestore/%s --for=jsonpath='{.status.complete}'=true --timeout=30m", vm.Namespace, o.Name)
+	w("kubectl -n %s wait persistentvolumeclaim %s --for=jsonpath='{.status.phase}'=Bound --timeout=30m", vm.Namespace, strings.Join(claimNames(vm), " "))
+	if !p.ownershipPolicy() && len(vm.Attached()) > 0 {
+		w("# Data disks are never owned by their VM (deleting the VM must not delete them); a platform without")
+		w("# volumeOwnershipPolicy (before 4.21) makes the VM their owner: remove it.")
+		for _, d := range vm.Attached() {
+			w(`kubectl -n %s patch persistentvolumeclaim %s --type json -p '[{"op":"remove","path":"/metadata/ownerReferences"}]'`, vm.Namespace, DiskName(vm.Name, d.Name))
+		}
+	}
+	w("")
+	w("## Run it as Git says (runStrategy %s), so that Git finds nothing to change.", vm.RunStrategy)
+	w(`kubectl -n %s patch virtualmachine %s --type merge -p '{"spec":{"runStrategy":"%s"}}'`, vm.Namespace, vm.Name, vm.RunStrategy)
+	w("")
+	p.handBack(w)
+}
+
+func (p RestorePlan) platformSteps(w func(string, ...any)) {
+	t := p.Tenant
+	w("## 1. Platform: the new cluster's platform Application (virtc build --scope platform) has synced:")
+	w("## OpenShift Virtualization, OADP and the same backup storage location, which Velero reads the backups from.")
+	w("kubectl -n openshift-cnv wait hyperconverged/kubevirt-hyperconverged --for=condition=Available --timeout=30m")
+	w("kubectl -n %s wait backupstoragelocations --all --for=jsonpath='{.status.phase}'=Available --timeout=10m", OADPNamespace)
+	for _, policy := range p.policies() {
+		w("kubectl -n %s get backups -l velero.io/schedule-name=%s  # the backups to restore are listed here once Velero synced them", OADPNamespace, ScheduleName(t.Name, policy))
+	}
+	w("## 2. The tenant (virtc build --scope tenants): namespace, quota, RBAC and networks come from Git, not from backups.")
+	w("kubectl get namespace %s", t.Name)
+	w("")
+}
+
+func (p RestorePlan) identitySteps(w func(string, ...any), vms []*resolve.VM) {
+	w("")
+	w("## 4. Guest consistency: Velero froze the guest's file systems through the QEMU guest agent (KubeVirt's")
+	w("## virt-freezer backup hooks on virt-launcher); a guest without the agent comes back crash-consistent:")
+	w("## check its file systems and databases after the start.")
+	for _, vm := range vms {
+		if vm.Image != nil && !vm.Image.Spec.GuestAgent {
+			w("# %s/%s: image %s has no guest agent: crash-consistent disks.", vm.Namespace, vm.Name, vm.ImageName)
+		}
+	}
+	w("## 5. Network identity: the VMs kept their MAC addresses and firmware UUID. Start them only once the old")
+	w("## cluster's VMs are off for good (fenced), or the two would share addresses.")
+	for _, vm := range vms {
+		w(`kubectl -n %s patch virtualmachine %s --type merge -p '{"spec":{"runStrategy":"%s"}}'  # as in Git`, vm.Namespace, vm.Name, vm.RunStrategy)
+	}
+	for _, vm := range vms {
+		verify(w, vm, vm.Namespace, runs(vm))
+		if runs(vm) {
+			w("kubectl -n %s get virtualmachineinstance %s -o jsonpath='{range .status.interfaces[*]}{.name} {.mac} {.ipAddress}{\"\\n\"}{end}'", vm.Namespace, vm.Name)
+		}
+	}
 }

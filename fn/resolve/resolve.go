@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -26,6 +27,11 @@ type Model struct {
 	// Platform is nil when the inputs have none.
 	Platform *Platform
 	Tenants  []*Tenant
+	// Evidence is the acceptance evidence among the inputs.
+	Evidence []decode.Entry[api.Evidence]
+	// AsOf is the day evidence expiry is judged on (compile.Options.AsOf,
+	// else the newest Evidence date; zero without evidence).
+	AsOf time.Time
 }
 
 // Tenant is a resolved Tenant.
@@ -113,7 +119,7 @@ type Backup struct {
 
 // Resolve binds the decoded intents to the catalog.
 func Resolve(set *decode.Set, cat *catalog.Catalog, diags *diag.List) *Model {
-	m := &Model{Catalog: cat, Platform: resolvePlatform(cat, diags)}
+	m := &Model{Catalog: cat, Platform: resolvePlatform(cat, diags), Evidence: set.Evidence}
 	byName := map[string]*Tenant{}
 	for _, t := range set.Tenants {
 		name := t.Metadata.Name

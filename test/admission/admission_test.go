@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -96,6 +97,31 @@ func scopeContext(t *testing.T, bin, dir string) []byte {
 	return stdout
 }
 
+// goldenFiles are a golden scenario's input files.
+func goldenFiles(t *testing.T, dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if !goldenControlFiles[e.Name()] {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// planContext is `virtc build` of a restore-plan scenario's inputs.
+func planContext(t *testing.T, bin, dir string) []byte {
+	args := append([]string{"build"}, goldenFiles(t, dir)...)
+	stdout, stderr, err := run(t, dir, bin, args...)
+	if err != nil {
+		t.Fatalf("%s: virtc build: %v\n%s", dir, err, stderr)
+	}
+	return stdout
+}
+
 // virtcBinary is $VIRTC_BIN (the Makefile passes bin/virtc), or virtc built
 // from the root module into a temporary directory.
 func virtcBinary(t *testing.T) string {
@@ -131,8 +157,19 @@ func readOptional(t *testing.T, path string) ([]byte, bool) {
 	return data, true
 }
 
-// goldenInputs are the expected.yaml of every golden build scenario (as
-// test/conformance selects them: no `command` file, no errors.txt).
+// restoreObjects reports a restore-plan scenario that prints the plan's
+// objects (--objects), which test/conformance applies as well.
+func restoreObjects(t *testing.T, dir string, command []byte) bool {
+	if strings.TrimSpace(string(command)) != "restore-plan" {
+		return false
+	}
+	flags, _ := readOptional(t, filepath.Join(dir, "flags"))
+	return slices.Contains(strings.Fields(string(flags)), "--objects")
+}
+
+// goldenInputs are the expected.yaml of every golden build scenario and
+// of restore-plan --objects scenarios (as test/conformance selects them:
+// no other `command`, no errors.txt).
 func goldenInputs(t *testing.T, bin string) []input {
 	root := filepath.Join(repoRoot, "golden")
 	entries, err := os.ReadDir(root)
@@ -145,7 +182,8 @@ func goldenInputs(t *testing.T, bin string) []input {
 			continue
 		}
 		dir := filepath.Join(root, e.Name())
-		if _, ok := readOptional(t, filepath.Join(dir, "command")); ok {
+		command, isCommand := readOptional(t, filepath.Join(dir, "command"))
+		if isCommand && !restoreObjects(t, dir, command) {
 			continue
 		}
 		if _, ok := readOptional(t, filepath.Join(dir, "errors.txt")); ok {
@@ -155,7 +193,14 @@ func goldenInputs(t *testing.T, bin string) []input {
 		if !ok || len(bytes.TrimSpace(data)) == 0 {
 			continue
 		}
-		ctx := append(scopeContext(t, bin, dir), declaredDataSources(t, bin, dir, goldenArgs(t, dir)...)...)
+		var ctx []byte
+		if isCommand {
+			// A plan's objects act on what the build of the same inputs
+			// makes (a VirtualMachineRestore's VM and snapshot).
+			ctx = append(planContext(t, bin, dir), declaredDataSources(t, bin, dir, goldenFiles(t, dir)...)...)
+		} else {
+			ctx = append(scopeContext(t, bin, dir), declaredDataSources(t, bin, dir, goldenArgs(t, dir)...)...)
+		}
 		out = append(out, input{name: "golden/" + e.Name(), yaml: data, context: ctx})
 	}
 	return out

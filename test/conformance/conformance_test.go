@@ -107,8 +107,20 @@ func readOptional(t *testing.T, path string) ([]byte, bool) {
 	return data, true
 }
 
-// goldenOutputs are the expected.yaml of every golden build scenario
-// (scenarios of another command or with errors are left out).
+// restoreObjects reports a restore-plan scenario that prints the plan's
+// objects (--objects): Velero Restores and VirtualMachineRestores, which the
+// API server must accept as well.
+func restoreObjects(t *testing.T, dir string, command []byte) bool {
+	if strings.TrimSpace(string(command)) != "restore-plan" {
+		return false
+	}
+	flags, _ := readOptional(t, filepath.Join(dir, "flags"))
+	return slices.Contains(strings.Fields(string(flags)), "--objects")
+}
+
+// goldenOutputs are the expected.yaml of every golden build scenario and
+// of restore-plan --objects scenarios (scenarios of another command or with
+// errors are left out).
 func goldenOutputs(t *testing.T) []output {
 	root := filepath.Join(repoRoot, "golden")
 	entries, err := os.ReadDir(root)
@@ -121,7 +133,7 @@ func goldenOutputs(t *testing.T) []output {
 			continue
 		}
 		dir := filepath.Join(root, e.Name())
-		if _, ok := readOptional(t, filepath.Join(dir, "command")); ok {
+		if c, ok := readOptional(t, filepath.Join(dir, "command")); ok && !restoreObjects(t, dir, c) {
 			continue
 		}
 		if _, ok := readOptional(t, filepath.Join(dir, "errors.txt")); ok {

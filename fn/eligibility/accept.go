@@ -1,0 +1,184 @@
+package eligibility
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/decode"
+	"github.com/virtc/virtc/fn/resolve"
+)
+
+// Acceptance of a VM's class and profiles by the Evidence in Git.
+const (
+	Accepted = "accepted"
+	// Pending: a required check has no Evidence that counts (the class is
+	// conditional until it has).
+	Pending = "conditional"
+	// Refused: the class is excluded from the baseline; no evidence makes
+	// it acceptable.
+	Refused = "excluded"
+)
+
+// Judged is a requirement with the verdict of the evidence in Git.
+type Judged struct {
+	Requirement
+	// Evidence is the name of the Evidence that accepts it; empty: missing.
+	Evidence string
+	// Why says why no evidence counts, when it is missing.
+	Why string
+}
+
+// Missing phrases a missing requirement for people.
+func (j Judged) Missing() string {
+	return fmt.Sprintf("%s (check %s on %s): %s", j.Description, j.Check, j.Subject(), j.Why)
+}
+
+// Acceptance is a VM's verdict.
+type Acceptance struct {
+	Status string
+	Judged []Judged
+}
+
+// Missing lists the requirements without evidence that counts.
+func (a Acceptance) Missing() []Judged {
+	var out []Judged
+	for _, j := range a.Judged {
+		if j.Evidence == "" {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// Context is what evidence is judged against.
+type Context struct {
+	Evidence []decode.Entry[api.Evidence]
+	// PlatformVersion is the Platform's exact version (4.22.2); empty:
+	// the build has no Platform, and no evidence can be checked.
+	PlatformVersion string
+	// AsOf is the day evidence expiry is judged on.
+	AsOf time.Time
+}
+
+// ContextOf is the context of a model: its Evidence, its Platform's
+// version and its as-of date.
+func ContextOf(m *resolve.Model) Context {
+	c := Context{Evidence: m.Evidence, AsOf: m.AsOf}
+	if m.Platform != nil {
+		c.PlatformVersion = m.Platform.Version.String()
+	}
+	return c
+}
+
+// AsOf is the day expiry is judged on when no --as-of date is given: the
+// newest date among the Evidence, so that the result depends only on what
+// is in Git (recording new evidence moves it on). Zero without evidence.
+func AsOf(evidence []decode.Entry[api.Evidence]) time.Time {
+	var newest time.Time
+	for _, e := range evidence {
+		if d, err := time.Parse(time.DateOnly, e.Obj.Spec.Date); err == nil && d.After(newest) {
+			newest = d
+		}
+	}
+	return newest
+}
+
+// Accept judges a classified VM's requirements against the evidence.
+func Accept(vm *resolve.VM, r Result, ctx Context) Acceptance {
+	a := Acceptance{Status: Accepted}
+	if r.Class.Status == Excluded {
+		a.Status = Refused
+	}
+	for _, q := range r.Requirements {
+		j := judge(vm, r.Class, q, ctx)
+		if j.Evidence == "" && a.Status == Accepted {
+			a.Status = Pending
+		}
+		a.Judged = append(a.Judged, j)
+	}
+	return a
+}
+
+func judge(vm *resolve.VM, class Class, q Requirement, ctx Context) Judged {
+	j := Judged{Requirement: q}
+	if ctx.PlatformVersion == "" {
+		j.Why = "no Platform in the build, and evidence counts only on the Platform's exact version"
+		return j
+	}
+	var candidates []decode.Entry[api.Evidence]
+	for _, e := range ctx.Evidence {
+		if e.Obj.Spec.Check == q.Check && applies(e.Obj.Spec.Covers, vm, class) && covers(e.Obj.Spec.Covers, q) {
+			candidates = append(candidates, e)
+		}
+	}
+	// Newest first, then by name, so the verdict names one evidence
+	// whatever the input order.
+	slices.SortStableFunc(candidates, func(x, y decode.Entry[api.Evidence]) int {
+		return cmp.Or(cmp.Compare(y.Obj.Spec.Date, x.Obj.Spec.Date), cmp.Compare(x.Obj.Metadata.Name, y.Obj.Metadata.Name))
+	})
+	var expired, otherVersion, future *api.Evidence
+	for _, e := range candidates {
+		spec := e.Obj.Spec
+		date, err := time.Parse(time.DateOnly, spec.Date)
+		switch {
+		case err != nil:
+			continue
+		case spec.Covers.PlatformVersion != ctx.PlatformVersion:
+			if otherVersion == nil {
+				otherVersion = e.Obj
+			}
+		case date.After(ctx.AsOf):
+			if future == nil {
+				future = e.Obj
+			}
+		case q.ValidFor > 0 && ctx.AsOf.Sub(date) > q.ValidFor:
+			if expired == nil {
+				expired = e.Obj
+			}
+		default:
+			j.Evidence = e.Obj.Metadata.Name
+			return j
+		}
+	}
+	switch {
+	case expired != nil:
+		d, _ := time.Parse(time.DateOnly, expired.Spec.Date)
+		j.Why = fmt.Sprintf("evidence %s of %s counted until %s, and has expired (drill interval %s of backup policy %s; as of %s)",
+			expired.Metadata.Name, expired.Spec.Date, d.Add(q.ValidFor).Format(time.DateOnly), q.ValidForText, q.BackupPolicy, ctx.AsOf.Format(time.DateOnly))
+	case future != nil:
+		j.Why = fmt.Sprintf("evidence %s is dated %s, after the as-of date %s", future.Metadata.Name, future.Spec.Date, ctx.AsOf.Format(time.DateOnly))
+	case otherVersion != nil:
+		j.Why = fmt.Sprintf("evidence %s was recorded on platform %s, not %s: do the check again on %s", otherVersion.Metadata.Name, otherVersion.Spec.Covers.PlatformVersion, ctx.PlatformVersion, ctx.PlatformVersion)
+	default:
+		j.Why = "no evidence"
+	}
+	return j
+}
+
+// applies reports whether evidence narrowed to a tenant, VM, size or class
+// is about this VM.
+func applies(c api.EvidenceCovers, vm *resolve.VM, class Class) bool {
+	return (c.Tenant == "" || c.Tenant == vm.Namespace) &&
+		(c.VM == "" || c.VM == vm.Namespace+"/"+vm.Name) &&
+		(c.Size == "" || c.Size == vm.SizeName) &&
+		(c.Class == "" || c.Class == class.Name)
+}
+
+// covers reports whether evidence covers what the requirement is about.
+func covers(c api.EvidenceCovers, q Requirement) bool {
+	if q.StorageProfile != "" && c.StorageProfile != q.StorageProfile {
+		return false
+	}
+	for _, n := range q.NetworkProfiles {
+		if !slices.Contains(c.NetworkProfiles, n) {
+			return false
+		}
+	}
+	if q.BackupPolicy != "" && c.BackupPolicy != q.BackupPolicy {
+		return false
+	}
+	return q.Class == "" || c.Class == q.Class
+}
