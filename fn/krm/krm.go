@@ -58,9 +58,19 @@ func Run(in io.Reader, out io.Writer) (*diag.List, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkResourceList(data); err != nil {
+	l, fast, err := parseLayout(data)
+	if err != nil {
 		return nil, err
 	}
+	if fast {
+		return runFast(l, out)
+	}
+	return runFramework(data, out)
+}
+
+// runFramework runs the function through kyaml's framework.Execute, for
+// the inputs the fast path leaves to it.
+func runFramework(data []byte, out io.Writer) (*diag.List, error) {
 	diags := &diag.List{}
 	p := framework.ResourceListProcessorFunc(func(rl *framework.ResourceList) error {
 		return process(rl, diags)
@@ -69,25 +79,8 @@ func Run(in io.Reader, out io.Writer) (*diag.List, error) {
 	// error. Returning the Results themselves as that error is what makes
 	// the process fail: a function that only sets rl.Results exits 0, and
 	// kustomize then carries on as if nothing was wrong.
-	err = framework.Execute(p, &kio.ByteReadWriter{Reader: bytes.NewReader(data), Writer: out, KeepReaderAnnotations: true})
+	err := framework.Execute(p, &kio.ByteReadWriter{Reader: bytes.NewReader(data), Writer: out, KeepReaderAnnotations: true})
 	return diags, err
-}
-
-func checkResourceList(data []byte) error {
-	var head struct {
-		APIVersion string `yaml:"apiVersion"`
-		Kind       string `yaml:"kind"`
-	}
-	if err := yaml.Unmarshal(data, &head); err != nil {
-		return fmt.Errorf("%w: %v", ErrNoResourceList, err)
-	}
-	if head.Kind != kio.ResourceListKind {
-		if len(bytes.TrimSpace(data)) == 0 {
-			return fmt.Errorf("%w; the input is empty", ErrNoResourceList)
-		}
-		return fmt.Errorf("%w; got kind %q", ErrNoResourceList, head.Kind)
-	}
-	return nil
 }
 
 // item is one input item that is a virtc object.
@@ -101,10 +94,31 @@ type item struct {
 }
 
 func process(rl *framework.ResourceList, diags *diag.List) error {
-	cfg := readConfig(rl.FunctionConfig, diags)
+	out, res := compileList(rl.Items, rl.FunctionConfig, diags)
+	var generated []*kyaml.RNode
+	if !diags.HasErrors() {
+		var err error
+		if generated, err = toNodes(out); err != nil {
+			diags.Errorf(diag.Pos{File: "<output>"}, "", "%v", err)
+			res = append(res, &framework.Result{Message: err.Error(), Severity: framework.Error})
+		}
+	}
+	rl.Results = res
+	if diags.HasErrors() {
+		return rl.Results
+	}
+	rl.Items = append(rl.Items, generated...)
+	return nil
+}
+
+// compileList compiles the virtc items of a ResourceList and the files its
+// functionConfig names. It returns the compiler's output (empty on errors)
+// and the list's results.
+func compileList(rnItems []*kyaml.RNode, fc *kyaml.RNode, diags *diag.List) ([]byte, framework.Results) {
+	cfg := readConfig(fc, diags)
 	docs := source.Read(append(append([]string{}, cfg.CatalogDirs...), cfg.Paths...), source.Options{Evaluate: jsonnet.Options{ExtStr: cfg.ExtStr}.Evaluate}, diags)
 	onDisk := len(docs)
-	items := readItems(rl.Items, cfg, diags)
+	items := readItems(rnItems, cfg, diags)
 	for _, it := range items {
 		docs = append(docs, it.doc)
 	}
@@ -123,17 +137,12 @@ func process(rl *framework.ResourceList, diags *diag.List) error {
 			diags.Errorf(d.Pos("apiVersion"), "apiVersion", "not a virtc object (apiVersion %q, kind %q): the function's paths may hold only virtc files; list other resources under `resources:` in the kustomization", av, kind)
 		}
 	}
-	var generated []*kyaml.RNode
+	var out []byte
 	if !diags.HasErrors() {
-		generated = toNodes(res.YAML, diags)
-		conflicts(rl.Items, res.Objects, diags)
+		out = res.YAML
+		conflicts(rnItems, res.Objects, diags)
 	}
-	rl.Results = results(diags, cfg, docs[:onDisk], items)
-	if diags.HasErrors() {
-		return rl.Results
-	}
-	rl.Items = append(rl.Items, generated...)
-	return nil
+	return out, results(diags, cfg, docs[:onDisk], items)
 }
 
 // readItems turns the virtc items into documents for the compiler. The
@@ -263,9 +272,9 @@ func stripped(rn *kyaml.RNode) *kyaml.RNode {
 // parsed on all CPUs (a large fleet's output took a third of the
 // function's time); their order is kept, and positions, which differ from
 // a parse of the whole stream, are not written out.
-func toNodes(out []byte, diags *diag.List) []*kyaml.RNode {
+func toNodes(out []byte) ([]*kyaml.RNode, error) {
 	if len(out) == 0 {
-		return nil
+		return nil, nil
 	}
 	docs := bytes.Split(out, []byte("\n---\n"))
 	nodes := make([]*kyaml.RNode, len(docs))
@@ -284,11 +293,10 @@ func toNodes(out []byte, diags *diag.List) []*kyaml.RNode {
 	})
 	for _, err := range errs {
 		if err != nil {
-			diags.Errorf(diag.Pos{File: "<output>"}, "", "cannot read back the generated YAML: %v", err)
-			return nil
+			return nil, fmt.Errorf("cannot read back the generated YAML: %v", err)
 		}
 	}
-	return nodes
+	return nodes, nil
 }
 
 // conflicts reports items that are the same object as one virtc

@@ -1,0 +1,59 @@
+package krm_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/virtc/virtc/fn/cli"
+	"github.com/virtc/virtc/fn/krm"
+)
+
+func mustRead(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestFastWritesBuildBytes: the generated items are the bytes `virtc build`
+// prints, each document indented into the items sequence, and the input's
+// lines come back unchanged around them.
+func TestFastWritesBuildBytes(t *testing.T) {
+	dir := filepath.Join("..", "..", "examples", "kustomize-generator")
+	t.Chdir(dir)
+	cfg := string(mustRead(t, "compiler.yaml"))
+	item := strings.Replace(cfg, "metadata:\n", "metadata:\n  annotations:\n    config.kubernetes.io/local-config: 'true'\n    internal.config.kubernetes.io/index: '0'\n", 1)
+	in := resourceList(t, cfg, item)
+	var out, stdout, stderr bytes.Buffer
+	if diags, err := krm.Run(strings.NewReader(in), &out); err != nil {
+		t.Fatalf("%v\n%v", err, diags.Sorted())
+	}
+	if code := cli.Main([]string{"build", "--catalog", "platform", "intents"}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("virtc build: exit %d\n%s", code, stderr.String())
+	}
+	var gen strings.Builder
+	for _, doc := range strings.Split(stdout.String(), "---\n") {
+		for i, l := range strings.Split(strings.TrimSuffix(doc, "\n"), "\n") {
+			switch {
+			case i == 0:
+				gen.WriteString("- " + l + "\n")
+			case l == "":
+				gen.WriteString("\n")
+			default:
+				gen.WriteString("  " + l + "\n")
+			}
+		}
+	}
+	head, tail, _ := strings.Cut(in, "functionConfig:\n")
+	want := head + gen.String() + "functionConfig:\n" + tail
+	if out.String() != want {
+		t.Errorf("output is not the input with build's bytes appended to items:\n%s", cmp.Diff(want, out.String()))
+	}
+}
