@@ -38,6 +38,7 @@ func commands() []command {
 		{"diff", "show what a change does to the cluster; refuse destructive changes", runDiff},
 		{"gen-fleet", "write a seeded synthetic fleet of intents (for benchmarks)", runGenFleet},
 		{"version", "print virtc's version", runVersion},
+		{"install", "copy this virtc executable to a file or directory (the image's init container)", runInstall},
 		{"cmp", "run as the Argo CD plugin: build . with flags from the plugin's parameters and env", runCMP},
 		{"fn", "run as a KRM function (kustomize, kpt): ResourceList on stdin, result on stdout", runFn},
 	}

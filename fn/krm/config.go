@@ -109,7 +109,12 @@ type origin struct {
 }
 
 func originOf(rn *kyaml.RNode) (origin, bool) {
-	v, ok := rn.GetAnnotations()[AnnotationOrigin]
+	return parseOrigin(annotationsOf(rn.YNode()))
+}
+
+// parseOrigin reads kustomize's origin annotation among annotations.
+func parseOrigin(ann map[string]string) (origin, bool) {
+	v, ok := ann[AnnotationOrigin]
 	if !ok {
 		return origin{}, false
 	}

@@ -108,6 +108,22 @@ func TestFastEqualsFramework(t *testing.T) {
 			if err != nil || !fast {
 				t.Fatalf("the fast path does not take this list (error %v)", err)
 			}
+			// kustomize's compact layout is parsed item by item; the wide
+			// one (and comments between items) as a whole. Both give the same nodes.
+			_, chunked := parseChunked([]byte(in))
+			if want := name != "wide" && name != "comment"; chunked != want {
+				t.Errorf("parsed item by item: %v, want %v", chunked, want)
+			}
+			if chunked {
+				var whole yaml.Node
+				if err := yaml.Unmarshal([]byte(in), &whole); err != nil {
+					t.Fatal(err)
+				}
+				_, items := field(whole.Content[0], "items")
+				if items != nil && items.Kind == yaml.SequenceNode && !sameNodes(items.Content, l.items) {
+					t.Errorf("the items parsed one by one differ from the list parsed whole")
+				}
+			}
 			var f, k bytes.Buffer
 			_, ferr := runFast(l, &f)
 			_, kerr := runFramework([]byte(in), &k)
@@ -152,3 +168,18 @@ func TestFastFallsBack(t *testing.T) {
 	}
 }
 
+// sameNodes compares node trees without their positions.
+func sameNodes(a, b []*yaml.Node) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Kind != y.Kind || x.Style != y.Style || x.Tag != y.Tag || x.Value != y.Value || x.Anchor != y.Anchor ||
+			x.HeadComment != y.HeadComment || x.LineComment != y.LineComment || x.FootComment != y.FootComment ||
+			!sameNodes(x.Content, y.Content) {
+			return false
+		}
+	}
+	return true
+}

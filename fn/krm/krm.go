@@ -160,13 +160,14 @@ func readItems(rns []*kyaml.RNode, cfg *config, diags *diag.List) []*item {
 		// found: the file is on this machine and doc.Rel is its path as
 		// virtc build records it; messages then name it the same way.
 		found := false
-		if p, idx, _ := kioutil.GetFileAnnotations(rn); p != "" {
+		ann := annotationsOf(rn.YNode())
+		if p, idx := fileAnnotations(ann); p != "" {
 			it.path = p
 			doc.Rel, found = sourcePath(".", path.Clean(p))
 			if n, err := strconv.Atoi(idx); err == nil {
 				it.index = n
 			}
-		} else if o, ok := originOf(rn); ok {
+		} else if o, ok := parseOrigin(ann); ok {
 			it.path, doc.Rel = o.label(), o.Path
 			if cfg.dir != "" && o.Repo == cfg.repo {
 				// Relative to the Compiler's own file, so a base records the
@@ -189,12 +190,12 @@ func readItems(rns []*kyaml.RNode, cfg *config, diags *diag.List) []*item {
 		labels[doc.File]++
 		it.doc = doc
 		items = append(items, it)
-		if rn.GetAnnotations()[AnnotationLocalConfig] != "true" {
+		if ann[AnnotationLocalConfig] != "true" {
 			// The message does not name the object (its place does), so
 			// that inputs which all lack the annotation read as one mistake.
 			diags.Errorf(diag.Pos{File: doc.File}, "metadata.annotations", "not marked %s: \"true\"; without it kustomize would emit the input itself as a cluster object (mark each virtc input %s: \"true\", or have the Compiler read the intents from spec.paths instead of listing them as resources)", AnnotationLocalConfig, AnnotationLocalConfig)
 		}
-		doc.Node = stripped(rn).YNode()
+		doc.Node = stripped(rn.YNode())
 	}
 	// Messages are matched back to items by file; items that share a file
 	// (several documents in one file, or no file at all) get a suffix.
@@ -245,26 +246,100 @@ var (
 	strippedKeys     = []string{"kustomize.config.k8s.io/id", "config.k8s.io/id"}
 )
 
-func stripped(rn *kyaml.RNode) *kyaml.RNode {
-	c := rn.Copy()
-	for k := range c.GetAnnotations() {
-		drop := false
-		for _, p := range strippedPrefixes {
-			drop = drop || strings.HasPrefix(k, p)
-		}
-		for _, s := range strippedKeys {
-			drop = drop || k == s
-		}
-		if drop {
-			_ = c.PipeE(kyaml.ClearAnnotation(k))
+func strippedKey(k string) bool {
+	for _, p := range strippedPrefixes {
+		if strings.HasPrefix(k, p) {
+			return true
 		}
 	}
-	if a := c.Field("metadata"); a != nil {
-		if an := a.Value.Field("annotations"); an != nil && len(an.Value.YNode().Content) == 0 {
-			_ = a.Value.PipeE(kyaml.Clear("annotations"))
+	for _, s := range strippedKeys {
+		if k == s {
+			return true
 		}
 	}
-	return c
+	return false
+}
+
+// stripped returns the object without the orchestrators' annotations (and
+// without an annotations mapping left empty). It copies only the nodes on
+// the way to the annotations; the rest is shared with n, which the compiler
+// only reads.
+func stripped(n *yaml.Node) *yaml.Node {
+	mi, meta := field(n, "metadata")
+	if meta == nil || meta.Kind != yaml.MappingNode {
+		return n
+	}
+	ai, ann := field(meta, "annotations")
+	if ann == nil || ann.Kind != yaml.MappingNode {
+		return n
+	}
+	keep := make([]*yaml.Node, 0, len(ann.Content))
+	for i := 0; i+1 < len(ann.Content); i += 2 {
+		if !strippedKey(ann.Content[i].Value) {
+			keep = append(keep, ann.Content[i], ann.Content[i+1])
+		}
+	}
+	if len(keep) == len(ann.Content) {
+		return n
+	}
+	m := *meta
+	m.Content = append([]*yaml.Node{}, meta.Content...)
+	if len(keep) == 0 {
+		m.Content = append(m.Content[:ai], m.Content[ai+2:]...)
+	} else {
+		a := *ann
+		a.Content = keep
+		m.Content[ai+1] = &a
+	}
+	c := *n
+	c.Content = append([]*yaml.Node{}, n.Content...)
+	c.Content[mi+1] = &m
+	return &c
+}
+
+// field returns the index of key in a mapping and its value.
+func field(m *yaml.Node, key string) (int, *yaml.Node) {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return -1, nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return i, m.Content[i+1]
+		}
+	}
+	return -1, nil
+}
+
+// annotationsOf reads an object's annotations from its node (kyaml's
+// GetMeta decodes the whole metadata for them, a large share of the
+// function's time on a fleet).
+func annotationsOf(n *yaml.Node) map[string]string {
+	_, meta := field(n, "metadata")
+	_, ann := field(meta, "annotations")
+	if ann == nil || ann.Kind != yaml.MappingNode {
+		return nil
+	}
+	out := make(map[string]string, len(ann.Content)/2)
+	for i := 0; i+1 < len(ann.Content); i += 2 {
+		if v := ann.Content[i+1]; v.Kind == yaml.ScalarNode {
+			out[ann.Content[i].Value] = v.Value
+		}
+	}
+	return out
+}
+
+// fileAnnotations is kioutil.GetFileAnnotations on read annotations: the
+// file and index, the internal annotations before the legacy ones.
+func fileAnnotations(ann map[string]string) (file, index string) {
+	file, ok := ann[kioutil.PathAnnotation]
+	if !ok {
+		file = ann[kioutil.LegacyPathAnnotation]
+	}
+	index, ok = ann[kioutil.IndexAnnotation]
+	if !ok {
+		index = ann[kioutil.LegacyIndexAnnotation]
+	}
+	return file, index
 }
 
 // toNodes parses the compiler's output into items. virtc writes one
@@ -316,8 +391,9 @@ func conflicts(items []*kyaml.RNode, objs []emit.Object, diags *diag.List) {
 		if !gen[objectKey(group(r.APIVersion), r.Kind, r.Namespace, r.Name)] {
 			continue
 		}
-		file, _, _ := kioutil.GetFileAnnotations(rn)
-		if org, ok := originOf(rn); ok && file == "" {
+		ann := annotationsOf(n)
+		file, _ := fileAnnotations(ann)
+		if org, ok := parseOrigin(ann); ok && file == "" {
 			file = org.label()
 		}
 		if file == "" {
