@@ -17,7 +17,7 @@ import (
 )
 
 // ExampleVersion is the version baked into the image whose digest the
-// examples reference (examples/argocd, examples/kustomize-container):
+// examples reference (examples/argocd, examples/kustomize-transformer/compiler-container.yaml):
 // `make image-pin` builds with it and rewrites them.
 const ExampleVersion = "example"
 
@@ -25,7 +25,7 @@ const ExampleVersion = "example"
 var pinnedFiles = []string{
 	"../../examples/argocd/repo-server-patch.yaml",
 	"../../examples/argocd/repo-server-kustomize-patch.yaml",
-	"../../examples/kustomize-container/compiler.yaml",
+	"../../examples/kustomize-transformer/compiler-container.yaml",
 }
 
 var binary string
