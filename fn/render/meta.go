@@ -160,7 +160,7 @@ func keepOnPrune(m metav1.ObjectMeta) metav1.ObjectMeta {
 		opts += "," + prev
 	}
 	m.Annotations[AnnotationSyncOptions] = opts
-	m.Annotations["argocd.argoproj.io/compare-options"] = "IgnoreExtraneous"
+	m.Annotations[AnnotationCompareOptions] = "IgnoreExtraneous"
 	return m
 }
 
@@ -235,7 +235,68 @@ func All(m *resolve.Model, opts Options) []emit.Object {
 		objs = append(objs, t...)
 	}
 	safe.namespaces(objs)
+	retire(m, objs)
 	return objs
+}
+
+// AnnotationCompareOptions is Argo CD's compare-options annotation.
+const AnnotationCompareOptions = "argocd.argoproj.io/compare-options"
+
+// retire marks what is retired — the objects labelled virtc.dev/retired
+// (a retired VM, its data disks' claims, a retired disk's claim, a retired
+// tenant's Namespace) and every object in a retired tenant's namespace —
+// so that removing it from Git later never makes Argo CD prune it, nor wait
+// for anyone, nor report the Application OutOfSync:
+//
+//   - Prune=false replaces Prune=confirm. A prune task whose live object
+//     says Prune=false is skipped ("ignored (no prune)") and needs no
+//     confirmation: gitops-engine v3.6.1 pkg/sync/sync_context.go,
+//     objRequiresPruneConfirmation and pruneObject read the live object's
+//     sync options. With Prune=confirm the whole sync waits ("waiting for
+//     pruning confirmation of ..."), unrelated changes included.
+//   - IgnoreExtraneous: an object in the cluster and not in Git does not
+//     make the Application OutOfSync (Argo CD v3.6.1 controller/state.go).
+//   - Delete=confirm / Delete=false stay: deleting the Application still
+//     asks, or leaves the namespace.
+//
+// The options must be on the live object before the removal: retire, let
+// Argo CD sync, then remove from Git; a person then deletes the objects
+// with an explicit command (README, Decommissioning).
+func retire(m *resolve.Model, objs []emit.Object) {
+	retiredTenants := map[string]bool{}
+	for _, t := range m.Tenants {
+		if t.Spec.Retired {
+			retiredTenants[t.Name] = true
+		}
+	}
+	for _, o := range objs {
+		meta, ok := o.Body.(metav1.Object)
+		if !ok {
+			continue
+		}
+		if meta.GetLabels()[LabelRetired] != "true" && !retiredTenants[meta.GetNamespace()] {
+			continue
+		}
+		a := meta.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		opts := []string{"Prune=false"}
+		for _, opt := range strings.Split(a[AnnotationSyncOptions], ",") {
+			if opt != "" && !strings.HasPrefix(opt, "Prune=") {
+				opts = append(opts, opt)
+			}
+		}
+		a[AnnotationSyncOptions] = strings.Join(opts, ",")
+		cmp := []string{"IgnoreExtraneous"}
+		for _, opt := range strings.Split(a[AnnotationCompareOptions], ",") {
+			if opt != "" && opt != "IgnoreExtraneous" {
+				cmp = append(cmp, opt)
+			}
+		}
+		a[AnnotationCompareOptions] = strings.Join(cmp, ",")
+		meta.SetAnnotations(a)
+	}
 }
 
 // tenant renders a tenant's namespace, plumbing, VMs and backups.
