@@ -12,8 +12,23 @@ import (
 	"github.com/virtc/virtc/fn/source"
 )
 
+// buildFlags are the flags of build that shape the output, not the compile.
+type buildFlags struct {
+	// warnings is NAMESPACE/NAME of the warnings ConfigMap; empty for none.
+	warnings string
+}
+
 func compileArgs(name string, args []string, stderr io.Writer) (compile.Result, int, bool) {
+	res, _, code, ok := compileArgsFlags(name, args, stderr)
+	return res, code, ok
+}
+
+func compileArgsFlags(name string, args []string, stderr io.Writer) (compile.Result, buildFlags, int, bool) {
+	var bf buildFlags
 	fs := newFlags(name, "PATH...", stderr)
+	if name == "build" {
+		fs.StringVar(&bf.warnings, "warnings-configmap", "", "also print a ConfigMap `NAMESPACE/NAME` listing the build's warnings (empty when there are none), so that Argo CD shows them with the Application's resources")
+	}
 	noDefaults := fs.Bool("no-default-catalog", false, "use only catalog entries from the inputs, not the embedded default catalog")
 	var catalogs stringList
 	fs.Var(&catalogs, "catalog", "a catalog file or directory to read besides the PATHs (repeatable)")
@@ -24,22 +39,28 @@ func compileArgs(name string, args []string, stderr io.Writer) (compile.Result, 
 	prof := addProfileFlags(fs)
 	paths, code, ok := parse(fs, args)
 	if !ok {
-		return compile.Result{}, code, false
+		return compile.Result{}, bf, code, false
+	}
+	if bf.warnings != "" {
+		if err := checkWarningsConfigMap(bf.warnings); err != nil {
+			fmt.Fprintf(stderr, "virtc %s: --warnings-configmap %q: %v\n", name, bf.warnings, err)
+			return compile.Result{}, bf, ExitUsage, false
+		}
 	}
 	scopes, known := emit.ParseScope(*scope)
 	if !known {
 		fmt.Fprintf(stderr, "virtc %s: unknown scope %q (one of %s)\n", name, *scope, strings.Join(emit.ScopeNames(), ", "))
-		return compile.Result{}, ExitUsage, false
+		return compile.Result{}, bf, ExitUsage, false
 	}
 	ext, err := jsonnet.ParseExtStr(extStr)
 	if err != nil {
 		fmt.Fprintf(stderr, "virtc %s: %v\n", name, err)
-		return compile.Result{}, ExitUsage, false
+		return compile.Result{}, bf, ExitUsage, false
 	}
 	if *cluster != "" {
 		if prev, set := ext["cluster"]; set && prev != *cluster {
 			fmt.Fprintf(stderr, "virtc %s: --cluster %s and --ext-str cluster=%s disagree\n", name, *cluster, prev)
-			return compile.Result{}, ExitUsage, false
+			return compile.Result{}, bf, ExitUsage, false
 		}
 		if ext == nil {
 			ext = map[string]string{}
@@ -49,7 +70,7 @@ func compileArgs(name string, args []string, stderr io.Writer) (compile.Result, 
 	if len(paths) == 0 {
 		fmt.Fprintf(stderr, "virtc %s: name at least one file or directory\n", name)
 		fs.Usage()
-		return compile.Result{}, ExitUsage, false
+		return compile.Result{}, bf, ExitUsage, false
 	}
 	batchGC()
 	defer prof.start(stderr)()
@@ -58,7 +79,7 @@ func compileArgs(name string, args []string, stderr io.Writer) (compile.Result, 
 	docs := source.Read(append(append([]string{}, catalogs...), paths...), source.Options{Evaluate: jopts.Evaluate}, diags)
 	opts := compile.Options{Scopes: scopes}
 	opts.Catalog.NoDefaults = *noDefaults
-	return compile.Compile(docs, opts, diags), 0, true
+	return compile.Compile(docs, opts, diags), bf, 0, true
 }
 
 // report prints diagnostics and returns the exit code for them.
@@ -80,14 +101,18 @@ func plural(n int) string {
 }
 
 func runBuild(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	res, code, ok := compileArgs("build", args, stderr)
+	res, bf, code, ok := compileArgsFlags("build", args, stderr)
 	if !ok {
 		return code
 	}
 	if code := report(res, stderr); code != ExitOK {
 		return code
 	}
-	if _, err := stdout.Write(res.YAML); err != nil {
+	out := res.YAML
+	if bf.warnings != "" {
+		out = appendWarningsConfigMap(out, bf.warnings, res.Diags)
+	}
+	if _, err := stdout.Write(out); err != nil {
 		fmt.Fprintf(stderr, "virtc: %v\n", err)
 		return ExitFailed
 	}

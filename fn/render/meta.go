@@ -43,11 +43,18 @@ const (
 	wavePlatform         = -10
 )
 
-// syncWaves order an Argo CD sync: namespaces and quota, then networks,
-// then disks and VMs, then backups. Disks share their VMs' wave: within a
-// wave Argo CD applies PersistentVolumeClaims before custom resources such
-// as VMs; and a disk on a WaitForFirstConsumer class only binds once its
-// VM runs, so a wave of its own would wait for ever.
+// syncWaves order an Argo CD sync: the cluster side (operator, network,
+// HyperConverged, then instance types, preferences, cluster networks and
+// golden images at -10), namespaces and quota, then networks, then data
+// disks and VMs, then backups. Argo CD waits for a wave to be healthy
+// before the next; inside a wave it ranks only built-in kinds
+// (gitops-engine v3.6.1 pkg/sync/sync_tasks.go, kindOrder): custom kinds
+// tie and go by name. So every order virtc needs is a wave, except one:
+// data disks' claims share their VMs' wave, where the claim (a ranked kind)
+// is applied before the VM (a custom one), because a claim on a
+// WaitForFirstConsumer class binds only once its VM's pod is scheduled and
+// a wave of its own would never become healthy. Data disks are claims only;
+// the only DataVolumes are golden images (-10).
 var syncWaves = map[string]int{
 	"OperatorGroup":                     waveOperator,
 	"Subscription":                      waveOperator,
@@ -61,8 +68,8 @@ var syncWaves = map[string]int{
 	"RoleBinding":                       0,
 	"NetworkAttachmentDefinition":       1,
 	"UserDefinedNetwork":                1,
+	"DataVolume":                        wavePlatform,
 	"PersistentVolumeClaim":             2,
-	"DataVolume":                        2,
 	"VirtualMachine":                    2,
 	"Schedule":                          3,
 	"Backup":                            3,
