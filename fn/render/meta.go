@@ -144,9 +144,10 @@ func confirmDeletion(m metav1.ObjectMeta) metav1.ObjectMeta {
 //     `--scope vms` Application) that were never asked. With Delete=false
 //     VMs and disks are deleted only by their own Application, after their
 //     own Delete=confirm.
-//   - Prune=confirm: removing a retired tenant from Git (the documented
-//     decommissioning) prunes its namespace once a person confirms
-//     (gitops-engine pkg/sync/sync_context.go waits for pruneConfirmed).
+//   - Prune=confirm: a namespace removed from Git is pruned only once a
+//     person confirms (gitops-engine pkg/sync/sync_context.go waits for
+//     pruneConfirmed). A retired tenant's namespace trades it for
+//     Prune=false (retire): its removal leaves it for a person to delete.
 const NamespaceSyncOptions = "Prune=confirm,Delete=false"
 
 // protectNamespace adds NamespaceSyncOptions to a Namespace's sync options.
