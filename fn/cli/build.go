@@ -10,6 +10,7 @@ import (
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/jsonnet"
 	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/fn/warnings"
 )
 
 // buildFlags are the flags of build that shape the output, not the compile.
@@ -42,7 +43,7 @@ func compileArgsFlags(name string, args []string, stderr io.Writer) (compile.Res
 		return compile.Result{}, bf, code, false
 	}
 	if bf.warnings != "" {
-		if err := checkWarningsConfigMap(bf.warnings); err != nil {
+		if err := warnings.Check(bf.warnings); err != nil {
 			fmt.Fprintf(stderr, "virtc %s: --warnings-configmap %q: %v\n", name, bf.warnings, err)
 			return compile.Result{}, bf, ExitUsage, false
 		}
@@ -110,7 +111,7 @@ func runBuild(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	out := res.YAML
 	if bf.warnings != "" {
-		out = appendWarningsConfigMap(out, bf.warnings, res.Diags)
+		out = warnings.Append(out, bf.warnings, res.Diags)
 	}
 	if _, err := stdout.Write(out); err != nil {
 		fmt.Fprintf(stderr, "virtc: %v\n", err)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/virtc/virtc/fn/warnings"
 )
 
 func lastDoc(t *testing.T, out string) map[string]any {
@@ -43,24 +45,24 @@ func TestWarningsConfigMap(t *testing.T) {
 	if cm["kind"] != "ConfigMap" || meta["name"] != "virtc-warnings" || meta["namespace"] != "openshift-cnv" {
 		t.Fatalf("last object %v", cm)
 	}
-	var warnings []string
+	var lines []string
 	for _, l := range strings.Split(stderr.String(), "\n") {
 		if strings.Contains(l, ": warning: ") {
-			warnings = append(warnings, l)
+			lines = append(lines, l)
 		}
 	}
-	if len(warnings) == 0 {
+	if len(lines) == 0 {
 		t.Fatal("the golden has no warnings")
 	}
-	if data[WarningsKey] != strings.Join(warnings, "\n")+"\n" || data[CountKey] != strconv.Itoa(len(warnings)) {
-		t.Errorf("data %v, want the warnings of stderr:\n%s", data, strings.Join(warnings, "\n"))
+	if data[warnings.WarningsKey] != strings.Join(lines, "\n")+"\n" || data[warnings.CountKey] != strconv.Itoa(len(lines)) {
+		t.Errorf("data %v, want the warnings of stderr:\n%s", data, strings.Join(lines, "\n"))
 	}
 
 	var clean bytes.Buffer
 	if code := Main([]string{"build", "--warnings-configmap", "shop/virtc-warnings", "../../examples/quickstart"}, strings.NewReader(""), &clean, &bytes.Buffer{}); code != ExitOK {
 		t.Fatalf("quickstart: exit %d", code)
 	}
-	if d := lastDoc(t, clean.String())["data"].(map[string]any); d[CountKey] != "0" || d[WarningsKey] != "" {
+	if d := lastDoc(t, clean.String())["data"].(map[string]any); d[warnings.CountKey] != "0" || d[warnings.WarningsKey] != "" {
 		t.Errorf("without warnings: data %v, want count 0 and no text", d)
 	}
 	for _, bad := range []string{"virtc-warnings", "Shop/x", "shop/", "/x"} {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/virtc/virtc/fn/cli"
 	"github.com/virtc/virtc/fn/krm"
@@ -55,5 +56,41 @@ func TestFastWritesBuildBytes(t *testing.T) {
 	want := head + gen.String() + "functionConfig:\n" + tail
 	if out.String() != want {
 		t.Errorf("output is not the input with build's bytes appended to items:\n%s", cmp.Diff(want, out.String()))
+	}
+}
+
+// TestWarningsConfigMap: spec.warningsConfigMap appends the warnings
+// ConfigMap to the generated items, as `virtc build --warnings-configmap`
+// does; a malformed reference is an error at the field.
+func TestWarningsConfigMap(t *testing.T) {
+	t.Chdir(filepath.Join("..", "..", "golden", "platform-full"))
+	cfg := "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: virtc}\nspec:\n  paths: [platform.yaml, catalog, tenants, vms]\n  warningsConfigMap: openshift-cnv/virtc-warnings\n"
+	var out, stdout, stderr bytes.Buffer
+	if diags, err := krm.Run(strings.NewReader(resourceList(t, cfg)), &out); err != nil {
+		t.Fatalf("%v\n%v", err, diags.Sorted())
+	}
+	args := []string{"build", "--warnings-configmap", "openshift-cnv/virtc-warnings", "platform.yaml", "catalog", "tenants", "vms"}
+	if code := cli.Main(args, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("virtc build: exit %d\n%s", code, stderr.String())
+	}
+	var got output
+	if err := yaml.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(decodeAll(t, stdout.Bytes()), got.Items); diff != "" {
+		t.Errorf("the function's items differ from virtc build --warnings-configmap (-build +fn):\n%s", diff)
+	}
+	if last := got.Items[len(got.Items)-1]; last["kind"] != "ConfigMap" || last["data"].(map[string]any)["count"] != "2" {
+		t.Errorf("last item %v, want the warnings ConfigMap with 2 warnings", last)
+	}
+	bad := strings.Replace(cfg, "openshift-cnv/virtc-warnings", "virtc-warnings", 1)
+	res, _, code := run(t, resourceList(t, bad))
+	found := false
+	for _, r := range res.Results {
+		f, _ := r["field"].(map[string]any)
+		found = found || r["severity"] == "error" && f["path"] == "spec.warningsConfigMap"
+	}
+	if code == 0 || !found {
+		t.Errorf("a reference without a namespace: exit %d, results %v", code, res.Results)
 	}
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/virtc/virtc/fn/jsonnet"
 	"github.com/virtc/virtc/fn/par"
 	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/fn/warnings"
 )
 
 // Annotations of the KRM function protocol that virtc reads.
@@ -141,6 +142,9 @@ func compileList(rnItems []*kyaml.RNode, fc *kyaml.RNode, diags *diag.List) ([]b
 	if !diags.HasErrors() {
 		out = res.YAML
 		conflicts(rnItems, res.Objects, diags)
+		if ref := cfg.WarningsConfigMap; ref != "" && !diags.HasErrors() {
+			out = warnings.Append(out, ref, diags)
+		}
 	}
 	return out, results(diags, cfg, docs[:onDisk], items)
 }

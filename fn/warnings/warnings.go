@@ -1,4 +1,7 @@
-package cli
+// Package warnings writes a build's warnings as a ConfigMap, so that they
+// reach where an Argo CD user looks: the Application's resources (README,
+// "Where warnings appear").
+package warnings
 
 import (
 	"errors"
@@ -19,7 +22,8 @@ const (
 	CountKey    = "count"
 )
 
-func checkWarningsConfigMap(ref string) error {
+// Check checks a NAMESPACE/NAME reference of the ConfigMap.
+func Check(ref string) error {
 	ns, name, ok := strings.Cut(ref, "/")
 	if !ok {
 		return errors.New("want NAMESPACE/NAME")
@@ -33,14 +37,14 @@ func checkWarningsConfigMap(ref string) error {
 	return nil
 }
 
-// appendWarningsConfigMap appends to a build's output a ConfigMap that
+// Append appends to a build's output a ConfigMap that
 // lists its warnings, one a line as on stderr (file:line:col: field:
 // message, sorted, repeats condensed), and their number. It is written
 // even without warnings, so that fixing the last one empties it in the
 // cluster instead of leaving it stale; its bytes depend only on the
 // warnings, so the output stays deterministic. Argo CD shows it among the
 // Application's resources (README, "Where warnings appear").
-func appendWarningsConfigMap(out []byte, ref string, diags *diag.List) []byte {
+func Append(out []byte, ref string, diags *diag.List) []byte {
 	ns, name, _ := strings.Cut(ref, "/")
 	var warnings []diag.Diagnostic
 	for _, d := range diags.Sorted() {
