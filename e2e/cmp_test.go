@@ -280,6 +280,13 @@ var equivalentPluginBuilds = map[string][]string{
 	"virtc-west":       {"--catalog", "../../platform", "--warnings-configmap", "openshift-cnv/virtc-warnings", "."},
 }
 
+// checkoutBuild is `virtc build` in dir of a repository copy at repo, as it
+// runs in a checkout of that repository: sources from the repository's top.
+func checkoutBuild(t *testing.T, repo, dir string, args ...string) string {
+	t.Helper()
+	return runBuildEnv(t, dir, []string{"VIRTC_SOURCE_BASE=" + repo}, args...)
+}
+
 // TestCMPContract runs plugin.yaml's generate for every example
 // Application as Argo CD would, and compares the manifests with virtc
 // build.
@@ -309,7 +316,11 @@ func TestCMPContract(t *testing.T) {
 			if !ok {
 				t.Fatalf("no expected build for %s in equivalentPluginBuilds", app.Metadata.Name)
 			}
-			if want := runBuild(t, dir, args...); stdout != want {
+			// The copy has no .git, as when the repo server leaves it out
+			// (ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS); the plugin still
+			// records the sources a build in a checkout records, from the
+			// repository's top (ARGOCD_APP_SOURCE_PATH tells where that is).
+			if want := checkoutBuild(t, repo, dir, args...); stdout != want {
 				t.Errorf("generate output differs from virtc build %s:\n%s", strings.Join(args, " "), gocmp.Diff(want, stdout))
 			}
 			if !strings.Contains(stdout, "kind: VirtualMachine\n") {
@@ -349,7 +360,7 @@ func TestCMPOptions(t *testing.T) {
 		})
 		repo := repoCopy(t)
 		code, stdout, stderr := generate(t, p, app, repo)
-		want := runBuild(t, filepath.Join(repo, app.Spec.Source.Path), "--catalog", "../../platform", ".")
+		want := checkoutBuild(t, repo, filepath.Join(repo, app.Spec.Source.Path), "--catalog", "../../platform", ".")
 		if code != 0 || stdout != want {
 			t.Errorf("exit %d, stdout equal to build: %v\n%s", code, stdout == want, stderr)
 		}
@@ -363,7 +374,7 @@ func TestCMPOptions(t *testing.T) {
 			t.Fatal(err)
 		}
 		code, stdout, stderr := generate(t, p, app, repo)
-		want := runBuild(t, dir, "--catalog", "../../platform", ".")
+		want := checkoutBuild(t, repo, dir, "--catalog", "../../platform", ".")
 		if code != 0 || stdout != want {
 			t.Errorf("exit %d, stdout equal to build: %v\n%s", code, stdout == want, stderr)
 		}
@@ -375,7 +386,7 @@ func TestCMPOptions(t *testing.T) {
 		})
 		repo := repoCopy(t)
 		code, stdout, stderr := generate(t, p, app, repo)
-		want := runBuild(t, filepath.Join(repo, app.Spec.Source.Path), "--catalog", "../../platform", "--scope", "vms", ".")
+		want := checkoutBuild(t, repo, filepath.Join(repo, app.Spec.Source.Path), "--catalog", "../../platform", "--scope", "vms", ".")
 		if code != 0 || stdout != want {
 			t.Errorf("exit %d, stdout equal to build: %v\n%s", code, stdout == want, stderr)
 		}
@@ -414,7 +425,9 @@ func TestCMPFailure(t *testing.T) {
 	if code == 0 || stdout != "" {
 		t.Fatalf("exit %d with %d bytes on stdout, want a failure and nothing", code, len(stdout))
 	}
-	if want := `web01.yaml:9:10: spec.image: unknown image "ubuntu-2404"; did you mean "ubuntu-24.04"?`; !strings.Contains(stderr, want) {
+	// Argo CD shows this message in the Application: it names the file from
+	// the repository's top, as the reviewer of the commit sees it.
+	if want := "\n" + app.Spec.Source.Path + `/web01.yaml:9:10: spec.image: unknown image "ubuntu-2404"; did you mean "ubuntu-24.04"?`; !strings.Contains("\n"+stderr, want) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr)
 	}
 }

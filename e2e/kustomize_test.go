@@ -159,7 +159,12 @@ func TestAlphaPluginsOnly(t *testing.T) {
 // virtc's message on stderr and nothing on stdout.
 func TestKustomizeFailures(t *testing.T) {
 	for _, tc := range []struct{ dir, want string }{
-		{"bad-intent", `web01.yaml: spec.size: unknown size "u1.meduim"; did you mean "u1.medium"?`},
+		// With buildMetadata: [originAnnotations] kustomize names the file;
+		// virtc finds the line in it.
+		{"bad-intent", `web01.yaml:11:9: spec.size: unknown size "u1.meduim"; did you mean "u1.medium"?`},
+		// Without, virtc finds the resource among the files the
+		// kustomization lists: the second document of intents.yaml.
+		{"bad-intent-no-origin", "\nintents.yaml:30:9: spec.size: unknown size \"u1.meduim\"; did you mean \"u1.medium\"?"},
 		{"not-local-config", `tenant.yaml: metadata.annotations: not marked config.kubernetes.io/local-config: "true"`},
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
@@ -170,7 +175,7 @@ func TestKustomizeFailures(t *testing.T) {
 			if stdout != "" {
 				t.Errorf("a failed build printed %d bytes on stdout", len(stdout))
 			}
-			if !strings.Contains(stderr, tc.want) {
+			if !strings.Contains("\n"+stderr, tc.want) {
 				t.Errorf("stderr lacks %q:\n%s", tc.want, stderr)
 			}
 		})
@@ -179,8 +184,17 @@ func TestKustomizeFailures(t *testing.T) {
 
 func runBuild(t *testing.T, dir string, args ...string) string {
 	t.Helper()
+	return runBuildEnv(t, dir, nil, args...)
+}
+
+// runBuildEnv is runBuild with more environment variables.
+func runBuildEnv(t *testing.T, dir string, env []string, args ...string) string {
+	t.Helper()
 	cmd := exec.Command(virtcBin(), append([]string{"build"}, args...)...)
 	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -66,7 +66,7 @@ func Scenarios(t testing.TB) []string {
 	}
 	var out []string
 	for _, e := range entries {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && e.Name() != "testdata" {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && e.Name() != "testdata" && e.Name() != importDir {
 			out = append(out, e.Name())
 		}
 	}
@@ -332,7 +332,7 @@ func isDiffScenario(name string) bool {
 
 // TestExpectedKubeconform validates every expected.yaml with kubeconform
 // -strict against the upstream schemas: an output that installs a platform
-// against that platform version's, the others against 4.22 and 4.20.
+// against that platform version's, the others against 4.20, 4.21 and 4.22.
 func TestExpectedKubeconform(t *testing.T) {
 	byVersion := map[string][]string{}
 	for _, name := range Scenarios(t) {
@@ -345,10 +345,11 @@ func TestExpectedKubeconform(t *testing.T) {
 			byVersion[string(m[1])] = append(byVersion[string(m[1])], path)
 			continue
 		}
-		byVersion["4.22"] = append(byVersion["4.22"], path)
-		byVersion["4.20"] = append(byVersion["4.20"], path)
+		for _, v := range []string{"4.20", "4.21", "4.22"} {
+			byVersion[v] = append(byVersion[v], path)
+		}
 	}
-	for _, version := range []string{"4.20", "4.22"} {
+	for _, version := range []string{"4.20", "4.21", "4.22"} {
 		t.Run(version, func(t *testing.T) { conform.RunKubeconform(t, version, byVersion[version]...) })
 	}
 }

@@ -40,6 +40,39 @@ type SizeSpec struct {
 	// memory than the guest has (the o1 series: 50). KubeVirt sets the
 	// pod's memory request to guest × (1 − percent/100).
 	MemoryOvercommitPercent int64 `json:"memoryOvercommitPercent,omitempty"`
+	// Inline writes the size into each VM that uses it
+	// (spec.template.spec.domain.cpu and memory.guest) instead of referring
+	// to a VirtualMachineClusterInstancetype, and virtc publishes no
+	// instance type for it. For VMs adopted from before instance types
+	// (virtc import writes such sizes): KubeVirt v1.8.4 sets RestartRequired
+	// when a running VM's template changes, so giving it an instance type
+	// would restart it. New sizes leave it absent. Not with dedicatedCPU,
+	// hugepages, gpus or memoryOvercommitPercent.
+	Inline *InlineShape `json:"inline,omitempty"`
+}
+
+// InlineShape is the CPU topology an inline size writes, as the adopted VM
+// states it: sockets × cores × threads must be the size's cpu. Absent
+// fields are not written (KubeVirt's default is 1); all absent writes no
+// spec.template.spec.domain.cpu at all, for a VM of 1 vCPU.
+type InlineShape struct {
+	// Sockets is domain.cpu.sockets.
+	Sockets int64 `json:"sockets,omitempty"`
+	// Cores is domain.cpu.cores.
+	Cores int64 `json:"cores,omitempty"`
+	// Threads is domain.cpu.threads.
+	Threads int64 `json:"threads,omitempty"`
+}
+
+// VCPUs is the number of vCPUs the shape gives.
+func (s InlineShape) VCPUs() int64 {
+	n := int64(1)
+	for _, v := range []int64{s.Sockets, s.Cores, s.Threads} {
+		if v > 0 {
+			n *= v
+		}
+	}
+	return n
 }
 
 // Device is a host device passed through to a guest.
@@ -153,6 +186,10 @@ type ImageSpec struct {
 	// Restricted images are usable only by tenants that allow them by name
 	// in spec.allow.images.
 	Restricted bool `json:"restricted,omitempty"`
+	// GuestAgent: the guest runs the QEMU guest agent. VMs from the image
+	// get a readiness probe on it (guestAgentPing), and a liveness probe
+	// when they ask for one (spec.health.liveness).
+	GuestAgent bool `json:"guestAgent,omitempty"`
 }
 
 // RegistrySource is a container disk image pinned by digest.

@@ -46,6 +46,8 @@ type TenantAllow struct {
 	Networks []string `json:"networks,omitempty"`
 	// Storage are storage profile names.
 	Storage []string `json:"storage,omitempty"`
+	// Pools are worker pool names.
+	Pools []string `json:"pools,omitempty"`
 }
 
 // TenantAccess lists group names per role.
@@ -152,6 +154,83 @@ type VMSpec struct {
 	// VM that is retired on the base branch may be removed (virtc diff
 	// refuses the removal of any other).
 	Retired bool `json:"retired,omitempty"`
+	// Pool is a worker pool of the catalog the VM runs on: the sanctioned
+	// way to choose nodes (raw nodeSelector, tolerations and affinity are
+	// refused). Absent: the catalog's default pool. Without WorkerPools in
+	// the catalog, VMs have no pool.
+	Pool string `json:"pool,omitempty"`
+	// Spread keeps this VM apart from the tenant's other VMs of the same
+	// spread group (pod anti-affinity on the group's label).
+	Spread *Spread `json:"spread,omitempty"`
+	// Health asks for a liveness probe on the guest agent. A readiness
+	// probe is added for every VM whose image runs the guest agent.
+	Health *Health `json:"health,omitempty"`
+	// Firmware keeps the SMBIOS identity of a VM that already runs (see
+	// virtc import): absent, virtc derives the UUID and serial from the
+	// namespace and name. KubeVirt v1.8.4's VM mutating webhook gives a VM
+	// created without them a random UUID and serial
+	// (pkg/virt-api/webhooks/mutating-webhook/mutators/vm-mutator.go:
+	// setFirmwareDefaultsIfEmpty); guests license software and name
+	// devices after them, so an adopted VM keeps its own.
+	Firmware *Firmware `json:"firmware,omitempty"`
+	// MACAddresses fixes the MAC address of interfaces, by network profile
+	// name (a name of spec.networks, or of the default networks when
+	// spec.networks is absent). Absent: KubeVirt picks one when the VM
+	// starts (or KubeMacPool allocates one). Kept in a map beside
+	// spec.networks, rather than making the list's entries objects, so that
+	// spec.networks stays a list of names for every tool that reads it.
+	MACAddresses map[string]string `json:"macAddresses,omitempty"`
+	// ExistingRootDisk uses a root disk that already exists (an adopted VM's)
+	// instead of cloning the image into a new one: the VM's root volume
+	// refers to the DataVolume or PersistentVolumeClaim by name, and virtc
+	// renders no dataVolumeTemplate and no claim for it. spec.image still
+	// names the OS (its preference); spec.rootDisk, when set, is the disk's
+	// size for the quota. The claim is not virtc's: deleting the intent
+	// does not delete it.
+	ExistingRootDisk *ExistingDisk `json:"existingRootDisk,omitempty"`
+	// KubeVirtDefaults leaves parts of the VM to KubeVirt's defaults instead
+	// of writing them, as a VM created by `virtctl create vm` does, so that
+	// virtc's manifest matches it exactly (KubeVirt v1.8.4 sets
+	// RestartRequired on any change of the VM's template spec, even one
+	// that spells out the default). Set by virtc import; new VMs leave it
+	// absent. disks: no spec.template.spec.domain.devices.disks (KubeVirt
+	// gives each volume a virtio disk when the VM starts and boots the
+	// first); networks: no interfaces or networks (KubeVirt attaches the pod
+	// network through masquerade, autoattachPodInterface), so spec.networks
+	// must be the catalog's pod network and macAddresses absent;
+	// evictionStrategy: none written (the cluster's default applies: HCO
+	// sets LiveMigrate), so spec.migration only informs virtc's checks.
+	KubeVirtDefaults []string `json:"kubevirtDefaults,omitempty" enum:"disks,networks,evictionStrategy"`
+}
+
+// Parts of a VM that spec.kubevirtDefaults leaves to KubeVirt.
+const (
+	DefaultDisks            = "disks"
+	DefaultNetworks         = "networks"
+	DefaultEvictionStrategy = "evictionStrategy"
+)
+
+// Firmware is a VM's SMBIOS identity.
+type Firmware struct {
+	// UUID is the SMBIOS system UUID (spec.template.spec.domain.firmware.uuid).
+	UUID string `json:"uuid,omitempty" pattern:"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$" hint:"a UUID such as 5b2c7f4e-1d3a-4c8b-9e6f-0a1b2c3d4e5f"`
+	// Serial is the SMBIOS system serial number
+	// (spec.template.spec.domain.firmware.serial).
+	Serial string `json:"serial,omitempty"`
+}
+
+// ExistingDisk names a disk that exists already: exactly one of
+// dataVolume and persistentVolumeClaim.
+type ExistingDisk struct {
+	// DataVolume is a CDI DataVolume in the VM's namespace; the VM's volume
+	// is a dataVolume volume (as KubeVirt wrote it for a dataVolumeTemplate).
+	DataVolume string `json:"dataVolume,omitempty"`
+	// PersistentVolumeClaim is a claim in the VM's namespace; the VM's
+	// volume is a persistentVolumeClaim volume.
+	PersistentVolumeClaim string `json:"persistentVolumeClaim,omitempty"`
+	// VolumeName is the name of the disk and volume inside the VM.
+	// Absent: rootdisk.
+	VolumeName string `json:"volumeName,omitempty"`
 }
 
 // Disk is a data disk.
@@ -169,6 +248,29 @@ type Disk struct {
 	// that is retired on the base branch may be removed from the VM
 	// (virtc diff refuses the removal of any other).
 	Retired bool `json:"retired,omitempty"`
+	// ExistingClaim attaches a PersistentVolumeClaim that already exists
+	// (an adopted VM's disk) as a persistentVolumeClaim volume, instead of
+	// a claim named <vm>-<name> that virtc writes. virtc does not write or
+	// resize the claim; size is its size for the quota.
+	ExistingClaim string `json:"existingClaim,omitempty"`
+	// ExistingDataVolume attaches a CDI DataVolume that already exists as a
+	// dataVolume volume (how KubeVirt refers to a disk created from a
+	// dataVolumeTemplate or hot-plugged with virtctl addvolume). virtc does
+	// not write the DataVolume. Exclusive with existingClaim.
+	ExistingDataVolume string `json:"existingDataVolume,omitempty"`
+	// Hotpluggable marks a disk hot-plugged into the running VM (virtctl
+	// addvolume, which KubeVirt v1.8.4 persists in the VM's spec): KubeVirt
+	// attaches it through a hot-plug pod, on the scsi or virtio bus. virtc
+	// writes such disks after the cloud-init disk, where KubeVirt appended
+	// them. Set by virtc import; only with an existing claim or DataVolume.
+	Hotpluggable bool `json:"hotpluggable,omitempty"`
+	// Bus is the disk's bus (virtio, scsi or sata). Absent: the
+	// preference's disk bus, else KubeVirt's default (virtio). Set by virtc
+	// import to keep an adopted VM's.
+	Bus string `json:"bus,omitempty" enum:"virtio,scsi,sata"`
+	// Serial is the disk's serial number as the guest sees it (virtctl
+	// addvolume sets the volume's name). Absent: none.
+	Serial string `json:"serial,omitempty"`
 }
 
 // CloudInit names where the guest's cloud-init data comes from: Secrets in

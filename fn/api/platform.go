@@ -20,8 +20,12 @@ type PlatformSpec struct {
 	Version string `json:"version" pattern:"^[0-9]+\\.[0-9]+\\.[0-9]+$" hint:"an exact version such as 4.22.3"`
 	// Channel is the OLM channel. Absent: the version's default (stable).
 	Channel string `json:"channel,omitempty"`
-	// Workloads is the node pool that runs VMs (virt-launcher pods and
-	// virt-handler).
+	// Workloads is where KubeVirt's node agents run (HCO spec.workloads:
+	// virt-handler, and the nodes VMs may use at all). With WorkerPools in
+	// the catalog, each pool is a part of these nodes: its VMs get the
+	// pool's nodeSelector and tolerations, and the tolerations here must
+	// tolerate every pool's taints (virt-handler must run on every node of
+	// every pool).
 	Workloads *Placement `json:"workloads,omitempty"`
 	// Infra is where the operators and controllers run.
 	Infra *Placement `json:"infra,omitempty"`
@@ -73,6 +77,23 @@ type PlatformSpec struct {
 	// on the cluster, so a build whose VMs take backups (their Velero
 	// Schedules and Backups need OADP's CRDs) is refused.
 	DataProtection *DataProtection `json:"dataProtection,omitempty"`
+	// Approver runs the InstallPlan approver, which makes the install and
+	// every upgrade happen from Git without a person: virtc keeps
+	// installPlanApproval Manual on the operators' Subscriptions, and emits
+	// beside each Subscription an Argo CD Sync hook Job (in the
+	// Subscription's sync wave, with a ServiceAccount allowed only to
+	// read and approve InstallPlans and read the Subscription and CSVs of
+	// that namespace) that runs `virtc approve-installplan`: it approves
+	// only the InstallPlans whose CSVs are the version pinned here or on
+	// OLM's path to it, waits until that CSV has succeeded, and fails,
+	// naming the CSVs it saw, on anything else. Absent: no Job; every
+	// InstallPlan waits for a person to approve it.
+	Approver *Approver `json:"approver,omitempty"`
+	// WorkloadUpdate is how KubeVirt moves running VMs to the new
+	// virt-launcher after an upgrade (the HyperConverged's
+	// workloadUpdateStrategy). Absent: HCO's defaults, written out:
+	// LiveMigrate only, batches of 10 every 1m0s.
+	WorkloadUpdate *WorkloadUpdate `json:"workloadUpdate,omitempty"`
 	// ConfirmDeletion makes Argo CD ask a person before it deletes a VM or a
 	// disk (sync-options Prune=confirm,Delete=confirm on VirtualMachines and
 	// data disks' PVCs): removing a VM from Git, or deleting the
@@ -80,6 +101,41 @@ type PlatformSpec struct {
 	// would delete the VMs and disks in them, get Prune=confirm,Delete=false:
 	// deleting the Application never deletes them. Absent: true.
 	ConfirmDeletion *bool `json:"confirmDeletion,omitempty"`
+	// RequireMaintenanceReserve refuses production-tier VMs on a worker
+	// pool that fails its maintenance checks: after losing its largest
+	// node (or one zone, when the pool spans zones) its VMs no longer fit,
+	// or a drain of one node cannot complete. Absent: false, the failed
+	// checks are warnings (and shown by virtc report).
+	RequireMaintenanceReserve bool `json:"requireMaintenanceReserve,omitempty"`
+}
+
+// Approver is the InstallPlan approver Job's image and patience.
+type Approver struct {
+	// Image is the virtc image the approver Job runs, pinned by digest
+	// (host/path@sha256:<64 hex digits>); the platform team names the
+	// release, which must be this virtc's or later (its version table
+	// holds the update graph).
+	Image string `json:"image" pattern:"^[^@ ]+@sha256:[0-9a-f]{64}$" hint:"an image pinned by digest, host/path@sha256:<64 hex digits> (a tag can change under the same name)"`
+	// TimeoutMinutes bounds one run of the Job: it fails, and the sync
+	// with it, when the pinned CSV has not succeeded by then. Absent: 45.
+	TimeoutMinutes *int64 `json:"timeoutMinutes,omitempty"`
+}
+
+// WorkloadUpdate is KubeVirt's automated workload update after an upgrade.
+type WorkloadUpdate struct {
+	// Methods are LiveMigrate and Evict. LiveMigrate moves migratable VMs
+	// to a new virt-launcher without downtime; Evict restarts the others
+	// (shuts them down; a VM whose runStrategy restarts it comes back on
+	// the new launcher). Without Evict, a VM that cannot migrate keeps the
+	// old virt-launcher until it is restarted. An empty list turns
+	// automated updates off. Absent: [LiveMigrate].
+	Methods []string `json:"methods,omitempty" enum:"LiveMigrate,Evict"`
+	// BatchEvictionSize is how many VMs Evict restarts per interval.
+	// Absent: 10.
+	BatchEvictionSize *int64 `json:"batchEvictionSize,omitempty"`
+	// BatchEvictionInterval is the wait between batches, a Go duration
+	// such as 1m0s. Absent: 1m0s.
+	BatchEvictionInterval string `json:"batchEvictionInterval,omitempty" pattern:"^([0-9]+h)?([0-9]+m)?([0-9]+s)?$" hint:"a duration such as 1m0s or 5m"`
 }
 
 // Limits bound VMs. Absent fields take the defaults.

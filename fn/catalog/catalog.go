@@ -84,6 +84,9 @@ type Catalog struct {
 	StorageProfiles *Table[api.StorageProfile]
 	BackupPolicies  *Table[api.BackupPolicy]
 	Preferences     *Table[api.Preference]
+	WorkerPools     *Table[api.WorkerPool]
+	// MigrationPolicies are emitted as KubeVirt MigrationPolicies.
+	MigrationPolicies *Table[api.MigrationPolicy]
 
 	// Platform is the cluster's Platform, if the inputs have one.
 	Platform *decode.Entry[api.Platform]
@@ -91,6 +94,9 @@ type Catalog struct {
 	// DefaultStorage names the storage profile of disks that name none
 	// (empty when the catalog has no default).
 	DefaultStorage string
+	// DefaultPool names the worker pool of VMs that name none: the pool
+	// marked default, or the only pool (empty without pools).
+	DefaultPool string
 	// DefaultBackup names the backup policy of tenants that name none.
 	DefaultBackup string
 	// DefaultNetworks are the networks of VMs that name none.
@@ -133,6 +139,8 @@ func Build(user *decode.Set, opts Options, diags *diag.List) *Catalog {
 		StorageProfiles:      newTable[api.StorageProfile]("StorageProfile"),
 		BackupPolicies:       newTable[api.BackupPolicy]("BackupPolicy"),
 		Preferences:          newTable[api.Preference]("Preference"),
+		WorkerPools:          newTable[api.WorkerPool]("WorkerPool"),
+		MigrationPolicies:    newTable[api.MigrationPolicy]("MigrationPolicy"),
 		DefaultNetworks:      []string{"default"},
 		GoldenImageNamespace: DefaultGoldenImageNamespace,
 	}
@@ -148,6 +156,8 @@ func Build(user *decode.Set, opts Options, diags *diag.List) *Catalog {
 	merge(c.StorageProfiles, base.StorageProfiles, user.StorageProfiles, storageName, diags)
 	merge(c.BackupPolicies, base.BackupPolicies, user.BackupPolicies, backupName, diags)
 	merge(c.Preferences, base.Preferences, user.Preferences, preferenceName, diags)
+	merge(c.WorkerPools, base.WorkerPools, user.WorkerPools, poolName, diags)
+	merge(c.MigrationPolicies, base.MigrationPolicies, user.MigrationPolicies, migrationPolicyName, diags)
 	for _, doc := range user.Incomplete {
 		switch _, kind := decode.Header(doc.Node); kind {
 		case "Size":
@@ -162,6 +172,10 @@ func Build(user *decode.Set, opts Options, diags *diag.List) *Catalog {
 			c.BackupPolicies.leftOut(doc)
 		case "Preference":
 			c.Preferences.leftOut(doc)
+		case "WorkerPool":
+			c.WorkerPools.leftOut(doc)
+		case "MigrationPolicy":
+			c.MigrationPolicies.leftOut(doc)
 		}
 	}
 
@@ -180,6 +194,11 @@ func Build(user *decode.Set, opts Options, diags *diag.List) *Catalog {
 	c.check(diags)
 	c.DefaultStorage = pickDefault(c.StorageProfiles, user.StorageProfiles, storageName,
 		func(s *api.StorageProfile) bool { return s.Spec.Default }, diags)
+	c.DefaultPool = pickDefault(c.WorkerPools, user.WorkerPools, poolName,
+		func(p *api.WorkerPool) bool { return p.Spec.Default }, diags)
+	if c.DefaultPool == "" && len(c.WorkerPools.Names()) == 1 {
+		c.DefaultPool = c.WorkerPools.Names()[0]
+	}
 	c.DefaultBackup = pickDefault(c.BackupPolicies, user.BackupPolicies, backupName,
 		func(b *api.BackupPolicy) bool { return b.Spec.Default }, diags)
 	return c
@@ -191,6 +210,10 @@ func networkName(s *api.NetworkProfile) string { return s.Metadata.Name }
 func storageName(s *api.StorageProfile) string { return s.Metadata.Name }
 func backupName(s *api.BackupPolicy) string    { return s.Metadata.Name }
 func preferenceName(s *api.Preference) string  { return s.Metadata.Name }
+func poolName(s *api.WorkerPool) string        { return s.Metadata.Name }
+func migrationPolicyName(s *api.MigrationPolicy) string {
+	return s.Metadata.Name
+}
 
 // merge fills t with the base entries, then the user's over them.
 func merge[T any](t *Table[T], base, user []decode.Entry[T], name func(*T) string, diags *diag.List) {
@@ -239,6 +262,7 @@ func pickDefault[T any](t *Table[T], user []decode.Entry[T], name func(*T) strin
 // check verifies references between catalog entries, whether or not a VM
 // uses them.
 func (c *Catalog) check(diags *diag.List) {
+	c.checkPlacement(diags)
 	for _, name := range c.Images.Names() {
 		e, _ := c.Images.Entry(name)
 		if _, ok := c.Preferences.Get(e.Obj.Spec.Preference); !ok {

@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/virtc/virtc/fn/compile"
@@ -13,18 +17,30 @@ import (
 	"github.com/virtc/virtc/fn/warnings"
 )
 
+// place says where the inputs sit in their repository when the caller knows
+// better than the files do: the Argo CD plugin runs in the application's
+// directory of a copy of the repository, which may lack its .git.
+type place struct {
+	// base is the repository's top: virtc.dev/source paths are relative
+	// to it. Empty: see source.SourcePath.
+	base string
+	// prefix is the inputs' directory in the repository (slashes):
+	// messages name files below it, so that they read as repository paths.
+	prefix string
+}
+
 // buildFlags are the flags of build that shape the output, not the compile.
 type buildFlags struct {
 	// warnings is NAMESPACE/NAME of the warnings ConfigMap; empty for none.
 	warnings string
 }
 
-func compileArgs(name string, args []string, stderr io.Writer) (compile.Result, int, bool) {
-	res, _, code, ok := compileArgsFlags(name, args, stderr)
+func compileArgs(name string, args []string, where place, stderr io.Writer) (compile.Result, int, bool) {
+	res, _, code, ok := compileArgsFlags(name, args, where, stderr)
 	return res, code, ok
 }
 
-func compileArgsFlags(name string, args []string, stderr io.Writer) (compile.Result, buildFlags, int, bool) {
+func compileArgsFlags(name string, args []string, where place, stderr io.Writer) (compile.Result, buildFlags, int, bool) {
 	var bf buildFlags
 	fs := newFlags(name, "PATH...", stderr)
 	if name == "build" {
@@ -34,9 +50,7 @@ func compileArgsFlags(name string, args []string, stderr io.Writer) (compile.Res
 	var catalogs stringList
 	fs.Var(&catalogs, "catalog", "a catalog file or directory to read besides the PATHs (repeatable)")
 	scope := fs.String("scope", "all", "print only one scope's objects: "+strings.Join(emit.ScopeNames(), ", ")+" (everything is still checked)")
-	var extStr stringList
-	fs.Var(&extStr, "ext-str", "an external variable key=value for Jsonnet inputs, read with std.extVar (repeatable)")
-	cluster := fs.String("cluster", "", "the cluster to compile for: the Jsonnet external variable cluster (std.extVar('cluster')), so one source serves several clusters")
+	extVars := addJsonnetFlags(fs)
 	prof := addProfileFlags(fs)
 	paths, code, ok := parse(fs, args)
 	if !ok {
@@ -53,20 +67,10 @@ func compileArgsFlags(name string, args []string, stderr io.Writer) (compile.Res
 		fmt.Fprintf(stderr, "virtc %s: unknown scope %q (one of %s)\n", name, *scope, strings.Join(emit.ScopeNames(), ", "))
 		return compile.Result{}, bf, ExitUsage, false
 	}
-	ext, err := jsonnet.ParseExtStr(extStr)
+	ext, err := extVars()
 	if err != nil {
 		fmt.Fprintf(stderr, "virtc %s: %v\n", name, err)
 		return compile.Result{}, bf, ExitUsage, false
-	}
-	if *cluster != "" {
-		if prev, set := ext["cluster"]; set && prev != *cluster {
-			fmt.Fprintf(stderr, "virtc %s: --cluster %s and --ext-str cluster=%s disagree\n", name, *cluster, prev)
-			return compile.Result{}, bf, ExitUsage, false
-		}
-		if ext == nil {
-			ext = map[string]string{}
-		}
-		ext["cluster"] = *cluster
 	}
 	if len(paths) == 0 {
 		fmt.Fprintf(stderr, "virtc %s: name at least one file or directory\n", name)
@@ -77,7 +81,7 @@ func compileArgsFlags(name string, args []string, stderr io.Writer) (compile.Res
 	defer prof.start(stderr)()
 	diags := &diag.List{}
 	jopts := jsonnet.Options{ExtStr: ext}
-	docs := source.Read(append(append([]string{}, catalogs...), paths...), source.Options{Evaluate: jopts.Evaluate}, diags)
+	docs := source.Read(append(append([]string{}, catalogs...), paths...), source.Options{Evaluate: jopts.Evaluate, Base: where.base}, diags)
 	opts := compile.Options{Scopes: scopes}
 	opts.Catalog.NoDefaults = *noDefaults
 	return compile.Compile(docs, opts, diags), bf, 0, true
@@ -85,13 +89,29 @@ func compileArgsFlags(name string, args []string, stderr io.Writer) (compile.Res
 
 // report prints diagnostics and returns the exit code for them.
 func report(res compile.Result, stderr io.Writer) int {
-	io.WriteString(stderr, diag.Format(res.Diags.Sorted()))
+	return reportAt(res, place{}, stderr)
+}
+
+// reportAt is report with files named from the repository's top.
+func reportAt(res compile.Result, where place, stderr io.Writer) int {
+	io.WriteString(stderr, diag.Format(located(res, where)))
 	if res.Diags.HasErrors() {
 		n := len(res.Diags.Errors())
 		fmt.Fprintf(stderr, "virtc: %d error%s\n", n, plural(n))
 		return ExitFailed
 	}
 	return ExitOK
+}
+
+// located are the diagnostics with files named as reportAt names them.
+func located(res compile.Result, where place) []diag.Diagnostic {
+	ds := res.Diags.Sorted()
+	if where.prefix != "" {
+		for i := range ds {
+			ds[i].File = inRepository(where.prefix, ds[i].File)
+		}
+	}
+	return ds
 }
 
 func plural(n int) string {
@@ -101,17 +121,22 @@ func plural(n int) string {
 	return "s"
 }
 
-func runBuild(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	res, bf, code, ok := compileArgsFlags("build", args, stderr)
+func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runBuildAt(args, place{}, stdin, stdout, stderr)
+}
+
+func runBuildAt(args []string, where place, _ io.Reader, stdout, stderr io.Writer) int {
+	res, bf, code, ok := compileArgsFlags("build", args, where, stderr)
 	if !ok {
 		return code
 	}
-	if code := report(res, stderr); code != ExitOK {
+	if code := reportAt(res, where, stderr); code != ExitOK {
 		return code
 	}
 	out := res.YAML
 	if bf.warnings != "" {
-		out = warnings.Append(out, bf.warnings, res.Diags)
+		// The ConfigMap lists the warnings as stderr names them.
+		out = warnings.Append(out, bf.warnings, located(res, where))
 	}
 	if _, err := stdout.Write(out); err != nil {
 		fmt.Fprintf(stderr, "virtc: %v\n", err)
@@ -121,9 +146,46 @@ func runBuild(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 }
 
 func runValidate(args []string, _ io.Reader, _, stderr io.Writer) int {
-	res, code, ok := compileArgs("validate", args, stderr)
+	res, code, ok := compileArgs("validate", args, place{}, stderr)
 	if !ok {
 		return code
 	}
 	return report(res, stderr)
+}
+
+// inRepository names a file of a message from the repository's top: a file
+// read from the working directory gets prefix; absolute paths and what is
+// no file ("<stdin>", "VM ns/name") stay as they are.
+func inRepository(prefix, file string) string {
+	if file == "" || filepath.IsAbs(file) {
+		return file
+	}
+	if _, err := os.Stat(file); err != nil {
+		return file
+	}
+	return path.Join(prefix, filepath.ToSlash(file))
+}
+
+// addJsonnetFlags adds --ext-str and --cluster, the external variables of
+// Jsonnet inputs, and returns what parses them after fs.Parse.
+func addJsonnetFlags(fs *flag.FlagSet) func() (map[string]string, error) {
+	var extStr stringList
+	fs.Var(&extStr, "ext-str", "an external variable key=value for Jsonnet inputs, read with std.extVar (repeatable)")
+	cluster := fs.String("cluster", "", "the cluster to compile for: the Jsonnet external variable cluster (std.extVar('cluster')), so one source serves several clusters")
+	return func() (map[string]string, error) {
+		ext, err := jsonnet.ParseExtStr(extStr)
+		if err != nil {
+			return nil, err
+		}
+		if *cluster != "" {
+			if prev, set := ext["cluster"]; set && prev != *cluster {
+				return nil, fmt.Errorf("--cluster %s and --ext-str cluster=%s disagree", *cluster, prev)
+			}
+			if ext == nil {
+				ext = map[string]string{}
+			}
+			ext["cluster"] = *cluster
+		}
+		return ext, nil
+	}
 }

@@ -25,6 +25,7 @@ type catalogView struct {
 	Networks  []networkView `json:"networkProfiles"`
 	Storage   []storageView `json:"storageProfiles"`
 	Backups   []backupView  `json:"backupPolicies"`
+	Pools     []poolView    `json:"workerPools,omitempty"`
 	Platforms []string      `json:"supportedPlatformVersions"`
 }
 
@@ -75,21 +76,39 @@ type backupView struct {
 	Default   bool   `json:"default"`
 }
 
+type poolView struct {
+	Name     string   `json:"name"`
+	Nodes    int64    `json:"nodes"`
+	CPU      string   `json:"allocatableCPU"`
+	Memory   string   `json:"allocatableMemory"`
+	Domains  string   `json:"failureDomains"`
+	CPUModel string   `json:"cpuModel,omitempty"`
+	Networks []string `json:"networks,omitempty"`
+	Storage  []string `json:"storage,omitempty"`
+	Default  bool     `json:"default"`
+}
+
 func runCatalog(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("catalog", "[PATH...]", stderr)
 	noDefaults := fs.Bool("no-default-catalog", false, "leave the embedded default catalog out")
 	tenant := fs.String("tenant", "", "show only what this Tenant (from the PATHs) may use")
 	format := fs.String("format", "text", "text or json")
+	extVars := addJsonnetFlags(fs)
 	paths, code, ok := parse(fs, args)
 	if !ok {
 		return code
+	}
+	ext, err := extVars()
+	if err != nil {
+		fmt.Fprintf(stderr, "virtc catalog: %v\n", err)
+		return ExitUsage
 	}
 	if *format != "text" && *format != "json" {
 		fmt.Fprintf(stderr, "virtc catalog: unknown format %q (text or json)\n", *format)
 		return ExitUsage
 	}
 	diags := &diag.List{}
-	docs := source.Read(paths, source.Options{Evaluate: jsonnet.Options{}.Evaluate}, diags)
+	docs := source.Read(paths, source.Options{Evaluate: jsonnet.Options{ExtStr: ext}.Evaluate}, diags)
 	set := decode.Decode(docs, true, diags)
 	cat := catalog.Build(set, catalog.Options{NoDefaults: *noDefaults}, diags)
 	var allow *resolve.Tenant
@@ -215,6 +234,17 @@ func view(cat *catalog.Catalog, t *resolve.Tenant) catalogView {
 		}
 		v.Backups = append(v.Backups, backupView{n, sched, p.Spec.Retention, n == cat.DefaultBackup})
 	}
+	for _, n := range cat.WorkerPools.Names() {
+		p, _ := cat.WorkerPools.Get(n)
+		if !allowed(func(a *api.TenantAllow) []string { return a.Pools }, n, p.Spec.Restricted) {
+			continue
+		}
+		domains := "hosts"
+		if fd := p.Spec.FailureDomain; fd != nil {
+			domains = fmt.Sprintf("%d %ss", fd.Domains, fd.Level)
+		}
+		v.Pools = append(v.Pools, poolView{n, p.Spec.Nodes, p.Spec.Allocatable.CPU.String(), p.Spec.Allocatable.Memory.String(), domains, p.Spec.CPUModel, p.Spec.Networks, p.Spec.Storage, n == cat.DefaultPool})
+	}
 	for _, r := range versions.Releases() {
 		v.Platforms = append(v.Platforms, r.Supported())
 	}
@@ -263,6 +293,18 @@ func writeCatalog(w io.Writer, v catalogView) {
 	section("\nBACKUP POLICIES", "NAME\tSCHEDULE (UTC)\tRETENTION\tDEFAULT")
 	for _, b := range v.Backups {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", b.Name, b.Schedule, dash(b.Retention), yes(b.Default))
+	}
+	if len(v.Pools) > 0 {
+		section("\nWORKER POOLS", "NAME\tNODES\tPER NODE\tFAILURE DOMAINS\tCPU MODEL\tNETWORKS\tSTORAGE\tDEFAULT")
+		all := func(l []string) string {
+			if len(l) == 0 {
+				return "all"
+			}
+			return strings.Join(l, ",")
+		}
+		for _, p := range v.Pools {
+			fmt.Fprintf(tw, "%s\t%d\t%s CPU, %s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Nodes, p.CPU, p.Memory, p.Domains, dash(p.CPUModel), all(p.Networks), all(p.Storage), yes(p.Default))
+		}
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nSUPPORTED PLATFORM VERSIONS\n%s\n", strings.Join(v.Platforms, ", "))

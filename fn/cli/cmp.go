@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -43,7 +45,39 @@ func runCMP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	build := slices.Concat(args, specArgs, envArgs, []string{"--"}, paths)
 	fmt.Fprintf(stderr, "virtc cmp: virtc build %s\n", strings.Join(build, " "))
-	return runBuild(build, stdin, stdout, stderr)
+	return runBuildAt(build, appPlace(environ()), stdin, stdout, stderr)
+}
+
+// AppPathEnv is the application's path in its repository, which Argo CD's
+// repo server gives a plugin (argo-cd v3.6.1 reposerver/repository/
+// repository.go, newEnv: ARGOCD_APP_SOURCE_PATH=<spec.source.path>).
+const AppPathEnv = "ARGOCD_APP_SOURCE_PATH"
+
+// appPlace is where the plugin's working directory sits in the repository:
+// the CMP server unpacks the whole repository and runs generate in the
+// application's directory (cmpserver/plugin/plugin.go), and the copy may
+// lack .git (ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS often drops it). So
+// messages name files from the repository's top, like a reviewer sees them,
+// and virtc.dev/source is the same as `virtc build` records in a checkout.
+func appPlace(env []string) place {
+	var app string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, AppPathEnv+"="); ok {
+			app = path.Clean(filepath.ToSlash(v))
+		}
+	}
+	if app == "" || app == "." || path.IsAbs(app) || app == ".." || strings.HasPrefix(app, "../") {
+		return place{}
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return place{}
+	}
+	top, ok := strings.CutSuffix(filepath.ToSlash(wd), "/"+app)
+	if !ok {
+		return place{}
+	}
+	return place{base: filepath.FromSlash(top), prefix: app}
 }
 
 // markerArgs reads the options of the Compiler in the marker file, if the

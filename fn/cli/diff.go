@@ -42,8 +42,8 @@ type diffSide struct {
 	tree string
 }
 
-func runDiff(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlags("diff", "(--base REF [PATH...] | OLD NEW)", stderr)
+func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("diff", "(--base REF [PATH...] | --live EXPORT [PATH...] | OLD NEW)", stderr)
 	base := fs.String("base", "", "compile PATHs (default .) at this git ref, through a temporary git worktree, and compare them with the working tree")
 	format := fs.String("format", diff.FormatText, "output format: "+strings.Join(diff.Formats, ", "))
 	withDiff := fs.Bool("diff", true, "include the unified diff of the manifests")
@@ -54,6 +54,7 @@ func runDiff(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	scope := fs.String("scope", "all", "compare only one scope's objects: "+strings.Join(emit.ScopeNames(), ", ")+" (everything is still checked)")
 	var extStr stringList
 	fs.Var(&extStr, "ext-str", "an external variable key=value for Jsonnet inputs, on both sides (repeatable)")
+	liveExport := fs.String("live", "", "compare PATHs (default .) with the live objects of this export (oc get vm,dv,pvc,nad -o yaml; - for stdin) instead of another tree")
 	paths, code, ok := parse(fs, args)
 	if !ok {
 		return code
@@ -78,6 +79,13 @@ func runDiff(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return usage("%v", err)
 	}
 
+	useColor := *color == colorAlways || *color == colorAuto && writesToTerminal(stdout) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	if *liveExport != "" {
+		if *base != "" {
+			return usage("--live and --base compare with different things: name one")
+		}
+		return runLiveDiff(*liveExport, paths, catalogs, *noDefaults, *format, *withDiff, useColor, stdin, stdout, stderr)
+	}
 	var old, head diffSide
 	if *base != "" {
 		if len(paths) == 0 {
@@ -120,7 +128,6 @@ func runDiff(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "virtc diff: %v\n", err)
 		return ExitUsage
 	}
-	useColor := *color == colorAlways || *color == colorAuto && writesToTerminal(stdout) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
 	if err := diff.Write(stdout, rep, diff.WriteOptions{Format: *format, Diff: *withDiff, Color: useColor}); err != nil {
 		fmt.Fprintf(stderr, "virtc diff: %v\n", err)
 		return ExitUsage

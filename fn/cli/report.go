@@ -11,6 +11,7 @@ import (
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/eligibility"
 	"github.com/virtc/virtc/fn/jsonnet"
+	"github.com/virtc/virtc/fn/placement"
 	"github.com/virtc/virtc/fn/render"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/source"
@@ -30,6 +31,46 @@ type vmReport struct {
 	Backup    string   `json:"backupPolicy"`
 	Tier      string   `json:"tier"`
 	Evidence  []string `json:"evidenceRequired"`
+	// GuestHealth is none, readiness, or readiness and liveness (probes
+	// on the QEMU guest agent).
+	GuestHealth string `json:"guestHealth"`
+	// MigrationPolicy is the catalog policy KubeVirt applies to the VM.
+	MigrationPolicy string `json:"migrationPolicy,omitempty"`
+	// Placement is the VM's worker pool and eligible nodes (absent
+	// without pools in the catalog).
+	Placement *placementReport `json:"placement,omitempty"`
+}
+
+// placementReport is where a VM can run.
+type placementReport struct {
+	Pool string `json:"pool"`
+	// PoolNodes and ClusterNodes are the nodes of its pool and of all
+	// pools; EligibleNodes those that can run it after every constraint.
+	PoolNodes     int64 `json:"poolNodes"`
+	ClusterNodes  int64 `json:"clusterNodes"`
+	EligibleNodes int64 `json:"eligibleNodes"`
+	// FewerThanTwo: after a node failure a restart has nowhere to go.
+	FewerThanTwo bool        `json:"fewerThanTwoEligible"`
+	Constraints  []string    `json:"constraints"`
+	Reserve      poolReserve `json:"poolReserve"`
+}
+
+// poolReserve is a pool's capacity and maintenance reserve.
+type poolReserve struct {
+	VMs            int      `json:"runningVMs"`
+	RequestsCPU    string   `json:"requestsCPU"`
+	RequestsMemory string   `json:"requestsMemory"`
+	CapacityCPU    string   `json:"capacityCPU"`
+	CapacityMemory string   `json:"capacityMemory"`
+	Lose           string   `json:"nPlusOneLoses"`
+	RemainingCPU   string   `json:"remainingCPU"`
+	RemainingMem   string   `json:"remainingMemory"`
+	NPlusOne       bool     `json:"nPlusOne"`
+	DrainOK        bool     `json:"drainCompletes"`
+	DrainProblems  []string `json:"drainProblems,omitempty"`
+	VMsPerNode     int64    `json:"vmsPerNode"`
+	Concurrent     int64    `json:"concurrentMigrations"`
+	Rounds         int64    `json:"migrationRounds"`
 }
 
 func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -53,7 +94,8 @@ func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if code := report(res, stderr); code != ExitOK {
 		return code
 	}
-	rows := reportRows(res.Model)
+	pl := placement.Analyze(res.Model)
+	rows := reportRows(res.Model, pl)
 	switch *format {
 	case "json":
 		enc := json.NewEncoder(stdout)
@@ -64,14 +106,22 @@ func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		enc.Encode(rows)
 	case "markdown":
 		writeReportMarkdown(stdout, rows)
+		writePlacementMarkdown(stdout, rows, pl)
 	default:
 		writeReportText(stdout, rows)
+		writePlacementText(stdout, rows, pl)
 	}
 	return ExitOK
 }
 
-func reportRows(m *resolve.Model) []vmReport {
+func reportRows(m *resolve.Model, pl *placement.Result) []vmReport {
 	var rows []vmReport
+	var clusterNodes int64
+	reserves := map[string]poolReserve{}
+	for _, pp := range pl.Pools {
+		clusterNodes += pp.Pool.Spec.Nodes
+		reserves[pp.Pool.Name] = reserveOf(pp)
+	}
 	for _, t := range m.Tenants {
 		for _, vm := range t.VMs {
 			r := eligibility.Classify(vm)
@@ -92,6 +142,15 @@ func reportRows(m *resolve.Model) []vmReport {
 			}
 			if row.Evidence == nil {
 				row.Evidence = []string{}
+			}
+			pv := pl.VMs[vm]
+			row.GuestHealth = guestHealth(vm)
+			row.MigrationPolicy = pv.Policy
+			if vm.Pool != nil {
+				row.Placement = &placementReport{
+					Pool: vm.Pool.Name, PoolNodes: pv.Nodes, ClusterNodes: clusterNodes, EligibleNodes: pv.Eligible,
+					FewerThanTwo: pv.Eligible < 2, Constraints: pv.Constraints, Reserve: reserves[vm.Pool.Name],
+				}
 			}
 			rows = append(rows, row)
 		}

@@ -11,10 +11,12 @@ import (
 	"reflect"
 
 	"go.yaml.in/yaml/v3"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
+	migrationsv1alpha1 "kubevirt.io/api/migrations/v1alpha1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -23,15 +25,19 @@ import (
 
 // types maps apiVersion/kind to the Go type that decodes it.
 var types = map[string]reflect.Type{
-	"v1/Namespace":                                                       reflect.TypeFor[corev1.Namespace](),
-	"v1/ResourceQuota":                                                   reflect.TypeFor[corev1.ResourceQuota](),
-	"v1/PersistentVolumeClaim":                                           reflect.TypeFor[corev1.PersistentVolumeClaim](),
-	"rbac.authorization.k8s.io/v1/RoleBinding":                           reflect.TypeFor[rbacv1.RoleBinding](),
-	"kubevirt.io/v1/VirtualMachine":                                      reflect.TypeFor[kubevirtv1.VirtualMachine](),
-	"cdi.kubevirt.io/v1beta1/DataVolume":                                 reflect.TypeFor[cdiv1.DataVolume](),
-	"cdi.kubevirt.io/v1beta1/DataSource":                                 reflect.TypeFor[cdiv1.DataSource](),
+	"v1/Namespace":                             reflect.TypeFor[corev1.Namespace](),
+	"v1/ResourceQuota":                         reflect.TypeFor[corev1.ResourceQuota](),
+	"v1/PersistentVolumeClaim":                 reflect.TypeFor[corev1.PersistentVolumeClaim](),
+	"rbac.authorization.k8s.io/v1/RoleBinding": reflect.TypeFor[rbacv1.RoleBinding](),
+	"rbac.authorization.k8s.io/v1/Role":        reflect.TypeFor[rbacv1.Role](),
+	"v1/ServiceAccount":                        reflect.TypeFor[corev1.ServiceAccount](),
+	"batch/v1/Job":                             reflect.TypeFor[batchv1.Job](),
+	"kubevirt.io/v1/VirtualMachine":            reflect.TypeFor[kubevirtv1.VirtualMachine](),
+	"cdi.kubevirt.io/v1beta1/DataVolume":       reflect.TypeFor[cdiv1.DataVolume](),
+	"cdi.kubevirt.io/v1beta1/DataSource":       reflect.TypeFor[cdiv1.DataSource](),
 	"instancetype.kubevirt.io/v1beta1/VirtualMachineClusterInstancetype": reflect.TypeFor[instancetypev1beta1.VirtualMachineClusterInstancetype](),
 	"instancetype.kubevirt.io/v1beta1/VirtualMachineClusterPreference":   reflect.TypeFor[instancetypev1beta1.VirtualMachineClusterPreference](),
+	"migrations.kubevirt.io/v1alpha1/MigrationPolicy":                    reflect.TypeFor[migrationsv1alpha1.MigrationPolicy](),
 	// Kinds whose API modules virtc does not import: their local types
 	// (package extapi) are checked against the upstream schemas in
 	// extapi's tests and by kubeconform.

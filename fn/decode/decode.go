@@ -34,15 +34,17 @@ type Entry[T any] struct {
 
 // Set is everything decoded from the inputs, in input order.
 type Set struct {
-	Tenants         []Tenant
-	VMs             []VM
-	Sizes           []Entry[api.Size]
-	Images          []Entry[api.Image]
-	NetworkProfiles []Entry[api.NetworkProfile]
-	StorageProfiles []Entry[api.StorageProfile]
-	BackupPolicies  []Entry[api.BackupPolicy]
-	Preferences     []Entry[api.Preference]
-	Platforms       []Entry[api.Platform]
+	Tenants           []Tenant
+	VMs               []VM
+	Sizes             []Entry[api.Size]
+	Images            []Entry[api.Image]
+	NetworkProfiles   []Entry[api.NetworkProfile]
+	StorageProfiles   []Entry[api.StorageProfile]
+	BackupPolicies    []Entry[api.BackupPolicy]
+	Preferences       []Entry[api.Preference]
+	Platforms         []Entry[api.Platform]
+	WorkerPools       []Entry[api.WorkerPool]
+	MigrationPolicies []Entry[api.MigrationPolicy]
 	// Other holds documents that are not virtc objects, for callers that pass
 	// them through (the KRM function). The CLI reports them.
 	Other []*source.Doc
@@ -53,20 +55,22 @@ type Set struct {
 }
 
 // Kinds lists the virtc kinds in the order they are documented.
-var Kinds = []string{"Tenant", "VM", "Platform", "Size", "Preference", "Image", "NetworkProfile", "StorageProfile", "BackupPolicy", "Compiler"}
+var Kinds = []string{"Tenant", "VM", "Platform", "Size", "Preference", "Image", "NetworkProfile", "StorageProfile", "BackupPolicy", "WorkerPool", "MigrationPolicy", "Compiler"}
 
 // kindTypes maps each kind to its Go type.
 var kindTypes = map[string]reflect.Type{
-	"Tenant":         reflect.TypeFor[api.Tenant](),
-	"VM":             reflect.TypeFor[api.VM](),
-	"Size":           reflect.TypeFor[api.Size](),
-	"Image":          reflect.TypeFor[api.Image](),
-	"NetworkProfile": reflect.TypeFor[api.NetworkProfile](),
-	"StorageProfile": reflect.TypeFor[api.StorageProfile](),
-	"BackupPolicy":   reflect.TypeFor[api.BackupPolicy](),
-	"Preference":     reflect.TypeFor[api.Preference](),
-	"Platform":       reflect.TypeFor[api.Platform](),
-	"Compiler":       reflect.TypeFor[api.Compiler](),
+	"Tenant":          reflect.TypeFor[api.Tenant](),
+	"VM":              reflect.TypeFor[api.VM](),
+	"Size":            reflect.TypeFor[api.Size](),
+	"Image":           reflect.TypeFor[api.Image](),
+	"NetworkProfile":  reflect.TypeFor[api.NetworkProfile](),
+	"StorageProfile":  reflect.TypeFor[api.StorageProfile](),
+	"BackupPolicy":    reflect.TypeFor[api.BackupPolicy](),
+	"Preference":      reflect.TypeFor[api.Preference](),
+	"Platform":        reflect.TypeFor[api.Platform](),
+	"WorkerPool":      reflect.TypeFor[api.WorkerPool](),
+	"MigrationPolicy": reflect.TypeFor[api.MigrationPolicy](),
+	"Compiler":        reflect.TypeFor[api.Compiler](),
 }
 
 // Into decodes one document strictly into v (a pointer to an fn/api type),
@@ -239,6 +243,10 @@ func (s *Set) add(obj any, doc *source.Doc) {
 		s.Preferences = append(s.Preferences, Entry[api.Preference]{o, doc})
 	case *api.Platform:
 		s.Platforms = append(s.Platforms, Entry[api.Platform]{o, doc})
+	case *api.WorkerPool:
+		s.WorkerPools = append(s.WorkerPools, Entry[api.WorkerPool]{o, doc})
+	case *api.MigrationPolicy:
+		s.MigrationPolicies = append(s.MigrationPolicies, Entry[api.MigrationPolicy]{o, doc})
 	default:
 		panic(fmt.Sprintf("decode: %T has no slot", obj))
 	}

@@ -34,7 +34,7 @@ var wholeNumber = regexp.MustCompile(`^[-+]?[0-9]+$`)
 var forbidden = map[string]string{}
 
 func init() {
-	placement := "a VM cannot choose its nodes: placement belongs to the platform (Platform spec.workloads)"
+	placement := "a VM cannot choose its nodes: placement belongs to the platform (name a worker pool of the catalog in spec.pool)"
 	for _, f := range []string{"nodeSelector", "tolerations", "affinity", "nodeName", "schedulerName", "priorityClassName", "topologySpreadConstraints"} {
 		forbidden["VMSpec."+f] = placement
 	}
@@ -126,20 +126,26 @@ func (d *decoder) valueErrorf(n *yaml.Node, path, format string, args ...any) {
 			return
 		}
 	}
+	d.diags.Errorf(d.pos(n, path), path, format, args...)
+}
+
+// pos is the place of node n at path: its own line, or where the document
+// as written in its file has that path (source.Doc.Lines).
+func (d *decoder) pos(n *yaml.Node, path string) diag.Pos {
 	pos := diag.Pos{File: d.doc.File}
-	if !d.doc.NoLines {
+	switch {
+	case !d.doc.NoLines && n != nil:
 		pos.Line, pos.Col = n.Line, n.Column
+	case d.doc.NoLines && d.doc.Lines != nil:
+		at := source.Lookup(d.doc.Lines, path)
+		pos.Line, pos.Col = at.Line, at.Column
 	}
-	d.diags.Errorf(pos, path, format, args...)
+	return pos
 }
 
 // warnf reports a field that is accepted but has no effect.
 func (d *decoder) warnf(path, format string, args ...any) {
-	pos := diag.Pos{File: d.doc.File}
-	if n := d.at(path); n != nil && !d.doc.NoLines {
-		pos.Line, pos.Col = n.Line, n.Column
-	}
-	d.diags.Warnf(pos, path, format, args...)
+	d.diags.Warnf(d.pos(d.at(path), path), path, format, args...)
 }
 
 // errorf reports a structural error: the value at path is left unset.
@@ -153,11 +159,7 @@ func (d *decoder) errorf(n *yaml.Node, path, format string, args ...any) {
 // holds is complete.
 func (d *decoder) extraf(n *yaml.Node, path, format string, args ...any) {
 	d.structural = true
-	pos := diag.Pos{File: d.doc.File}
-	if !d.doc.NoLines {
-		pos.Line, pos.Col = n.Line, n.Column
-	}
-	d.diags.Errorf(pos, path, format, args...)
+	d.diags.Errorf(d.pos(n, path), path, format, args...)
 }
 
 func join(path, name string) string {

@@ -169,6 +169,9 @@ func validate(d *decoder, obj any) {
 		if o.Spec.Retired && o.Spec.RunStrategy != "" && o.Spec.RunStrategy != api.RunHalted {
 			d.fail("spec.runStrategy", "a retired VM is halted: remove spec.runStrategy %s (or set it to Halted)", o.Spec.RunStrategy)
 		}
+		if o.Spec.Pool != "" {
+			d.catalogRef("spec.pool", o.Spec.Pool)
+		}
 		if o.Spec.RootDisk != nil && o.Spec.RootDisk.Sign() == 0 {
 			d.fail("spec.rootDisk", "must be greater than zero")
 		}
@@ -193,6 +196,16 @@ func validate(d *decoder, obj any) {
 		}
 		if p := o.Spec.MemoryOvercommitPercent; p < 0 || p > 100 {
 			d.fail("spec.memoryOvercommitPercent", "must be from 0 to 100 (KubeVirt's instance type memory.overcommitPercent)")
+		}
+		if in := o.Spec.Inline; in != nil {
+			if in.Sockets < 0 || in.Cores < 0 || in.Threads < 0 {
+				d.fail("spec.inline", "sockets, cores and threads are at least 1 when set")
+			} else if n := in.VCPUs(); n != o.Spec.CPU {
+				d.fail("spec.inline", "sockets × cores × threads is %d vCPUs, not spec.cpu %d (absent ones count 1)", n, o.Spec.CPU)
+			}
+			if o.Spec.Builtin || o.Spec.DedicatedCPU || o.Spec.Hugepages != "" || len(o.Spec.GPUs) > 0 || o.Spec.MemoryOvercommitPercent != 0 {
+				d.fail("spec.inline", "an inline size is a plain CPU and memory shape: not builtin, without dedicatedCPU, hugepages, gpus or memoryOvercommitPercent")
+			}
 		}
 	case *api.Image:
 		d.catalogMeta(o.Metadata)
@@ -265,6 +278,14 @@ func validate(d *decoder, obj any) {
 				d.fail("spec.filesystemOverhead", "%v", err)
 			}
 		}
+	case *api.WorkerPool:
+		d.catalogMeta(o.Metadata)
+		d.dnsLabel("metadata.name", "pool name (it is the value of the VMs' label virtc.dev/pool)", o.Metadata.Name)
+		d.workerPool(o)
+	case *api.MigrationPolicy:
+		d.catalogMeta(o.Metadata)
+		d.dnsSubdomain("metadata.name", "MigrationPolicy name", o.Metadata.Name)
+		d.migrationPolicy(o)
 	case *api.BackupPolicy:
 		d.catalogMeta(o.Metadata)
 		if o.Spec.Schedule != "" {

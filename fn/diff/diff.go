@@ -17,6 +17,7 @@ import (
 
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/compile"
+	"github.com/virtc/virtc/fn/placement"
 	"github.com/virtc/virtc/fn/resolve"
 )
 
@@ -112,7 +113,11 @@ type Subject struct {
 type Change struct {
 	// Field is the intent field: size, image, rootDisk, disk, network,
 	// runStrategy, backup, migration, cloudInit, sshKeys, retired, labels,
-	// class, quota, access, vm, tenant, other.
+	// pool, spread, migrationPolicy, health,
+	// class, quota, access, vm, tenant, other. A platform change has
+	// version, platform, olm-path, oadp, workloadUpdate, vm (a running VM
+	// the upgrade moves or cannot move, Name ns/vm) or precondition (a
+	// check before merging).
 	Field string `json:"field"`
 	// Name is the disk or network concerned.
 	Name string `json:"name,omitempty"`
@@ -182,6 +187,12 @@ func Compare(base, head compile.Result, opts Options) (*Report, error) {
 	}
 	c := &comparison{report: r, cluster: opts.Cluster, objects: objs, newCatalog: catalogOf(head.Model),
 		confirm: base.Model != nil && base.Model.ConfirmDeletion()}
+	if base.Model != nil {
+		c.oldPlacement = placement.Analyze(base.Model)
+	}
+	if head.Model != nil {
+		c.newPlacement = placement.Analyze(head.Model)
+	}
 	c.platform(base, head)
 	c.tenants(tenantsOf(base.Model), tenantsOf(head.Model))
 	c.vms(vmsOf(base.Model), vmsOf(head.Model))
@@ -215,6 +226,9 @@ type comparison struct {
 	// confirm: the base's VMs and disks carry Argo CD's Prune=confirm, so
 	// Argo CD asks a person before it deletes them.
 	confirm bool
+	// oldPlacement and newPlacement place the VMs of each side (nil for
+	// an empty side).
+	oldPlacement, newPlacement *placement.Result
 }
 
 // deletes says how Argo CD deletes what a change removes.

@@ -214,6 +214,11 @@ var effectLabels = map[string]string{
 	EffectCreated:   "created",
 	EffectDeleted:   "**deleted**",
 	EffectRefused:   "❌ refused",
+	// A platform upgrade's effects on running VMs.
+	EffectMigrates:    "live-migrates",
+	EffectOldLauncher: "**keeps the old launcher**",
+	EffectEvicted:     "**restarted**",
+	EffectCheck:       "**check first**",
 }
 
 // MarkdownLimit is GitHub's limit on the body of a comment, in characters.

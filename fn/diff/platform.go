@@ -1,21 +1,27 @@
 package diff
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/fn/versions"
 )
 
 // platform checks the cluster side: the OpenShift Virtualization version
 // and the instance types and preferences the catalog publishes.
 func (c *comparison) platform(base, head compile.Result) {
 	c.version(platformOf(base.Model), platformOf(head.Model))
+	if old, new := platformOf(base.Model), platformOf(head.Model); old != nil && new != nil {
+		if path, err := versions.Path(old.Version, new.Version); err == nil && len(path) > 0 {
+			c.upgrade(head.Model, old, new, path)
+		}
+	}
 	c.published(catalogOf(base.Model), catalogOf(head.Model))
 }
 
@@ -37,9 +43,9 @@ func catalogOf(m *resolve.Model) *catalog.Catalog {
 // release OLM must pass through. OLM moves an operator forward only: along
 // the channel, a z-stream replaces every earlier z-stream of its minor
 // release (the OLM docs' "Z-stream support", through olm.skipRange), and a
-// minor release is reached only from the minors its bundle upgrades from
-// (the version table's upgradesFrom: 4.22 from 4.21). Nothing in OLM
-// downgrades an installed operator.
+// minor release is reached only through the CSV its first bundle replaces
+// (the version table's replaces and upgradesFrom; versions.Path). Nothing
+// in OLM downgrades an installed operator.
 func (c *comparison) version(old, new *resolve.Platform) {
 	switch {
 	case old == nil && new == nil:
@@ -58,27 +64,31 @@ func (c *comparison) version(old, new *resolve.Platform) {
 	}
 	from, to := old.Version, new.Version
 	obj := ref("Platform", "", new.Name)
-	switch cmp := to.Compare(from); {
-	case cmp == 0:
+	if from == to {
 		return
-	case cmp < 0:
+	}
+	_, err := versions.Path(from, to)
+	var pe *versions.PathError
+	switch {
+	case errors.As(err, &pe) && pe.Downgrade:
 		c.report.Platform = append(c.report.Platform, Change{Field: "version", From: from.String(), To: to.String(), Effect: EffectRefused,
 			Detail: fmt.Sprintf("OpenShift Virtualization %s → %s: a downgrade, refused", from, to)})
 		c.refuse("platform-downgrade", obj,
 			fmt.Sprintf("the platform version goes down %s → %s: OLM does not downgrade an installed operator", from, to),
 			fmt.Sprintf("keep spec.version at %s or later; going back means restoring the cluster, not a pull request", from))
-	case from.MinorString() == to.MinorString():
-		c.report.Platform = append(c.report.Platform, Change{Field: "version", From: from.String(), To: to.String(), Effect: EffectNone,
-			Detail: fmt.Sprintf("OpenShift Virtualization %s → %s: a z-stream update within %s; OLM proposes it as an InstallPlan to approve (installPlanApproval: Manual; startingCSV matters only at the first install)", from, to, to.MinorString())})
-	case slices.Contains(new.Release.UpgradesFrom, from.MinorString()):
-		c.report.Platform = append(c.report.Platform, Change{Field: "version", From: from.String(), To: to.String(), Effect: EffectNone,
-			Detail: fmt.Sprintf("OpenShift Virtualization %s → %s: a minor upgrade OLM takes from %s, proposed as an InstallPlan to approve; KubeVirt then live-migrates the VMs that can migrate to the new virt-launcher", from, to, from.MinorString())})
-	default:
+	case err != nil:
 		c.report.Platform = append(c.report.Platform, Change{Field: "version", From: from.String(), To: to.String(), Effect: EffectRefused,
 			Detail: fmt.Sprintf("OpenShift Virtualization %s → %s: skips what OLM upgrades through, refused", from, to)})
+		via := new.Release.UpgradesFrom
 		c.refuse("platform-upgrade-skip", obj,
-			fmt.Sprintf("the platform version jumps %s → %s: OLM upgrades into %s only from %s, one minor release at a time", from, to, new.Release.Minor, strings.Join(new.Release.UpgradesFrom, ", ")),
-			fmt.Sprintf("upgrade to a %s release first, let it settle, then to %s", strings.Join(new.Release.UpgradesFrom, " or "), to))
+			fmt.Sprintf("the platform version jumps %s → %s: OLM upgrades into %s only from %s, one minor release at a time", from, to, new.Release.Minor, strings.Join(via, ", ")),
+			fmt.Sprintf("upgrade to a %s release first, let it settle, then to %s", strings.Join(via, " or "), to))
+	case from.MinorString() == to.MinorString():
+		c.report.Platform = append(c.report.Platform, Change{Field: "version", From: from.String(), To: to.String(), Effect: EffectNone,
+			Detail: fmt.Sprintf("OpenShift Virtualization %s → %s: a z-stream update within %s", from, to, to.MinorString())})
+	default:
+		c.report.Platform = append(c.report.Platform, Change{Field: "version", From: from.String(), To: to.String(), Effect: EffectNone,
+			Detail: fmt.Sprintf("OpenShift Virtualization %s → %s: a minor upgrade from %s (HCO %s → %s, KubeVirt %s → %s, CDI %s → %s)", from, to, from.MinorString(), old.Release.HCO, new.Release.HCO, old.Release.KubeVirt, new.Release.KubeVirt, old.Release.CDI, new.Release.CDI)})
 	}
 }
 

@@ -164,6 +164,8 @@ func (c *comparison) changedVM(old, new *resolve.VM) Subject {
 	v.migration()
 	v.backup()
 	v.guestConfig()
+	v.placement()
+	v.health()
 	v.eligibility()
 	v.labels()
 	v.restartWins()

@@ -26,6 +26,15 @@ type HyperConvergedSpec struct {
 	FeatureGates             map[string]bool          `json:"featureGates,omitempty"`
 	VMStateStorageClass      string                   `json:"vmStateStorageClass,omitempty"`
 	UninstallStrategy        string                   `json:"uninstallStrategy"`
+	WorkloadUpdateStrategy   *WorkloadUpdateStrategy  `json:"workloadUpdateStrategy,omitempty"`
+}
+
+// WorkloadUpdateStrategy is HCO's workloadUpdateStrategy: how KubeVirt
+// moves running VMs to a new virt-launcher after an upgrade.
+type WorkloadUpdateStrategy struct {
+	WorkloadUpdateMethods []string `json:"workloadUpdateMethods"`
+	BatchEvictionSize     *int64   `json:"batchEvictionSize,omitempty"`
+	BatchEvictionInterval string   `json:"batchEvictionInterval,omitempty"`
 }
 
 // HyperConvergedConfig places a group of components.

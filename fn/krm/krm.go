@@ -143,7 +143,7 @@ func compileList(rnItems []*kyaml.RNode, fc *kyaml.RNode, diags *diag.List) ([]b
 		out = res.YAML
 		conflicts(rnItems, res.Objects, diags)
 		if ref := cfg.WarningsConfigMap; ref != "" && !diags.HasErrors() {
-			out = warnings.Append(out, ref, diags)
+			out = warnings.Append(out, ref, diags.Sorted())
 		}
 	}
 	return out, results(diags, cfg, docs[:onDisk], items)
@@ -155,6 +155,7 @@ func compileList(rnItems []*kyaml.RNode, fc *kyaml.RNode, diags *diag.List) ([]b
 func readItems(rns []*kyaml.RNode, cfg *config, diags *diag.List) []*item {
 	var items []*item
 	labels := map[string]int{}
+	loc := newLocator()
 	for _, rn := range rns {
 		if !decode.IsVirtc(rn.YNode()) {
 			continue
@@ -164,10 +165,11 @@ func readItems(rns []*kyaml.RNode, cfg *config, diags *diag.List) []*item {
 		// found: the file is on this machine and doc.Rel is its path as
 		// virtc build records it; messages then name it the same way.
 		found := false
+		var file string
 		ann := annotationsOf(rn.YNode())
 		if p, idx := fileAnnotations(ann); p != "" {
 			it.path = p
-			doc.Rel, found = sourcePath(".", path.Clean(p))
+			doc.Rel, file, found = sourcePath(".", path.Clean(p))
 			if n, err := strconv.Atoi(idx); err == nil {
 				it.index = n
 			}
@@ -177,9 +179,19 @@ func readItems(rns []*kyaml.RNode, cfg *config, diags *diag.List) []*item {
 				// Relative to the Compiler's own file, so a base records the
 				// same source whether it is built alone or through an overlay.
 				if r, err := filepath.Rel(cfg.dir, o.Path); err == nil {
-					doc.Rel, found = sourcePath(cfg.fileDir(), filepath.ToSlash(r))
+					doc.Rel, file, found = sourcePath(cfg.fileDir(), filepath.ToSlash(r))
 				}
 			}
+		} else if w, ok := loc.listedIn(it.ref); ok {
+			// Nothing said where it came from: it is one of the files the
+			// kustomization in the working directory lists (kustomize runs
+			// an exec function in the directory of the kustomization that
+			// declares it).
+			it.path, file, found, doc.Lines = filepath.ToSlash(w.file), w.file, true, w.node
+			doc.Rel = source.SourcePath(w.file, ".")
+		}
+		if found && doc.Lines == nil {
+			doc.Lines = loc.inFile(file, it.ref)
 		}
 		doc.File = it.path
 		if found {
@@ -206,7 +218,8 @@ func readItems(rns []*kyaml.RNode, cfg *config, diags *diag.List) []*item {
 	seen := map[string]int{}
 	for _, it := range items {
 		f := it.doc.File
-		if labels[f] < 2 {
+		if labels[f] < 2 || it.doc.Lines != nil {
+			// Alone in its file, or placed by line (see itemAt).
 			continue
 		}
 		seen[f]++
@@ -224,15 +237,15 @@ func readItems(rns []*kyaml.RNode, cfg *config, diags *diag.List) []*item {
 // file (source.SourcePath: from the top of its git repository). When the
 // file is not there (the orchestrator described files this process cannot
 // see), rel itself and false.
-func sourcePath(dir, rel string) (string, bool) {
+func sourcePath(dir, rel string) (string, string, bool) {
 	if dir == "" {
-		return rel, false
+		return rel, "", false
 	}
 	file := filepath.Join(dir, filepath.FromSlash(rel))
 	if info, err := os.Stat(file); err != nil || info.IsDir() {
-		return rel, false
+		return rel, "", false
 	}
-	return source.SourcePath(file, dir), true
+	return source.SourcePath(file, dir), file, true
 }
 
 func describe(r *kyaml.ResourceIdentifier) string {
@@ -423,9 +436,9 @@ func objectKey(group, kind, namespace, name string) string {
 // condensed as on stderr (diag.Condense), into one result with the count
 // and the common fix.
 func results(diags *diag.List, cfg *config, disk []*source.Doc, items []*item) framework.Results {
-	byLabel := map[string]*item{}
+	byLabel := map[string][]*item{}
 	for _, it := range items {
-		byLabel[it.doc.File] = it
+		byLabel[it.doc.File] = append(byLabel[it.doc.File], it)
 	}
 	byFile := map[string][]*source.Doc{}
 	for _, d := range disk {
@@ -452,7 +465,8 @@ func results(diags *diag.List, cfg *config, disk []*source.Doc, items []*item) f
 		if d.Field != "" {
 			r.Field = &framework.Field{Path: d.Field}
 		}
-		if it, ok := byLabel[d.File]; ok {
+		if its, ok := byLabel[d.File]; ok {
+			it := itemAt(its, d.Line)
 			r.ResourceRef = it.ref
 			if it.path != "" {
 				r.File = &framework.File{Path: it.path, Index: max(it.index, 0)}
@@ -472,6 +486,19 @@ func results(diags *diag.List, cfg *config, disk []*source.Doc, items []*item) f
 		out = append(out, r)
 	}
 	return out
+}
+
+// itemAt returns the item of a file that holds a line: the last one whose
+// document as written starts at or before it (items placed by line share
+// their file's name).
+func itemAt(its []*item, line int) *item {
+	best := its[0]
+	for _, it := range its[1:] {
+		if l := it.doc.Lines; l != nil && line > 0 && l.Line <= line && (best.doc.Lines == nil || l.Line >= best.doc.Lines.Line) {
+			best = it
+		}
+	}
+	return best
 }
 
 // docAt returns the document of a file that holds a line: the last one

@@ -16,6 +16,7 @@ import (
 // Check runs every rule over the model.
 func Check(m *resolve.Model, diags *diag.List) {
 	oadpInstalled(m, diags)
+	placementRules(m, diags)
 	for _, t := range m.Tenants {
 		retiredTenant(t, diags)
 		quotaFit(t, diags)
@@ -27,6 +28,7 @@ func Check(m *resolve.Model, diags *diag.List) {
 			limits(m, vm, diags)
 			inlineSecrets(vm, diags)
 			urlImage(vm, diags)
+			liveness(vm, diags)
 		}
 	}
 }
@@ -46,23 +48,7 @@ func migration(vm *resolve.VM, diags *diag.List) {
 	}
 }
 
-func migrationBlockers(vm *resolve.VM) []string {
-	var out []string
-	if st := vm.RootStorage; st.StorageProfile != nil && st.Spec.AccessMode != api.AccessRWX {
-		out = append(out, fmt.Sprintf("the root disk is on storage profile %q (%s)", st.Name, st.Spec.AccessMode))
-	}
-	for _, d := range vm.Attached() {
-		if st := d.Storage; st.StorageProfile != nil && st.Spec.AccessMode != api.AccessRWX {
-			out = append(out, fmt.Sprintf("disk %q is on storage profile %q (%s)", d.Name, st.Name, st.Spec.AccessMode))
-		}
-	}
-	for _, n := range vm.Networks {
-		if n.NetworkProfile != nil && !n.Spec.Migratable {
-			out = append(out, fmt.Sprintf("network %q does not allow live migration", n.Name))
-		}
-	}
-	return out
-}
+func migrationBlockers(vm *resolve.VM) []string { return vm.MigrationBlockers() }
 
 // retiredTenant refuses a retired tenant with VMs that are not retired:
 // decommissioning goes VM by VM, so that each VM is halted, with its disks
@@ -196,4 +182,14 @@ func firstBackupVM(m *resolve.Model) string {
 		}
 	}
 	return ""
+}
+
+// liveness refuses a liveness probe on a guest without the QEMU guest
+// agent: guestAgentPing would never answer and KubeVirt would restart the
+// VM for ever.
+func liveness(vm *resolve.VM, diags *diag.List) {
+	if h := vm.Spec.Health; h == nil || !h.Liveness || vm.Image == nil || vm.Image.Spec.GuestAgent {
+		return
+	}
+	diags.Errorf(vm.Doc.Pos("spec.health.liveness"), "spec.health.liveness", "image %q does not declare guestAgent: true: a liveness probe on the guest agent would fail and restart the VM over and over (use an image whose guest runs the QEMU guest agent)", vm.ImageName)
 }

@@ -51,6 +51,10 @@ func RootDiskName(vm string) string { return vm + "-root" }
 func DataDisks(vm *resolve.VM, safe safety) []emit.Object {
 	var objs []emit.Object
 	for _, d := range vm.Disks {
+		if d.Existing() {
+			// An adopted VM's claim or DataVolume: not virtc's to write.
+			continue
+		}
 		name := DiskName(vm.Name, d.Name)
 		mode := corev1.PersistentVolumeMode(d.Storage.Spec.VolumeMode)
 		class := d.Storage.Spec.StorageClass

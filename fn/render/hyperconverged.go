@@ -19,6 +19,13 @@ func HyperConverged(m *resolve.Model, p *resolve.Platform) emit.Object {
 		// Refuse to uninstall while VMs exist: removing the HyperConverged
 		// from Git must not take every VM with it.
 		UninstallStrategy: "BlockUninstallIfWorkloadsExist",
+		// Written out even at HCO's defaults: what an upgrade does to the
+		// running VMs is in Git, not in the operator's defaults.
+		WorkloadUpdateStrategy: &extapi.WorkloadUpdateStrategy{
+			WorkloadUpdateMethods: nonNil(p.WorkloadUpdate.Methods),
+			BatchEvictionSize:     &p.WorkloadUpdate.BatchEvictionSize,
+			BatchEvictionInterval: p.WorkloadUpdate.BatchEvictionInterval,
+		},
 	}
 	// VM state (persistent EFI and TPM) goes to the class the tenants'
 	// quotas count it in; without it KubeVirt picks the cluster's default
@@ -59,4 +66,13 @@ func HyperConverged(m *resolve.Model, p *resolve.Platform) emit.Object {
 		Spec:       hs,
 	}
 	return emit.Object{APIVersion: "hco.kubevirt.io/v1beta1", Kind: "HyperConverged", Namespace: CNVNamespace, Name: HCOName, Scope: emit.Cluster, Body: hco}
+}
+
+// nonNil keeps an empty list a list ([] turns automated updates off; an
+// absent field would take HCO's default, LiveMigrate).
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

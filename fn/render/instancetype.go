@@ -18,7 +18,7 @@ func Instancetypes(cat *catalog.Catalog, p *resolve.Platform) []emit.Object {
 	var objs []emit.Object
 	for _, name := range cat.Sizes.Names() {
 		e, _ := cat.Sizes.Entry(name)
-		if e.Obj.Spec.Builtin {
+		if e.Obj.Spec.Builtin || e.Obj.Spec.Inline != nil {
 			continue
 		}
 		it := &instancetypev1beta1.VirtualMachineClusterInstancetype{

@@ -19,12 +19,18 @@ import (
 
 // Labels and annotations virtc sets.
 const (
-	LabelManagedBy        = "app.kubernetes.io/managed-by"
-	ManagedBy             = "virtc"
-	LabelTenant           = "virtc.dev/tenant"
-	LabelVM               = "virtc.dev/vm"
-	LabelBackupPolicy     = "virtc.dev/backup-policy"
-	LabelEligibility      = "virtc.dev/eligibility"
+	LabelManagedBy    = "app.kubernetes.io/managed-by"
+	ManagedBy         = "virtc"
+	LabelTenant       = "virtc.dev/tenant"
+	LabelVM           = "virtc.dev/vm"
+	LabelBackupPolicy = "virtc.dev/backup-policy"
+	LabelEligibility  = "virtc.dev/eligibility"
+	// LabelPool names a VM's worker pool on its template (and so on its
+	// VirtualMachineInstance and pod).
+	LabelPool = "virtc.dev/pool"
+	// LabelSpreadGroup names a VM's spread group on its template: the
+	// pod anti-affinity of the group's VMs selects it.
+	LabelSpreadGroup      = "virtc.dev/spread-group"
 	AnnotationSource      = "virtc.dev/source"
 	AnnotationSyncWave    = "argocd.argoproj.io/sync-wave"
 	AnnotationSyncOptions = "argocd.argoproj.io/sync-options"
@@ -61,6 +67,7 @@ var syncWaves = map[string]int{
 	"HyperConverged":                    waveHyperConverged,
 	"VirtualMachineClusterInstancetype": wavePlatform,
 	"VirtualMachineClusterPreference":   wavePlatform,
+	"MigrationPolicy":                   wavePlatform,
 	"ClusterUserDefinedNetwork":         wavePlatform,
 	"DataSource":                        wavePlatform,
 	"Namespace":                         0,
@@ -104,6 +111,7 @@ var needsCRD = map[string]bool{
 	"HyperConverged":                    true,
 	"VirtualMachineClusterInstancetype": true,
 	"VirtualMachineClusterPreference":   true,
+	"MigrationPolicy":                   true,
 	"DataVolume":                        true,
 	"DataSource":                        true,
 	"VirtualMachine":                    true,
@@ -228,6 +236,7 @@ func All(m *resolve.Model, opts Options) []emit.Object {
 		objs = append(objs, DataProtection(p)...)
 		objs = append(objs, Instancetypes(m.Catalog, p)...)
 		objs = append(objs, Preferences(m.Catalog, p)...)
+		objs = append(objs, MigrationPolicies(m.Catalog)...)
 		objs = append(objs, GoldenImages(m.Catalog, p)...)
 		objs = append(objs, ClusterNetworks(m, p)...)
 	}

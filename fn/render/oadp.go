@@ -1,13 +1,12 @@
 package render
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/extapi"
 	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/fn/versions"
 )
 
 // Where OADP is installed from and into.
@@ -47,7 +46,7 @@ func DataProtection(p *resolve.Platform) []emit.Object {
 			Name:                OADPPackage,
 			Source:              CatalogSource,
 			SourceNamespace:     CatalogSourceNS,
-			StartingCSV:         fmt.Sprintf("oadp-operator.v%s", p.Release.OADP.Version),
+			StartingCSV:         versions.OADPCSV(p.Release.OADP.Version),
 			InstallPlanApproval: "Manual",
 			Config:              subscriptionConfig(p.Obj.Spec.Infra),
 		},
@@ -85,10 +84,11 @@ func DataProtection(p *resolve.Platform) []emit.Object {
 			BackupLocations: locations,
 		},
 	}
-	return []emit.Object{
+	objs := []emit.Object{
 		{APIVersion: "v1", Kind: "Namespace", Name: OADPNamespace, Scope: emit.Cluster, Body: ns},
 		{APIVersion: "operators.coreos.com/v1", Kind: "OperatorGroup", Namespace: OADPNamespace, Name: "oadp-operator-group", Scope: emit.Cluster, Body: og},
 		{APIVersion: "operators.coreos.com/v1alpha1", Kind: "Subscription", Namespace: OADPNamespace, Name: OADPPackage, Scope: emit.Cluster, Body: sub},
 		{APIVersion: "oadp.openshift.io/v1alpha1", Kind: "DataProtectionApplication", Namespace: OADPNamespace, Name: DPAName, Scope: emit.Cluster, Body: dpa},
 	}
+	return append(objs, Approver(p, oadpApproval(p))...)
 }

@@ -1,14 +1,13 @@
 package render
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/extapi"
 	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/fn/versions"
 )
 
 // Where OpenShift Virtualization is installed from and into.
@@ -45,7 +44,7 @@ func Platform(m *resolve.Model, p *resolve.Platform) []emit.Object {
 			Name:            HCOPackage,
 			Source:          CatalogSource,
 			SourceNamespace: CatalogSourceNS,
-			StartingCSV:     fmt.Sprintf("kubevirt-hyperconverged-operator.v%s", p.Version),
+			StartingCSV:     versions.HCOCSV(p.Version),
 			// Manual: an upgrade is a reviewed change in Git (a new version
 			// here), never something OLM does on its own.
 			InstallPlanApproval: "Manual",
@@ -57,6 +56,7 @@ func Platform(m *resolve.Model, p *resolve.Platform) []emit.Object {
 		{APIVersion: "operators.coreos.com/v1", Kind: "OperatorGroup", Namespace: CNVNamespace, Name: operatorGroupCNV, Scope: emit.Cluster, Body: og},
 		{APIVersion: "operators.coreos.com/v1alpha1", Kind: "Subscription", Namespace: CNVNamespace, Name: "hco-operatorhub", Scope: emit.Cluster, Body: sub},
 	}
+	objs = append(objs, Approver(p, hcoApproval(p))...)
 	objs = append(objs, MigrationNetwork(m, p)...)
 	return append(objs, HyperConverged(m, p))
 }

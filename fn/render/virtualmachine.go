@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"maps"
+	"slices"
 
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
@@ -64,10 +65,8 @@ func Architecture(vm *resolve.VM) string {
 	return "amd64"
 }
 
-// VirtualMachine renders the VM with its root disk as a dataVolumeTemplate
-// cloned from the image's DataSource and its data disks as references to
-// their PersistentVolumeClaims (see DataDisks).
-func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
+// vmLabels are the labels of the VirtualMachine: the intent's and virtc's.
+func vmLabels(vm *resolve.VM) map[string]string {
 	labels := maps.Clone(vm.Metadata.Labels)
 	if labels == nil {
 		labels = map[string]string{}
@@ -75,30 +74,52 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 	labels[LabelBackupPolicy] = vm.Backup.Name
 	labels[LabelVM] = vm.Name
 	labels[LabelEligibility] = eligibility.Classify(vm).Class.Name
-	templateLabels := maps.Clone(labels)
+	return labels
+}
+
+// TemplateLabels are the labels of the VM's template, which KubeVirt puts
+// on the VirtualMachineInstance and its virt-launcher pod: the VM's, with
+// its worker pool and spread group. Migration policies select VMs by them
+// (the VMI's labels), and spread groups keep apart the pods that carry
+// the same group label.
+func TemplateLabels(vm *resolve.VM) map[string]string {
+	l := placementLabels(vm, vmLabels(vm))
+	l[LabelManagedBy] = ManagedBy
+	return l
+}
+
+func placementLabels(vm *resolve.VM, labels map[string]string) map[string]string {
+	if vm.Pool != nil {
+		labels[LabelPool] = vm.Pool.Name
+	}
+	if vm.Spread != nil {
+		labels[LabelSpreadGroup] = vm.Spread.Group
+	}
+	return labels
+}
+
+// VirtualMachine renders the VM with its root disk as a dataVolumeTemplate
+// cloned from the image's DataSource and its data disks as references to
+// their PersistentVolumeClaims (see DataDisks).
+func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
+	labels := vmLabels(vm)
+	templateLabels := placementLabels(vm, maps.Clone(labels))
 	if vm.Spec.Retired {
 		labels[LabelRetired] = "true"
 	}
 
-	rootName := RootDiskName(vm.Name)
-	dsNamespace := vm.DataSource.Namespace
-	boot := uint(1)
-	disks := []kubevirtv1.Disk{{Name: RootVolume, BootOrder: &boot, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}}}
-	volumes := []kubevirtv1.Volume{{Name: RootVolume, VolumeSource: kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: rootName}}}}
-	for _, d := range vm.Attached() {
-		disks = append(disks, kubevirtv1.Disk{Name: d.Name, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}})
-		volumes = append(volumes, kubevirtv1.Volume{Name: d.Name, VolumeSource: kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{
-			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: DiskName(vm.Name, d.Name)},
-		}}})
-	}
+	disks, volumes, templates := vmDisks(vm)
 	if ci := cloudInit(vm); ci != nil {
 		disks = append(disks, kubevirtv1.Disk{Name: CloudInitVolume, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}})
 		volumes = append(volumes, kubevirtv1.Volume{Name: CloudInitVolume, VolumeSource: kubevirtv1.VolumeSource{CloudInitNoCloud: ci}})
 	}
+	hotDisks, hotVolumes := dataDisks(vm, true)
+	disks, volumes = append(disks, hotDisks...), append(volumes, hotVolumes...)
 	var interfaces []kubevirtv1.Interface
 	var networks []kubevirtv1.Network
 	for _, n := range vm.Networks {
 		iface, net := attachment(n)
+		iface.MacAddress = vm.Spec.MACAddresses[n.Name]
 		interfaces = append(interfaces, iface)
 		networks = append(networks, net)
 	}
@@ -111,32 +132,34 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 	}
 	runStrategy := kubevirtv1.VirtualMachineRunStrategy(vm.RunStrategy)
 	eviction := EvictionStrategy(vm)
+	evictionRef := &eviction
+	defaults := vm.Spec.KubeVirtDefaults
+	if slices.Contains(defaults, api.DefaultDisks) {
+		disks = nil
+	}
+	if slices.Contains(defaults, api.DefaultNetworks) {
+		interfaces, networks = nil, nil
+	}
+	if slices.Contains(defaults, api.DefaultEvictionStrategy) {
+		evictionRef = nil
+	}
 
 	obj := &kubevirtv1.VirtualMachine{
 		TypeMeta:   typeMeta("kubevirt.io/v1", "VirtualMachine"),
 		ObjectMeta: safe.meta(objectMeta("VirtualMachine", vm.Namespace, vm.Name, vm.Doc.Rel, labels, vm.Metadata.Annotations)),
 		Spec: kubevirtv1.VirtualMachineSpec{
-			RunStrategy:  &runStrategy,
-			Instancetype: &kubevirtv1.InstancetypeMatcher{Kind: "VirtualMachineClusterInstancetype", Name: vm.SizeName},
-			Preference:   &kubevirtv1.PreferenceMatcher{Kind: "VirtualMachineClusterPreference", Name: vm.Image.Spec.Preference},
-			DataVolumeTemplates: []kubevirtv1.DataVolumeTemplateSpec{{
-				ObjectMeta: objectMeta("", "", rootName, "", diskLabels(vm), nil),
-				Spec: cdiv1.DataVolumeSpec{
-					SourceRef: &cdiv1.DataVolumeSourceRef{Kind: cdiv1.DataVolumeDataSource, Namespace: &dsNamespace, Name: vm.DataSource.Name},
-					Storage:   storageSpec(vm.RootStorage, vm.RootDisk),
-				},
-			}},
+			RunStrategy:         &runStrategy,
+			Instancetype:        &kubevirtv1.InstancetypeMatcher{Kind: "VirtualMachineClusterInstancetype", Name: vm.SizeName},
+			Preference:          &kubevirtv1.PreferenceMatcher{Kind: "VirtualMachineClusterPreference", Name: vm.Image.Spec.Preference},
+			DataVolumeTemplates: templates,
 			Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{
 				ObjectMeta: objectMeta("", "", "", "", templateLabels, nil),
 				Spec: kubevirtv1.VirtualMachineInstanceSpec{
 					Architecture:     Architecture(vm),
-					EvictionStrategy: &eviction,
+					EvictionStrategy: evictionRef,
 					Domain: kubevirtv1.DomainSpec{
-						Firmware: &kubevirtv1.Firmware{
-							UUID:   types.UID(FirmwareUUID(vm.Namespace, vm.Name)),
-							Serial: FirmwareSerial(vm.Namespace, vm.Name),
-						},
-						Devices: kubevirtv1.Devices{Disks: disks, Interfaces: interfaces, GPUs: gpus(vm.Spec.GPUs), HostDevices: hostDevices(vm.Spec.HostDevices)},
+						Firmware: firmware(vm),
+						Devices:  kubevirtv1.Devices{Disks: disks, Interfaces: interfaces, GPUs: gpus(vm.Spec.GPUs), HostDevices: hostDevices(vm.Spec.HostDevices)},
 					},
 					Networks:          networks,
 					Volumes:           volumes,
@@ -145,7 +168,107 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 			},
 		},
 	}
+	vmPlacement(vm, &obj.Spec.Template.Spec)
+	health(vm, &obj.Spec.Template.Spec)
+	if vm.Size != nil && vm.Size.Spec.Inline != nil {
+		inlineSize(obj, vm.Size.Spec)
+	}
 	return emit.Object{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Namespace: vm.Namespace, Name: vm.Name, Scope: emit.VMScope, Body: obj}
+}
+
+// inlineSize writes an inline size into the VM instead of the instance
+// type reference.
+func inlineSize(obj *kubevirtv1.VirtualMachine, s api.SizeSpec) {
+	obj.Spec.Instancetype = nil
+	dom := &obj.Spec.Template.Spec.Domain
+	in := s.Inline
+	if in.Sockets != 0 || in.Cores != 0 || in.Threads != 0 {
+		dom.CPU = &kubevirtv1.CPU{Sockets: uint32(in.Sockets), Cores: uint32(in.Cores), Threads: uint32(in.Threads)}
+	}
+	guest := s.Memory.DeepCopy()
+	dom.Memory = &kubevirtv1.Memory{Guest: &guest}
+}
+
+// firmware is the VM's SMBIOS identity: the intent's, else derived from
+// namespace and name.
+func firmware(vm *resolve.VM) *kubevirtv1.Firmware {
+	fw := &kubevirtv1.Firmware{
+		UUID:   types.UID(FirmwareUUID(vm.Namespace, vm.Name)),
+		Serial: FirmwareSerial(vm.Namespace, vm.Name),
+	}
+	if f := vm.Spec.Firmware; f != nil {
+		if f.UUID != "" {
+			fw.UUID = types.UID(f.UUID)
+		}
+		if f.Serial != "" {
+			fw.Serial = f.Serial
+		}
+	}
+	return fw
+}
+
+// vmDisks are the VM's disks, volumes and dataVolumeTemplates: the root
+// disk (a clone of the image, or an existing DataVolume or claim) and the
+// attached data disks (virtc's claims, or existing claims and DataVolumes).
+func vmDisks(vm *resolve.VM) ([]kubevirtv1.Disk, []kubevirtv1.Volume, []kubevirtv1.DataVolumeTemplateSpec) {
+	boot := uint(1)
+	rootVolume := RootVolume
+	var templates []kubevirtv1.DataVolumeTemplateSpec
+	var rootSource kubevirtv1.VolumeSource
+	if ex := vm.Spec.ExistingRootDisk; ex != nil {
+		if ex.VolumeName != "" {
+			rootVolume = ex.VolumeName
+		}
+		rootSource = existingSource(ex.DataVolume, ex.PersistentVolumeClaim, false)
+	} else {
+		rootName := RootDiskName(vm.Name)
+		dsNamespace := vm.DataSource.Namespace
+		rootSource = kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: rootName}}
+		templates = []kubevirtv1.DataVolumeTemplateSpec{{
+			ObjectMeta: objectMeta("", "", rootName, "", diskLabels(vm), nil),
+			Spec: cdiv1.DataVolumeSpec{
+				SourceRef: &cdiv1.DataVolumeSourceRef{Kind: cdiv1.DataVolumeDataSource, Namespace: &dsNamespace, Name: vm.DataSource.Name},
+				Storage:   storageSpec(vm.RootStorage, vm.RootDisk),
+			},
+		}}
+	}
+	disks := []kubevirtv1.Disk{{Name: rootVolume, BootOrder: &boot, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}}}
+	volumes := []kubevirtv1.Volume{{Name: rootVolume, VolumeSource: rootSource}}
+	d, v := dataDisks(vm, false)
+	return append(disks, d...), append(volumes, v...), templates
+}
+
+// dataDisks are the disks and volumes of the attached data disks that are
+// hot-pluggable or not: KubeVirt appends a disk hot-plugged into the VM's
+// spec (virtctl addvolume) after the others, so virtc writes those last.
+func dataDisks(vm *resolve.VM, hot bool) ([]kubevirtv1.Disk, []kubevirtv1.Volume) {
+	var disks []kubevirtv1.Disk
+	var volumes []kubevirtv1.Volume
+	for _, d := range vm.Attached() {
+		if d.Hotpluggable != hot {
+			continue
+		}
+		disks = append(disks, kubevirtv1.Disk{Name: d.Name, Serial: d.Serial, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBus(d.Bus)}}})
+		src := kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{
+			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: DiskName(vm.Name, d.Name)},
+		}}
+		if d.Existing() {
+			src = existingSource(d.ExistingDataVolume, d.ExistingClaim, d.Hotpluggable)
+		}
+		volumes = append(volumes, kubevirtv1.Volume{Name: d.Name, VolumeSource: src})
+	}
+	return disks, volumes
+}
+
+// existingSource is the volume source of an existing DataVolume or claim.
+func existingSource(dataVolume, claim string, hotpluggable bool) kubevirtv1.VolumeSource {
+	if dataVolume != "" {
+		return kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: dataVolume, Hotpluggable: hotpluggable}}
+	}
+	return kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{
+		PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim},
+		Hotpluggable:                      hotpluggable,
+	}}
 }
 
 // cloudInit is the NoCloud source: user and network data from Secrets. SSH

@@ -37,6 +37,13 @@ func (t *Tenant) allowStorage() []string {
 	return nil
 }
 
+func (t *Tenant) allowPools() []string {
+	if a := t.Spec.Allow; a != nil {
+		return a.Pools
+	}
+	return nil
+}
+
 // Allows reports whether a tenant may use a catalog entry: one its allow
 // list matches (names or glob patterns) or, without a list, any entry that
 // is not restricted.

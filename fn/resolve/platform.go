@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
+	"time"
 
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/catalog"
@@ -29,6 +31,58 @@ type Platform struct {
 	// MigrationNetwork is the bridge profile of the dedicated live-migration
 	// network, if the Platform names one.
 	MigrationNetwork *Network
+	// WorkloadUpdate is the HyperConverged's workloadUpdateStrategy, HCO's
+	// defaults filled in.
+	WorkloadUpdate WorkloadUpdate
+}
+
+// WorkloadUpdate is how KubeVirt moves running VMs to a new virt-launcher
+// after an upgrade.
+type WorkloadUpdate struct {
+	Methods           []string
+	BatchEvictionSize int64
+	// BatchEvictionInterval is a Go duration, normalized (1m0s).
+	BatchEvictionInterval string
+}
+
+// Live and Evict report the methods.
+func (w WorkloadUpdate) Live() bool  { return slices.Contains(w.Methods, "LiveMigrate") }
+func (w WorkloadUpdate) Evict() bool { return slices.Contains(w.Methods, "Evict") }
+
+// HCO's workloadUpdateStrategy defaults (hyperconverged-cluster-operator
+// v1.18.1 api/v1/hyperconverged_types.go, HyperConvergedWorkloadUpdateStrategy
+// kubebuilder defaults; the same in the 4.20 and 4.21 CRDs).
+const (
+	DefaultBatchEvictionSize     = 10
+	DefaultBatchEvictionInterval = "1m0s"
+)
+
+// durationForm is WorkloadUpdate.BatchEvictionInterval's pattern.
+var durationForm = regexp.MustCompile(`^([0-9]+h)?([0-9]+m)?([0-9]+s)?$`)
+
+func workloadUpdate(p *Platform, diags *diag.List) {
+	w := WorkloadUpdate{Methods: []string{"LiveMigrate"}, BatchEvictionSize: DefaultBatchEvictionSize, BatchEvictionInterval: DefaultBatchEvictionInterval}
+	if spec := p.Obj.Spec.WorkloadUpdate; spec != nil {
+		if spec.Methods != nil {
+			w.Methods = slices.Clone(spec.Methods)
+		}
+		if n := spec.BatchEvictionSize; n != nil {
+			if *n < 1 || *n > math.MaxInt32 {
+				diags.Errorf(p.Doc.Pos("spec.workloadUpdate.batchEvictionSize"), "spec.workloadUpdate.batchEvictionSize", "%d VMs per batch is out of range (1 to %d; HCO's default is %d)", *n, math.MaxInt32, DefaultBatchEvictionSize)
+			}
+			w.BatchEvictionSize = *n
+		}
+		// The decoder reports a value that is not of the field's form.
+		if s := spec.BatchEvictionInterval; s != "" && durationForm.MatchString(s) {
+			d, err := time.ParseDuration(s)
+			if err != nil || d <= 0 {
+				diags.Errorf(p.Doc.Pos("spec.workloadUpdate.batchEvictionInterval"), "spec.workloadUpdate.batchEvictionInterval", "%q is not a positive duration (such as 1m0s, HCO's default)", s)
+			} else {
+				w.BatchEvictionInterval = d.String()
+			}
+		}
+	}
+	p.WorkloadUpdate = w
 }
 
 // HasLocation reports whether the platform defines a storage location.
@@ -122,6 +176,13 @@ func resolvePlatform(cat *catalog.Catalog, diags *diag.List) *Platform {
 	p.Release, p.Version = rel, v
 	liveMigrationLimits(e, diags)
 	featureGates(p, diags)
+	workloadUpdate(p, diags)
+	if a := spec.Approver; a != nil && a.TimeoutMinutes != nil && (*a.TimeoutMinutes < 1 || *a.TimeoutMinutes > 1440) {
+		diags.Errorf(e.Doc.Pos("spec.approver.timeoutMinutes"), "spec.approver.timeoutMinutes", "%d minutes is out of range (1 to 1440; the default is 45)", *a.TimeoutMinutes)
+	}
+	if spec.Approver == nil {
+		diags.Warnf(e.Doc.Pos("spec"), "spec.approver", "no InstallPlan approver: OLM's InstallPlans (installPlanApproval: Manual) wait for a person to approve each one, and the HyperConverged waits with them; name virtc's image, pinned by digest, in spec.approver.image to approve from Git")
+	}
 	if lm := spec.LiveMigration; lm != nil && lm.Network != "" {
 		p.MigrationNetwork = migrationNetwork(cat, e, lm.Network, diags)
 	}

@@ -6,6 +6,8 @@ package resolve
 import (
 	"cmp"
 	"fmt"
+	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -63,6 +65,18 @@ type VM struct {
 	Backup       Backup
 	// Tier is production or standard: the VM's own, else its tenant's.
 	Tier string
+	// Pool is the worker pool the VM runs on: nil when the catalog has no
+	// pools (or the VM's is unknown).
+	Pool *Pool
+	// Spread is the VM's spread group with its defaults applied (nil
+	// without one).
+	Spread *api.Spread
+}
+
+// Pool is a worker pool with its name.
+type Pool struct {
+	Name string
+	*api.WorkerPool
 }
 
 // Tiers of VMs.
@@ -274,6 +288,8 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 		}
 		rv.Networks = append(rv.Networks, Network{Name: n, NetworkProfile: p})
 	}
+	resolvePlacement(rv, cat, diags)
+	adoption(rv, errorf)
 	rv.Backup.Name = cmp.Or(spec.Backup, t.Backup)
 	if p, ok := cat.BackupPolicies.Get(rv.Backup.Name); ok {
 		rv.Backup.BackupPolicy = p
@@ -283,6 +299,53 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 		errorf("spec", "no backup policy: name one in spec.backup, in the Tenant's spec.backup, or mark a catalog BackupPolicy default")
 	}
 	return rv
+}
+
+var macAddress = regexp.MustCompile(`^[0-9a-fA-F]{2}([:-][0-9a-fA-F]{2}){5}$`)
+
+// adoption checks the fields that keep an adopted VM's identity and disks.
+func adoption(rv *VM, errorf func(field, format string, args ...any)) {
+	spec := rv.Spec
+	if ex := spec.ExistingRootDisk; ex != nil && (ex.DataVolume == "") == (ex.PersistentVolumeClaim == "") {
+		errorf("spec.existingRootDisk", "name exactly one of dataVolume and persistentVolumeClaim")
+	}
+	for _, d := range rv.Disks {
+		if d.ExistingClaim != "" && d.ExistingDataVolume != "" {
+			errorf(d.Field+".existingClaim", "a disk is an existing claim or an existing DataVolume, not both (remove one)")
+		}
+		if d.Hotpluggable && !d.Existing() {
+			errorf(d.Field+".hotpluggable", "only an existing claim or DataVolume can be hot-pluggable (set existingClaim or existingDataVolume)")
+		}
+		// kubevirt.io/kubevirt v1.8.4 pkg/storage/admitters/storagehotplug.go:
+		// ValidateHotplugDiskConfiguration.
+		if d.Hotpluggable && d.Bus != "scsi" && d.Bus != "virtio" {
+			errorf(d.Field+".bus", "a hot-pluggable disk needs the scsi or virtio bus (KubeVirt refuses others)")
+		}
+	}
+	if slices.Contains(spec.KubeVirtDefaults, api.DefaultNetworks) {
+		if len(rv.Networks) != 1 || rv.Networks[0].Spec.Type != api.NetworkPod {
+			errorf("spec.kubevirtDefaults", "networks left to KubeVirt means the pod network alone: spec.networks must be one pod network profile")
+		}
+		if len(spec.MACAddresses) > 0 {
+			errorf("spec.macAddresses", "networks left to KubeVirt (spec.kubevirtDefaults) have no interface to carry a MAC address")
+		}
+	}
+	if slices.Contains(spec.KubeVirtDefaults, api.DefaultDisks) {
+		for _, d := range rv.Disks {
+			if d.Bus != "" {
+				errorf(d.Field+".bus", "disks left to KubeVirt (spec.kubevirtDefaults) have its default bus: remove bus")
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(spec.MACAddresses)) {
+		field := "spec.macAddresses." + name
+		if !slices.ContainsFunc(rv.Networks, func(n Network) bool { return n.Name == name }) {
+			errorf(field, "the VM is not attached to network %q (a key of macAddresses is a network of spec.networks)", name)
+		}
+		if !macAddress.MatchString(spec.MACAddresses[name]) {
+			errorf(field, "%q is not a MAC address (six hex pairs such as 02:5e:6b:00:00:01)", spec.MACAddresses[name])
+		}
+	}
 }
 
 // ImageDataSource is the DataSource a VM's root disk clones: the golden
@@ -359,6 +422,12 @@ func (v *VM) Attached() []Disk {
 	return out
 }
 
+// Existing reports whether the disk is an existing claim or DataVolume
+// (an adopted VM's) rather than a claim virtc writes.
+func (d Disk) Existing() bool {
+	return d.ExistingClaim != "" || d.ExistingDataVolume != ""
+}
+
 // CanMigrate reports whether the VM can live-migrate at all: every attached
 // disk on ReadWriteMany storage and every network migratable.
 func (v *VM) CanMigrate() bool {
@@ -376,6 +445,26 @@ func (v *VM) CanMigrate() bool {
 		}
 	}
 	return true
+}
+
+// MigrationBlockers say why the VM cannot live-migrate: storage that is not
+// ReadWriteMany, networks that do not allow it. Empty when it can.
+func (v *VM) MigrationBlockers() []string {
+	var out []string
+	if st := v.RootStorage; st.StorageProfile != nil && st.Spec.AccessMode != api.AccessRWX {
+		out = append(out, fmt.Sprintf("the root disk is on storage profile %q (%s)", st.Name, st.Spec.AccessMode))
+	}
+	for _, d := range v.Attached() {
+		if st := d.Storage; st.StorageProfile != nil && st.Spec.AccessMode != api.AccessRWX {
+			out = append(out, fmt.Sprintf("disk %q is on storage profile %q (%s)", d.Name, st.Name, st.Spec.AccessMode))
+		}
+	}
+	for _, n := range v.Networks {
+		if n.NetworkProfile != nil && !n.Spec.Migratable {
+			out = append(out, fmt.Sprintf("network %q does not allow live migration", n.Name))
+		}
+	}
+	return out
 }
 
 // Migrates reports whether the VM will live-migrate during maintenance.

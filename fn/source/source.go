@@ -38,8 +38,14 @@ type Doc struct {
 	// Node is the document's content node (a mapping for a valid object).
 	Node *yaml.Node
 	// NoLines is set for documents whose line numbers do not refer to the
-	// file (Jsonnet output): positions then name the file only.
+	// file (Jsonnet output, a KRM function's items): positions then name the
+	// file only, unless Lines is set.
 	NoLines bool
+	// Lines, when set, is the document as written in File, used only for
+	// positions when Node's lines refer elsewhere (a KRM function's item
+	// found in its file): a field the item has but the file lacks (added by
+	// an overlay) is placed at its nearest enclosing field in the file.
+	Lines *yaml.Node
 	// Broken lists the field paths with structural errors that decoding
 	// found (set by package decode): later checks of what lies there or
 	// in the objects around it would only repeat them, so Pos marks those
@@ -51,10 +57,14 @@ type Doc struct {
 // returns the position of the deepest node of the path that exists.
 func (d *Doc) Pos(field string) diag.Pos {
 	p := diag.Pos{File: d.File, Shadowed: d.Shadows(field)}
-	if d.NoLines || d.Node == nil {
+	lines := d.Node
+	if d.NoLines {
+		lines = d.Lines
+	}
+	if lines == nil {
 		return p
 	}
-	n := Lookup(d.Node, field)
+	n := Lookup(lines, field)
 	p.Line, p.Col = n.Line, n.Column
 	return p
 }

@@ -35,10 +35,17 @@ type Release struct {
 	AbsentBuiltinSizes []string `yaml:"absentBuiltinSizes"`
 	Channel            string   `yaml:"channel"`
 	UpgradesFrom       []string `yaml:"upgradesFrom"`
+	// Replaces is the CSV version of the previous minor that this minor's
+	// first bundle (x.y.0) replaces in OLM's channel: the only way into
+	// this minor. Empty for the oldest supported minor.
+	Replaces string `yaml:"replaces"`
 	// OADP is the OADP operator release for this platform release.
 	OADP struct {
 		Channel string `yaml:"channel"`
 		Version string `yaml:"version"`
+		// Replaces is the OADP CSV version this release's bundle replaces,
+		// when it differs from the previous platform release's.
+		Replaces string `yaml:"replaces"`
 	} `yaml:"oadp"`
 	// FeatureGates are the HyperConverged feature gates of the release by
 	// phase, as HCO's CRD states it. HCO lists no generally available gate:
@@ -172,4 +179,88 @@ func (r Release) GatePhase(gate string) string {
 		return PhaseDeprecated
 	}
 	return ""
+}
+
+// CSV names of the operators virtc installs, as OLM's InstallPlans list them
+// in spec.clusterServiceVersionNames.
+func HCOCSV(v Version) string       { return "kubevirt-hyperconverged-operator.v" + v.String() }
+func OADPCSV(version string) string { return "oadp-operator.v" + version }
+
+// release finds the release of a minor.
+func release(minor string) (Release, bool) {
+	for _, r := range load() {
+		if r.Minor == minor {
+			return r, true
+		}
+	}
+	return Release{}, false
+}
+
+// PathError says why OLM cannot go from one version to another.
+type PathError struct {
+	From, To Version
+	// Downgrade: OLM never moves an installed operator back.
+	Downgrade bool
+	// Via are the minors the target is reached from, when the change skips
+	// one of them.
+	Via []string
+}
+
+func (e *PathError) Error() string {
+	if e.Downgrade {
+		return fmt.Sprintf("%s → %s is a downgrade: OLM does not downgrade an installed operator", e.From, e.To)
+	}
+	return fmt.Sprintf("%s → %s skips what OLM upgrades through: %s is reached only from %s, one minor release at a time", e.From, e.To, e.To.MinorString(), strings.Join(e.Via, ", "))
+}
+
+// Path is every version OLM installs, in order, to go from an installed
+// version to a pinned one: one InstallPlan each (the table's update graph:
+// a z-stream bundle skips the earlier z-streams of its minor, the first
+// bundle of a minor replaces the previous minor's Replaces CSV). It ends at
+// to; it is empty when from equals to. Only one minor per change: a skip or
+// a downgrade is a *PathError.
+func Path(from, to Version) ([]Version, error) {
+	switch c := to.Compare(from); {
+	case c == 0:
+		return nil, nil
+	case c < 0:
+		return nil, &PathError{From: from, To: to, Downgrade: true}
+	case from.MinorString() == to.MinorString():
+		return []Version{to}, nil
+	}
+	rel, ok := release(to.MinorString())
+	if !ok {
+		return nil, fmt.Errorf("version %s is not supported by this virtc (supported: %s)", to, SupportedList())
+	}
+	if !slices.Contains(rel.UpgradesFrom, from.MinorString()) || rel.Replaces == "" {
+		return nil, &PathError{From: from, To: to, Via: rel.UpgradesFrom}
+	}
+	entry, err := Parse(rel.Replaces)
+	if err != nil {
+		return nil, fmt.Errorf("versions table: %s replaces: %v", rel.Minor, err)
+	}
+	if from.Compare(entry) > 0 {
+		// A z-stream newer than the one the next minor replaces has no
+		// edge into that minor in this table.
+		return nil, fmt.Errorf("%s → %s: OLM enters %s only from %s, and %s is newer", from, to, to.MinorString(), entry, from)
+	}
+	var path []Version
+	if from.Compare(entry) < 0 {
+		path = append(path, entry)
+	}
+	first := Version{to.Major, to.Minor, 0}
+	path = append(path, first)
+	if to != first {
+		path = append(path, to)
+	}
+	return path, nil
+}
+
+// OADPPath is the OADP CSVs OLM installs, in order, when the platform
+// goes from one release to the next: OADP moves with the minor release.
+func OADPPath(from, to Release) []string {
+	if from.OADP.Version == to.OADP.Version {
+		return nil
+	}
+	return []string{to.OADP.Version}
 }

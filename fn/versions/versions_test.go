@@ -24,7 +24,8 @@ func TestLookup(t *testing.T) {
 		{"4.22.0", "4.22", true},
 		{"4.20.21", "4.20", true},
 		{"4.22.99", "", false},
-		{"4.21.2", "", false},
+		{"4.21.2", "4.21", true},
+		{"4.21.9", "", false},
 		{"4.22", "", false},
 		{"v4.22.3", "", false},
 	} {
@@ -85,6 +86,8 @@ func TestCRDGatePhases(t *testing.T) {
 		"4.22": {"alignCPUs": PhaseAlpha, "downwardMetrics": PhaseAlpha, "persistentReservation": PhaseAlpha,
 			"deployKubeSecondaryDNS": PhaseAlpha, "disableMDevConfiguration": PhaseAlpha,
 			"videoConfig": PhaseBeta, "decentralizedLiveMigration": PhaseBeta, "nonRoot": PhaseDeprecated},
+		"4.21": {"objectGraph": PhaseAlpha, "videoConfig": PhaseBeta, "decentralizedLiveMigration": PhaseAlpha,
+			"nonRoot": PhaseDeprecated},
 		"4.20": {"alignCPUs": PhaseAlpha, "downwardMetrics": PhaseAlpha, "decentralizedLiveMigration": PhaseAlpha,
 			"nonRoot": PhaseDeprecated},
 	} {
@@ -193,5 +196,72 @@ func readJSON(t *testing.T, path string, v any) {
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// Path walks the table's update graph: a z-stream in one InstallPlan, a
+// minor through the previous minor's last z-stream and the new minor's
+// first bundle, never two minors or backwards.
+func TestPath(t *testing.T) {
+	for _, tc := range []struct {
+		from, to string
+		want     string // versions joined by " ", or "error"
+	}{
+		{"4.22.2", "4.22.5", "4.22.5"},
+		{"4.22.5", "4.22.5", ""},
+		{"4.20.5", "4.21.3", "4.20.21 4.21.0 4.21.3"},
+		{"4.20.21", "4.21.0", "4.21.0"},
+		{"4.21.8", "4.22.3", "4.22.0 4.22.3"},
+		{"4.21.2", "4.22.0", "4.21.8 4.22.0"},
+		{"4.20.5", "4.22.3", "error"},
+		{"4.22.3", "4.21.8", "error"},
+		{"4.22.5", "4.22.2", "error"},
+	} {
+		from, _ := Parse(tc.from)
+		to, _ := Parse(tc.to)
+		path, err := Path(from, to)
+		var got []string
+		for _, v := range path {
+			got = append(got, v.String())
+		}
+		if err != nil {
+			got = []string{"error"}
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("Path(%s, %s) = %q (%v), want %q", tc.from, tc.to, got, err, tc.want)
+		}
+	}
+}
+
+// The graph's edges are consistent with the table: a minor's first bundle
+// replaces the last qualified z-stream of a minor it upgrades from, so
+// every qualified version reaches the next minor.
+func TestGraphEdges(t *testing.T) {
+	byMinor := map[string]Release{}
+	for _, r := range Releases() {
+		byMinor[r.Minor] = r
+	}
+	for _, r := range Releases() {
+		if r.Replaces == "" {
+			if _, ok := byMinor[r.UpgradesFrom[0]]; ok {
+				t.Errorf("%s upgrades from %s, which the table has, but replaces no CSV of it", r.Minor, r.UpgradesFrom[0])
+			}
+			continue
+		}
+		v, err := Parse(r.Replaces)
+		if err != nil {
+			t.Fatalf("%s: replaces: %v", r.Minor, err)
+		}
+		prev, ok := byMinor[v.MinorString()]
+		if !ok || !slices.Contains(r.UpgradesFrom, v.MinorString()) {
+			t.Errorf("%s replaces %s, not of a minor it upgrades from (%v)", r.Minor, v, r.UpgradesFrom)
+			continue
+		}
+		if v.Patch != prev.Patches[1] {
+			t.Errorf("%s replaces %s, but %s's last qualified z-stream is %s.%d", r.Minor, v, prev.Minor, prev.Minor, prev.Patches[1])
+		}
+		if prev.OADP.Version != r.OADP.Version && r.OADP.Replaces != prev.OADP.Version {
+			t.Errorf("%s: OADP %s replaces %q, want %s's OADP %s", r.Minor, r.OADP.Version, r.OADP.Replaces, prev.Minor, prev.OADP.Version)
+		}
 	}
 }

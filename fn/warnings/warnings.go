@@ -44,10 +44,10 @@ func Check(ref string) error {
 // cluster instead of leaving it stale; its bytes depend only on the
 // warnings, so the output stays deterministic. Argo CD shows it among the
 // Application's resources (README, "Where warnings appear").
-func Append(out []byte, ref string, diags *diag.List) []byte {
+func Append(out []byte, ref string, sorted []diag.Diagnostic) []byte {
 	ns, name, _ := strings.Cut(ref, "/")
 	var warnings []diag.Diagnostic
-	for _, d := range diags.Sorted() {
+	for _, d := range sorted {
 		if d.Severity == diag.Warning {
 			warnings = append(warnings, d)
 		}

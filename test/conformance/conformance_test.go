@@ -24,7 +24,7 @@ const GateEnv = "VIRTC_CONFORMANCE"
 
 // platformVersions are the supported platform versions, each checked
 // against its own CRDs in a fresh API server.
-var platformVersions = []string{"4.22", "4.20"}
+var platformVersions = []string{"4.22", "4.21", "4.20"}
 
 const repoRoot = "../.."
 
@@ -133,6 +133,16 @@ func goldenOutputs(t *testing.T) []output {
 		}
 		out = append(out, output{name: "golden/" + e.Name(), yaml: data})
 	}
+	// The compiled imports of golden/import (virtc import, then build).
+	imports, _ := filepath.Glob(filepath.Join(root, "import", "*", "build.yaml"))
+	for _, f := range imports {
+		data, ok := readOptional(t, f)
+		if !ok || len(bytes.TrimSpace(data)) == 0 {
+			continue
+		}
+		rel, _ := filepath.Rel(repoRoot, filepath.Dir(f))
+		out = append(out, output{name: filepath.ToSlash(rel), yaml: data})
+	}
 	return out
 }
 
@@ -185,6 +195,15 @@ func startControlPlane(t *testing.T, bins Binaries, version string) *Cluster {
 	if err != nil {
 		t.Fatalf("install CRDs from %s: %v", crds, err)
 	}
+	// CRDs the shared folder lacks (KubeVirt's MigrationPolicy), kept in
+	// the repository: test/schemas/README.md.
+	if extra := filepath.Join(repoRoot, "test", "schemas", version, "crd-yaml"); dirExists(extra) {
+		m, err := cp.InstallCRDs(t.Context(), extra)
+		if err != nil {
+			t.Fatalf("install CRDs from %s: %v", extra, err)
+		}
+		n += m
+	}
 	t.Logf("platform %s: etcd and kube-apiserver ready in %v at %s; %d CRDs established in %v",
 		version, cp.Startup.Round(time.Millisecond), cp.URL, n, time.Since(began).Round(time.Millisecond))
 	manifests := filepath.Join(dir, "manifests")
@@ -229,8 +248,12 @@ func TestConformance(t *testing.T) {
 			t.Run("server-rejects", func(t *testing.T) {
 				checkRejections(t, c, version)
 			})
-			t.Logf("platform %s: %d objects of %d outputs applied and re-applied; %d objects applied in %d change steps",
-				version, applied, len(selected), changed, len(steps)-1)
+			upgraded := 0
+			t.Run("platform-upgrade", func(t *testing.T) {
+				upgraded = checkUpgrade(t, c, version)
+			})
+			t.Logf("platform %s: %d objects of %d outputs applied and re-applied; %d objects applied in %d change steps; %d in the platform upgrade",
+				version, applied, len(selected), changed, len(steps)-1, upgraded)
 		})
 	}
 }
@@ -646,4 +669,9 @@ func checkRejections(t *testing.T, c *Cluster, version string) {
 			}
 		})
 	}
+}
+
+func dirExists(dir string) bool {
+	st, err := os.Stat(dir)
+	return err == nil && st.IsDir()
 }

@@ -1,0 +1,247 @@
+// Package approve is the InstallPlan approver: the logic of `virtc
+// approve-installplan`, which an Argo CD Sync hook Job runs beside each
+// operator Subscription virtc compiles (render.Approver).
+//
+// virtc keeps installPlanApproval: Manual, so OLM installs nothing Git did
+// not ask for. OLM then proposes one InstallPlan at a time for the
+// Subscription (operator-framework/operator-lifecycle-manager
+// pkg/controller/operators/catalog/operator.go, syncResolvingNamespace: a
+// Manual Subscription's plan is created with spec.approved false and its
+// status.installPlanRef names it; the next step is resolved only after the
+// CSV of the approved plan is installed). The approver approves a plan only
+// when every CSV it lists is the version pinned in Git or a CSV OLM must
+// pass on the way there (the version table's update graph), waits for the
+// pinned CSV to succeed, and otherwise fails, naming the CSVs it saw.
+package approve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/virtc/virtc/fn/versions"
+)
+
+// Plan is what the approver reads of an InstallPlan.
+type Plan struct {
+	Name string
+	// CSVs are spec.clusterServiceVersionNames.
+	CSVs []string
+	// Approved is spec.approved.
+	Approved bool
+	// Phase is status.phase (RequiresApproval, Installing, Complete,
+	// Failed …).
+	Phase string
+}
+
+// Subscription is what the approver reads of a Subscription's status.
+type Subscription struct {
+	// InstalledCSV is status.installedCSV: empty before the first install.
+	InstalledCSV string
+	// CurrentCSV is status.currentCSV: the CSV OLM is moving to.
+	CurrentCSV string
+	// State is status.state (UpgradePending, AtLatestKnown …).
+	State string
+	// InstallPlan is status.installPlanRef.name: the plan of the step OLM
+	// proposes now.
+	InstallPlan string
+	// Missing: the Subscription does not exist (yet: Argo CD may create the
+	// hook before it in the same wave).
+	Missing bool
+}
+
+// Cluster is the little of the API the approver uses: in its namespace
+// only, the verbs of its Role (get/list/patch installplans, get
+// subscriptions, get clusterserviceversions).
+type Cluster interface {
+	InstallPlans(ctx context.Context, namespace string) ([]Plan, error)
+	Approve(ctx context.Context, namespace, name string) error
+	Subscription(ctx context.Context, namespace, name string) (Subscription, error)
+	// CSVPhase is status.phase of a ClusterServiceVersion, "" when it does
+	// not exist (yet).
+	CSVPhase(ctx context.Context, namespace, name string) (string, error)
+}
+
+// Options say what to approve.
+type Options struct {
+	Namespace    string
+	Subscription string
+	// CSV is the CSV Git pins (kubevirt-hyperconverged-operator.v4.22.3).
+	CSV string
+	// Via are the CSVs OLM may have to pass before CSV (the update graph:
+	// the previous minor's last z-stream, the minor's first bundle).
+	Via []string
+	// Timeout bounds the whole run; Interval is the polling period.
+	Timeout, Interval time.Duration
+	Log               io.Writer
+	// Sleep waits (tests make it advance a fake clock); nil: time.Sleep
+	// bounded by ctx.
+	Sleep func(context.Context, time.Duration) error
+	// Now is the clock; nil: time.Now.
+	Now func() time.Time
+}
+
+// Error is a refusal: the cluster proposes something Git did not ask for.
+type Error struct{ Msg string }
+
+func (e *Error) Error() string { return e.Msg }
+
+// Run approves the InstallPlans on the path to o.CSV and returns when that
+// CSV has succeeded. It fails at once when the current plan lists a CSV
+// off the path, when the installed CSV is newer than o.CSV, or when an
+// InstallPlan or the CSV failed; and after o.Timeout when OLM proposes
+// nothing.
+func Run(ctx context.Context, c Cluster, o Options) error {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleep
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Interval <= 0 {
+		o.Interval = 10 * time.Second
+	}
+	allowed := append(slices.Clone(o.Via), o.CSV)
+	deadline := o.Now().Add(o.Timeout)
+	var waiting string
+	for {
+		done, why, err := step(ctx, c, o, allowed)
+		if err != nil || done {
+			return err
+		}
+		if why != waiting {
+			fmt.Fprintf(o.Log, "waiting: %s\n", why)
+			waiting = why
+		}
+		if !o.Now().Before(deadline) {
+			plans, _ := c.InstallPlans(ctx, o.Namespace)
+			return &Error{fmt.Sprintf("timed out after %s waiting for %s in %s (%s); InstallPlans seen: %s", o.Timeout, o.CSV, o.Namespace, why, describe(plans))}
+		}
+		if err := o.Sleep(ctx, o.Interval); err != nil {
+			return err
+		}
+	}
+}
+
+// step looks once: done when the pinned CSV succeeded; otherwise what it
+// waits for, or a refusal.
+func step(ctx context.Context, c Cluster, o Options, allowed []string) (bool, string, error) {
+	sub, err := c.Subscription(ctx, o.Namespace, o.Subscription)
+	if err != nil {
+		return false, "", err
+	}
+	if sub.Missing {
+		return false, fmt.Sprintf("Subscription %s/%s does not exist yet", o.Namespace, o.Subscription), nil
+	}
+	if sub.InstalledCSV != "" && newer(sub.InstalledCSV, o.CSV) {
+		return false, "", &Error{fmt.Sprintf("Subscription %s/%s has %s installed, newer than %s pinned in Git: OLM does not downgrade; pin %s or later in Git", o.Namespace, o.Subscription, sub.InstalledCSV, o.CSV, sub.InstalledCSV)}
+	}
+	if sub.InstalledCSV == o.CSV {
+		phase, err := c.CSVPhase(ctx, o.Namespace, o.CSV)
+		switch {
+		case err != nil:
+			return false, "", err
+		case phase == "Succeeded":
+			fmt.Fprintf(o.Log, "%s is installed and Succeeded\n", o.CSV)
+			return true, "", nil
+		case phase == "Failed":
+			return false, "", &Error{fmt.Sprintf("ClusterServiceVersion %s/%s failed", o.Namespace, o.CSV)}
+		}
+		return false, fmt.Sprintf("ClusterServiceVersion %s is %s", o.CSV, orNone(phase)), nil
+	}
+	plans, err := c.InstallPlans(ctx, o.Namespace)
+	if err != nil {
+		return false, "", err
+	}
+	if sub.InstallPlan == "" {
+		return false, fmt.Sprintf("no InstallPlan yet for Subscription %s (installed: %s)", o.Subscription, orNone(sub.InstalledCSV)), nil
+	}
+	i := slices.IndexFunc(plans, func(p Plan) bool { return p.Name == sub.InstallPlan })
+	if i < 0 {
+		return false, fmt.Sprintf("InstallPlan %s of Subscription %s not found yet", sub.InstallPlan, o.Subscription), nil
+	}
+	p := plans[i]
+	if p.Approved && p.Phase == "Complete" {
+		// The Subscription still names the plan of the installed CSV:
+		// OLM has not resolved the next step yet.
+		return false, fmt.Sprintf("OLM's next InstallPlan after %s (installed: %s)", p.Name, orNone(sub.InstalledCSV)), nil
+	}
+	for _, csv := range p.CSVs {
+		if !slices.Contains(allowed, csv) {
+			return false, "", &Error{fmt.Sprintf("InstallPlan %s/%s proposes %s, which is not on the path to %s pinned in Git (allowed: %s; installed: %s); InstallPlans seen: %s",
+				o.Namespace, p.Name, strings.Join(p.CSVs, ", "), o.CSV, strings.Join(allowed, ", "), orNone(sub.InstalledCSV), describe(plans))}
+		}
+	}
+	if len(p.CSVs) == 0 {
+		return false, fmt.Sprintf("InstallPlan %s lists no CSV yet", p.Name), nil
+	}
+	if p.Phase == "Failed" {
+		return false, "", &Error{fmt.Sprintf("InstallPlan %s/%s (%s) failed", o.Namespace, p.Name, strings.Join(p.CSVs, ", "))}
+	}
+	if !p.Approved {
+		if err := c.Approve(ctx, o.Namespace, p.Name); err != nil {
+			return false, "", fmt.Errorf("approving InstallPlan %s/%s: %w", o.Namespace, p.Name, err)
+		}
+		fmt.Fprintf(o.Log, "approved InstallPlan %s (%s)\n", p.Name, strings.Join(p.CSVs, ", "))
+	}
+	return false, fmt.Sprintf("InstallPlan %s (%s) is approved, %s", p.Name, strings.Join(p.CSVs, ", "), orNone(p.Phase)), nil
+}
+
+func describe(plans []Plan) string {
+	if len(plans) == 0 {
+		return "none"
+	}
+	var out []string
+	for _, p := range plans {
+		state := "not approved"
+		if p.Approved {
+			state = "approved"
+		}
+		out = append(out, fmt.Sprintf("%s [%s] (%s, %s)", p.Name, strings.Join(p.CSVs, ", "), state, orNone(p.Phase)))
+	}
+	return strings.Join(out, "; ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// newer reports whether CSV a is a later version of the same operator as
+// b (names <package>.v<x.y.z>).
+func newer(a, b string) bool {
+	pa, va, ok1 := strings.Cut(a, ".v")
+	pb, vb, ok2 := strings.Cut(b, ".v")
+	if !ok1 || !ok2 || pa != pb {
+		return false
+	}
+	x, err1 := versions.Parse(va)
+	y, err2 := versions.Parse(vb)
+	return err1 == nil && err2 == nil && x.Compare(y) > 0
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// IsRefusal reports whether err is the approver refusing what it saw.
+func IsRefusal(err error) bool {
+	var e *Error
+	return errors.As(err, &e)
+}

@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/virtc/virtc/fn/approve"
+)
+
+// runApprove is `virtc approve-installplan`, what the approver Job of a
+// compiled Platform runs (render.Approver): it approves the InstallPlans on
+// the path to the pinned CSV and waits until that CSV has succeeded.
+func runApprove(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("approve-installplan", "", stderr)
+	ns := fs.String("namespace", "", "the operator's namespace (the Subscription's)")
+	sub := fs.String("subscription", "", "the Subscription's name")
+	csv := fs.String("csv", "", "the ClusterServiceVersion pinned in Git")
+	via := fs.String("via", "", "comma-separated CSVs OLM may pass on the way to --csv")
+	timeout := fs.Duration("timeout", 45*time.Minute, "give up after this long")
+	interval := fs.Duration("interval", 10*time.Second, "polling period")
+	rest, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(rest) > 0 || *ns == "" || *sub == "" || *csv == "" {
+		fmt.Fprintln(stderr, "virtc approve-installplan: --namespace, --subscription and --csv are required, and nothing else")
+		return ExitUsage
+	}
+	var viaList []string
+	for _, v := range strings.Split(*via, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			viaList = append(viaList, v)
+		}
+	}
+	api, err := approve.InCluster()
+	if err != nil {
+		fmt.Fprintf(stderr, "virtc approve-installplan: %v\n", err)
+		return ExitFailed
+	}
+	err = approve.Run(context.Background(), api, approve.Options{
+		Namespace: *ns, Subscription: *sub, CSV: *csv, Via: viaList,
+		Timeout: *timeout, Interval: *interval, Log: stdout,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "virtc approve-installplan: %v\n", err)
+		return ExitFailed
+	}
+	return ExitOK
+}

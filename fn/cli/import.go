@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/virtc/virtc/fn/catalog"
+	"github.com/virtc/virtc/fn/compile"
+	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/diff"
+	"github.com/virtc/virtc/fn/importer"
+	"github.com/virtc/virtc/fn/live"
+	"github.com/virtc/virtc/fn/source"
+)
+
+// reportFile is the import report written beside the intents (not a YAML
+// input, so builds skip it).
+const reportFile = "IMPORT-REPORT.txt"
+
+func runImport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("import", "--out DIR (FILE... | -)", stderr)
+	out := fs.String("out", "", "directory to write the intents, tenants and new catalog entries into")
+	noDefaults := fs.Bool("no-default-catalog", false, "use only catalog entries from --catalog, not the embedded default catalog")
+	var catalogs stringList
+	fs.Var(&catalogs, "catalog", "a catalog file or directory the intents will be compiled with (repeatable)")
+	paths, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if *out == "" || len(paths) == 0 {
+		fmt.Fprintln(stderr, "virtc import: name the output directory (--out DIR) and the exports (FILE... or - for stdin)")
+		fs.Usage()
+		return ExitUsage
+	}
+	objs, err := live.Read(paths, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "virtc import: %v\n", err)
+		return ExitUsage
+	}
+	diags := &diag.List{}
+	docs := source.Read(catalogs, source.Options{}, diags)
+	if diags.HasErrors() {
+		io.WriteString(stderr, diag.Format(diags.Sorted()))
+		return ExitUsage
+	}
+	res := importer.Import(objs, docs, catalog.Options{NoDefaults: *noDefaults})
+	for _, f := range res.Files {
+		p := filepath.Join(*out, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			fmt.Fprintf(stderr, "virtc import: %v\n", err)
+			return ExitUsage
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			fmt.Fprintf(stderr, "virtc import: %v\n", err)
+			return ExitUsage
+		}
+	}
+	report := res.Report()
+	if err := os.MkdirAll(*out, 0o755); err == nil {
+		err = os.WriteFile(filepath.Join(*out, reportFile), []byte(report), 0o644)
+		if err != nil {
+			fmt.Fprintf(stderr, "virtc import: %v\n", err)
+			return ExitUsage
+		}
+	}
+	io.WriteString(stdout, report)
+	if len(res.Refused) > 0 {
+		return ExitRefused
+	}
+	return ExitOK
+}
+
+// runLiveDiff compiles PATHs and compares the result with a live export.
+func runLiveDiff(export string, paths, catalogs []string, noDefaults bool, format string, withDiff, color bool, stdin io.Reader, stdout, stderr io.Writer) int {
+	objs, err := live.Read([]string{export}, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "virtc diff: %v\n", err)
+		return ExitUsage
+	}
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	opts := compile.Options{}
+	opts.Catalog.NoDefaults = noDefaults
+	res, ok := compileSide(diffSide{label: "git", paths: paths, catalogs: catalogs, warnings: true}, opts, source.Options{}, stderr)
+	if !ok {
+		return ExitUsage
+	}
+	rep, err := live.Diff(res.Objects, objs, "live ("+export+")", "git")
+	if err != nil {
+		fmt.Fprintf(stderr, "virtc diff: %v\n", err)
+		return ExitUsage
+	}
+	if err := diff.Write(stdout, rep, diff.WriteOptions{Format: format, Diff: withDiff, Color: color}); err != nil {
+		fmt.Fprintf(stderr, "virtc diff: %v\n", err)
+		return ExitUsage
+	}
+	if !rep.Allowed {
+		return ExitRefused
+	}
+	return ExitOK
+}

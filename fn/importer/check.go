@@ -1,0 +1,222 @@
+package importer
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/catalog"
+	"github.com/virtc/virtc/fn/compile"
+	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/live"
+	"github.com/virtc/virtc/fn/source"
+)
+
+// compileVM compiles one VM's intent with its tenant, the catalog entries it
+// needs and the user's catalog.
+func (im *importer) compileVM(vm *api.VM, catalogDocs []*source.Doc, opts catalog.Options) (compile.Result, []string) {
+	diags := &diag.List{}
+	docs := slices.Clone(catalogDocs)
+	add := func(rel string, v any) {
+		docs = append(docs, source.Parse(rel, rel, marshal(v), diags)...)
+	}
+	for _, f := range im.pending {
+		add(path.Join("catalog", f+".yaml"), im.newCatalog[f])
+	}
+	add(path.Join(vm.Metadata.Namespace, "tenant.yaml"), tenant(vm.Metadata.Namespace))
+	add(path.Join(vm.Metadata.Namespace, vm.Metadata.Name+".yaml"), vm)
+	res := compile.Compile(docs, compile.Options{Catalog: opts}, diags)
+	if !diags.HasErrors() {
+		return res, nil
+	}
+	var why []string
+	for _, d := range diags.Errors() {
+		why = append(why, fmt.Sprintf("the intent does not compile: %s: %s", d.Field, d.Message))
+	}
+	return res, why
+}
+
+// vmObjects are the compiled objects of one VM (the VM and its disks).
+func vmObjects(objs []emit.Object, vm *api.VM) []emit.Object {
+	var out []emit.Object
+	for _, o := range objs {
+		if o.Namespace != vm.Metadata.Namespace {
+			continue
+		}
+		if o.Kind == "VirtualMachine" && o.Name == vm.Metadata.Name {
+			out = append(out, o)
+		}
+		if o.Kind == "PersistentVolumeClaim" && strings.HasPrefix(o.Name, vm.Metadata.Name+"-") {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// check compiles the intent and compares it with the live objects: any
+// difference but virtc's own labels and annotations refuses the VM.
+func (im *importer) check(vm *api.VM, o live.Object, catalogDocs []*source.Doc, opts catalog.Options) []string {
+	res, why := im.compileVM(vm, catalogDocs, opts)
+	if len(why) > 0 {
+		return why
+	}
+	rep, err := live.Diff(vmObjects(res.Objects, vm), im.objs, "live", "import")
+	if err != nil {
+		return []string{err.Error()}
+	}
+	for _, s := range rep.VMs {
+		for _, ch := range s.Changes {
+			if ch.Field == "last-applied" {
+				// Undone by removing the annotation before the first sync.
+				continue
+			}
+			if ch.Field != live.FieldOwnMetadata {
+				why = append(why, fmt.Sprintf("%s: the intent would change the live object: %s (%s)", ch.Name, ch.Detail, ch.Effect))
+			}
+		}
+	}
+	if len(why) == 0 {
+		if im.used == nil {
+			im.used = map[string]bool{}
+		}
+		for _, f := range im.pending {
+			im.used[f] = true
+		}
+		if im.refs == nil {
+			im.refs = map[string]bool{}
+		}
+		for _, r := range im.pendingRefs {
+			im.refs[r] = true
+		}
+	}
+	return why
+}
+
+// setByCluster are live fields that KubeVirt, CDI or the API server set:
+// not written by anyone in Git, and left alone by virtc's manifests.
+var setByCluster = []string{
+	"metadata.finalizers",
+	`metadata.annotations["kubevirt.io/latest-observed-api-version"]`,
+	`metadata.annotations["kubevirt.io/storage-observed-api-version"]`,
+	`metadata.annotations["kubemacpool.io/transaction-timestamp"]`,
+	"spec.instancetype.revisionName",
+	"spec.preference.revisionName",
+	"spec.template.metadata.creationTimestamp",
+	`spec.template.metadata.annotations["kubevirt.io/pci-topology-version"]`,
+	"spec.template.spec.domain.machine.type",
+}
+
+// notCarried lists the live VM's fields the compiled VM does not write.
+func (im *importer) notCarried(vm *api.VM, o live.Object, catalogDocs []*source.Doc, opts catalog.Options) []Item {
+	res, _ := im.compileVM(vm, catalogDocs, opts)
+	var desired map[string]any
+	for _, d := range vmObjects(res.Objects, vm) {
+		if d.Kind == "VirtualMachine" {
+			desired, _ = emit.Generic(d.Body)
+		}
+	}
+	ref := o.Namespace + "/" + o.Name
+	var items []Item
+	if len(live.LastApplied(desired, o.Body)) > 0 {
+		items = append(items, Item{VM: ref, Path: `metadata.annotations["` + live.LastAppliedAnnotation + `"]`, Action: true,
+			Why: fmt.Sprintf("BEFORE THE FIRST SYNC: oc annotate vm/%s -n %s %s- (the VM was created with kubectl apply: Argo CD's client-side apply would delete the fields of that configuration virtc does not write; or sync with ServerSideApply=true)", o.Name, o.Namespace, live.LastAppliedAnnotation)})
+	}
+	for _, p := range uncovered("", o.Body, desired) {
+		if slices.Contains(setByCluster, p) || p == `metadata.annotations["`+live.LastAppliedAnnotation+`"]` {
+			continue
+		}
+		why := "not in the intent; it stays on the live VM as it is (virtc's manifest does not set it), but Git does not have it"
+		switch {
+		case strings.HasPrefix(p, "spec.dataVolumeTemplates"):
+			why = "the root disk's template: the intent refers to its DataVolume by name (existingRootDisk); the template stays on the live VM, so deleting the VM still deletes the DataVolume"
+		case strings.HasPrefix(p, "metadata.labels") || strings.HasPrefix(p, "metadata.annotations") || strings.HasPrefix(p, "spec.template.metadata"):
+			why = "a label or annotation of another tool: it stays on the live object; add it to the intent's metadata if virtc should own it"
+		}
+		items = append(items, Item{VM: ref, Path: p, Why: why})
+	}
+	return items
+}
+
+// uncovered are the paths of live maps' keys that desired does not have
+// (a list, or a value, that desired has covers everything under it).
+func uncovered(prefix string, live, desired map[string]any) []string {
+	var out []string
+	for _, k := range sortedKeys(live) {
+		if k == "apiVersion" || k == "kind" || live[k] == nil {
+			continue
+		}
+		if m, ok := live[k].(map[string]any); ok && len(m) == 0 {
+			continue
+		}
+		p := joinPath(prefix, k)
+		d, ok := desired[k]
+		lm, lIsMap := live[k].(map[string]any)
+		if !ok && lIsMap {
+			out = append(out, uncovered(p, lm, map[string]any{})...)
+			continue
+		}
+		if !ok {
+			out = append(out, p)
+			continue
+		}
+		dm, dIsMap := d.(map[string]any)
+		if lIsMap && dIsMap {
+			out = append(out, uncovered(p, lm, dm)...)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func joinPath(path, key string) string {
+	if strings.ContainsAny(key, "./") {
+		return fmt.Sprintf("%s[%q]", path, key)
+	}
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// Report is the import report as text.
+func (r Result) Report() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "virtc import: %d VM(s) imported, %d refused\n", len(r.Imported), len(r.Refused))
+	for _, v := range r.Imported {
+		fmt.Fprintf(&b, "\nimported %s\n", v)
+		for _, it := range r.NotCarried {
+			if it.VM == v && it.Action {
+				fmt.Fprintf(&b, "  action: %s: %s\n", it.Path, it.Why)
+			}
+		}
+		for _, it := range r.NotCarried {
+			if it.VM == v && !it.Action {
+				fmt.Fprintf(&b, "  not carried: %s: %s\n", it.Path, it.Why)
+			}
+		}
+	}
+	for _, rf := range r.Refused {
+		fmt.Fprintf(&b, "\nrefused %s\n", rf.VM)
+		for _, why := range rf.Reasons {
+			fmt.Fprintf(&b, "  %s\n", why)
+		}
+	}
+	if len(r.Left) > 0 {
+		fmt.Fprintf(&b, "\nnot imported (no imported VM uses them; virtc leaves them alone):\n")
+		for _, ref := range r.Left {
+			fmt.Fprintf(&b, "  %s\n", ref)
+		}
+	}
+	return b.String()
+}

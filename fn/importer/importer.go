@@ -1,0 +1,727 @@
+// Package importer turns live VMs (an export of `oc get vm,dv,pvc,nad -o
+// yaml`) into virtc intents that compile to the objects already running:
+// same names, disks, firmware UUID and serial, MAC addresses. Every VM is
+// checked by compiling its intent and comparing the result with the live
+// objects (package live): a VM whose compiled form differs in more than
+// virtc's own labels and annotations is refused with the differences as
+// reasons, so an import never yields an intent that would restart, re-create
+// or cut off a VM. What the intent does not carry (fields virtc does not
+// write, which stay on the live object) is listed in the report, path by
+// path.
+package importer
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	kubevirtv1 "kubevirt.io/api/core/v1"
+	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/catalog"
+	"github.com/virtc/virtc/fn/decode"
+	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/live"
+	"github.com/virtc/virtc/fn/source"
+)
+
+// Result is what an import writes and reports.
+type Result struct {
+	// Files are the intent and catalog files by path relative to the output
+	// directory, in path order.
+	Files []File
+	// Imported lists the VMs written, "namespace/name".
+	Imported []string
+	// Refused are the VMs not imported, each with its reasons.
+	Refused []Refusal
+	// NotCarried are the live fields the intents do not carry.
+	NotCarried []Item
+	// Left are the exported objects that belong to no imported VM
+	// ("Kind namespace/name"): not imported, and not touched.
+	Left []string
+}
+
+// File is one written file.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// Refusal is a VM that cannot be imported faithfully.
+type Refusal struct {
+	VM      string
+	Reasons []string
+}
+
+// Item is one live field an intent does not carry.
+type Item struct {
+	VM   string
+	Path string
+	// Why says what happens to it.
+	Why string
+	// Action: something to do on the cluster before the first sync.
+	Action bool
+}
+
+// apiVersion of intents.
+const apiVersion = "virtc.dev/v1alpha1"
+
+// Import maps the live objects to intents, compiled and compared with the
+// live objects against the catalog (the embedded one unless opts say
+// otherwise, plus user catalog docs).
+func Import(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Options) Result {
+	diags := &diag.List{}
+	cat := catalog.Build(decode.Decode(catalogDocs, false, diags), opts, diags)
+	im := &importer{cat: cat, objs: objs, newCatalog: map[string]any{}}
+	var res Result
+	namespaces := map[string]bool{}
+	for _, o := range objs {
+		if o.Kind != "VirtualMachine" {
+			continue
+		}
+		ref := o.Namespace + "/" + o.Name
+		vm, reasons := im.vm(o)
+		if len(reasons) == 0 {
+			reasons = im.check(vm, o, catalogDocs, opts)
+		}
+		if len(reasons) > 0 {
+			res.Refused = append(res.Refused, Refusal{VM: ref, Reasons: reasons})
+			continue
+		}
+		namespaces[o.Namespace] = true
+		res.Imported = append(res.Imported, ref)
+		res.Files = append(res.Files, File{Path: path.Join(o.Namespace, o.Name+".yaml"), Data: marshal(vm)})
+		res.NotCarried = append(res.NotCarried, im.notCarried(vm, o, catalogDocs, opts)...)
+	}
+	for _, ns := range slices.Sorted(maps.Keys(namespaces)) {
+		res.Files = append(res.Files, File{Path: path.Join(ns, "tenant.yaml"), Data: marshal(tenant(ns))})
+	}
+	for _, name := range slices.Sorted(maps.Keys(im.newCatalog)) {
+		if im.used[name] {
+			res.Files = append(res.Files, File{Path: path.Join("catalog", name+".yaml"), Data: marshal(im.newCatalog[name])})
+		}
+	}
+	slices.SortFunc(res.Files, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
+	res.Left = im.left(res.Imported)
+	return res
+}
+
+type importer struct {
+	cat  *catalog.Catalog
+	objs []live.Object
+	// newCatalog are the catalog entries the VMs need that the catalog
+	// lacks, by file name (kind-name); used marks those an imported VM uses.
+	newCatalog map[string]any
+	used       map[string]bool
+	// pending are the entries the VM being imported needs, pendingRefs
+	// the live objects it uses; refs those of imported VMs.
+	pending     []string
+	pendingRefs []string
+	refs        map[string]bool
+}
+
+func tenant(ns string) *api.Tenant {
+	return &api.Tenant{TypeMeta: api.TypeMeta{APIVersion: apiVersion, Kind: "Tenant"}, Metadata: api.ObjectMeta{Name: ns}}
+}
+
+// marshal writes an intent as YAML.
+func marshal(v any) []byte {
+	js, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	data, err := sigsyaml.JSONToYAML(js)
+	if err != nil {
+		panic(err)
+	}
+	return data
+}
+
+// find returns the live object of a kind and name in a namespace.
+func (im *importer) find(kind, namespace, name string) (live.Object, bool) {
+	for _, o := range im.objs {
+		if o.Kind == kind && o.Namespace == namespace && o.Name == name {
+			im.pendingRefs = append(im.pendingRefs, o.Ref())
+			return o, true
+		}
+	}
+	return live.Object{}, false
+}
+
+// left are the objects no imported VM uses, directly or through an owner.
+func (im *importer) left(imported []string) []string {
+	accounted := map[string]bool{}
+	for _, ref := range imported {
+		accounted["VirtualMachine "+ref] = true
+	}
+	for r := range im.refs {
+		accounted[r] = true
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, o := range im.objs {
+			if accounted[o.Ref()] {
+				continue
+			}
+			meta, _ := o.Body["metadata"].(map[string]any)
+			owners, _ := meta["ownerReferences"].([]any)
+			for _, ow := range owners {
+				m, _ := ow.(map[string]any)
+				kind, _ := m["kind"].(string)
+				name, _ := m["name"].(string)
+				if accounted[kind+" "+o.Namespace+"/"+name] {
+					accounted[o.Ref()] = true
+					changed = true
+				}
+			}
+		}
+	}
+	var out []string
+	for _, o := range im.objs {
+		// A VM is imported or refused (with its reasons).
+		if !accounted[o.Ref()] && o.Kind != "VirtualMachine" {
+			out = append(out, o.Ref())
+		}
+	}
+	return out
+}
+
+func decodeInto(body map[string]any, out any) error {
+	data, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	// A field the pinned API does not have is not silently dropped.
+	dec.DisallowUnknownFields()
+	return dec.Decode(out)
+}
+
+// vm maps one live VM to an intent, or says why it cannot.
+func (im *importer) vm(o live.Object) (*api.VM, []string) {
+	im.pending, im.pendingRefs = nil, nil
+	var kv kubevirtv1.VirtualMachine
+	if err := decodeInto(o.Body, &kv); err != nil {
+		return nil, []string{fmt.Sprintf("not a KubeVirt v1 VirtualMachine: %v", err)}
+	}
+	var why []string
+	refuse := func(format string, a ...any) { why = append(why, fmt.Sprintf(format, a...)) }
+	// KubeVirt's VirtualMachineInstanceSpec decodes itself, past
+	// DisallowUnknownFields: what the typed VM does not hold is found by
+	// comparing its encoding with the export.
+	if typed, err := emit.Generic(&kv); err == nil {
+		for _, p := range unknown("", o.Body, typed) {
+			refuse("%s: a field KubeVirt v1.8.4's API does not have (kubevirt.io/api v1.8.4); virtc would drop it", p)
+		}
+	}
+	vm := &api.VM{TypeMeta: api.TypeMeta{APIVersion: apiVersion, Kind: "VM"}, Metadata: api.ObjectMeta{Name: o.Name, Namespace: o.Namespace}}
+	spec := &vm.Spec
+	if kv.Spec.Template == nil {
+		return nil, []string{"spec.template: absent"}
+	}
+	tmpl := kv.Spec.Template.Spec
+
+	// Size: a published cluster instance type of the catalog.
+	switch it := kv.Spec.Instancetype; {
+	case it == nil:
+		spec.Size = im.inlineSize(tmpl.Domain, refuse)
+	case it.Kind != "" && it.Kind != "VirtualMachineClusterInstancetype" && it.Kind != "virtualmachineclusterinstancetype":
+		refuse("spec.instancetype.kind: %s %q is namespaced; virtc refers to cluster instance types only", it.Kind, it.Name)
+	case it.InferFromVolume != "":
+		refuse("spec.instancetype.inferFromVolume: an inferred instance type; name it explicitly first")
+	default:
+		if _, ok := im.cat.Sizes.Get(it.Name); !ok {
+			refuse("spec.instancetype.name: %q is not a size of the catalog (add a Size of that name and shape to the catalog, or switch the VM to a catalog size)", it.Name)
+		}
+		spec.Size = it.Name
+	}
+	pref := ""
+	switch p := kv.Spec.Preference; {
+	case p == nil:
+		refuse("spec.preference: absent: virtc gives every VM its image's preference (set the VM's preference first)")
+	case p.Kind != "" && p.Kind != "VirtualMachineClusterPreference" && p.Kind != "virtualmachineclusterpreference":
+		refuse("spec.preference.kind: %s %q is namespaced; virtc refers to cluster preferences only", p.Kind, p.Name)
+	default:
+		pref = p.Name
+		if _, ok := im.cat.Preferences.Get(pref); !ok {
+			refuse("spec.preference.name: %q is not a preference of the catalog", pref)
+		}
+	}
+	if d := tmpl.Domain; kv.Spec.Instancetype != nil && (d.CPU != nil || d.Memory != nil) || d.Resources.Requests != nil || d.Resources.Limits != nil {
+		refuse("spec.template.spec.domain: sets CPU, memory or resources beside the instance type, or resource requests or limits; virtc leaves them to the size")
+	}
+
+	// Run strategy.
+	switch {
+	case kv.Spec.RunStrategy != nil:
+		spec.RunStrategy = string(*kv.Spec.RunStrategy)
+	case kv.Spec.Running != nil && *kv.Spec.Running:
+		refuse("spec.running: deprecated; virtc writes spec.runStrategy (set runStrategy Always on the VM first)")
+	default:
+		refuse("spec.running: deprecated or absent; virtc writes spec.runStrategy (set it on the VM first)")
+	}
+	if spec.RunStrategy == api.RunAlways {
+		spec.RunStrategy = ""
+	}
+
+	// Migration, from the eviction strategy.
+	switch es := tmpl.EvictionStrategy; {
+	case es == nil:
+		spec.KubeVirtDefaults = append(spec.KubeVirtDefaults, api.DefaultEvictionStrategy)
+	case *es == kubevirtv1.EvictionStrategyLiveMigrate:
+		spec.Migration = api.MigrationRequired
+	case *es == kubevirtv1.EvictionStrategyLiveMigrateIfPossible:
+	case *es == kubevirtv1.EvictionStrategyNone:
+		spec.Migration = api.MigrationNever
+	default:
+		refuse("spec.template.spec.evictionStrategy: %s has no virtc equivalent", *es)
+	}
+
+	// Identity.
+	if fw := tmpl.Domain.Firmware; fw != nil && (fw.UUID != "" || fw.Serial != "") {
+		spec.Firmware = &api.Firmware{UUID: string(fw.UUID), Serial: fw.Serial}
+	}
+
+	// Disks and volumes.
+	disks := map[string]kubevirtv1.Disk{}
+	for _, d := range tmpl.Domain.Devices.Disks {
+		disks[d.Name] = d
+	}
+	implicitDisks := len(tmpl.Domain.Devices.Disks) == 0
+	if implicitDisks {
+		// KubeVirt gives every volume a plain disk and boots the first.
+		spec.KubeVirtDefaults = append([]string{api.DefaultDisks}, spec.KubeVirtDefaults...)
+		boot := uint(1)
+		for i, v := range tmpl.Volumes {
+			d := kubevirtv1.Disk{Name: v.Name, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}}
+			if i == 0 {
+				d.BootOrder = &boot
+			}
+			disks[v.Name] = d
+		}
+	}
+	root := rootVolume(tmpl)
+	hasRoot := false
+	for _, v := range tmpl.Volumes {
+		d, hasDisk := disks[v.Name]
+		switch {
+		case v.CloudInitNoCloud != nil:
+			im.cloudInit(v, d, spec, refuse)
+			continue
+		case v.DataVolume == nil && v.PersistentVolumeClaim == nil:
+			refuse("spec.template.spec.volumes[%s]: a volume of a kind virtc does not write (only DataVolumes, claims and cloud-init NoCloud)", v.Name)
+			continue
+		case !hasDisk:
+			refuse("spec.template.spec.volumes[%s]: no disk of that name (virtc writes a disk per volume)", v.Name)
+			continue
+		}
+		if d.Disk == nil || d.LUN != nil || d.CDRom != nil || (d.Serial != "" && v.Name == root) || d.Cache != "" || d.IO != "" || d.Shareable != nil || d.BlockSize != nil || d.DedicatedIOThread != nil || d.ErrorPolicy != nil {
+			refuse("spec.template.spec.domain.devices.disks[%s]: a device virtc does not write (virtc writes a plain disk with a bus)", v.Name)
+			continue
+		}
+		claim, dvName := "", ""
+		hot := false
+		if v.DataVolume != nil {
+			dvName, hot = v.DataVolume.Name, v.DataVolume.Hotpluggable
+		} else {
+			claim, hot = v.PersistentVolumeClaim.ClaimName, v.PersistentVolumeClaim.Hotpluggable
+			if v.PersistentVolumeClaim.ReadOnly {
+				refuse("spec.template.spec.volumes[%s].persistentVolumeClaim.readOnly: virtc does not write read-only disks", v.Name)
+			}
+		}
+		size, class, source, ok := im.claimFacts(kv, o.Namespace, cmp.Or(dvName, claim))
+		if !ok {
+			refuse("spec.template.spec.volumes[%s]: DataVolume or claim %q is neither in the export nor a dataVolumeTemplate (export it with the VM)", v.Name, cmp.Or(dvName, claim))
+			continue
+		}
+		if v.Name == root {
+			if d.BootOrder == nil || *d.BootOrder != 1 || d.Disk.Bus != "" || hot {
+				refuse("spec.template.spec.domain.devices.disks[%s]: the root disk as virtc writes it boots first (bootOrder 1) on the default bus and is not hot-pluggable", v.Name)
+			}
+			hasRoot = true
+			spec.ExistingRootDisk = &api.ExistingDisk{DataVolume: dvName, PersistentVolumeClaim: claim}
+			if v.Name != "rootdisk" {
+				spec.ExistingRootDisk.VolumeName = v.Name
+			}
+			q := size
+			spec.RootDisk = &q
+			spec.Image = im.image(source, pref, size, refuse)
+			continue
+		}
+		if d.BootOrder != nil {
+			refuse("spec.template.spec.domain.devices.disks[%s].bootOrder: virtc boots from the root disk only", v.Name)
+		}
+		disk := api.Disk{Name: v.Name, Size: size, ExistingClaim: claim, ExistingDataVolume: dvName, Hotpluggable: hot, Bus: string(d.Disk.Bus), Serial: d.Serial}
+		disk.Storage = im.storageProfile(class)
+		spec.Disks = append(spec.Disks, disk)
+	}
+	if !hasRoot {
+		refuse("spec.template.spec.volumes: no root disk (a DataVolume or claim that boots first)")
+	}
+
+	// Networks.
+	ifaces := map[string]kubevirtv1.Interface{}
+	for _, i := range tmpl.Domain.Devices.Interfaces {
+		ifaces[i.Name] = i
+	}
+	var nets []string
+	for _, n := range tmpl.Networks {
+		i, ok := ifaces[n.Name]
+		if !ok {
+			refuse("spec.template.spec.networks[%s]: no interface of that name", n.Name)
+			continue
+		}
+		profile := im.network(o.Namespace, n, i, refuse)
+		if profile == "" {
+			continue
+		}
+		nets = append(nets, profile)
+		if i.MacAddress != "" {
+			if spec.MACAddresses == nil {
+				spec.MACAddresses = map[string]string{}
+			}
+			spec.MACAddresses[profile] = i.MacAddress
+		}
+	}
+	if len(tmpl.Networks) == 0 && len(tmpl.Domain.Devices.Interfaces) == 0 {
+		// KubeVirt attaches the pod network itself.
+		spec.KubeVirtDefaults = append(spec.KubeVirtDefaults, api.DefaultNetworks)
+		nets = im.cat.DefaultNetworks
+	}
+	if !slices.Equal(nets, im.cat.DefaultNetworks) {
+		spec.Networks = nets
+	}
+
+	// Guest access.
+	for _, ac := range tmpl.AccessCredentials {
+		k := ac.SSHPublicKey
+		if k == nil || k.Source.Secret == nil || k.PropagationMethod.NoCloud == nil {
+			refuse("spec.template.spec.accessCredentials: only SSH keys from Secrets propagated through cloud-init NoCloud")
+			continue
+		}
+		spec.SSHKeySecrets = append(spec.SSHKeySecrets, k.Source.Secret.SecretName)
+	}
+	for _, g := range tmpl.Domain.Devices.GPUs {
+		spec.GPUs = append(spec.GPUs, api.Device{Name: g.Name, DeviceName: g.DeviceName})
+	}
+	for _, h := range tmpl.Domain.Devices.HostDevices {
+		spec.HostDevices = append(spec.HostDevices, api.Device{Name: h.Name, DeviceName: h.DeviceName})
+	}
+	if len(why) > 0 {
+		return nil, why
+	}
+	return vm, nil
+}
+
+// inlineSize is the catalog size of a VM that states its CPU and memory
+// itself (no instance type): a catalog size with that inline shape, else a
+// new one.
+func (im *importer) inlineSize(d kubevirtv1.DomainSpec, refuse func(string, ...any)) string {
+	if d.Memory == nil || d.Memory.Guest == nil || d.Memory.Hugepages != nil || d.Memory.MaxGuest != nil {
+		refuse("spec.template.spec.domain.memory: no instance type and no plain guest memory (hugepages or maxGuest); virtc cannot write that shape")
+		return ""
+	}
+	shape := api.InlineShape{}
+	if c := d.CPU; c != nil {
+		if c.Model != "" || c.DedicatedCPUPlacement || c.IsolateEmulatorThread || c.NUMA != nil || c.Realtime != nil || len(c.Features) > 0 || c.MaxSockets != 0 {
+			refuse("spec.template.spec.domain.cpu: settings besides sockets, cores and threads (model, dedicated placement, NUMA, features, maxSockets); virtc cannot write them")
+			return ""
+		}
+		shape = api.InlineShape{Sockets: int64(c.Sockets), Cores: int64(c.Cores), Threads: int64(c.Threads)}
+	}
+	mem := *d.Memory.Guest
+	for _, name := range im.cat.Sizes.Names() {
+		sz, _ := im.cat.Sizes.Get(name)
+		if sz.Spec.Inline != nil && *sz.Spec.Inline == shape && sz.Spec.Memory.Cmp(mem) == 0 {
+			return name
+		}
+	}
+	name := fmt.Sprintf("imported-%dcpu-%s", shape.VCPUs(), strings.ToLower(mem.String()))
+	if d.CPU != nil {
+		name += fmt.Sprintf("-s%dc%dt%d", shape.Sockets, shape.Cores, shape.Threads)
+	}
+	im.addCatalog("size-"+name, &api.Size{TypeMeta: api.TypeMeta{APIVersion: apiVersion, Kind: "Size"}, Metadata: api.ObjectMeta{Name: name},
+		Spec: api.SizeSpec{CPU: shape.VCPUs(), Memory: mem, Inline: &shape}})
+	return name
+}
+
+// unknown lists the paths of live that the typed encoding lacks (null
+// values and empty maps aside), list elements by index.
+func unknown(path string, live, typed any) []string {
+	switch l := live.(type) {
+	case map[string]any:
+		t, _ := typed.(map[string]any)
+		var out []string
+		for _, k := range sortedKeys(l) {
+			v := l[k]
+			if empty(v) {
+				continue
+			}
+			p := joinPath(path, k)
+			tv, ok := t[k]
+			if !ok {
+				out = append(out, p)
+				continue
+			}
+			out = append(out, unknown(p, v, tv)...)
+		}
+		return out
+	case []any:
+		t, _ := typed.([]any)
+		var out []string
+		for i, v := range l {
+			if i < len(t) {
+				out = append(out, unknown(fmt.Sprintf("%s[%d]", path, i), v, t[i])...)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// empty reports whether v is null, or a map of nothing but empty values.
+func empty(v any) bool {
+	if v == nil {
+		return true
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, x := range m {
+		if !empty(x) {
+			return false
+		}
+	}
+	return true
+}
+
+// rootVolume is the volume the VM boots from: the disk with the lowest boot
+// order, else the first volume.
+func rootVolume(t kubevirtv1.VirtualMachineInstanceSpec) string {
+	best, name := uint(0), ""
+	for _, d := range t.Domain.Devices.Disks {
+		if d.BootOrder != nil && (name == "" || *d.BootOrder < best) {
+			best, name = *d.BootOrder, d.Name
+		}
+	}
+	if name == "" && len(t.Volumes) > 0 {
+		name = t.Volumes[0].Name
+	}
+	return name
+}
+
+// claimFacts finds the size, storage class and source of a DataVolume or
+// claim: the VM's dataVolumeTemplate, the live DataVolume, or the claim.
+func (im *importer) claimFacts(kv kubevirtv1.VirtualMachine, ns, name string) (resource.Quantity, string, *cdiv1.DataVolumeSpec, bool) {
+	for _, t := range kv.Spec.DataVolumeTemplates {
+		if t.Name == name {
+			spec := t.Spec
+			q, class := dvSize(spec)
+			return q, class, &spec, true
+		}
+	}
+	if o, ok := im.find("DataVolume", ns, name); ok {
+		var dv cdiv1.DataVolume
+		if err := decodeInto(o.Body, &dv); err == nil {
+			q, class := dvSize(dv.Spec)
+			return q, class, &dv.Spec, true
+		}
+	}
+	if o, ok := im.find("PersistentVolumeClaim", ns, name); ok {
+		var pvc corev1.PersistentVolumeClaim
+		if err := decodeInto(o.Body, &pvc); err == nil {
+			return pvc.Spec.Resources.Requests[corev1.ResourceStorage], deref(pvc.Spec.StorageClassName), nil, true
+		}
+	}
+	return resource.Quantity{}, "", nil, false
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func dvSize(s cdiv1.DataVolumeSpec) (resource.Quantity, string) {
+	if s.Storage != nil {
+		return s.Storage.Resources.Requests[corev1.ResourceStorage], deref(s.Storage.StorageClassName)
+	}
+	if s.PVC != nil {
+		return s.PVC.Resources.Requests[corev1.ResourceStorage], deref(s.PVC.StorageClassName)
+	}
+	return resource.Quantity{}, ""
+}
+
+// storageProfile is the catalog profile of a StorageClass ("" for the
+// default profile or an unknown class).
+func (im *importer) storageProfile(class string) string {
+	for _, name := range im.cat.StorageProfiles.Names() {
+		p, _ := im.cat.StorageProfiles.Get(name)
+		if p.Spec.StorageClass == class && name != im.cat.DefaultStorage {
+			return name
+		}
+	}
+	return ""
+}
+
+// image is the catalog image of the root disk's source: the catalog image
+// of that DataSource and preference, else a new Image for the DataSource or
+// registry source, else a catalog image of the same preference (the root
+// disk exists: the image only names the OS).
+func (im *importer) image(src *cdiv1.DataVolumeSpec, pref string, size resource.Quantity, refuse func(string, ...any)) string {
+	var ds *api.DataSourceRef
+	var reg *api.RegistrySource
+	if src != nil {
+		if r := src.SourceRef; r != nil && r.Kind == cdiv1.DataVolumeDataSource {
+			ds = &api.DataSourceRef{Name: r.Name, Namespace: deref(r.Namespace)}
+		}
+		if r := src.Source; r != nil && r.Registry != nil && r.Registry.URL != nil {
+			reg = &api.RegistrySource{URL: *r.Registry.URL}
+		}
+	}
+	byPreference := ""
+	for _, name := range im.cat.Images.Names() {
+		img, _ := im.cat.Images.Get(name)
+		if img.Spec.Preference != pref {
+			continue
+		}
+		if byPreference == "" {
+			byPreference = name
+		}
+		if ds != nil && img.Spec.DataSource != nil && img.Spec.DataSource.Name == ds.Name && cmp.Or(img.Spec.DataSource.Namespace, im.cat.GoldenImageNamespace) == cmp.Or(ds.Namespace, im.cat.GoldenImageNamespace) {
+			return name
+		}
+		if reg != nil && img.Spec.Registry != nil && img.Spec.Registry.URL == reg.URL {
+			return name
+		}
+	}
+	if ds == nil && (reg == nil || !strings.Contains(reg.URL, "@sha256:")) {
+		if byPreference == "" {
+			refuse("the root disk's source is not a DataSource nor a registry image pinned by digest, and the catalog has no image of preference %q", pref)
+		}
+		return byPreference
+	}
+	name := "imported-"
+	if ds != nil {
+		name += ds.Name
+	} else {
+		name += path.Base(strings.SplitN(reg.URL, "@", 2)[0])
+	}
+	img := &api.Image{TypeMeta: api.TypeMeta{APIVersion: apiVersion, Kind: "Image"}, Metadata: api.ObjectMeta{Name: name},
+		Spec: api.ImageSpec{DataSource: ds, Registry: reg, Preference: pref, MinRootDisk: size}}
+	if ds != nil && ds.Namespace == im.cat.GoldenImageNamespace {
+		img.Spec.DataSource.Namespace = ""
+	}
+	im.addCatalog("image-"+name, img)
+	return name
+}
+
+func (im *importer) addCatalog(file string, obj any) {
+	im.newCatalog[file] = obj
+	im.pending = append(im.pending, file)
+}
+
+// cloudInit maps the NoCloud volume.
+func (im *importer) cloudInit(v kubevirtv1.Volume, d kubevirtv1.Disk, spec *api.VMSpec, refuse func(string, ...any)) {
+	ci := v.CloudInitNoCloud
+	if v.Name != "cloudinitdisk" {
+		refuse("spec.template.spec.volumes[%s]: virtc names the cloud-init volume cloudinitdisk", v.Name)
+	}
+	if d.Disk == nil || d.Disk.Bus != "" || d.BootOrder != nil {
+		refuse("spec.template.spec.domain.devices.disks[%s]: virtc writes the cloud-init disk as a plain disk on the default bus", v.Name)
+	}
+	if ci.UserDataBase64 != "" || ci.NetworkDataBase64 != "" || ci.NetworkData != "" {
+		refuse("spec.template.spec.volumes[%s].cloudInitNoCloud: base64 or inline network data; virtc writes user data inline or from a Secret, network data from a Secret (move it to a Secret first)", v.Name)
+	}
+	out := &api.CloudInit{UserData: ci.UserData}
+	if ci.UserDataSecretRef != nil {
+		out.UserDataSecret = ci.UserDataSecretRef.Name
+	}
+	if ci.NetworkDataSecretRef != nil {
+		out.NetworkDataSecret = ci.NetworkDataSecretRef.Name
+	}
+	if out.UserData == "#cloud-config\n" && out.UserDataSecret == "" && out.NetworkDataSecret == "" {
+		// What virtc writes itself for SSH keys without user data.
+		return
+	}
+	spec.CloudInit = out
+}
+
+// network maps an interface to a network profile: the pod network to the
+// catalog's pod profile, a Multus network to the bridge profile named like
+// its NetworkAttachmentDefinition (a new one from the live NAD if the
+// catalog lacks it).
+func (im *importer) network(ns string, n kubevirtv1.Network, i kubevirtv1.Interface, refuse func(string, ...any)) string {
+	if i.Model != "" || i.Ports != nil || i.PciAddress != "" || i.BootOrder != nil || i.DHCPOptions != nil || i.ACPIIndex != 0 || i.State != "" {
+		refuse("spec.template.spec.domain.devices.interfaces[%s]: settings virtc does not write (model, ports, PCI address, boot order, DHCP options, ACPI index, state)", i.Name)
+	}
+	switch {
+	case n.Pod != nil:
+		if i.Masquerade == nil {
+			refuse("spec.template.spec.domain.devices.interfaces[%s]: the pod network through another binding than masquerade", i.Name)
+		}
+		p, ok := im.cat.NetworkProfiles.Get(n.Name)
+		if !ok || p.Spec.Type != api.NetworkPod {
+			refuse("spec.template.spec.networks[%s]: the pod network; virtc names interfaces after their network profile, and the catalog's pod profile is not named %q (rename the profile or the interface)", n.Name, n.Name)
+			return ""
+		}
+		return n.Name
+	case n.Multus != nil:
+		nad := n.Multus.NetworkName
+		if nsName, name, ok := strings.Cut(nad, "/"); ok {
+			if nsName != ns {
+				refuse("spec.template.spec.networks[%s].multus.networkName: %q is in another namespace; virtc attaches to its tenant's own", n.Name, nad)
+				return ""
+			}
+			nad = name
+		}
+		if nad != n.Name {
+			refuse("spec.template.spec.networks[%s]: attachment %q; virtc names interface, network and attachment after the profile", n.Name, nad)
+			return ""
+		}
+		if i.Bridge == nil {
+			refuse("spec.template.spec.domain.devices.interfaces[%s]: virtc attaches bridge profiles through the bridge binding", i.Name)
+		}
+		if p, ok := im.cat.NetworkProfiles.Get(nad); ok {
+			if p.Spec.Type != api.NetworkBridge {
+				refuse("spec.template.spec.networks[%s]: the catalog's profile %q is %s, not bridge", n.Name, nad, p.Spec.Type)
+			}
+			return nad
+		}
+		o, ok := im.find("NetworkAttachmentDefinition", ns, nad)
+		if !ok {
+			refuse("spec.template.spec.networks[%s]: NetworkAttachmentDefinition %s/%s is neither in the export nor a catalog profile", n.Name, ns, nad)
+			return ""
+		}
+		spec, _ := o.Body["spec"].(map[string]any)
+		cfgText, _ := spec["config"].(string)
+		var cfg struct {
+			Type   string `json:"type"`
+			Bridge string `json:"bridge"`
+			VLAN   *int64 `json:"vlan"`
+		}
+		if err := json.Unmarshal([]byte(cfgText), &cfg); err != nil || cfg.Type != "bridge" || cfg.Bridge == "" {
+			refuse("NetworkAttachmentDefinition %s/%s: not a Linux bridge attachment (type bridge with a bridge name)", ns, nad)
+			return ""
+		}
+		im.addCatalog("network-"+nad, &api.NetworkProfile{TypeMeta: api.TypeMeta{APIVersion: apiVersion, Kind: "NetworkProfile"}, Metadata: api.ObjectMeta{Name: nad},
+			// Migratable: a Linux bridge is the same L2 segment on every
+			// node, so a migrated guest keeps its MAC and addresses.
+			Spec: api.NetworkProfileSpec{Type: api.NetworkBridge, Migratable: true, Bridge: &api.BridgeNetwork{Name: cfg.Bridge, VLAN: cfg.VLAN}}})
+		return nad
+	}
+	refuse("spec.template.spec.networks[%s]: a network of a kind virtc does not write", n.Name)
+	return ""
+}

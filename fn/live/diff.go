@@ -1,0 +1,372 @@
+package live
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/virtc/virtc/fn/diff"
+	"github.com/virtc/virtc/fn/emit"
+)
+
+// FieldOwnMetadata is the Change.Field of a label or annotation that virtc
+// itself sets (virtc.dev/*, app.kubernetes.io/managed-by, Argo CD's sync
+// options and waves): the differences an adopted VM is expected to have.
+const FieldOwnMetadata = "virtc-metadata"
+
+// Kinds an export of `oc get vm,dv,pvc,nad` holds: objects of other kinds
+// are not compared (the export cannot say whether they exist).
+var exportedKinds = []string{"VirtualMachine", "DataVolume", "PersistentVolumeClaim", "NetworkAttachmentDefinition"}
+
+// ownMetadata reports whether a label or annotation key is virtc's own.
+func ownMetadata(key string) bool {
+	return strings.HasPrefix(key, "virtc.dev/") || key == "app.kubernetes.io/managed-by" || strings.HasPrefix(key, "argocd.argoproj.io/")
+}
+
+// Diff compares the objects virtc would apply with the live ones and
+// classifies each difference as virtc diff does: no effect (metadata),
+// live update, restart, online expansion, next start, or refused (a
+// change the cluster rejects or that needs the object re-created).
+func Diff(desired []emit.Object, live []Object, base, head string) (*diff.Report, error) {
+	r := &diff.Report{Base: base, Head: head}
+	byRef := map[string]Object{}
+	for _, o := range live {
+		byRef[o.Kind+" "+o.Namespace+"/"+o.Name] = o
+	}
+	used := map[string]bool{}
+	vms := map[string]*diff.Subject{}
+	var vmOrder []string
+	notCompared := map[string]int{}
+	for _, d := range desired {
+		if !slices.Contains(exportedKinds, d.Kind) {
+			notCompared[d.Kind]++
+			continue
+		}
+		ref := d.Kind + " " + d.Namespace + "/" + d.Name
+		want, err := emit.Generic(d.Body)
+		if err != nil {
+			return nil, err
+		}
+		lo, ok := byRef[ref]
+		obj := diff.Object{APIVersion: d.APIVersion, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name}
+		vmName := vmOf(d.Kind, d.Name, want)
+		subject := func() *diff.Subject {
+			if vmName == "" {
+				return nil
+			}
+			k := d.Namespace + "/" + vmName
+			s, ok := vms[k]
+			if !ok {
+				s = &diff.Subject{Namespace: d.Namespace, Name: vmName, Status: diff.Unchanged}
+				vms[k] = s
+				vmOrder = append(vmOrder, k)
+			}
+			return s
+		}
+		if !ok {
+			r.Summary.Added++
+			obj.Status = diff.Added
+			text, err := manifest(d.APIVersion, d.Kind, d.Namespace, d.Name, want)
+			if err != nil {
+				return nil, err
+			}
+			obj.Diff = diff.Unified("", text)
+			r.Objects = append(r.Objects, obj)
+			if s := subject(); s != nil {
+				s.Status = diff.Changed
+				s.Changes = append(s.Changes, diff.Change{Field: "object", Name: ref, Effect: diff.EffectCreated, Detail: ref + " is not in the export: Argo CD creates it"})
+			}
+			continue
+		}
+		used[ref] = true
+		diffs := Compare(want, lo.Body)
+		diffs = append(diffs, LastApplied(want, lo.Body)...)
+		if len(diffs) == 0 {
+			r.Summary.Unchanged++
+			continue
+		}
+		r.Summary.Changed++
+		obj.Status = diff.Changed
+		oldText, err := manifest(d.APIVersion, d.Kind, d.Namespace, d.Name, Project(want, lo.Body))
+		if err != nil {
+			return nil, err
+		}
+		newText, err := manifest(d.APIVersion, d.Kind, d.Namespace, d.Name, want)
+		if err != nil {
+			return nil, err
+		}
+		obj.Diff = diff.Unified(oldText, newText)
+		r.Objects = append(r.Objects, obj)
+		for _, df := range diffs {
+			ch := classify(d.Kind, df)
+			ch.Name = ref
+			if ch.Effect == diff.EffectRefused {
+				r.Refusals = append(r.Refusals, diff.Finding{Rule: "live-" + strings.ToLower(d.Kind), Object: ref, Message: ch.Detail,
+					Fix: "change the intent so that it compiles to the live value, or change the live object first"})
+			}
+			if s := subject(); s != nil {
+				s.Status = diff.Changed
+				s.Changes = append(s.Changes, ch)
+			} else if ch.Field != FieldOwnMetadata && ch.Effect != diff.EffectRefused {
+				r.Warnings = append(r.Warnings, diff.Finding{Rule: "live-change", Object: ref, Message: ch.Detail})
+			}
+		}
+	}
+	for _, o := range live {
+		ref := o.Ref()
+		if used[ref] || !slices.Contains(exportedKinds, o.Kind) {
+			continue
+		}
+		if owned(o) {
+			// A DataVolume or claim that KubeVirt or CDI made for a VM
+			// (owner reference): it goes with its owner.
+			continue
+		}
+		r.Warnings = append(r.Warnings, diff.Finding{Rule: "live-unmanaged", Object: ref,
+			Message: ref + " is live but virtc does not write it: Argo CD leaves it alone (it does not prune what it did not create)"})
+	}
+	if len(notCompared) > 0 {
+		var kinds []string
+		for _, k := range slices.Sorted(maps.Keys(notCompared)) {
+			kinds = append(kinds, fmt.Sprintf("%d %s", notCompared[k], k))
+		}
+		r.Warnings = append(r.Warnings, diff.Finding{Rule: "live-not-compared", Object: "objects of other kinds",
+			Message: "not compared (an export of vm,dv,pvc,nad does not hold these kinds): " + strings.Join(kinds, ", ")})
+	}
+	slices.Sort(vmOrder)
+	for _, k := range vmOrder {
+		r.VMs = append(r.VMs, *vms[k])
+	}
+	r.Allowed = len(r.Refusals) == 0
+	r.Refusals = nonNil(r.Refusals)
+	r.Warnings = nonNil(r.Warnings)
+	r.Platform = nonNil(r.Platform)
+	r.Tenants = nonNil(r.Tenants)
+	r.VMs = nonNil(r.VMs)
+	r.Objects = nonNil(r.Objects)
+	return r, nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// owned reports whether the live object has an owner (a VM's
+// dataVolumeTemplate DataVolume, a DataVolume's claim).
+func owned(o Object) bool {
+	meta, _ := o.Body["metadata"].(map[string]any)
+	refs, _ := meta["ownerReferences"].([]any)
+	return len(refs) > 0
+}
+
+// vmOf is the VM an object belongs to: the VM itself, or the VM its
+// virtc.dev/vm label names.
+func vmOf(kind, name string, body map[string]any) string {
+	if kind == "VirtualMachine" {
+		return name
+	}
+	meta, _ := body["metadata"].(map[string]any)
+	labels, _ := meta["labels"].(map[string]any)
+	vm, _ := labels["virtc.dev/vm"].(string)
+	return vm
+}
+
+// classify says what one difference does to the running VM.
+func classify(kind string, d Difference) diff.Change {
+	ch := diff.Change{Field: d.Path, From: short(d.Live), To: short(d.Desired)}
+	detail := func(effect, why string) diff.Change {
+		ch.Effect = effect
+		if d.Removed {
+			why = "removed by kubectl apply's three-way merge (the live object's " + LastAppliedAnnotation + " has it, virtc's manifest does not; remove the annotation before the first sync, or sync with ServerSideApply=true): " + why
+		}
+		ch.Detail = fmt.Sprintf("%s: %s → %s: %s", d.Path, cmp.Or(ch.From, "(absent)"), cmp.Or(ch.To, "(absent)"), why)
+		return ch
+	}
+	if d.Removed {
+		ch.Field = "last-applied"
+	}
+	if key, ok := metadataKey(d.Path); ok {
+		why := "metadata only"
+		if strings.HasPrefix(d.Path, "spec.template.") {
+			// KubeVirt v1.8.4 pkg/virt-controller/watch/vm/vm.go sets
+			// RestartRequired on changes of the template's spec only.
+			why = "the next VM instance carries it; no restart required"
+		}
+		if ownMetadata(key) && !d.Removed {
+			ch.Field = FieldOwnMetadata
+			return detail(diff.EffectNone, "virtc's own label or annotation; "+why)
+		}
+		if !d.Removed {
+			ch.Field = "labels"
+		}
+		return detail(diff.EffectNone, why)
+	}
+	switch kind {
+	case "VirtualMachine":
+		switch {
+		case d.Path == "spec.runStrategy":
+			if d.Desired == "Halted" {
+				return detail(diff.EffectStops, "the VM stops")
+			}
+			return detail(diff.EffectStarts, "the run strategy changes; a stopped VM starts")
+		case strings.HasPrefix(d.Path, "spec.template.metadata"):
+			// KubeVirt v1.8.4 pkg/virt-controller/watch/vm/vm.go sets
+			// RestartRequired on template spec changes only.
+			return detail(diff.EffectNextStart, "the next VM instance carries it; no restart is required")
+		case d.Path == "spec.template.spec.domain.cpu.sockets" || d.Path == "spec.template.spec.domain.memory.guest" || d.Path == "spec.instancetype.name":
+			return detail(diff.EffectLive, "KubeVirt hot-plugs CPU and memory (LiveUpdate rollout strategy)")
+		case strings.HasPrefix(d.Path, "spec.dataVolumeTemplates") && d.Removed:
+			return detail(diff.EffectNone, "KubeVirt keeps the DataVolume (the VM still owns it); the VM no longer re-creates it")
+		case strings.HasPrefix(d.Path, "spec.dataVolumeTemplates"):
+			return detail(diff.EffectRefused, "KubeVirt does not change an existing DataVolume from its template and CDI refuses every change to a DataVolume's spec")
+		case strings.HasPrefix(d.Path, "spec."):
+			return detail(diff.EffectRestart, "KubeVirt sets RestartRequired; the change applies at the next restart")
+		}
+	case "PersistentVolumeClaim":
+		if d.Path == "spec.resources.requests.storage" {
+			if grows(d) {
+				return detail(diff.EffectOnline, "the claim grows; the running guest sees the larger disk")
+			}
+			return detail(diff.EffectRefused, "a claim cannot shrink")
+		}
+		if strings.HasPrefix(d.Path, "spec.") {
+			return detail(diff.EffectRefused, "the claim's spec is immutable: it would have to be re-created, data lost")
+		}
+	case "DataVolume":
+		if strings.HasPrefix(d.Path, "spec.") {
+			return detail(diff.EffectRefused, "CDI refuses every change to a DataVolume's spec (v1.65.0 pkg/apiserver/webhooks/datavolume-validate.go)")
+		}
+	case "NetworkAttachmentDefinition":
+		return detail(diff.EffectNextStart, "Multus reads the attachment when a VM's pod starts; running VMs keep theirs")
+	}
+	return detail(diff.EffectManual, "virtc does not know what this changes")
+}
+
+// LastAppliedAnnotation is where `kubectl apply` (and so Argo CD's default,
+// client-side sync) keeps the configuration it last applied.
+const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// LastApplied lists the fields that `kubectl apply` of desired would
+// delete from a live object that someone created with `kubectl apply`:
+// its three-way merge removes what the last applied configuration had and
+// the new one lacks (k8s.io/kubectl pkg/cmd/apply, CreateThreeWayMergePatch
+// / jsonmergepatch for custom resources). Argo CD syncs that way unless the
+// Application or the object says ServerSideApply=true.
+func LastApplied(desired, live map[string]any) []Difference {
+	meta, _ := live["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	text, _ := ann[LastAppliedAnnotation].(string)
+	if text == "" {
+		return nil
+	}
+	last, err := generic([]byte(text))
+	if err != nil || last == nil {
+		return nil
+	}
+	var out []Difference
+	for _, p := range removed("", last, desired) {
+		out = append(out, Difference{Path: p.path, Live: p.value, Removed: true})
+	}
+	return out
+}
+
+type removal struct {
+	path  string
+	value any
+}
+
+func removed(path string, last, desired map[string]any) []removal {
+	var out []removal
+	for _, k := range sortedKeys(last) {
+		if k == "apiVersion" || k == "kind" || last[k] == nil {
+			continue
+		}
+		p := join(path, k)
+		d, ok := desired[k]
+		lm, lIsMap := last[k].(map[string]any)
+		dm, dIsMap := d.(map[string]any)
+		switch {
+		case !ok && lIsMap && len(lm) == 0:
+		case !ok:
+			out = append(out, removal{p, last[k]})
+		case lIsMap && dIsMap:
+			out = append(out, removed(p, lm, dm)...)
+		}
+	}
+	return out
+}
+
+// metadataKey returns the label or annotation key of a path in the
+// object's or the VM template's metadata.
+func metadataKey(path string) (string, bool) {
+	for _, prefix := range []string{"metadata.labels", "metadata.annotations", "spec.template.metadata.labels", "spec.template.metadata.annotations"} {
+		rest, ok := strings.CutPrefix(path, prefix)
+		if !ok {
+			continue
+		}
+		if strings.HasPrefix(rest, "[\"") {
+			return strings.TrimSuffix(strings.TrimPrefix(rest, "[\""), "\"]"), true
+		}
+		if strings.HasPrefix(rest, ".") {
+			return rest[1:], true
+		}
+		if rest == "" {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+func grows(d Difference) bool {
+	want, errA := resource.ParseQuantity(fmt.Sprint(d.Desired))
+	have, errB := resource.ParseQuantity(fmt.Sprint(d.Live))
+	return errA == nil && errB == nil && want.Cmp(have) > 0
+}
+
+func short(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case map[string]any, []any:
+		s := fmt.Sprintf("%v", x)
+		if len(s) > 80 {
+			s = s[:77] + "..."
+		}
+		return s
+	}
+	return fmt.Sprint(v)
+}
+
+// Project is the live object restricted to the fields virtc sets (atomic
+// lists whole), for a readable diff against the desired object.
+func Project(desired, live map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, d := range desired {
+		l, ok := live[k]
+		if !ok || l == nil {
+			continue
+		}
+		dm, dIsMap := d.(map[string]any)
+		lm, lIsMap := l.(map[string]any)
+		if dIsMap && lIsMap {
+			out[k] = Project(dm, lm)
+			continue
+		}
+		out[k] = l
+	}
+	return out
+}
+
+func manifest(apiVersion, kind, namespace, name string, body map[string]any) (string, error) {
+	data, err := emit.Write([]emit.Object{{APIVersion: apiVersion, Kind: kind, Namespace: namespace, Name: name, Body: body}})
+	return string(data), err
+}

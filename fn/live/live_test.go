@@ -1,0 +1,123 @@
+package live
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/virtc/virtc/fn/diff"
+)
+
+func body(t *testing.T, js string) map[string]any {
+	t.Helper()
+	m, err := generic([]byte(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestParseListAndStreamDropServerFields(t *testing.T) {
+	list := `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: PersistentVolumeClaim
+  metadata: {name: a, namespace: ns, uid: u1, resourceVersion: "7", managedFields: [{manager: x}], creationTimestamp: "2026-01-01T00:00:00Z", generation: 1}
+  spec: {resources: {requests: {storage: 1Gi}}}
+  status: {phase: Bound}
+`
+	stream := "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: b, namespace: ns}\n---\n"
+	a, err := Parse([]byte(list), "list.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Parse([]byte(stream), "stream.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a) != 1 || len(b) != 1 || a[0].Name != "a" || b[0].Name != "b" {
+		t.Fatalf("parsed %v and %v", a, b)
+	}
+	meta := a[0].Body["metadata"].(map[string]any)
+	for _, k := range []string{"uid", "resourceVersion", "managedFields", "creationTimestamp", "generation"} {
+		if _, ok := meta[k]; ok {
+			t.Errorf("metadata.%s kept", k)
+		}
+	}
+	if _, ok := a[0].Body["status"]; ok {
+		t.Error("status kept")
+	}
+}
+
+func TestCompareOnlyDesiredFieldsListsWhole(t *testing.T) {
+	desired := body(t, `{"spec":{"a":"x","q":"1Gi","m":{"k":"v"},"l":[{"name":"d","disk":{}}],"empty":{}}}`)
+	same := body(t, `{"spec":{"a":"x","q":"1024Mi","m":{"k":"v","server":"default"},"l":[{"name":"d","disk":{},"gone":null}],"extra":1}}`)
+	if d := Compare(desired, same); len(d) != 0 {
+		t.Errorf("server defaults, equal quantities and other keys are no differences: %+v", d)
+	}
+	other := body(t, `{"spec":{"a":"y","q":"2Gi","m":{"k":"v"},"l":[{"name":"d","disk":{"bus":"sata"}}]}}`)
+	got := Compare(desired, other)
+	var paths []string
+	for _, d := range got {
+		paths = append(paths, d.Path)
+	}
+	want := []string{"spec.a", "spec.l", "spec.q"}
+	if len(paths) != len(want) {
+		t.Fatalf("differences %v, want %v", paths, want)
+	}
+	for i := range want {
+		if paths[i] != want[i] {
+			t.Errorf("difference %d: %s, want %s (an element of an atomic list differs as a whole)", i, paths[i], want[i])
+		}
+	}
+	labels := Compare(body(t, `{"metadata":{"labels":{"virtc.dev/vm":"x","app":"y"}}}`), body(t, `{"metadata":{}}`))
+	if len(labels) != 2 || labels[0].Path != `metadata.labels.app` || labels[1].Path != `metadata.labels["virtc.dev/vm"]` {
+		t.Errorf("labels absent on the live object: one difference per key, got %+v", labels)
+	}
+}
+
+func TestLastAppliedRemovals(t *testing.T) {
+	last, _ := json.Marshal(map[string]any{"spec": map[string]any{"keep": 1, "drop": map[string]any{"x": 1}, "template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"a": "b"}}}}})
+	live := body(t, `{"metadata":{"annotations":{"`+LastAppliedAnnotation+`":`+string(mustJSON(t, string(last)))+`}},"spec":{"keep":1,"drop":{"x":1}}}`)
+	desired := body(t, `{"spec":{"keep":1,"template":{"metadata":{"labels":{"virtc.dev/vm":"v"}}}}}`)
+	got := LastApplied(desired, live)
+	if len(got) != 2 || got[0].Path != "spec.drop" || got[1].Path != "spec.template.metadata.labels.a" || !got[0].Removed {
+		t.Fatalf("removals %+v, want spec.drop and spec.template.metadata.labels.a", got)
+	}
+	if ch := classify("VirtualMachine", got[1]); ch.Field != "last-applied" {
+		t.Errorf("a removal of another tool's label is field %q, want last-applied", ch.Field)
+	}
+}
+
+func mustJSON(t *testing.T, s string) []byte {
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestClassify(t *testing.T) {
+	for _, c := range []struct {
+		kind, path    string
+		desired, live any
+		effect, field string
+	}{
+		{"VirtualMachine", `metadata.labels["virtc.dev/vm"]`, "a", nil, diff.EffectNone, FieldOwnMetadata},
+		{"VirtualMachine", `metadata.annotations.team`, "a", nil, diff.EffectNone, "labels"},
+		{"VirtualMachine", "spec.template.spec.domain.devices.disks", []any{}, []any{}, diff.EffectRestart, "spec.template.spec.domain.devices.disks"},
+		{"VirtualMachine", "spec.template.spec.domain.memory.guest", "8Gi", "4Gi", diff.EffectLive, "spec.template.spec.domain.memory.guest"},
+		{"VirtualMachine", "spec.runStrategy", "Halted", "Always", diff.EffectStops, "spec.runStrategy"},
+		{"VirtualMachine", "spec.dataVolumeTemplates", []any{}, []any{}, diff.EffectRefused, "spec.dataVolumeTemplates"},
+		{"PersistentVolumeClaim", "spec.resources.requests.storage", "20Gi", "10Gi", diff.EffectOnline, "spec.resources.requests.storage"},
+		{"PersistentVolumeClaim", "spec.resources.requests.storage", "5Gi", "10Gi", diff.EffectRefused, "spec.resources.requests.storage"},
+		{"PersistentVolumeClaim", "spec.storageClassName", "a", "b", diff.EffectRefused, "spec.storageClassName"},
+		{"DataVolume", "spec.storage", map[string]any{}, map[string]any{}, diff.EffectRefused, "spec.storage"},
+		{"NetworkAttachmentDefinition", "spec.config", "{}", "{}", diff.EffectNextStart, "spec.config"},
+	} {
+		ch := classify(c.kind, Difference{Path: c.path, Desired: c.desired, Live: c.live})
+		if ch.Effect != c.effect || ch.Field != c.field {
+			t.Errorf("%s %s: effect %s field %s, want %s %s", c.kind, c.path, ch.Effect, ch.Field, c.effect, c.field)
+		}
+	}
+}

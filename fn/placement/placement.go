@@ -1,0 +1,406 @@
+// Package placement answers "where can this VM run?": for each VM its
+// eligible nodes in its worker pool after every constraint, and for each
+// pool its capacity and maintenance reserve (N+1, node drain), and which
+// migration policy KubeVirt gives each VM. Policy turns the answers into
+// refusals and warnings; `virtc report` prints them.
+package placement
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+
+	kubevirtv1 "kubevirt.io/api/core/v1"
+
+	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/render"
+	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/fn/sizing"
+)
+
+const gi = 1 << 30
+
+// KubeVirt's default completion timeout per GiB (HCO liveMigrationConfig
+// default, kubevirt virtconfig MigrationCompletionTimeoutPerGiB).
+const defaultCompletionTimeoutPerGiB = 150
+
+// VM is the placement of one VM.
+type VM struct {
+	VM *resolve.VM
+	// Nodes is the number of nodes of its pool; Eligible how many of them
+	// can run it after every constraint.
+	Nodes, Eligible int64
+	// Constraints say what narrows the pool, in order.
+	Constraints []string
+	// Request is its virt-launcher pod's request.
+	Request sizing.Pod
+	// Policy is the migration policy KubeVirt applies to it ("" for none:
+	// the cluster's settings).
+	Policy string
+	// Bandwidth (bytes/s, 0 unlimited) and TimeoutPerGiB are its effective
+	// migration settings.
+	Bandwidth, TimeoutPerGiB int64
+}
+
+// Pool is the capacity and reserve of one pool.
+type Pool struct {
+	Pool *resolve.Pool
+	// VMs are the pool's VMs that run (not halted), in tenant and name order.
+	VMs []*VM
+	// Requests is the sum of their launcher requests; Capacity the pool's.
+	Requests, Capacity sizing.Pod
+	// Lose describes the failure N+1 plans for ("its largest node", "one
+	// zone (4 nodes)"); Remaining is the capacity after it.
+	Lose      string
+	Remaining sizing.Pod
+	// ReserveOK: the VMs still fit after the failure.
+	ReserveOK bool
+	// Drain is the drain of one node: DrainOK, DrainProblems say whether
+	// and why it cannot complete; PerNode the VMs of a node (spread
+	// evenly), Concurrent the migrations at once, Rounds how many waves.
+	DrainOK       bool
+	DrainProblems []string
+	PerNode       int64
+	Concurrent    int64
+	Rounds        int64
+}
+
+// Result is the placement of a model.
+type Result struct {
+	VMs   map[*resolve.VM]*VM
+	Pools []*Pool
+}
+
+// Analyze places every VM of the model.
+func Analyze(m *resolve.Model) *Result {
+	r := &Result{VMs: map[*resolve.VM]*VM{}}
+	byPool := map[string]*Pool{}
+	for _, name := range m.Catalog.WorkerPools.Names() {
+		p, _ := m.Catalog.WorkerPools.Get(name)
+		pp := &Pool{Pool: &resolve.Pool{Name: name, WorkerPool: p}}
+		byPool[name] = pp
+		r.Pools = append(r.Pools, pp)
+	}
+	policies := policyMatchers(m)
+	for _, t := range m.Tenants {
+		groups := spreadGroups(t)
+		for _, vm := range t.VMs {
+			pv := &VM{VM: vm}
+			r.VMs[vm] = pv
+			if vm.Size != nil {
+				pv.Request = sizing.KubeVirt.LauncherFor(sizing.ShapeOf(vm))
+			}
+			pv.Policy = matchPolicy(policies, vm)
+			pv.Bandwidth, pv.TimeoutPerGiB = migrationSettings(m, pv.Policy)
+			if vm.Pool == nil {
+				continue
+			}
+			eligible(pv, groups)
+			// A VM that can never schedule (refused) takes no capacity.
+			if pp := byPool[vm.Pool.Name]; pp != nil && Runs(vm) && pv.Eligible > 0 {
+				pp.VMs = append(pp.VMs, pv)
+			}
+		}
+	}
+	for _, pp := range r.Pools {
+		reserve(m, pp, r)
+	}
+	return r
+}
+
+// Runs reports whether a VM has a launcher pod to place: it is not halted.
+func Runs(vm *resolve.VM) bool { return vm.RunStrategy != api.RunHalted }
+
+// spreadGroups are the running VMs of a tenant by spread group.
+func spreadGroups(t *resolve.Tenant) map[string][]*resolve.VM {
+	g := map[string][]*resolve.VM{}
+	for _, vm := range t.VMs {
+		if vm.Spread != nil && Runs(vm) {
+			g[vm.Spread.Group] = append(g[vm.Spread.Group], vm)
+		}
+	}
+	return g
+}
+
+// Fits reports whether a launcher request fits on one node of the pool.
+func Fits(req sizing.Pod, p *resolve.Pool) bool {
+	return req.MilliCPU <= p.Spec.Allocatable.CPU.MilliValue() && req.Memory <= p.Spec.Allocatable.Memory.Value()
+}
+
+// eligible narrows the VM's pool by its networks, storage, size, CPU
+// model and spread group.
+func eligible(pv *VM, groups map[string][]*resolve.VM) {
+	vm, p := pv.VM, pv.VM.Pool
+	pv.Nodes = p.Spec.Nodes
+	n := p.Spec.Nodes
+	add := func(format string, args ...any) {
+		pv.Constraints = append(pv.Constraints, fmt.Sprintf(format, args...))
+	}
+	add("pool %s: %d nodes", p.Name, p.Spec.Nodes)
+	for _, net := range vm.Networks {
+		if !p.Reaches(net.Name) {
+			add("network %s: not reachable from the pool", net.Name)
+			n = 0
+		}
+	}
+	for _, st := range Storage(vm) {
+		if !p.Stores(st.Name) {
+			add("storage %s: not reachable from the pool", st.Name)
+			n = 0
+		}
+	}
+	if vm.Size != nil && !Fits(pv.Request, p) {
+		add("size %s: its launcher pod (%s CPU, %s) is larger than a node", vm.SizeName, milli(pv.Request.MilliCPU), bytes(pv.Request.Memory))
+		n = 0
+	}
+	if p.Spec.CPUModel != "" {
+		add("CPU model %s: every node of the pool", p.Spec.CPUModel)
+	}
+	if s := vm.Spread; s != nil && s.Mode == api.SpreadPreferred {
+		add("spread group %s (preferred, across %s): the scheduler tries, no node is excluded", s.Group, s.Across)
+	}
+	if s := vm.Spread; s != nil && s.Mode == api.SpreadRequired {
+		others := int64(0)
+		for _, o := range groups[s.Group] {
+			if o != vm && o.Pool != nil && o.Pool.Name == p.Name {
+				others++
+			}
+		}
+		if others > 0 {
+			var left int64
+			if s.Across == api.DomainHost {
+				left = p.Spec.Nodes - others
+			} else {
+				left = smallestDomains(p, p.Domains(s.Across)-others)
+			}
+			left = max(left, 0)
+			add("spread group %s (required, across %s): %d other %s", s.Group, s.Across, others, plural(others, "VM", "VMs"))
+			n = min(n, left)
+		}
+	}
+	pv.Eligible = n
+}
+
+// smallestDomains is the number of nodes in the k smallest racks or zones
+// of the pool (nodes spread evenly: the first nodes%domains domains have
+// one node more).
+func smallestDomains(p *resolve.Pool, k int64) int64 {
+	fd := p.Spec.FailureDomain
+	if fd == nil || k <= 0 {
+		return 0
+	}
+	small, big := p.Spec.Nodes/fd.Domains, p.Spec.Nodes%fd.Domains
+	nSmall := fd.Domains - big
+	if k <= nSmall {
+		return k * small
+	}
+	return nSmall*small + (k-nSmall)*(small+1)
+}
+
+// Storage are the storage profiles a VM's disks use, each once.
+func Storage(vm *resolve.VM) []resolve.Storage {
+	out := []resolve.Storage{vm.RootStorage}
+	for _, d := range vm.Attached() {
+		if !slices.ContainsFunc(out, func(s resolve.Storage) bool { return s.Name == d.Storage.Name }) {
+			out = append(out, d.Storage)
+		}
+	}
+	return slices.DeleteFunc(out, func(s resolve.Storage) bool { return s.StorageProfile == nil })
+}
+
+// reserve checks a pool's capacity, N+1 and the drain of one node.
+func reserve(m *resolve.Model, pp *Pool, r *Result) {
+	p := pp.Pool
+	alloc := sizing.Pod{MilliCPU: p.Spec.Allocatable.CPU.MilliValue(), Memory: p.Spec.Allocatable.Memory.Value()}
+	times := func(n int64) sizing.Pod { return sizing.Pod{MilliCPU: alloc.MilliCPU * n, Memory: alloc.Memory * n} }
+	for _, v := range pp.VMs {
+		pp.Requests = pp.Requests.Add(v.Request)
+	}
+	pp.Capacity = times(p.Spec.Nodes)
+	lose := int64(1)
+	pp.Lose = "its largest node"
+	if fd := p.Spec.FailureDomain; fd != nil && fd.Domains > 1 {
+		lose = p.LargestDomain()
+		pp.Lose = fmt.Sprintf("one %s (%d %s)", fd.Level, lose, plural(lose, "node", "nodes"))
+	}
+	pp.Remaining = times(max(p.Spec.Nodes-lose, 0))
+	pp.ReserveOK = len(pp.VMs) == 0 || within(pp.Requests, pp.Remaining)
+
+	// The drain of one node: its VMs (the pool's, spread evenly, the
+	// largest first) leave it, the migratable ones by live migration, a
+	// few at a time.
+	pp.DrainOK = true
+	pp.Concurrent = m.ConcurrentMigrations()
+	if len(pp.VMs) == 0 {
+		return
+	}
+	pp.PerNode = (int64(len(pp.VMs)) + p.Spec.Nodes - 1) / p.Spec.Nodes
+	migrating := 0
+	for _, v := range pp.VMs {
+		if render.EvictionStrategy(v.VM) != kubevirtv1.EvictionStrategyNone {
+			migrating++
+		}
+	}
+	onNode := min(int64(migrating), pp.PerNode)
+	pp.Rounds = (onNode + pp.Concurrent - 1) / pp.Concurrent
+	problem := func(format string, args ...any) {
+		pp.DrainOK = false
+		pp.DrainProblems = append(pp.DrainProblems, fmt.Sprintf(format, args...))
+	}
+	if migrating > 0 && p.Spec.Nodes < 2 {
+		problem("the pool has one node: its migratable VMs have no other node to go to")
+	}
+	if p.Spec.Nodes >= 2 && !within(pp.Requests, times(p.Spec.Nodes-1)) {
+		problem("the VMs (%s CPU, %s) do not fit on the other %d %s (%s CPU, %s)", milli(pp.Requests.MilliCPU), bytes(pp.Requests.Memory), p.Spec.Nodes-1, plural(p.Spec.Nodes-1, "node", "nodes"), milli(times(p.Spec.Nodes-1).MilliCPU), bytes(times(p.Spec.Nodes-1).Memory))
+	}
+	blocked := map[string]bool{}
+	for _, v := range pp.VMs {
+		vm := v.VM
+		if render.EvictionStrategy(vm) == kubevirtv1.EvictionStrategyNone {
+			continue
+		}
+		// A migration's target pod carries the group label and keeps the
+		// template's anti-affinity (KubeVirt v1.8.4 pkg/virt-controller/
+		// watch/migration/migration.go createMigrationPodAntiAffinityRule
+		// appends its own term to it): it must avoid every host, rack or
+		// zone holding a pod of the group, its own source pod's included.
+		// With as many members as domains there is none left.
+		if s := vm.Spread; s != nil && s.Mode == api.SpreadRequired && !blocked[vm.Namespace+"/"+s.Group] {
+			members := int64(0)
+			for _, o := range pp.VMs {
+				if o.VM.Namespace == vm.Namespace && o.VM.Spread != nil && o.VM.Spread.Group == s.Group {
+					members++
+				}
+			}
+			if domains := p.Domains(s.Across); domains > 0 && members >= domains {
+				blocked[vm.Namespace+"/"+s.Group] = true
+				if s.Across == api.DomainHost {
+					problem("spread group %s/%s has %d VMs required on different hosts of %d nodes: the one on the drained node has no host to migrate to", vm.Namespace, s.Group, members, p.Spec.Nodes)
+				} else {
+					problem("spread group %s/%s has %d VMs required in different %ss of %d: a migrating one must move to a %s without a pod of the group (its own source pod's included), and there is none", vm.Namespace, s.Group, members, s.Across, domains, s.Across)
+				}
+			}
+		}
+		if v.Bandwidth > 0 && vm.Size != nil {
+			mem := vm.Size.Spec.Memory.Value()
+			need := (mem + v.Bandwidth - 1) / v.Bandwidth
+			allowed := v.TimeoutPerGiB * mem / gi
+			if need > allowed {
+				problem("VM %s/%s cannot finish migrating: %s at %s/s take at least %ds, beyond the %ds its completion timeout (%ds per GiB) allows", vm.Namespace, vm.Name, bytes(mem), bytes(v.Bandwidth), need, allowed, v.TimeoutPerGiB)
+			}
+		}
+	}
+}
+
+func within(a, b sizing.Pod) bool { return a.MilliCPU <= b.MilliCPU && a.Memory <= b.Memory }
+
+// policyMatcher is a catalog migration policy as KubeVirt matches it.
+type policyMatcher struct {
+	name         string
+	vmi, ns      map[string]string
+	hasSelectors bool
+}
+
+func policyMatchers(m *resolve.Model) []policyMatcher {
+	var out []policyMatcher
+	for _, name := range m.Catalog.MigrationPolicies.Names() {
+		p, _ := m.Catalog.MigrationPolicies.Get(name)
+		vmi, ns := render.MigrationPolicyLabels(p)
+		out = append(out, policyMatcher{name: name, vmi: vmi, ns: ns})
+	}
+	return out
+}
+
+// matchPolicy is KubeVirt's choice of a VM's migration policy: among the
+// policies all of whose selector labels the VMI and its namespace carry,
+// the one matching the most labels (VMI labels win a tie), then the first
+// by name (kubevirt v1.8.4 pkg/virt-controller/watch/migration/
+// migrationpolicy.go, matchPolicy and countMatchingLabels).
+func matchPolicy(ps []policyMatcher, vm *resolve.VM) string {
+	if len(ps) == 0 {
+		return ""
+	}
+	vmiLabels := render.TemplateLabels(vm)
+	nsLabels := render.NamespaceLabels(vm.Tenant)
+	best, bestVMI, bestNS := "", -1, -1
+	for _, p := range ps {
+		nVMI, ok := count(p.vmi, vmiLabels)
+		if !ok {
+			continue
+		}
+		nNS, ok := count(p.ns, nsLabels)
+		if !ok {
+			continue
+		}
+		total, bestTotal := nVMI+nNS, bestVMI+bestNS
+		if best == "" || total > bestTotal || total == bestTotal && nVMI > bestVMI {
+			best, bestVMI, bestNS = p.name, nVMI, nNS
+		}
+	}
+	return best
+}
+
+func count(selector, labels map[string]string) (int, bool) {
+	n := 0
+	for _, k := range slices.Sorted(maps.Keys(selector)) {
+		if v, ok := labels[k]; !ok || v != selector[k] {
+			return 0, false
+		}
+		n++
+	}
+	return n, true
+}
+
+// migrationSettings are a VM's bandwidth and completion timeout: its
+// policy's, else the Platform's, else KubeVirt's defaults.
+func migrationSettings(m *resolve.Model, policy string) (bandwidth, timeout int64) {
+	timeout = defaultCompletionTimeoutPerGiB
+	if m.Platform != nil {
+		if lm := m.Platform.Obj.Spec.LiveMigration; lm != nil {
+			if lm.BandwidthPerMigration != nil {
+				bandwidth = lm.BandwidthPerMigration.Value()
+			}
+			if lm.CompletionTimeoutPerGiB != nil {
+				timeout = *lm.CompletionTimeoutPerGiB
+			}
+		}
+	}
+	if policy != "" {
+		p, _ := m.Catalog.MigrationPolicies.Get(policy)
+		if p.Spec.BandwidthPerMigration != nil {
+			bandwidth = p.Spec.BandwidthPerMigration.Value()
+		}
+		timeout = cmp.Or(ptr(p.Spec.CompletionTimeoutPerGiB), timeout)
+	}
+	return bandwidth, timeout
+}
+
+func ptr(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func milli(m int64) string {
+	q := sizing.Milli(m)
+	return q.String()
+}
+
+// bytes writes a byte count as Kubernetes does where it is exact in Mi
+// or Gi, else in Gi with one decimal.
+func bytes(b int64) string {
+	if b%(1<<20) == 0 {
+		q := sizing.Bytes(b)
+		return q.String()
+	}
+	return fmt.Sprintf("%.1fGi", float64(b)/(1<<30))
+}

@@ -1,0 +1,157 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/fn/versions"
+)
+
+// Argo CD's hook annotations (argo-cd v3.6.1 gitops-engine/pkg/sync/hook).
+const (
+	AnnotationHook             = "argocd.argoproj.io/hook"
+	AnnotationHookDeletePolicy = "argocd.argoproj.io/hook-delete-policy"
+	// ApproverName names the approver's ServiceAccount, Role, RoleBinding
+	// and Job in each operator namespace.
+	ApproverName = "virtc-installplan-approver"
+	// DefaultApproverTimeoutMinutes bounds an approver run when the
+	// Platform sets none.
+	DefaultApproverTimeoutMinutes = 45
+)
+
+// approval is one operator the approver approves InstallPlans of.
+type approval struct {
+	namespace, subscription string
+	// csv is the pinned CSV; via the CSVs OLM may pass on the way there.
+	csv string
+	via []string
+}
+
+// hcoApproval: the pinned CSV, and on the way from the previous minor its
+// last z-stream (which the minor's first bundle replaces) and the minor's
+// first bundle (versions.Path).
+func hcoApproval(p *resolve.Platform) approval {
+	a := approval{namespace: CNVNamespace, subscription: "hco-operatorhub", csv: versions.HCOCSV(p.Version)}
+	if r, err := versions.Parse(p.Release.Replaces); err == nil {
+		a.via = append(a.via, versions.HCOCSV(r))
+		if first := (versions.Version{Major: p.Version.Major, Minor: p.Version.Minor}); first != p.Version {
+			a.via = append(a.via, versions.HCOCSV(first))
+		}
+	}
+	return a
+}
+
+// oadpApproval: OADP's pinned CSV; its bundle replaces the previous
+// platform release's OADP directly.
+func oadpApproval(p *resolve.Platform) approval {
+	return approval{namespace: OADPNamespace, subscription: OADPPackage, csv: versions.OADPCSV(p.Release.OADP.Version)}
+}
+
+// Approver renders the InstallPlan approver of one operator: a
+// ServiceAccount, a Role that may only get, list and patch InstallPlans,
+// get the operator's Subscription and get the pinned CSV in the operator's
+// namespace, its RoleBinding, and an Argo CD Sync hook Job in the
+// Subscription's wave that runs `virtc approve-installplan` (fn/approve).
+//
+// The Job shares the Subscription's wave because Argo CD moves to the next
+// wave only when every resource of this one is healthy (gitops-engine
+// pkg/sync/sync_context.go: the tasks of one phase and wave run together,
+// and a running hook or an unhealthy resource holds the sync), and a new
+// Manual Subscription stays Progressing until its first InstallPlan is
+// approved: in a later wave the Job would never start. The HyperConverged
+// and DataProtectionApplication come in later waves, once the Job has seen
+// the pinned CSV succeed (its CRDs exist then).
+func Approver(p *resolve.Platform, a approval) []emit.Object {
+	spec := p.Obj.Spec.Approver
+	if spec == nil {
+		return nil
+	}
+	src := p.Doc.Rel
+	labels := map[string]string{LabelPlatform: p.Name}
+	timeout := int64(DefaultApproverTimeoutMinutes)
+	if spec.TimeoutMinutes != nil {
+		timeout = *spec.TimeoutMinutes
+	}
+	sa := &corev1.ServiceAccount{
+		TypeMeta:   typeMeta("v1", "ServiceAccount"),
+		ObjectMeta: withWave(objectMeta("ServiceAccount", a.namespace, ApproverName, src, labels, nil), waveOperator),
+	}
+	role := &rbacv1.Role{
+		TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "Role"),
+		ObjectMeta: withWave(objectMeta("Role", a.namespace, ApproverName, src, labels, nil), waveOperator),
+		Rules: []rbacv1.PolicyRule{
+			// InstallPlan names are generated (install-xxxxx): no
+			// resourceNames. No watch: the approver polls.
+			{APIGroups: []string{"operators.coreos.com"}, Resources: []string{"installplans"}, Verbs: []string{"get", "list", "patch"}},
+			{APIGroups: []string{"operators.coreos.com"}, Resources: []string{"subscriptions"}, ResourceNames: []string{a.subscription}, Verbs: []string{"get"}},
+			{APIGroups: []string{"operators.coreos.com"}, Resources: []string{"clusterserviceversions"}, ResourceNames: []string{a.csv}, Verbs: []string{"get"}},
+		},
+	}
+	rb := &rbacv1.RoleBinding{
+		TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"),
+		ObjectMeta: withWave(objectMeta("RoleBinding", a.namespace, ApproverName, src, labels, nil), waveOperator),
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: ApproverName, Namespace: a.namespace}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ApproverName},
+	}
+	args := []string{"approve-installplan", "--namespace=" + a.namespace, "--subscription=" + a.subscription, "--csv=" + a.csv}
+	if len(a.via) > 0 {
+		args = append(args, "--via="+strings.Join(a.via, ","))
+	}
+	args = append(args, fmt.Sprintf("--timeout=%dm", timeout))
+	jobMeta := withWave(objectMeta("Job", a.namespace, ApproverName, src, labels, nil), waveOperator)
+	jobMeta.Annotations[AnnotationHook] = "Sync"
+	// The last run stays for its logs; the next sync replaces it.
+	jobMeta.Annotations[AnnotationHookDeletePolicy] = "BeforeHookCreation"
+	no, yes := false, true
+	deadline := (timeout + 5) * 60
+	var backoff int32
+	job := &batchv1.Job{
+		TypeMeta:   typeMeta("batch/v1", "Job"),
+		ObjectMeta: jobMeta,
+		Spec: batchv1.JobSpec{
+			BackoffLimit:          &backoff,
+			ActiveDeadlineSeconds: &deadline,
+			Template: corev1.PodTemplateSpec{
+				Spec: corev1.PodSpec{
+					ServiceAccountName: ApproverName,
+					RestartPolicy:      corev1.RestartPolicyNever,
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot:   &yes,
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					Containers: []corev1.Container{{
+						Name:  "approve",
+						Image: spec.Image,
+						Args:  args,
+						Resources: corev1.ResourceRequirements{
+							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+							Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
+						},
+						SecurityContext: &corev1.SecurityContext{
+							AllowPrivilegeEscalation: &no,
+							ReadOnlyRootFilesystem:   &yes,
+							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+						},
+					}},
+				},
+			},
+		},
+	}
+	if infra := p.Obj.Spec.Infra; infra != nil {
+		job.Spec.Template.Spec.NodeSelector = infra.NodeSelector
+		job.Spec.Template.Spec.Tolerations = tolerations(infra.Tolerations)
+	}
+	return []emit.Object{
+		{APIVersion: "v1", Kind: "ServiceAccount", Namespace: a.namespace, Name: ApproverName, Scope: emit.Cluster, Body: sa},
+		{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role", Namespace: a.namespace, Name: ApproverName, Scope: emit.Cluster, Body: role},
+		{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding", Namespace: a.namespace, Name: ApproverName, Scope: emit.Cluster, Body: rb},
+		{APIVersion: "batch/v1", Kind: "Job", Namespace: a.namespace, Name: ApproverName, Scope: emit.Cluster, Body: job},
+	}
+}

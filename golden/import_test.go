@@ -1,0 +1,191 @@
+package golden
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/virtc/virtc/fn/cli"
+	"github.com/virtc/virtc/fn/conform"
+	"github.com/virtc/virtc/fn/diff"
+	"github.com/virtc/virtc/fn/live"
+)
+
+// importDir holds the import scenarios: each folder has live.yaml, an
+// export as `oc get vm,dv,pvc,nad -n NS -o yaml` prints it (status,
+// managedFields, uid and resourceVersion included); expected/ is what
+// `virtc import --out DIR live.yaml` writes (IMPORT-REPORT.txt included),
+// exit its exit code (0 when absent), build.yaml what `virtc build` prints
+// for expected/ and diff.txt what `virtc diff --live live.yaml expected`
+// prints. The test holds that the diff of every imported VM has virtc's
+// own labels and annotations as its only changes, and validates build.yaml
+// with kubeconform.
+const importDir = "import"
+
+func TestImport(t *testing.T) {
+	entries, err := os.ReadDir(importDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var builds []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(importDir, e.Name())
+		t.Run(e.Name(), func(t *testing.T) {
+			out := t.TempDir()
+			exportFile := filepath.Join(dir, "live.yaml")
+			var stdout, stderr bytes.Buffer
+			code := cli.Main([]string{"import", "--out", out, exportFile}, nil, &stdout, &stderr)
+			if stderr.Len() > 0 {
+				t.Fatalf("import wrote to stderr:\n%s", stderr.String())
+			}
+			want := 0
+			if data, err := os.ReadFile(filepath.Join(dir, "exit")); err == nil {
+				want, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+			}
+			if code != want {
+				t.Errorf("exit %d, want %d\n%s", code, want, stdout.String())
+			}
+			got := readTree(t, out)
+			expected := filepath.Join(dir, "expected")
+			if *update {
+				os.RemoveAll(expected)
+				for name, data := range got {
+					p := filepath.Join(expected, name)
+					os.MkdirAll(filepath.Dir(p), 0o755)
+					if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			} else if d := cmp.Diff(readTree(t, expected), got); d != "" {
+				t.Errorf("import output (-want +got):\n%s", d)
+			}
+			if !slices.ContainsFunc(keys(got), func(k string) bool { return strings.HasSuffix(k, ".yaml") }) {
+				return
+			}
+			// The imported intents compile; the result passes kubeconform.
+			var build, buildErr bytes.Buffer
+			if code := cli.Main([]string{"build", out}, nil, &build, &buildErr); code != 0 {
+				t.Fatalf("build of the import exits %d:\n%s", code, buildErr.String())
+			}
+			golden(t, filepath.Join(dir, "build.yaml"), build.String())
+			builds = append(builds, filepath.Join(dir, "build.yaml"))
+
+			// Adoption: the live diff of each imported VM changes virtc's
+			// own labels and annotations only, once the actions the report
+			// asks for are done (removing kubectl's last-applied
+			// configuration, as `oc annotate ... KEY-` does).
+			adopted := exportFile
+			if strings.Contains(got[reportFileName], live.LastAppliedAnnotation+"-") {
+				adopted = withoutLastApplied(t, exportFile)
+			}
+			var js, jsErr bytes.Buffer
+			if code := cli.Main([]string{"diff", "--live", adopted, "--format", "json", out}, nil, &js, &jsErr); code != 0 {
+				t.Fatalf("diff --live exits %d:\n%s%s", code, js.String(), jsErr.String())
+			}
+			var rep diff.Report
+			if err := json.Unmarshal(js.Bytes(), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.VMs) == 0 {
+				t.Fatal("diff --live compared no VM")
+			}
+			for _, s := range rep.VMs {
+				for _, ch := range s.Changes {
+					if ch.Field != live.FieldOwnMetadata {
+						t.Errorf("VM %s/%s: a change besides virtc's labels and annotations: %s (%s)", s.Namespace, s.Name, ch.Detail, ch.Effect)
+					}
+				}
+			}
+			var text, textErr bytes.Buffer
+			cli.Main([]string{"diff", "--live", exportFile, "--color", "never", out}, nil, &text, &textErr)
+			golden(t, filepath.Join(dir, "diff.txt"), strings.ReplaceAll(text.String(), out, "OUT"))
+		})
+	}
+	if len(builds) > 0 {
+		t.Run("kubeconform", func(t *testing.T) { conform.RunKubeconform(t, "4.22", builds...) })
+	}
+}
+
+const reportFileName = "IMPORT-REPORT.txt"
+
+// withoutLastApplied writes the export without kubectl's last-applied
+// configuration annotation on VMs.
+func withoutLastApplied(t *testing.T, file string) string {
+	t.Helper()
+	objs, err := live.Read([]string{file}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []any
+	for _, o := range objs {
+		if o.Kind == "VirtualMachine" {
+			meta := o.Body["metadata"].(map[string]any)
+			if ann, ok := meta["annotations"].(map[string]any); ok {
+				delete(ann, live.LastAppliedAnnotation)
+			}
+		}
+		items = append(items, o.Body)
+	}
+	data, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "live.yaml")
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(string(want), got); d != "" {
+		t.Errorf("%s (-want +got):\n%s", path, d)
+	}
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func readTree(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, p)
+		out[filepath.ToSlash(rel)] = string(data)
+		return nil
+	})
+	return out
+}
