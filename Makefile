@@ -68,6 +68,32 @@ $(TOOLS)/kubeconform:
 $(TOOLS)/kustomize:
 	GOBIN=$(TOOLS) $(GO) install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
 
+.PHONY: image image-test image-pin
+# The version baked into the image whose digest the examples reference.
+EXAMPLE_IMAGE_VERSION := example
+PINNED_FILES := examples/argocd/repo-server-patch.yaml \
+  examples/argocd/repo-server-kustomize-patch.yaml \
+  examples/kustomize-transformer/compiler-container.yaml
+
+## image: virtc's container image without a container engine
+## (tools/image, go-containerregistry): static virtc for linux/amd64, user
+## 999, no shell; an OCI layout in bin/image (its digest in
+## bin/image.digest) and bin/virtc-image.tar for `podman load`. The same
+## source, Go release and VERSION give the same digest.
+image:
+	cd tools/image && $(GO) run . --repo ../.. --version $(VERSION) --out ../../bin/image --tarball ../../bin/virtc-image.tar
+
+## image-test: build the image, check its config and files, run the binary
+## taken out of it, build twice for the same digest, and check that the
+## examples reference the image of this tree (make image-pin)
+image-test:
+	cd tools/image && $(GO) test -count=1 ./...
+
+## image-pin: rewrite the examples' virtc@sha256 references to the image of
+## this tree built with VERSION=$(EXAMPLE_IMAGE_VERSION)
+image-pin:
+	cd tools/image && $(GO) run . --repo ../.. --version $(EXAMPLE_IMAGE_VERSION) --out ../../bin/image-example --pin $(addprefix ../../,$(PINNED_FILES))
+
 ## bench: time virtc build, kustomize with virtc as a function, and kustomize
 ## passing virtc's output through, on fleets of 1 to 100,000 VMs; prints one
 ## table (about 15 minutes on 2 cores; BENCHFLAGS passes flags to cmd/benchrun)
@@ -99,6 +125,17 @@ export KUBE_VERSION ETCD_VERSION
 
 conformance-tools:
 	GO=$(GO) nice -n 15 test/conformance/tools/build.sh all
+
+## argocd-tools: a real Argo CD (repo-server, CMP server, application
+## controller in one binary) built from the Go module proxy with Go 1.27,
+## cached by version in ${XDG_CACHE_HOME:-~/.cache}/virtc-tools (cold: about
+## 25 minutes on 2 cores): the first piece of `make e2e-argocd` (issue 18),
+## which is not written yet
+ARGOCD_VERSION := v3.6.1
+export ARGOCD_VERSION
+.PHONY: argocd-tools
+argocd-tools:
+	GO=$(GO) test/argocd/tools/build.sh
 
 ## conformance: every golden output and example output applied to a real
 ## kube-apiserver with the real CRDs, per platform version

@@ -289,22 +289,25 @@ func checkSidecar(t *testing.T, pod map[string]any) {
 			t.Errorf("volume %s is missing", v)
 		}
 	}
+	checkDigest(t, c)
 	if cm := dig(byName(pod["volumes"], "virtc-plugin"), "configMap"); cm["name"] != "virtc-plugin" {
 		t.Errorf("the plugin volume is %v, want ConfigMap virtc-plugin", cm)
 	}
 }
 
 // checkInstall checks the kustomize wiring: the init container copies the
-// binary from where the Containerfile puts it onto the repo-server's PATH.
+// binary from where the image has it onto the repo-server's PATH, with
+// virtc itself (the image has no shell and no cp).
 func checkInstall(t *testing.T, pod map[string]any) {
 	ic := byName(pod["initContainers"], "virtc-install")
 	if ic == nil {
 		t.Fatal("no virtc-install init container")
 	}
 	cmd, _ := ic["command"].([]any)
-	if len(cmd) != 3 || cmd[0] != "cp" || cmd[1] != imageBinary(t) {
-		t.Errorf("init command %v, want cp %s DIR/virtc", cmd, imageBinary(t))
+	if len(cmd) != 3 || cmd[0] != imageBinary || cmd[1] != "install" || cmd[2] != "/virtc-bin/virtc" {
+		t.Errorf("init command %v, want [%s install /virtc-bin/virtc]", cmd, imageBinary)
 	}
+	checkDigest(t, ic)
 	rs := byName(pod["containers"], "argocd-repo-server")
 	if !slices.Contains(mounts(rs), mount{"/usr/local/bin/virtc", "virtc-bin", "virtc"}) {
 		t.Errorf("the repo-server does not get virtc at /usr/local/bin/virtc: %+v", mounts(rs))
@@ -314,53 +317,40 @@ func checkInstall(t *testing.T, pod map[string]any) {
 	}
 }
 
-// imageBinary is where the Containerfile installs virtc.
-func imageBinary(t *testing.T) string {
+// imageBinary is where the image has virtc (tools/image/main.go,
+// BinaryPath; `make image-test` checks the image itself).
+const imageBinary = "/usr/local/bin/virtc"
+
+// checkDigest: the container runs virtc's image by digest.
+func checkDigest(t *testing.T, c map[string]any) {
 	t.Helper()
-	stage := finalStage(t)
-	m := regexp.MustCompile(`(?m)^COPY --from=build /out/virtc (\S+)$`).FindStringSubmatch(stage)
-	if m == nil {
-		t.Fatal("the final stage does not copy the binary")
+	if img, _ := c["image"].(string); !regexp.MustCompile(`/virtc@sha256:[0-9a-f]{64}$`).MatchString(img) {
+		t.Errorf("image %q: want virtc's image by digest (make image-pin)", img)
 	}
-	return m[1]
 }
 
-func finalStage(t *testing.T) string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "Containerfile"))
-	if err != nil {
+// TestContainerFunctionExample: the container form of the transformer
+// names the image by digest and is otherwise compiler.yaml.
+func TestContainerFunctionExample(t *testing.T) {
+	dir := filepath.Join("..", "examples", "kustomize-transformer")
+	var exec, container map[string]any
+	readYAML(t, filepath.Join(dir, "compiler.yaml"), &exec)
+	readYAML(t, filepath.Join(dir, "compiler-container.yaml"), &container)
+	fn := dig(container, "metadata", "annotations")["config.kubernetes.io/function"].(string)
+	var spec struct {
+		Container struct{ Image string } `yaml:"container"`
+	}
+	if err := yaml.Unmarshal([]byte(fn), &spec); err != nil {
 		t.Fatal(err)
 	}
-	s := string(data)
-	return s[strings.LastIndex(s, "\nFROM "):]
+	checkDigest(t, map[string]any{"image": spec.Container.Image})
+	if !reflectEqual(exec["spec"], container["spec"]) {
+		t.Errorf("spec %v differs from compiler.yaml's %v", container["spec"], exec["spec"])
+	}
 }
 
-// TestContainerfile checks what Argo CD and kustomize need from the image.
-// No container engine runs here; the build command is in the Containerfile
-// and the README.
-func TestContainerfile(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "Containerfile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	build := string(data[:strings.LastIndex(string(data), "\nFROM ")])
-	if !strings.Contains(build, "CGO_ENABLED=0 go build") {
-		t.Error("the binary must be built static (CGO_ENABLED=0)")
-	}
-	if !strings.Contains(build, "-X github.com/virtc/virtc/fn/cli.Version=${VERSION}") {
-		t.Error("the binary's version must come from the VERSION build argument")
-	}
-	final := finalStage(t)
-	for _, want := range []string{
-		"\nUSER 999:999\n",
-		"\nENTRYPOINT [\"" + imageBinary(t) + "\"]\n",
-		`org.opencontainers.image.version="${VERSION}"`,
-	} {
-		if !strings.Contains(final, want) {
-			t.Errorf("the final stage lacks %q", want)
-		}
-	}
-	if strings.Contains(final, "\nCMD ") {
-		t.Error("a CMD would pass arguments and keep virtc from running as a KRM function")
-	}
+func reflectEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
 }

@@ -275,9 +275,9 @@ func generate(t *testing.T, p plugin, app application, repo string) (int, string
 // equivalentPluginBuilds are the `virtc build` arguments, run in the app
 // directory, whose output each example Application must deploy.
 var equivalentPluginBuilds = map[string][]string{
-	"virtc-in-cluster": {"--catalog", "../../platform", "."},
-	"virtc-east":       {"--catalog", "../../platform", "."},
-	"virtc-west":       {"--catalog", "../../platform", "."},
+	"virtc-in-cluster": {"--catalog", "../../platform", "--warnings-configmap", "openshift-cnv/virtc-warnings", "."},
+	"virtc-east":       {"--catalog", "../../platform", "--warnings-configmap", "openshift-cnv/virtc-warnings", "."},
+	"virtc-west":       {"--catalog", "../../platform", "--warnings-configmap", "openshift-cnv/virtc-warnings", "."},
 }
 
 // checkoutBuild is `virtc build` in dir of a repository copy at repo, as it
@@ -325,6 +325,9 @@ func TestCMPContract(t *testing.T) {
 			}
 			if !strings.Contains(stdout, "kind: VirtualMachine\n") {
 				t.Error("no VirtualMachine in the manifests")
+			}
+			if !strings.Contains(stdout, "kind: ConfigMap\nmetadata:\n  labels:\n    app.kubernetes.io/component: warnings\n") {
+				t.Error("no warnings ConfigMap in the manifests (the warnings-configmap parameter)")
 			}
 		})
 	}

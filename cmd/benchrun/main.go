@@ -27,6 +27,8 @@ func main() {
 	large := flag.Int("runs-large", 3, "runs of each tool per fleet of 10,000 VMs or more")
 	limit := flag.Duration("limit", 120*time.Second, "time limit of one kustomize run")
 	krm := flag.Bool("krm", true, "measure kustomize with virtc as an exec KRM function (generator form)")
+	fnSizes := flag.String("fn-sizes", "1000,10000,100000", "fleet sizes on which virtc fn (generator and transformer forms) is timed beside virtc build, without kustomize")
+	fnOnly := flag.Bool("fn-only", false, "measure only the fn-against-build fleets (--fn-sizes)")
 	work := flag.String("work", "", "directory for fleets and outputs (default: a temporary one, removed at the end)")
 	flag.Parse()
 
@@ -78,7 +80,14 @@ func main() {
 		cfg.Work = dir
 	}
 	start := time.Now()
-	rows, err := bench.Run(cfg)
+	var rows []bench.Row
+	if !*fnOnly {
+		var err error
+		if rows, err = bench.Run(cfg); err != nil {
+			fail(err)
+		}
+	}
+	fnRows, err := bench.RunFn(cfg, parse(*fnSizes))
 	if err != nil {
 		fail(err)
 	}
@@ -86,13 +95,19 @@ func main() {
 		fmt.Printf("- %s\n", l)
 	}
 	fmt.Printf("- session: %s, medians of alternating runs\n\n", time.Since(start).Round(time.Second))
-	bench.Table(os.Stdout, rows)
-	fmt.Println()
-	if cfg.Baseline != "" {
-		bench.Comparison(os.Stdout, rows)
+	if !*fnOnly {
+		bench.Table(os.Stdout, rows)
+		fmt.Println()
+		if cfg.Baseline != "" {
+			bench.Comparison(os.Stdout, rows)
+			fmt.Println()
+		}
+		bench.Targets(os.Stdout, rows)
 		fmt.Println()
 	}
-	bench.Targets(os.Stdout, rows)
+	if len(fnRows) > 0 {
+		bench.FnTable(os.Stdout, fnRows)
+	}
 }
 
 func abs(path string) string {

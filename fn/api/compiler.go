@@ -31,4 +31,9 @@ type CompilerSpec struct {
 	// ExtStr are Jsonnet external variables, like `virtc build --ext-str
 	// key=value`.
 	ExtStr map[string]string `json:"extStr,omitempty"`
+	// WarningsConfigMap is NAMESPACE/NAME of a ConfigMap listing the
+	// build's warnings, written with the generated objects (empty when
+	// there are none), so that Argo CD shows them among the Application's
+	// resources; like `virtc build --warnings-configmap`. Empty: none.
+	WarningsConfigMap string `json:"warningsConfigMap,omitempty"`
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/jsonnet"
 	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/fn/warnings"
 )
 
 // place says where the inputs sit in their repository when the caller knows
@@ -29,8 +30,23 @@ type place struct {
 	prefix string
 }
 
+// buildFlags are the flags of build that shape the output, not the compile.
+type buildFlags struct {
+	// warnings is NAMESPACE/NAME of the warnings ConfigMap; empty for none.
+	warnings string
+}
+
 func compileArgs(name string, args []string, where place, stderr io.Writer) (compile.Result, int, bool) {
+	res, _, code, ok := compileArgsFlags(name, args, where, stderr)
+	return res, code, ok
+}
+
+func compileArgsFlags(name string, args []string, where place, stderr io.Writer) (compile.Result, buildFlags, int, bool) {
+	var bf buildFlags
 	fs := newFlags(name, "PATH...", stderr)
+	if name == "build" {
+		fs.StringVar(&bf.warnings, "warnings-configmap", "", "also print a ConfigMap `NAMESPACE/NAME` listing the build's warnings (empty when there are none), so that Argo CD shows them with the Application's resources")
+	}
 	noDefaults := fs.Bool("no-default-catalog", false, "use only catalog entries from the inputs, not the embedded default catalog")
 	var catalogs stringList
 	fs.Var(&catalogs, "catalog", "a catalog file or directory to read besides the PATHs (repeatable)")
@@ -40,7 +56,13 @@ func compileArgs(name string, args []string, where place, stderr io.Writer) (com
 	asOf := addAsOfFlag(fs)
 	paths, code, ok := parse(fs, args)
 	if !ok {
-		return compile.Result{}, code, false
+		return compile.Result{}, bf, code, false
+	}
+	if bf.warnings != "" {
+		if err := warnings.Check(bf.warnings); err != nil {
+			fmt.Fprintf(stderr, "virtc %s: --warnings-configmap %q: %v\n", name, bf.warnings, err)
+			return compile.Result{}, bf, ExitUsage, false
+		}
 	}
 	asOfDate, ok := parseAsOf(name, *asOf, stderr)
 	if !ok {
@@ -49,17 +71,17 @@ func compileArgs(name string, args []string, where place, stderr io.Writer) (com
 	scopes, known := emit.ParseScope(*scope)
 	if !known {
 		fmt.Fprintf(stderr, "virtc %s: unknown scope %q (one of %s)\n", name, *scope, strings.Join(emit.ScopeNames(), ", "))
-		return compile.Result{}, ExitUsage, false
+		return compile.Result{}, bf, ExitUsage, false
 	}
 	ext, err := extVars()
 	if err != nil {
 		fmt.Fprintf(stderr, "virtc %s: %v\n", name, err)
-		return compile.Result{}, ExitUsage, false
+		return compile.Result{}, bf, ExitUsage, false
 	}
 	if len(paths) == 0 {
 		fmt.Fprintf(stderr, "virtc %s: name at least one file or directory\n", name)
 		fs.Usage()
-		return compile.Result{}, ExitUsage, false
+		return compile.Result{}, bf, ExitUsage, false
 	}
 	batchGC()
 	defer prof.start(stderr)()
@@ -68,7 +90,7 @@ func compileArgs(name string, args []string, where place, stderr io.Writer) (com
 	docs := source.Read(append(append([]string{}, catalogs...), paths...), source.Options{Evaluate: jopts.Evaluate, Base: where.base}, diags)
 	opts := compile.Options{Scopes: scopes, AsOf: asOfDate}
 	opts.Catalog.NoDefaults = *noDefaults
-	return compile.Compile(docs, opts, diags), 0, true
+	return compile.Compile(docs, opts, diags), bf, 0, true
 }
 
 // addAsOfFlag adds --as-of, the day acceptance evidence expiry is judged
@@ -97,19 +119,24 @@ func report(res compile.Result, stderr io.Writer) int {
 
 // reportAt is report with files named from the repository's top.
 func reportAt(res compile.Result, where place, stderr io.Writer) int {
-	ds := res.Diags.Sorted()
-	if where.prefix != "" {
-		for i := range ds {
-			ds[i].File = inRepository(where.prefix, ds[i].File)
-		}
-	}
-	io.WriteString(stderr, diag.Format(ds))
+	io.WriteString(stderr, diag.Format(located(res, where)))
 	if res.Diags.HasErrors() {
 		n := len(res.Diags.Errors())
 		fmt.Fprintf(stderr, "virtc: %d error%s\n", n, plural(n))
 		return ExitFailed
 	}
 	return ExitOK
+}
+
+// located are the diagnostics with files named as reportAt names them.
+func located(res compile.Result, where place) []diag.Diagnostic {
+	ds := res.Diags.Sorted()
+	if where.prefix != "" {
+		for i := range ds {
+			ds[i].File = inRepository(where.prefix, ds[i].File)
+		}
+	}
+	return ds
 }
 
 func plural(n int) string {
@@ -124,14 +151,19 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func runBuildAt(args []string, where place, _ io.Reader, stdout, stderr io.Writer) int {
-	res, code, ok := compileArgs("build", args, where, stderr)
+	res, bf, code, ok := compileArgsFlags("build", args, where, stderr)
 	if !ok {
 		return code
 	}
 	if code := reportAt(res, where, stderr); code != ExitOK {
 		return code
 	}
-	if _, err := stdout.Write(res.YAML); err != nil {
+	out := res.YAML
+	if bf.warnings != "" {
+		// The ConfigMap lists the warnings as stderr names them.
+		out = warnings.Append(out, bf.warnings, located(res, where))
+	}
+	if _, err := stdout.Write(out); err != nil {
 		fmt.Fprintf(stderr, "virtc: %v\n", err)
 		return ExitFailed
 	}

@@ -39,6 +39,7 @@ func commands() []command {
 		{"import", "write intents for live VMs (an oc get -o yaml export) and report what they do not carry", runImport},
 		{"gen-fleet", "write a seeded synthetic fleet of intents (for benchmarks)", runGenFleet},
 		{"version", "print virtc's version", runVersion},
+		{"install", "copy this virtc executable to a file or directory (the image's init container)", runInstall},
 		{"cmp", "run as the Argo CD plugin: build . with flags from the plugin's parameters and env", runCMP},
 		{"approve-installplan", "in the platform's approver Job: approve the InstallPlans on the path to the pinned CSV", runApprove},
 		{"fn", "run as a KRM function (kustomize, kpt): ResourceList on stdin, result on stdout", runFn},

@@ -15,6 +15,7 @@ import (
 // here when it gets no arguments and stdin is not a terminal.
 func runFn(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("fn", "< ResourceList", stderr)
+	prof := addProfileFlags(fs)
 	if rest, code, ok := parse(fs, args); !ok {
 		return code
 	} else if len(rest) > 0 {
@@ -22,7 +23,9 @@ func runFn(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	batchGC()
+	stop := prof.start(stderr)
 	diags, err := krm.Run(stdin, stdout)
+	stop()
 	if errors.Is(err, krm.ErrNoResourceList) {
 		fmt.Fprintf(stderr, "virtc: %v\n(virtc runs as a KRM function when started without arguments and with input on stdin; run 'virtc help' for its commands)\n", err)
 		return ExitUsage

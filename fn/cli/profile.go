@@ -9,8 +9,8 @@ import (
 	"runtime/pprof"
 )
 
-// profiles are the --cpuprofile and --memprofile flags of build and
-// validate, for performance work on real inputs (see BENCHMARKS.md).
+// profiles are the --cpuprofile and --memprofile flags of build,
+// validate and fn, for performance work on real inputs (see BENCHMARKS.md).
 type profiles struct {
 	cpu, mem string
 }

@@ -118,5 +118,8 @@ func SpecArgs(s krm.Spec) (flags, paths []string) {
 	for _, k := range slices.Sorted(maps.Keys(s.ExtStr)) {
 		flags = append(flags, "--ext-str="+k+"="+s.ExtStr[k])
 	}
+	if s.WarningsConfigMap != "" {
+		flags = append(flags, "--warnings-configmap="+s.WarningsConfigMap)
+	}
 	return flags, s.Paths
 }

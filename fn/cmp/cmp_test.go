@@ -57,8 +57,8 @@ func TestNoParameters(t *testing.T) {
 }
 
 func TestSpecArgs(t *testing.T) {
-	flags, paths := SpecArgs(krm.Spec{CatalogDirs: []string{"../p"}, NoDefaultCatalog: true, Paths: []string{"vms"}})
-	if want := []string{"--catalog=../p", "--no-default-catalog"}; !slices.Equal(flags, want) {
+	flags, paths := SpecArgs(krm.Spec{CatalogDirs: []string{"../p"}, NoDefaultCatalog: true, Paths: []string{"vms"}, WarningsConfigMap: "shop/virtc-warnings"})
+	if want := []string{"--catalog=../p", "--no-default-catalog", "--warnings-configmap=shop/virtc-warnings"}; !slices.Equal(flags, want) {
 		t.Errorf("flags %q, want %q", flags, want)
 	}
 	if !slices.Equal(paths, []string{"vms"}) {

@@ -239,6 +239,14 @@ func (c *comparison) deletes(what string) string {
 	return fmt.Sprintf("Argo CD deletes %s, data included", what)
 }
 
+// leaves says what Argo CD does with a retired object removed from Git:
+// virtc gives retired objects Prune=false and IgnoreExtraneous
+// (render.retire), so Argo CD neither prunes them nor waits for anyone, and
+// a person deletes them with the command given.
+func leaves(what, command string) string {
+	return fmt.Sprintf("Argo CD leaves %s in the cluster (retired objects carry Prune=false and IgnoreExtraneous: no prune, no wait for a confirmation, no OutOfSync); a person deletes them, data included, with `%s`", what, command)
+}
+
 // object finds a generated object of either side by kind and name.
 func (c *comparison) object(kind, namespace, name string) (objectDiff, bool) {
 	for _, o := range c.objects {

@@ -61,9 +61,9 @@ func (c *comparison) removedTenant(t *resolve.Tenant, s *Subject) {
 		return
 	}
 	c.warn("retired-tenant-removed", obj,
-		fmt.Sprintf("tenant %s (retired) is removed: Argo CD deletes namespace %s and everything in it", t.Name, t.Name),
-		"make sure no one needs its VMs' data any more; backups already taken are kept until their retention expires")
-	s.Changes = append(s.Changes, Change{Field: "tenant", Effect: EffectDeleted, Detail: "removed (it was retired): its namespace is deleted"})
+		fmt.Sprintf("tenant %s (retired) is removed: %s", t.Name, leaves("namespace "+t.Name+" and everything in it", "oc delete namespace "+t.Name)),
+		"the retired tenant must have been synced by Argo CD before this change lands; make sure no one needs its VMs' data any more; backups already taken are kept until their retention expires")
+	s.Changes = append(s.Changes, Change{Field: "tenant", Effect: EffectDeleted, Detail: "removed (it was retired): its namespace is left in the cluster for a person to delete"})
 }
 
 func (c *comparison) changedTenant(old, new *resolve.Tenant, s *Subject) {

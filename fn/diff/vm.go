@@ -113,10 +113,14 @@ func (c *comparison) removedVM(v *resolve.VM) Subject {
 		s.Changes = append(s.Changes, Change{Field: "vm", Effect: EffectRefused, Detail: "removed without being retired: refused"})
 		return s
 	}
+	objs := []string{"virtualmachine/" + v.Name}
+	for _, d := range v.Disks {
+		objs = append(objs, "persistentvolumeclaim/"+render.DiskName(v.Name, d.Name))
+	}
 	c.warn("retired-vm-removed", vmRef(v),
-		fmt.Sprintf("VM %s/%s (retired) is removed: %s", v.Namespace, v.Name, c.deletes(what)),
-		"make sure no one needs its data any more; backups already taken are kept until their retention expires")
-	s.Changes = append(s.Changes, Change{Field: "vm", Effect: EffectDeleted, Detail: "removed (it was retired): deleted with its disks"})
+		fmt.Sprintf("VM %s/%s (retired) is removed: %s", v.Namespace, v.Name, leaves(what, "oc delete -n "+v.Namespace+" "+strings.Join(objs, " "))),
+		"the retired VM must have been synced by Argo CD before this change lands (its live objects then carry Prune=false); make sure no one needs its data any more; backups already taken are kept until their retention expires")
+	s.Changes = append(s.Changes, Change{Field: "vm", Effect: EffectDeleted, Detail: "removed (it was retired): left in the cluster with its disks for a person to delete"})
 	return s
 }
 
@@ -403,10 +407,11 @@ func (v *vmChange) diskRemoved(d resolve.Disk) {
 		return
 	}
 	v.add(Change{Field: "disk", Name: d.Name, From: d.Size.String(), Effect: EffectDeleted,
-		Detail: fmt.Sprintf("disk %s (retired) removed: its volume is deleted, data included", d.Name)})
+		Detail: fmt.Sprintf("disk %s (retired) removed: its volume is left in the cluster for a person to delete", d.Name)})
+	pvc := render.DiskName(v.old.Name, d.Name)
 	v.warn("retired-disk-removed", obj,
-		fmt.Sprintf("data disk %s of VM %s/%s (retired) is removed: %s", d.Name, v.new.Namespace, v.new.Name, v.deletes("its volume "+render.DiskName(v.old.Name, d.Name))),
-		"make sure no one needs its data any more")
+		fmt.Sprintf("data disk %s of VM %s/%s (retired) is removed: %s", d.Name, v.new.Namespace, v.new.Name, leaves("its volume "+pvc, "oc delete -n "+v.new.Namespace+" persistentvolumeclaim/"+pvc)),
+		"the retired disk must have been synced by Argo CD before this change lands; make sure no one needs its data any more")
 }
 
 func (v *vmChange) diskChanged(od, nd resolve.Disk) {

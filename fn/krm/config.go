@@ -13,6 +13,7 @@ import (
 	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/fn/warnings"
 )
 
 // Kind is the kind of the function's configuration; its apiVersion is
@@ -84,6 +85,11 @@ func readConfig(rn *kyaml.RNode, diags *diag.List) *config {
 	}
 	c.doc = &source.Doc{File: file, Node: n, NoLines: true}
 	c.Spec = DecodeConfig(c.doc, diags)
+	if ref := c.Spec.WarningsConfigMap; ref != "" {
+		if err := warnings.Check(ref); err != nil {
+			diags.Errorf(c.doc.Pos("spec.warningsConfigMap"), "spec.warningsConfigMap", "%q: %v", ref, err)
+		}
+	}
 	return c
 }
 
@@ -109,7 +115,12 @@ type origin struct {
 }
 
 func originOf(rn *kyaml.RNode) (origin, bool) {
-	v, ok := rn.GetAnnotations()[AnnotationOrigin]
+	return parseOrigin(annotationsOf(rn.YNode()))
+}
+
+// parseOrigin reads kustomize's origin annotation among annotations.
+func parseOrigin(ann map[string]string) (origin, bool) {
+	v, ok := ann[AnnotationOrigin]
 	if !ok {
 		return origin{}, false
 	}

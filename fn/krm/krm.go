@@ -33,6 +33,7 @@ import (
 	"github.com/virtc/virtc/fn/jsonnet"
 	"github.com/virtc/virtc/fn/par"
 	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/fn/warnings"
 )
 
 // Annotations of the KRM function protocol that virtc reads.
@@ -58,9 +59,19 @@ func Run(in io.Reader, out io.Writer) (*diag.List, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkResourceList(data); err != nil {
+	l, fast, err := parseLayout(data)
+	if err != nil {
 		return nil, err
 	}
+	if fast {
+		return runFast(l, out)
+	}
+	return runFramework(data, out)
+}
+
+// runFramework runs the function through kyaml's framework.Execute, for
+// the inputs the fast path leaves to it.
+func runFramework(data []byte, out io.Writer) (*diag.List, error) {
 	diags := &diag.List{}
 	p := framework.ResourceListProcessorFunc(func(rl *framework.ResourceList) error {
 		return process(rl, diags)
@@ -69,25 +80,8 @@ func Run(in io.Reader, out io.Writer) (*diag.List, error) {
 	// error. Returning the Results themselves as that error is what makes
 	// the process fail: a function that only sets rl.Results exits 0, and
 	// kustomize then carries on as if nothing was wrong.
-	err = framework.Execute(p, &kio.ByteReadWriter{Reader: bytes.NewReader(data), Writer: out, KeepReaderAnnotations: true})
+	err := framework.Execute(p, &kio.ByteReadWriter{Reader: bytes.NewReader(data), Writer: out, KeepReaderAnnotations: true})
 	return diags, err
-}
-
-func checkResourceList(data []byte) error {
-	var head struct {
-		APIVersion string `yaml:"apiVersion"`
-		Kind       string `yaml:"kind"`
-	}
-	if err := yaml.Unmarshal(data, &head); err != nil {
-		return fmt.Errorf("%w: %v", ErrNoResourceList, err)
-	}
-	if head.Kind != kio.ResourceListKind {
-		if len(bytes.TrimSpace(data)) == 0 {
-			return fmt.Errorf("%w; the input is empty", ErrNoResourceList)
-		}
-		return fmt.Errorf("%w; got kind %q", ErrNoResourceList, head.Kind)
-	}
-	return nil
 }
 
 // item is one input item that is a virtc object.
@@ -101,10 +95,31 @@ type item struct {
 }
 
 func process(rl *framework.ResourceList, diags *diag.List) error {
-	cfg := readConfig(rl.FunctionConfig, diags)
+	out, res := compileList(rl.Items, rl.FunctionConfig, diags)
+	var generated []*kyaml.RNode
+	if !diags.HasErrors() {
+		var err error
+		if generated, err = toNodes(out); err != nil {
+			diags.Errorf(diag.Pos{File: "<output>"}, "", "%v", err)
+			res = append(res, &framework.Result{Message: err.Error(), Severity: framework.Error})
+		}
+	}
+	rl.Results = res
+	if diags.HasErrors() {
+		return rl.Results
+	}
+	rl.Items = append(rl.Items, generated...)
+	return nil
+}
+
+// compileList compiles the virtc items of a ResourceList and the files its
+// functionConfig names. It returns the compiler's output (empty on errors)
+// and the list's results.
+func compileList(rnItems []*kyaml.RNode, fc *kyaml.RNode, diags *diag.List) ([]byte, framework.Results) {
+	cfg := readConfig(fc, diags)
 	docs := source.Read(append(append([]string{}, cfg.CatalogDirs...), cfg.Paths...), source.Options{Evaluate: jsonnet.Options{ExtStr: cfg.ExtStr}.Evaluate}, diags)
 	onDisk := len(docs)
-	items := readItems(rl.Items, cfg, diags)
+	items := readItems(rnItems, cfg, diags)
 	for _, it := range items {
 		docs = append(docs, it.doc)
 	}
@@ -123,17 +138,15 @@ func process(rl *framework.ResourceList, diags *diag.List) error {
 			diags.Errorf(d.Pos("apiVersion"), "apiVersion", "not a virtc object (apiVersion %q, kind %q): the function's paths may hold only virtc files; list other resources under `resources:` in the kustomization", av, kind)
 		}
 	}
-	var generated []*kyaml.RNode
+	var out []byte
 	if !diags.HasErrors() {
-		generated = toNodes(res.YAML, diags)
-		conflicts(rl.Items, res.Objects, diags)
+		out = res.YAML
+		conflicts(rnItems, res.Objects, diags)
+		if ref := cfg.WarningsConfigMap; ref != "" && !diags.HasErrors() {
+			out = warnings.Append(out, ref, diags.Sorted())
+		}
 	}
-	rl.Results = results(diags, cfg, docs[:onDisk], items)
-	if diags.HasErrors() {
-		return rl.Results
-	}
-	rl.Items = append(rl.Items, generated...)
-	return nil
+	return out, results(diags, cfg, docs[:onDisk], items)
 }
 
 // readItems turns the virtc items into documents for the compiler. The
@@ -153,13 +166,14 @@ func readItems(rns []*kyaml.RNode, cfg *config, diags *diag.List) []*item {
 		// virtc build records it; messages then name it the same way.
 		found := false
 		var file string
-		if p, idx, _ := kioutil.GetFileAnnotations(rn); p != "" {
+		ann := annotationsOf(rn.YNode())
+		if p, idx := fileAnnotations(ann); p != "" {
 			it.path = p
 			doc.Rel, file, found = sourcePath(".", path.Clean(p))
 			if n, err := strconv.Atoi(idx); err == nil {
 				it.index = n
 			}
-		} else if o, ok := originOf(rn); ok {
+		} else if o, ok := parseOrigin(ann); ok {
 			it.path, doc.Rel = o.label(), o.Path
 			if cfg.dir != "" && o.Repo == cfg.repo {
 				// Relative to the Compiler's own file, so a base records the
@@ -192,12 +206,12 @@ func readItems(rns []*kyaml.RNode, cfg *config, diags *diag.List) []*item {
 		labels[doc.File]++
 		it.doc = doc
 		items = append(items, it)
-		if rn.GetAnnotations()[AnnotationLocalConfig] != "true" {
+		if ann[AnnotationLocalConfig] != "true" {
 			// The message does not name the object (its place does), so
 			// that inputs which all lack the annotation read as one mistake.
 			diags.Errorf(diag.Pos{File: doc.File}, "metadata.annotations", "not marked %s: \"true\"; without it kustomize would emit the input itself as a cluster object (mark each virtc input %s: \"true\", or have the Compiler read the intents from spec.paths instead of listing them as resources)", AnnotationLocalConfig, AnnotationLocalConfig)
 		}
-		doc.Node = stripped(rn).YNode()
+		doc.Node = stripped(rn.YNode())
 	}
 	// Messages are matched back to items by file; items that share a file
 	// (several documents in one file, or no file at all) get a suffix.
@@ -249,26 +263,100 @@ var (
 	strippedKeys     = []string{"kustomize.config.k8s.io/id", "config.k8s.io/id"}
 )
 
-func stripped(rn *kyaml.RNode) *kyaml.RNode {
-	c := rn.Copy()
-	for k := range c.GetAnnotations() {
-		drop := false
-		for _, p := range strippedPrefixes {
-			drop = drop || strings.HasPrefix(k, p)
-		}
-		for _, s := range strippedKeys {
-			drop = drop || k == s
-		}
-		if drop {
-			_ = c.PipeE(kyaml.ClearAnnotation(k))
+func strippedKey(k string) bool {
+	for _, p := range strippedPrefixes {
+		if strings.HasPrefix(k, p) {
+			return true
 		}
 	}
-	if a := c.Field("metadata"); a != nil {
-		if an := a.Value.Field("annotations"); an != nil && len(an.Value.YNode().Content) == 0 {
-			_ = a.Value.PipeE(kyaml.Clear("annotations"))
+	for _, s := range strippedKeys {
+		if k == s {
+			return true
 		}
 	}
-	return c
+	return false
+}
+
+// stripped returns the object without the orchestrators' annotations (and
+// without an annotations mapping left empty). It copies only the nodes on
+// the way to the annotations; the rest is shared with n, which the compiler
+// only reads.
+func stripped(n *yaml.Node) *yaml.Node {
+	mi, meta := field(n, "metadata")
+	if meta == nil || meta.Kind != yaml.MappingNode {
+		return n
+	}
+	ai, ann := field(meta, "annotations")
+	if ann == nil || ann.Kind != yaml.MappingNode {
+		return n
+	}
+	keep := make([]*yaml.Node, 0, len(ann.Content))
+	for i := 0; i+1 < len(ann.Content); i += 2 {
+		if !strippedKey(ann.Content[i].Value) {
+			keep = append(keep, ann.Content[i], ann.Content[i+1])
+		}
+	}
+	if len(keep) == len(ann.Content) {
+		return n
+	}
+	m := *meta
+	m.Content = append([]*yaml.Node{}, meta.Content...)
+	if len(keep) == 0 {
+		m.Content = append(m.Content[:ai], m.Content[ai+2:]...)
+	} else {
+		a := *ann
+		a.Content = keep
+		m.Content[ai+1] = &a
+	}
+	c := *n
+	c.Content = append([]*yaml.Node{}, n.Content...)
+	c.Content[mi+1] = &m
+	return &c
+}
+
+// field returns the index of key in a mapping and its value.
+func field(m *yaml.Node, key string) (int, *yaml.Node) {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return -1, nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return i, m.Content[i+1]
+		}
+	}
+	return -1, nil
+}
+
+// annotationsOf reads an object's annotations from its node (kyaml's
+// GetMeta decodes the whole metadata for them, a large share of the
+// function's time on a fleet).
+func annotationsOf(n *yaml.Node) map[string]string {
+	_, meta := field(n, "metadata")
+	_, ann := field(meta, "annotations")
+	if ann == nil || ann.Kind != yaml.MappingNode {
+		return nil
+	}
+	out := make(map[string]string, len(ann.Content)/2)
+	for i := 0; i+1 < len(ann.Content); i += 2 {
+		if v := ann.Content[i+1]; v.Kind == yaml.ScalarNode {
+			out[ann.Content[i].Value] = v.Value
+		}
+	}
+	return out
+}
+
+// fileAnnotations is kioutil.GetFileAnnotations on read annotations: the
+// file and index, the internal annotations before the legacy ones.
+func fileAnnotations(ann map[string]string) (file, index string) {
+	file, ok := ann[kioutil.PathAnnotation]
+	if !ok {
+		file = ann[kioutil.LegacyPathAnnotation]
+	}
+	index, ok = ann[kioutil.IndexAnnotation]
+	if !ok {
+		index = ann[kioutil.LegacyIndexAnnotation]
+	}
+	return file, index
 }
 
 // toNodes parses the compiler's output into items. virtc writes one
@@ -276,9 +364,9 @@ func stripped(rn *kyaml.RNode) *kyaml.RNode {
 // parsed on all CPUs (a large fleet's output took a third of the
 // function's time); their order is kept, and positions, which differ from
 // a parse of the whole stream, are not written out.
-func toNodes(out []byte, diags *diag.List) []*kyaml.RNode {
+func toNodes(out []byte) ([]*kyaml.RNode, error) {
 	if len(out) == 0 {
-		return nil
+		return nil, nil
 	}
 	docs := bytes.Split(out, []byte("\n---\n"))
 	nodes := make([]*kyaml.RNode, len(docs))
@@ -297,11 +385,10 @@ func toNodes(out []byte, diags *diag.List) []*kyaml.RNode {
 	})
 	for _, err := range errs {
 		if err != nil {
-			diags.Errorf(diag.Pos{File: "<output>"}, "", "cannot read back the generated YAML: %v", err)
-			return nil
+			return nil, fmt.Errorf("cannot read back the generated YAML: %v", err)
 		}
 	}
-	return nodes
+	return nodes, nil
 }
 
 // conflicts reports items that are the same object as one virtc
@@ -321,8 +408,9 @@ func conflicts(items []*kyaml.RNode, objs []emit.Object, diags *diag.List) {
 		if !gen[objectKey(group(r.APIVersion), r.Kind, r.Namespace, r.Name)] {
 			continue
 		}
-		file, _, _ := kioutil.GetFileAnnotations(rn)
-		if org, ok := originOf(rn); ok && file == "" {
+		ann := annotationsOf(n)
+		file, _ := fileAnnotations(ann)
+		if org, ok := parseOrigin(ann); ok && file == "" {
 			file = org.label()
 		}
 		if file == "" {

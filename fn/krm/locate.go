@@ -57,7 +57,17 @@ func (l *locator) docs(file string) []*yaml.Node {
 		return d
 	}
 	var out []*yaml.Node
-	if data, err := readSmall(file); err == nil {
+	data, err := readSmall(file)
+	if err == nil {
+		// Intents in the subset the fast parser takes (most) are read as
+		// virtc build reads them: the same nodes and positions as yaml.v3,
+		// in a fraction of its time (a fleet's files are read again here).
+		if docs, ok := source.FastParse(data); ok {
+			l.files[file] = docs
+			return docs
+		}
+	}
+	if err == nil {
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		for {
 			var n yaml.Node

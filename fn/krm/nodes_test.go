@@ -3,8 +3,6 @@ package krm
 import (
 	"strings"
 	"testing"
-
-	"github.com/virtc/virtc/fn/diag"
 )
 
 func TestToNodesKeepsOrder(t *testing.T) {
@@ -15,20 +13,19 @@ func TestToNodesKeepsOrder(t *testing.T) {
 		}
 		b.WriteString("kind: K\nmetadata:\n  name: n" + strings.Repeat("x", i%7) + "\n  annotations:\n    a: \"---\"\n")
 	}
-	diags := &diag.List{}
-	nodes := toNodes([]byte(b.String()), diags)
-	if diags.Len() > 0 || len(nodes) != 300 {
-		t.Fatalf("%d nodes, diagnostics:\n%s", len(nodes), diag.Format(diags.Sorted()))
+	nodes, err := toNodes([]byte(b.String()))
+	if err != nil || len(nodes) != 300 {
+		t.Fatalf("%d nodes, error %v", len(nodes), err)
 	}
 	for i, n := range nodes {
 		if want := "n" + strings.Repeat("x", i%7); n.GetName() != want {
 			t.Fatalf("node %d is %q, want %q", i, n.GetName(), want)
 		}
 	}
-	if nodes := toNodes([]byte("a: 1\n---\nb: [\n"), diags); nodes != nil || !diags.HasErrors() {
+	if nodes, err := toNodes([]byte("a: 1\n---\nb: [\n")); nodes != nil || err == nil {
 		t.Errorf("invalid YAML: %d nodes, no error", len(nodes))
 	}
-	if nodes := toNodes(nil, &diag.List{}); nodes != nil {
+	if nodes, _ := toNodes(nil); nodes != nil {
 		t.Errorf("empty output gave %d nodes", len(nodes))
 	}
 }

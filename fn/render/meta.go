@@ -49,11 +49,18 @@ const (
 	wavePlatform         = -10
 )
 
-// syncWaves order an Argo CD sync: namespaces and quota, then networks,
-// then disks and VMs, then backups. Disks share their VMs' wave: within a
-// wave Argo CD applies PersistentVolumeClaims before custom resources such
-// as VMs; and a disk on a WaitForFirstConsumer class only binds once its
-// VM runs, so a wave of its own would wait for ever.
+// syncWaves order an Argo CD sync: the cluster side (operator, network,
+// HyperConverged, then instance types, preferences, cluster networks and
+// golden images at -10), namespaces and quota, then networks, then data
+// disks and VMs, then backups. Argo CD waits for a wave to be healthy
+// before the next; inside a wave it ranks only built-in kinds
+// (gitops-engine v3.6.1 pkg/sync/sync_tasks.go, kindOrder): custom kinds
+// tie and go by name. So every order virtc needs is a wave, except one:
+// data disks' claims share their VMs' wave, where the claim (a ranked kind)
+// is applied before the VM (a custom one), because a claim on a
+// WaitForFirstConsumer class binds only once its VM's pod is scheduled and
+// a wave of its own would never become healthy. Data disks are claims only;
+// the only DataVolumes are golden images (-10).
 var syncWaves = map[string]int{
 	"OperatorGroup":                     waveOperator,
 	"Subscription":                      waveOperator,
@@ -68,8 +75,8 @@ var syncWaves = map[string]int{
 	"RoleBinding":                       0,
 	"NetworkAttachmentDefinition":       1,
 	"UserDefinedNetwork":                1,
+	"DataVolume":                        wavePlatform,
 	"PersistentVolumeClaim":             2,
-	"DataVolume":                        2,
 	"VirtualMachine":                    2,
 	"Schedule":                          3,
 	"Backup":                            3,
@@ -146,9 +153,10 @@ func confirmDeletion(m metav1.ObjectMeta) metav1.ObjectMeta {
 //     `--scope vms` Application) that were never asked. With Delete=false
 //     VMs and disks are deleted only by their own Application, after their
 //     own Delete=confirm.
-//   - Prune=confirm: removing a retired tenant from Git (the documented
-//     decommissioning) prunes its namespace once a person confirms
-//     (gitops-engine pkg/sync/sync_context.go waits for pruneConfirmed).
+//   - Prune=confirm: a namespace removed from Git is pruned only once a
+//     person confirms (gitops-engine pkg/sync/sync_context.go waits for
+//     pruneConfirmed). A retired tenant's namespace trades it for
+//     Prune=false (retire): its removal leaves it for a person to delete.
 const NamespaceSyncOptions = "Prune=confirm,Delete=false"
 
 // protectNamespace adds NamespaceSyncOptions to a Namespace's sync options.
@@ -169,7 +177,7 @@ func keepOnPrune(m metav1.ObjectMeta) metav1.ObjectMeta {
 		opts += "," + prev
 	}
 	m.Annotations[AnnotationSyncOptions] = opts
-	m.Annotations["argocd.argoproj.io/compare-options"] = "IgnoreExtraneous"
+	m.Annotations[AnnotationCompareOptions] = "IgnoreExtraneous"
 	return m
 }
 
@@ -245,7 +253,68 @@ func All(m *resolve.Model, opts Options) []emit.Object {
 		objs = append(objs, t...)
 	}
 	safe.namespaces(objs)
+	retire(m, objs)
 	return objs
+}
+
+// AnnotationCompareOptions is Argo CD's compare-options annotation.
+const AnnotationCompareOptions = "argocd.argoproj.io/compare-options"
+
+// retire marks what is retired — the objects labelled virtc.dev/retired
+// (a retired VM, its data disks' claims, a retired disk's claim, a retired
+// tenant's Namespace) and every object in a retired tenant's namespace —
+// so that removing it from Git later never makes Argo CD prune it, nor wait
+// for anyone, nor report the Application OutOfSync:
+//
+//   - Prune=false replaces Prune=confirm. A prune task whose live object
+//     says Prune=false is skipped ("ignored (no prune)") and needs no
+//     confirmation: gitops-engine v3.6.1 pkg/sync/sync_context.go,
+//     objRequiresPruneConfirmation and pruneObject read the live object's
+//     sync options. With Prune=confirm the whole sync waits ("waiting for
+//     pruning confirmation of ..."), unrelated changes included.
+//   - IgnoreExtraneous: an object in the cluster and not in Git does not
+//     make the Application OutOfSync (Argo CD v3.6.1 controller/state.go).
+//   - Delete=confirm / Delete=false stay: deleting the Application still
+//     asks, or leaves the namespace.
+//
+// The options must be on the live object before the removal: retire, let
+// Argo CD sync, then remove from Git; a person then deletes the objects
+// with an explicit command (README, Decommissioning).
+func retire(m *resolve.Model, objs []emit.Object) {
+	retiredTenants := map[string]bool{}
+	for _, t := range m.Tenants {
+		if t.Spec.Retired {
+			retiredTenants[t.Name] = true
+		}
+	}
+	for _, o := range objs {
+		meta, ok := o.Body.(metav1.Object)
+		if !ok {
+			continue
+		}
+		if meta.GetLabels()[LabelRetired] != "true" && !retiredTenants[meta.GetNamespace()] {
+			continue
+		}
+		a := meta.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		opts := []string{"Prune=false"}
+		for _, opt := range strings.Split(a[AnnotationSyncOptions], ",") {
+			if opt != "" && !strings.HasPrefix(opt, "Prune=") {
+				opts = append(opts, opt)
+			}
+		}
+		a[AnnotationSyncOptions] = strings.Join(opts, ",")
+		cmp := []string{"IgnoreExtraneous"}
+		for _, opt := range strings.Split(a[AnnotationCompareOptions], ",") {
+			if opt != "" && opt != "IgnoreExtraneous" {
+				cmp = append(cmp, opt)
+			}
+		}
+		a[AnnotationCompareOptions] = strings.Join(cmp, ",")
+		meta.SetAnnotations(a)
+	}
 }
 
 // tenant renders a tenant's namespace, plumbing, VMs and backups.

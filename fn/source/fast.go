@@ -9,11 +9,16 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// FastParse is fastParse for other packages: the KRM function parses the
+// items of a ResourceList with it.
+func FastParse(data []byte) ([]*yaml.Node, bool) { return fastParse(data) }
+
 // fastParse reads files written in the plain subset of YAML that intents
-// use — block mappings and sequences, single-line plain scalars, one-line
+// use — block mappings and sequences, single-line plain scalars, quoted
+// scalars without escapes, one-line
 // flow lists of plain words, {} — into the nodes yaml.v3 would build, in a
 // fraction of yaml.v3's time (parsing was the largest cost of a build).
-// Anything outside the subset (quotes, comments, anchors, tags, block
+// Anything outside the subset (quotes with escapes, comments, anchors, tags, block
 // scalars, multi-line values, tabs, non-ASCII text, empty values or
 // documents, odd indentation) returns ok false, and the caller parses the
 // file with yaml.v3, which also reports the errors. The tests hold it to
@@ -288,8 +293,31 @@ func (p *fastParser) inline(text string, no, col int) (*yaml.Node, bool) {
 		return n, true
 	case text[0] == '[':
 		return p.flowList(text, no, col)
+	case text[0] == '\'' || text[0] == '"':
+		return p.quoted(text, no, col)
 	}
 	return p.scalar(text, no, col)
+}
+
+// quoted parses a single- or double-quoted scalar without escapes: no
+// quote of its kind inside (and no backslash in double quotes). Orchestrators
+// quote annotation values this way ('true', '0', 'path/file.yaml').
+func (p *fastParser) quoted(text string, no, col int) (*yaml.Node, bool) {
+	q := text[0]
+	if len(text) < 2 || text[len(text)-1] != q {
+		return nil, false
+	}
+	inner := text[1 : len(text)-1]
+	if strings.IndexByte(inner, q) >= 0 || q == '"' && strings.IndexByte(inner, '\\') >= 0 {
+		return nil, false
+	}
+	style := yaml.SingleQuotedStyle
+	if q == '"' {
+		style = yaml.DoubleQuotedStyle
+	}
+	n := p.node()
+	*n = yaml.Node{Kind: yaml.ScalarNode, Style: style, Tag: "!!str", Value: inner, Line: no, Column: col + 1}
+	return n, true
 }
 
 func (p *fastParser) flowList(text string, no, col int) (*yaml.Node, bool) {
