@@ -66,7 +66,7 @@ func compileArgsFlags(name string, args []string, where place, stderr io.Writer)
 	}
 	asOfDate, ok := parseAsOf(name, *asOf, stderr)
 	if !ok {
-		return compile.Result{}, ExitUsage, false
+		return compile.Result{}, bf, ExitUsage, false
 	}
 	scopes, known := emit.ParseScope(*scope)
 	if !known {
