@@ -198,6 +198,14 @@ func Compare(base, head compile.Result, opts Options) (*Report, error) {
 	c.vms(vmsOf(base.Model), vmsOf(head.Model))
 	c.immutableDataVolumes()
 	c.deletedDisks()
+	r.Finish()
+	return r, nil
+}
+
+// Finish decides the report (allowed when nothing is refused) and makes
+// its empty lists print as [] in JSON, so that tools need not tell null
+// from empty. Every way of building a Report ends with it.
+func (r *Report) Finish() {
 	r.Allowed = len(r.Refusals) == 0
 	r.Refusals = nonNil(r.Refusals)
 	r.Warnings = nonNil(r.Warnings)
@@ -205,7 +213,6 @@ func Compare(base, head compile.Result, opts Options) (*Report, error) {
 	r.Tenants = nonNil(r.Tenants)
 	r.VMs = nonNil(r.VMs)
 	r.Objects = nonNil(r.Objects)
-	return r, nil
 }
 
 // nonNil makes empty lists print as [] in JSON, so that tools need not

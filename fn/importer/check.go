@@ -142,18 +142,18 @@ func (im *importer) notCarried(vm *api.VM, o live.Object, catalogDocs []*source.
 
 // uncovered are the paths of live maps' keys that desired does not have
 // (a list, or a value, that desired has covers everything under it).
-func uncovered(prefix string, live, desired map[string]any) []string {
+func uncovered(prefix string, have, desired map[string]any) []string {
 	var out []string
-	for _, k := range sortedKeys(live) {
-		if k == "apiVersion" || k == "kind" || live[k] == nil {
+	for _, k := range sortedKeys(have) {
+		if k == "apiVersion" || k == "kind" || have[k] == nil {
 			continue
 		}
-		if m, ok := live[k].(map[string]any); ok && len(m) == 0 {
+		if m, ok := have[k].(map[string]any); ok && len(m) == 0 {
 			continue
 		}
-		p := joinPath(prefix, k)
+		p := live.JoinPath(prefix, k)
 		d, ok := desired[k]
-		lm, lIsMap := live[k].(map[string]any)
+		lm, lIsMap := have[k].(map[string]any)
 		if !ok && lIsMap {
 			out = append(out, uncovered(p, lm, map[string]any{})...)
 			continue
@@ -177,16 +177,6 @@ func sortedKeys(m map[string]any) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-func joinPath(path, key string) string {
-	if strings.ContainsAny(key, "./") {
-		return fmt.Sprintf("%s[%q]", path, key)
-	}
-	if path == "" {
-		return key
-	}
-	return path + "." + key
 }
 
 // Report is the import report as text.

@@ -455,10 +455,10 @@ func (im *importer) inlineSize(d kubevirtv1.DomainSpec, refuse func(string, ...a
 	return name
 }
 
-// unknown lists the paths of live that the typed encoding lacks (null
+// unknown lists the paths of have (a live object) that the typed encoding lacks (null
 // values and empty maps aside), list elements by index.
-func unknown(path string, live, typed any) []string {
-	switch l := live.(type) {
+func unknown(path string, have, typed any) []string {
+	switch l := have.(type) {
 	case map[string]any:
 		t, _ := typed.(map[string]any)
 		var out []string
@@ -467,7 +467,7 @@ func unknown(path string, live, typed any) []string {
 			if empty(v) {
 				continue
 			}
-			p := joinPath(path, k)
+			p := live.JoinPath(path, k)
 			tv, ok := t[k]
 			if !ok {
 				out = append(out, p)

@@ -141,21 +141,8 @@ func Diff(desired []emit.Object, live []Object, base, head string) (*diff.Report
 	for _, k := range vmOrder {
 		r.VMs = append(r.VMs, *vms[k])
 	}
-	r.Allowed = len(r.Refusals) == 0
-	r.Refusals = nonNil(r.Refusals)
-	r.Warnings = nonNil(r.Warnings)
-	r.Platform = nonNil(r.Platform)
-	r.Tenants = nonNil(r.Tenants)
-	r.VMs = nonNil(r.VMs)
-	r.Objects = nonNil(r.Objects)
+	r.Finish()
 	return r, nil
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }
 
 // owned reports whether the live object has an owner (a VM's
@@ -288,7 +275,7 @@ func removed(path string, last, desired map[string]any) []removal {
 		if k == "apiVersion" || k == "kind" || last[k] == nil {
 			continue
 		}
-		p := join(path, k)
+		p := JoinPath(path, k)
 		d, ok := desired[k]
 		lm, lIsMap := last[k].(map[string]any)
 		dm, dIsMap := d.(map[string]any)

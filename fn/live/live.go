@@ -181,7 +181,9 @@ func Compare(desired, live map[string]any) []Difference {
 	return out
 }
 
-func join(path, key string) string {
+// JoinPath appends a map key to a field path, quoting keys that hold a dot
+// or a slash (labels, annotations): metadata.labels["virtc.dev/vm"].
+func JoinPath(path, key string) string {
 	if strings.ContainsAny(key, "./") {
 		return fmt.Sprintf("%s[%q]", path, key)
 	}
@@ -195,7 +197,7 @@ func compareMap(path string, desired, live map[string]any, out *[]Difference) {
 	for _, k := range sortedKeys(desired) {
 		d := desired[k]
 		l, ok := live[k]
-		p := join(path, k)
+		p := JoinPath(path, k)
 		if d == nil {
 			continue
 		}
