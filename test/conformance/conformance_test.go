@@ -261,9 +261,11 @@ func TestConformance(t *testing.T) {
 				checkRejections(t, c, version)
 			})
 			upgraded := 0
-			t.Run("platform-upgrade", func(t *testing.T) {
-				upgraded = checkUpgrade(t, c, version)
-			})
+			if _, ok := upgradeSteps[version]; ok { // none into the oldest minor
+				t.Run("platform-upgrade", func(t *testing.T) {
+					upgraded = checkUpgrade(t, c, version)
+				})
+			}
 			t.Logf("platform %s: %d objects of %d outputs applied and re-applied; %d objects applied in %d change steps; %d in the platform upgrade",
 				version, applied, len(selected), changed, len(steps)-1, upgraded)
 		})
