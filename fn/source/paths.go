@@ -118,6 +118,6 @@ func confined(root, file string, diags *diag.List) bool {
 	if filepath.Clean(target) != real {
 		to += " (" + real + ")"
 	}
-	diags.Errorf(diag.Pos{File: file}, "", "refused: it is a symlink to %s, outside the input root %s (symlinks are followed only inside the input root; copy the file into it)", to, root)
+	diags.Errorf(diag.Pos{File: file}, "", "refused: it is a symlink to %s, outside the input root %s (symlinks are followed only inside the input root; copy what it points to into the root)", to, root)
 	return false
 }

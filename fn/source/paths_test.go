@@ -145,3 +145,43 @@ func TestSymlinkOutsideRootRefused(t *testing.T) {
 		t.Errorf("named link inside its directory: %d docs, messages:\n%s", len(docs), diag.Format(diags.Sorted()))
 	}
 }
+
+// A symlinked directory is walked like a symlinked file is read: inside
+// the input root it is followed (a link that loops back is not), outside it
+// is refused with a message, never skipped in silence; a root named
+// through a link is read.
+func TestDirectorySymlinks(t *testing.T) {
+	t.Setenv(source.BaseEnv, "")
+	top := t.TempDir()
+	write(t, filepath.Join(top, "outside", "x.yaml"), strings.Replace(tenantYAML, "name: a", "name: outside", 1))
+	root := filepath.Join(top, "repo")
+	write(t, filepath.Join(root, "real", "a.yaml"), strings.Replace(tenantYAML, "name: a", "name: inside", 1))
+	for link, target := range map[string]string{
+		filepath.Join(root, "alias"):        "real",       // inside: walked
+		filepath.Join(root, "real", "loop"): "..",         // loops back to the root: not walked twice
+		filepath.Join(root, "away"):         "../outside", // outside: refused
+		filepath.Join(top, "rootlink"):      "repo",       // the root named through a link
+	} {
+		if err := os.Symlink(target, link); err != nil {
+			t.Skipf("symlinks not supported: %v", err)
+		}
+	}
+	t.Chdir(top)
+	for _, tc := range []struct{ root, want string }{
+		{"repo", "repo/alias/a.yaml repo/real/a.yaml"},
+		{"rootlink", "rootlink/alias/a.yaml rootlink/real/a.yaml"},
+	} {
+		diags := &diag.List{}
+		var names []string
+		for _, d := range source.Read([]string{tc.root}, source.Options{}, diags) {
+			names = append(names, filepath.ToSlash(d.File))
+		}
+		if got := strings.Join(names, " "); got != tc.want {
+			t.Errorf("%s: read %q, want %q", tc.root, got, tc.want)
+		}
+		msgs := diag.Format(diags.Sorted())
+		if want := tc.root + "/away: refused: it is a symlink to ../outside (" + filepath.Join(top, "outside") + "), outside the input root " + tc.root; !strings.Contains(msgs, want) {
+			t.Errorf("%s: messages lack %q:\n%s", tc.root, want, msgs)
+		}
+	}
+}

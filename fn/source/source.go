@@ -235,27 +235,7 @@ func Read(paths []string, opts Options, diags *diag.List) []*Doc {
 			}
 			continue
 		}
-		var files []string
-		links := map[string]bool{}
-		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				diags.Errorf(diag.Pos{File: p}, "", "cannot read: %v", unwrapPathError(err))
-				return nil
-			}
-			if p != root && strings.HasPrefix(d.Name(), ".") {
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !d.IsDir() && IsInput(p) {
-				files = append(files, p)
-				if d.Type()&fs.ModeSymlink != 0 {
-					links[p] = true
-				}
-			}
-			return nil
-		})
+		files, links := inputFiles(root, diags)
 		slices.Sort(files)
 		// A symlink is followed only when its target stays inside the root
 		// (as Jsonnet imports are): `evil.yaml -> /etc/passwd` in a
@@ -282,6 +262,59 @@ func Read(paths []string, opts Options, diags *diag.List) []*Doc {
 		}
 	}
 	return docs
+}
+
+// inputFiles lists the input files below root, skipping hidden entries. A
+// symlinked directory is walked when its target stays inside the root and
+// refused when it leaves it, as a symlinked file is read or refused (a
+// link back to a directory being walked is not followed: it would loop);
+// links marks the files that are symlinks themselves, for confined.
+func inputFiles(root string, diags *diag.List) (files []string, links map[string]bool) {
+	links = map[string]bool{}
+	// open holds the real paths of the directories being walked: a link
+	// back to one of them would loop.
+	open := map[string]bool{}
+	var walk func(dir string)
+	walk = func(dir string) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			if open[real] {
+				return
+			}
+			open[real] = true
+			defer delete(open, real)
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			diags.Errorf(diag.Pos{File: dir}, "", "cannot read: %v", unwrapPathError(err))
+			return
+		}
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			isLink, isDir := e.Type()&fs.ModeSymlink != 0, e.IsDir()
+			if isLink {
+				if info, err := os.Stat(p); err == nil && info.IsDir() {
+					if confined(root, p, diags) {
+						walk(p)
+					}
+					continue
+				}
+			}
+			switch {
+			case isDir:
+				walk(p)
+			case IsInput(p):
+				files = append(files, p)
+				if isLink {
+					links[p] = true
+				}
+			}
+		}
+	}
+	walk(root)
+	return files, links
 }
 
 // special files are not parsed as YAML: Jsonnet programs and libraries.
