@@ -99,7 +99,17 @@ type Repeat struct {
 	Omitted, Total int
 	// Fix is the fix all of them share (see Fix), or empty.
 	Fix string
+	// Names are the names the omitted ones are about (the first quoted
+	// word of each message) that the shown ones are not, when the members
+	// do not all name the same: at most MaxNames, so that different
+	// mistakes of one shape (six different unknown images) are not hidden.
+	Names []string
+	// MoreNames counts the names left out of Names.
+	MoreNames int
 }
+
+// MaxNames bounds Repeat.Names.
+const MaxNames = 5
 
 func (r Repeat) String() string {
 	what := "errors"
@@ -107,6 +117,12 @@ func (r Repeat) String() string {
 		what = "warnings"
 	}
 	s := fmt.Sprintf("... and %d more %s like these (%d in all)", r.Omitted, what, r.Total)
+	if len(r.Names) > 0 {
+		s += ", about " + strings.Join(r.Names, ", ")
+		if r.MoreNames > 0 {
+			s += fmt.Sprintf(" and %d more", r.MoreNames)
+		}
+	}
 	if r.Fix != "" {
 		s += "; fix for all: " + r.Fix
 	}
@@ -166,6 +182,23 @@ func summarize(ds []Diagnostic, members []int) *Repeat {
 		}
 		if Fix(d.Message) != r.Fix {
 			r.Fix = ""
+		}
+	}
+	shown := map[string]bool{}
+	for _, j := range members[:GroupShown] {
+		shown[quotedRE.FindString(ds[j].Message)] = true
+	}
+	seen := map[string]bool{}
+	for _, j := range members[GroupShown:] {
+		name := quotedRE.FindString(ds[j].Message)
+		if name == "" || shown[name] || seen[name] {
+			continue
+		}
+		seen[name] = true
+		if len(r.Names) < MaxNames {
+			r.Names = append(r.Names, name)
+		} else {
+			r.MoreNames++
 		}
 	}
 	return r
