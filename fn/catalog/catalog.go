@@ -111,7 +111,10 @@ func Embedded(diags *diag.List) *decode.Set {
 	names, _ := fs.Glob(defaults.Files, "*")
 	for _, name := range names {
 		data, _ := defaults.Files.ReadFile(name)
-		file, rel := "<embedded>/catalog/"+name, "catalog/"+name
+		// rel is what objects of the embedded catalog record in
+		// virtc.dev/source: a name no repository file can have, so that a
+		// reviewer never looks for it in Git.
+		file, rel := "<embedded>/catalog/"+name, "virtc:catalog/"+name
 		if path.Ext(name) == ".jsonnet" {
 			docs = append(docs, jsonnet.EvaluateEmbedded(file, rel, data, diags)...)
 			continue

@@ -46,7 +46,7 @@ func TestEmbeddedSizes(t *testing.T) {
 	}
 	var got []size
 	for _, e := range embedded(t).Sizes {
-		if e.Doc.Rel != "catalog/common-instancetypes.yaml" {
+		if e.Doc.Rel != "virtc:catalog/common-instancetypes.yaml" {
 			t.Errorf("%s comes from %s, want the generated catalog/common-instancetypes.yaml", e.Obj.Metadata.Name, e.Doc.Rel)
 		}
 		if s := e.Obj.Spec; strings.HasPrefix(e.Obj.Metadata.Name, "u1.") {
