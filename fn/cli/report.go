@@ -64,20 +64,22 @@ type placementReport struct {
 
 // poolReserve is a pool's capacity and maintenance reserve.
 type poolReserve struct {
-	VMs            int      `json:"runningVMs"`
-	RequestsCPU    string   `json:"requestsCPU"`
-	RequestsMemory string   `json:"requestsMemory"`
-	CapacityCPU    string   `json:"capacityCPU"`
-	CapacityMemory string   `json:"capacityMemory"`
-	Lose           string   `json:"nPlusOneLoses"`
-	RemainingCPU   string   `json:"remainingCPU"`
-	RemainingMem   string   `json:"remainingMemory"`
-	NPlusOne       bool     `json:"nPlusOne"`
-	DrainOK        bool     `json:"drainCompletes"`
-	DrainProblems  []string `json:"drainProblems,omitempty"`
-	VMsPerNode     int64    `json:"vmsPerNode"`
-	Concurrent     int64    `json:"concurrentMigrations"`
-	Rounds         int64    `json:"migrationRounds"`
+	VMs            int    `json:"runningVMs"`
+	RequestsCPU    string `json:"requestsCPU"`
+	RequestsMemory string `json:"requestsMemory"`
+	CapacityCPU    string `json:"capacityCPU"`
+	CapacityMemory string `json:"capacityMemory"`
+	Lose           string `json:"nPlusOneLoses"`
+	RemainingCPU   string `json:"remainingCPU"`
+	RemainingMem   string `json:"remainingMemory"`
+	NPlusOne       bool   `json:"nPlusOne"`
+	// NPlusOneProblems say why N+1 fails: capacity, required spread groups.
+	NPlusOneProblems []string `json:"nPlusOneProblems,omitempty"`
+	DrainOK          bool     `json:"drainCompletes"`
+	DrainProblems    []string `json:"drainProblems,omitempty"`
+	VMsPerNode       int64    `json:"vmsPerNode"`
+	Concurrent       int64    `json:"concurrentMigrations"`
+	Rounds           int64    `json:"migrationRounds"`
 }
 
 func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {

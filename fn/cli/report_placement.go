@@ -27,7 +27,7 @@ func reserveOf(pp *placement.Pool) poolReserve {
 		VMs: len(pp.VMs), RequestsCPU: milli(pp.Requests.MilliCPU), RequestsMemory: gibText(pp.Requests.Memory),
 		CapacityCPU: milli(pp.Capacity.MilliCPU), CapacityMemory: gibText(pp.Capacity.Memory),
 		Lose: pp.Lose, RemainingCPU: milli(pp.Remaining.MilliCPU), RemainingMem: gibText(pp.Remaining.Memory),
-		NPlusOne: pp.ReserveOK, DrainOK: pp.DrainOK, DrainProblems: pp.DrainProblems,
+		NPlusOne: pp.ReserveOK, NPlusOneProblems: pp.ReserveProblems, DrainOK: pp.DrainOK, DrainProblems: pp.DrainProblems,
 		VMsPerNode: pp.PerNode, Concurrent: pp.Concurrent, Rounds: pp.Rounds,
 	}
 }
@@ -57,7 +57,7 @@ func reserveLines(pp *placement.Pool) []string {
 	out := []string{
 		fmt.Sprintf("%d nodes%s, %s CPU and %s each; %d running VMs request %s CPU and %s of %s CPU and %s",
 			p.Spec.Nodes, domains, p.Spec.Allocatable.CPU.String(), p.Spec.Allocatable.Memory.String(), r.VMs, r.RequestsCPU, r.RequestsMemory, r.CapacityCPU, r.CapacityMemory),
-		fmt.Sprintf("N+1, after losing %s: %s (%s CPU and %s left)", r.Lose, yesNo(r.NPlusOne, "the VMs fit", "the VMs DO NOT FIT"), r.RemainingCPU, r.RemainingMem),
+		fmt.Sprintf("N+1, after losing %s: %s", r.Lose, yesNo(r.NPlusOne, fmt.Sprintf("the VMs fit (%s CPU and %s left)", r.RemainingCPU, r.RemainingMem), "FAILS: "+strings.Join(r.NPlusOneProblems, "; "))),
 	}
 	drain := fmt.Sprintf("drain of one node: about %d %s per node, %d migrations at a time (%d %s)", r.VMsPerNode, vmsWord(r.VMsPerNode), r.Concurrent, r.Rounds, rounds(r.Rounds))
 	if r.DrainOK {

@@ -113,7 +113,7 @@ type Subject struct {
 type Change struct {
 	// Field is the intent field: size, image, rootDisk, disk, network,
 	// runStrategy, backup, migration, cloudInit, sshKeys, retired, labels,
-	// pool, spread, migrationPolicy, health,
+	// pool, spread, migrationPolicy, health, snapshotBefore, backupBefore,
 	// class, quota, access, vm, tenant, other. A platform change has
 	// version, platform, olm-path, oadp, workloadUpdate, vm (a running VM
 	// the upgrade moves or cannot move, Name ns/vm) or precondition (a

@@ -169,12 +169,63 @@ func (c *comparison) changedVM(old, new *resolve.VM) Subject {
 	v.eligibility()
 	v.labels()
 	v.restartWins()
+	v.safetyPoints()
 	if len(v.subject.Changes) == 0 {
 		if st, ok := c.status("VirtualMachine", new.Namespace, new.Name); ok && st == Changed {
 			v.add(Change{Field: "other", Effect: EffectNone, Detail: "the VirtualMachine manifest changes (see the manifest diff)"})
 		}
 	}
 	return v.subject
+}
+
+// A safety point (spec.snapshotBefore's VirtualMachineSnapshot,
+// spec.backupBefore's Velero Backup) is rendered at sync wave 3, after the
+// VirtualMachine and its disks at wave 2 (render/meta.go syncWaves: Argo
+// CD applies a wave only once the previous one is healthy): added in the
+// same change as the VM change it should protect, it is taken after that
+// change, and a VirtualMachineSnapshot also records the changed VM spec
+// (KubeVirt v1.8.4 pkg/storage/snapshot/snapshot.go createContent stores
+// source.Spec(), the VirtualMachine, beside the volume snapshots; a restore
+// brings that spec back). Merged first, it is taken before.
+const RuleSafetyPointSameChange = "safety-point-same-change"
+
+// safetyPoints reports a new snapshotBefore or backupBefore label, and
+// refuses it when the same change also touches what it should protect:
+// the VM's size, image or disks, or anything that restarts, starts, stops
+// or live-updates it.
+func (v *vmChange) safetyPoints() {
+	var risky []string
+	for _, c := range v.subject.Changes {
+		switch {
+		case c.Field == "size" || c.Field == "image" || c.Field == "rootDisk" || c.Field == "disk",
+			c.Effect == EffectRestart || c.Effect == EffectLive || c.Effect == EffectStarts || c.Effect == EffectStops || c.Effect == EffectOnline:
+			what := c.Field
+			if c.Name != "" {
+				what += " " + c.Name
+			}
+			if !slices.Contains(risky, what) {
+				risky = append(risky, what)
+			}
+		}
+	}
+	vm := v.new
+	point := func(field, old, new, kind, object, takes string) {
+		if new == "" || new == old {
+			return
+		}
+		detail := fmt.Sprintf("%s %s: %s %s is created at sync wave 3, after the VM (wave 2)", field, new, kind, object)
+		effect := EffectNone
+		if len(risky) > 0 {
+			effect = EffectRefused
+			detail += fmt.Sprintf(": refused, this change also changes the VM (%s), so %s would be taken after that change", strings.Join(risky, ", "), takes)
+			v.refuse(RuleSafetyPointSameChange, vmRef(vm),
+				fmt.Sprintf("VM %s/%s gets %s %s in the same change as changes to its %s: Argo CD syncs the VM (wave 2) before the %s (wave 3), so %s would record the VM after the change, not before", vm.Namespace, vm.Name, field, new, strings.Join(risky, ", "), kind, takes),
+				fmt.Sprintf("merge the %s first (a change that only sets spec.%s: %s), let Argo CD sync it and check that %s %s completed, then make the VM change in a second commit", field, field, new, kind, object))
+		}
+		v.add(Change{Field: field, From: old, To: new, Effect: effect, Detail: detail})
+	}
+	point("snapshotBefore", v.old.Spec.SnapshotBefore, vm.Spec.SnapshotBefore, "VirtualMachineSnapshot", vm.Namespace+"/"+render.SnapshotName(vm.Name, vm.Spec.SnapshotBefore), "the snapshot")
+	point("backupBefore", v.old.Spec.BackupBefore, vm.Spec.BackupBefore, "Velero Backup", render.OADPNamespace+"/"+render.OnDemandBackupName(vm.Namespace, vm.Name, vm.Spec.BackupBefore), "the backup")
 }
 
 // restartWins turns live updates into restarts when another change of the

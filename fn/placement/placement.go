@@ -54,8 +54,11 @@ type Pool struct {
 	// zone (4 nodes)"); Remaining is the capacity after it.
 	Lose      string
 	Remaining sizing.Pod
-	// ReserveOK: the VMs still fit after the failure.
-	ReserveOK bool
+	// ReserveOK: the VMs still fit after the failure and every required
+	// spread group keeps a host, rack or zone for each of its members;
+	// ReserveProblems say why not.
+	ReserveOK       bool
+	ReserveProblems []string
 	// Drain is the drain of one node: DrainOK, DrainProblems say whether
 	// and why it cannot complete; PerNode the VMs of a node (spread
 	// evenly), Concurrent the migrations at once, Rounds how many waves.
@@ -218,14 +221,30 @@ func reserve(m *resolve.Model, pp *Pool, r *Result) {
 		pp.Requests = pp.Requests.Add(v.Request)
 	}
 	pp.Capacity = times(p.Spec.Nodes)
-	lose := int64(1)
+	lose, zones := int64(1), int64(0)
 	pp.Lose = "its largest node"
 	if fd := p.Spec.FailureDomain; fd != nil && fd.Domains > 1 {
-		lose = p.LargestDomain()
+		lose, zones = p.LargestDomain(), 1
 		pp.Lose = fmt.Sprintf("one %s (%d %s)", fd.Level, lose, plural(lose, "node", "nodes"))
 	}
 	pp.Remaining = times(max(p.Spec.Nodes-lose, 0))
-	pp.ReserveOK = len(pp.VMs) == 0 || within(pp.Requests, pp.Remaining)
+	if len(pp.VMs) > 0 && !within(pp.Requests, pp.Remaining) {
+		pp.ReserveProblems = append(pp.ReserveProblems, fmt.Sprintf("the VMs (%s CPU, %s) do not fit in the %s CPU and %s left",
+			milli(pp.Requests.MilliCPU), bytes(pp.Requests.Memory), milli(pp.Remaining.MilliCPU), bytes(pp.Remaining.Memory)))
+	}
+	// A VM of the lost node or zone restarts elsewhere only where its
+	// required spread group has no member: the group needs at least as
+	// many hosts (zones) left as it has running members.
+	for _, g := range spreadShortfalls(pp, lose, zones) {
+		if g.across == api.DomainHost {
+			pp.ReserveProblems = append(pp.ReserveProblems, fmt.Sprintf("spread group %s has %d VMs required on different hosts and %d %s left: the one on the lost %s cannot restart",
+				g.name, g.members, g.left, plural(g.left, "host is", "hosts are"), plural(lose, "node", "nodes")))
+		} else {
+			pp.ReserveProblems = append(pp.ReserveProblems, fmt.Sprintf("spread group %s has %d VMs required in different %ss and %d %s left: the one in the lost %s cannot restart",
+				g.name, g.members, g.across, g.left, plural(g.left, g.across+" is", g.across+"s are"), g.across))
+		}
+	}
+	pp.ReserveOK = len(pp.ReserveProblems) == 0
 
 	// The drain of one node: its VMs (the pool's, spread evenly, the
 	// largest first) leave it, the migratable ones by live migration, a
@@ -254,33 +273,27 @@ func reserve(m *resolve.Model, pp *Pool, r *Result) {
 	if p.Spec.Nodes >= 2 && !within(pp.Requests, times(p.Spec.Nodes-1)) {
 		problem("the VMs (%s CPU, %s) do not fit on the other %d %s (%s CPU, %s)", milli(pp.Requests.MilliCPU), bytes(pp.Requests.Memory), p.Spec.Nodes-1, plural(p.Spec.Nodes-1, "node", "nodes"), milli(times(p.Spec.Nodes-1).MilliCPU), bytes(times(p.Spec.Nodes-1).Memory))
 	}
-	blocked := map[string]bool{}
+	// A migration's target pod carries the group label and keeps the
+	// template's anti-affinity (KubeVirt v1.8.4 pkg/virt-controller/
+	// watch/migration/migration.go createMigrationPodAntiAffinityRule
+	// appends its own term to it): it must avoid every host, rack or zone
+	// holding a pod of the group, its own source pod's included, as if
+	// that host or zone were lost. With as many members as domains there
+	// is none left.
+	for _, g := range spreadShortfalls(pp, 1, 1) {
+		if !g.migrates {
+			continue
+		}
+		if g.across == api.DomainHost {
+			problem("spread group %s has %d VMs required on different hosts of %d nodes: the one on the drained node has no host to migrate to", g.name, g.members, p.Spec.Nodes)
+		} else {
+			problem("spread group %s has %d VMs required in different %ss of %d: a migrating one must move to a %s without a pod of the group (its own source pod's included), and there is none", g.name, g.members, g.across, g.domains, g.across)
+		}
+	}
 	for _, v := range pp.VMs {
 		vm := v.VM
 		if render.EvictionStrategy(vm) == kubevirtv1.EvictionStrategyNone {
 			continue
-		}
-		// A migration's target pod carries the group label and keeps the
-		// template's anti-affinity (KubeVirt v1.8.4 pkg/virt-controller/
-		// watch/migration/migration.go createMigrationPodAntiAffinityRule
-		// appends its own term to it): it must avoid every host, rack or
-		// zone holding a pod of the group, its own source pod's included.
-		// With as many members as domains there is none left.
-		if s := vm.Spread; s != nil && s.Mode == api.SpreadRequired && !blocked[vm.Namespace+"/"+s.Group] {
-			members := int64(0)
-			for _, o := range pp.VMs {
-				if o.VM.Namespace == vm.Namespace && o.VM.Spread != nil && o.VM.Spread.Group == s.Group {
-					members++
-				}
-			}
-			if domains := p.Domains(s.Across); domains > 0 && members >= domains {
-				blocked[vm.Namespace+"/"+s.Group] = true
-				if s.Across == api.DomainHost {
-					problem("spread group %s/%s has %d VMs required on different hosts of %d nodes: the one on the drained node has no host to migrate to", vm.Namespace, s.Group, members, p.Spec.Nodes)
-				} else {
-					problem("spread group %s/%s has %d VMs required in different %ss of %d: a migrating one must move to a %s without a pod of the group (its own source pod's included), and there is none", vm.Namespace, s.Group, members, s.Across, domains, s.Across)
-				}
-			}
 		}
 		if v.Bandwidth > 0 && vm.Size != nil {
 			mem := vm.Size.Spec.Memory.Value()
@@ -291,6 +304,54 @@ func reserve(m *resolve.Model, pp *Pool, r *Result) {
 			}
 		}
 	}
+}
+
+// shortfall is a required spread group of a pool with more running
+// members than domains left after a loss.
+type shortfall struct {
+	name, across           string
+	members, domains, left int64
+	// migrates: one of its members live-migrates (a drain moves it).
+	migrates bool
+}
+
+// spreadShortfalls are the pool's required spread groups (by tenant and
+// group, in order) whose running members outnumber the hosts left after
+// losing hosts nodes, or the racks or zones left after losing zones of
+// them: the N+1 check and the drain of one node share it.
+func spreadShortfalls(pp *Pool, hosts, zones int64) []shortfall {
+	var out []shortfall
+	seen := map[string]bool{}
+	for _, v := range pp.VMs {
+		s := v.VM.Spread
+		key := v.VM.Namespace + "/"
+		if s != nil {
+			key += s.Group
+		}
+		if s == nil || s.Mode != api.SpreadRequired || seen[key] {
+			continue
+		}
+		seen[key] = true
+		g := shortfall{name: key, across: s.Across, domains: pp.Pool.Domains(s.Across)}
+		for _, o := range pp.VMs {
+			if o.VM.Namespace == v.VM.Namespace && o.VM.Spread != nil && o.VM.Spread.Group == s.Group {
+				g.members++
+				g.migrates = g.migrates || render.EvictionStrategy(o.VM) != kubevirtv1.EvictionStrategyNone
+			}
+		}
+		if g.domains == 0 {
+			continue
+		}
+		lost := zones
+		if s.Across == api.DomainHost {
+			lost = hosts
+		}
+		g.left = max(g.domains-lost, 0)
+		if g.members > g.left {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 func within(a, b sizing.Pod) bool { return a.MilliCPU <= b.MilliCPU && a.Memory <= b.Memory }

@@ -1,6 +1,7 @@
 package placement_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -143,3 +144,79 @@ spec: {size: u1.small, image: rhel9, spread: {group: h}, runStrategy: Halted}
 		t.Errorf("pool: %d running VMs, want 3 (d is halted)", len(p.VMs))
 	}
 }
+
+// TestReserveSpread: N+1 fails when, after losing the largest node (or
+// zone), a required spread group has more running members than hosts (or
+// zones) left — the one on the lost node cannot restart anywhere; the
+// drain check uses the same count (a migration target must avoid its own
+// source's host or zone too, KubeVirt v1.8.4 pkg/virt-controller/watch/
+// migration/migration.go createMigrationPodAntiAffinityRule).
+func TestReserveSpread(t *testing.T) {
+	pool := func(nodes int, fd string) string {
+		return `
+apiVersion: virtc.dev/v1alpha1
+kind: WorkerPool
+metadata: {name: p}
+spec:
+  nodeSelector: {a: b}
+  nodes: ` + itoa(nodes) + `
+  allocatable: {cpu: "32", memory: 128Gi}
+` + fd + `
+---
+apiVersion: virtc.dev/v1alpha1
+kind: Tenant
+metadata: {name: t1}
+spec: {backup: none}
+`
+	}
+	vms := func(n int, spread string, extra string) string {
+		out := ""
+		for i := range n {
+			out += `
+---
+apiVersion: virtc.dev/v1alpha1
+kind: VM
+metadata: {name: v` + itoa(i) + `, namespace: t1}
+spec: {size: u1.small, image: rhel9, spread: ` + spread + extra + `}
+`
+		}
+		return out
+	}
+	zones3 := "  failureDomain: {level: zone, domains: 3}"
+	zones1 := "  failureDomain: {level: zone, domains: 1}"
+	for _, c := range []struct {
+		name    string
+		in      string
+		reserve bool
+		want    string
+	}{
+		{"2 hosts, 2 members", pool(2, "") + vms(2, "{group: db}", ""), false, "spread group t1/db has 2 VMs required on different hosts and 1 host is left"},
+		{"3 hosts, 2 members", pool(3, "") + vms(2, "{group: db}", ""), true, ""},
+		{"3 zones, 3 members", pool(6, zones3) + vms(3, "{group: db, across: zone}", ""), false, "spread group t1/db has 3 VMs required in different zones and 2 zones are left"},
+		{"3 zones, 2 members", pool(6, zones3) + vms(2, "{group: db, across: zone}", ""), true, ""},
+		// Losing a zone of 7 nodes in 3 zones takes 3 hosts: 4 are left.
+		{"zone loss, 5 host members", pool(7, zones3) + vms(5, "{group: db}", ""), false, "spread group t1/db has 5 VMs required on different hosts and 4 hosts are left"},
+		{"zone loss, 4 host members", pool(7, zones3) + vms(4, "{group: db}", ""), true, ""},
+		// One zone only: N+1 loses a node, the zone stays.
+		{"1 zone, 1 member", pool(3, zones1) + vms(1, "{group: db, across: zone}", ""), true, ""},
+		{"preferred", pool(2, "") + vms(2, "{group: db, mode: preferred}", ""), true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, r := analyze(t, c.in)
+			p := r.Pools[0]
+			if p.ReserveOK != c.reserve {
+				t.Fatalf("N+1 %v, want %v: %q", p.ReserveOK, c.reserve, p.ReserveProblems)
+			}
+			if c.want != "" && !strings.Contains(strings.Join(p.ReserveProblems, "; "), c.want) {
+				t.Errorf("problems %q, want %q", p.ReserveProblems, c.want)
+			}
+			// One mechanism: the drain of one node is blocked by the same
+			// host spreads that break a single-node N+1.
+			if c.name == "2 hosts, 2 members" && p.DrainOK {
+				t.Errorf("drain OK, want blocked by the spread group")
+			}
+		})
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

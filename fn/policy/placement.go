@@ -203,8 +203,7 @@ func tolerated(tols []api.Toleration, t api.Taint) bool {
 func reserveRules(m *resolve.Model, pp *placement.Pool, diags *diag.List) {
 	var problems []string
 	if !pp.ReserveOK {
-		problems = append(problems, fmt.Sprintf("after losing %s its VMs (%s CPU, %s) no longer fit (%s CPU, %s left)",
-			pp.Lose, milli(pp.Requests.MilliCPU), gib(pp.Requests.Memory), milli(pp.Remaining.MilliCPU), gib(pp.Remaining.Memory)))
+		problems = append(problems, fmt.Sprintf("after losing %s: %s", pp.Lose, strings.Join(pp.ReserveProblems, "; ")))
 	}
 	if len(pp.DrainProblems) > 0 {
 		problems = append(problems, "a drain of one node cannot complete: "+strings.Join(pp.DrainProblems, "; "))
