@@ -14,6 +14,8 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/virtc/virtc/examples"
 )
 
 // plugin is the part of a ConfigManagementPlugin (plugin.yaml) Argo CD's
@@ -272,12 +274,23 @@ func generate(t *testing.T, p plugin, app application, repo string) (int, string
 	return code, stdout.String(), stderr.String()
 }
 
-// equivalentPluginBuilds are the `virtc build` arguments, run in the app
-// directory, whose output each example Application must deploy.
-var equivalentPluginBuilds = map[string][]string{
-	"virtc-in-cluster": {"--catalog", "../../platform", "--warnings-configmap", "openshift-cnv/virtc-warnings", "."},
-	"virtc-east":       {"--catalog", "../../platform", "--warnings-configmap", "openshift-cnv/virtc-warnings", "."},
-	"virtc-west":       {"--catalog", "../../platform", "--warnings-configmap", "openshift-cnv/virtc-warnings", "."},
+// deployedBuild is the line of examples/builds.txt for dir (a folder under
+// examples/, slashes): the `virtc build` arguments, run in dir, whose output
+// the example deploys; nil for a folder that is not a virtc build. The
+// same list selects what test/admission and test/conformance check.
+func deployedBuild(t *testing.T, dir string) []string {
+	t.Helper()
+	builds, err := examples.Builds(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range builds {
+		if b.Dir == dir {
+			return b.Args
+		}
+	}
+	t.Fatalf("examples/%s has no line in examples/builds.txt", dir)
+	return nil
 }
 
 // checkoutBuild is `virtc build` in dir of a repository copy at repo, as it
@@ -312,9 +325,10 @@ func TestCMPContract(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("generate exit %d\n%s", code, stderr)
 			}
-			args, ok := equivalentPluginBuilds[app.Metadata.Name]
-			if !ok {
-				t.Fatalf("no expected build for %s in equivalentPluginBuilds", app.Metadata.Name)
+			// the build examples/builds.txt names for the app's path
+			args := deployedBuild(t, strings.TrimPrefix(app.Spec.Source.Path, "examples/"))
+			if args == nil {
+				t.Fatalf("examples/builds.txt says %s is not a virtc build", app.Spec.Source.Path)
 			}
 			// The copy has no .git, as when the repo server leaves it out
 			// (ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS); the plugin still

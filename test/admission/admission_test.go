@@ -240,15 +240,17 @@ func declaredDataSources(t *testing.T, bin, dir string, args ...string) []byte {
 		case a == "--no-default-catalog" || a == "-no-default-catalog":
 			cat = append(cat, a)
 		case a == "--catalog" || a == "-catalog":
+			// virtc catalog takes the catalog folders as PATHs
 			if i+1 < len(args) {
-				cat = append(cat, a, args[i+1])
+				cat = append(cat, args[i+1])
 				i++
 			}
 		case strings.HasPrefix(a, "--catalog=") || strings.HasPrefix(a, "-catalog="):
-			cat = append(cat, a)
-		case a == "--scope" || a == "-scope":
+			cat = append(cat, a[strings.Index(a, "=")+1:])
+		case a == "--scope" || a == "-scope" || a == "--warnings-configmap" || a == "-warnings-configmap":
 			i++ // build-only
-		case strings.HasPrefix(a, "--scope=") || strings.HasPrefix(a, "-scope="):
+		case strings.HasPrefix(a, "--scope=") || strings.HasPrefix(a, "-scope="),
+			strings.HasPrefix(a, "--warnings-configmap=") || strings.HasPrefix(a, "-warnings-configmap="):
 		case strings.HasPrefix(a, "-"):
 			// --cluster x, --ext-str k=v: Jsonnet variables, the catalog's too
 			cat = append(cat, a)
@@ -318,24 +320,88 @@ func run(t *testing.T, dir string, bin string, args ...string) ([]byte, string, 
 	return stdout.Bytes(), stderr.String(), err
 }
 
-// exampleInputs are `virtc build examples/<x>` for every example folder
-// that builds (as test/conformance selects them).
+// exampleInputs are the builds of examples/builds.txt: each example built
+// the way it is deployed (the Argo CD examples with their plugin's catalog
+// parameter, the kustomizations with the build kustomize runs), in its
+// folder. A build that fails fails the test, as does a folder of examples/
+// the file does not cover (test/conformance reads the same file through
+// examples.Builds; this module parses it itself, see exampleBuilds).
 func exampleInputs(t *testing.T, bin string) []input {
+	var out []input
+	for _, b := range exampleBuilds(t) {
+		if b.args == nil {
+			t.Logf("examples/%s is not a virtc build (%s)", b.dir, b.notBuilt)
+			continue
+		}
+		dir := filepath.Join(repoRoot, "examples", filepath.FromSlash(b.dir))
+		stdout, stderr, err := run(t, dir, bin, append([]string{"build"}, b.args...)...)
+		if err != nil {
+			t.Errorf("examples/%s: virtc build %s: %v\n%s", b.dir, strings.Join(b.args, " "), err, stderr)
+			continue
+		}
+		out = append(out, input{
+			name:    "examples/" + b.dir + " (virtc build " + strings.Join(b.args, " ") + ")",
+			yaml:    stdout,
+			context: declaredDataSources(t, bin, dir, b.args...),
+		})
+	}
+	return out
+}
+
+type exampleBuild struct {
+	dir      string
+	args     []string
+	notBuilt string
+}
+
+// exampleBuilds reads examples/builds.txt as examples.Builds of the root
+// module does (this module does not depend on it): a folder, then the
+// build arguments or "-" and why it is not built; every folder of
+// examples/ but testdata must be covered.
+func exampleBuilds(t *testing.T) []exampleBuild {
+	file := filepath.Join(repoRoot, "examples", "builds.txt")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []exampleBuild
+	for n, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 2 || (f[1] == "-" && len(f) < 3) {
+			t.Fatalf("%s:%d: a folder and its build arguments (or - and a reason) expected", file, n+1)
+		}
+		b := exampleBuild{dir: f[0]}
+		if f[1] == "-" {
+			b.notBuilt = strings.Join(f[2:], " ")
+		} else {
+			b.args = f[1:]
+		}
+		if st, err := os.Stat(filepath.Join(repoRoot, "examples", filepath.FromSlash(b.dir))); err != nil || !st.IsDir() {
+			t.Fatalf("%s:%d: examples/%s is not a folder", file, n+1, b.dir)
+		}
+		out = append(out, b)
+	}
 	entries, err := os.ReadDir(filepath.Join(repoRoot, "examples"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []input
 	for _, e := range entries {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || e.Name() == "testdata" {
 			continue
 		}
-		stdout, stderr, err := run(t, repoRoot, bin, "build", "examples/"+e.Name())
-		if err != nil {
-			t.Logf("examples/%s does not build (%v), not checked:\n%s", e.Name(), err, stderr)
-			continue
+		covered := false
+		for _, b := range out {
+			if b.dir == e.Name() || strings.HasPrefix(b.dir, e.Name()+"/") {
+				covered = true
+			}
 		}
-		out = append(out, input{name: "examples/" + e.Name(), yaml: stdout, context: declaredDataSources(t, bin, repoRoot, "examples/"+e.Name())})
+		if !covered {
+			t.Errorf("%s: examples/%s has no line: say how it is built (or why it is not); it is not checked", file, e.Name())
+		}
 	}
 	return out
 }

@@ -13,7 +13,9 @@
 //     (instancetype and preference admitters), pkg/instancetype/webhooks/vm
 //     (instancetype/preference expansion of a VM),
 //     pkg/virt-controller/watch/util.CreateDataVolumeManifest (the
-//     DataVolume of a dataVolumeTemplate).
+//     DataVolume of a dataVolumeTemplate), MigrationPolicyAdmitter of
+//     pkg/virt-api/webhooks/validating-webhook/admitters, and
+//     pkg/storage/admitters (VMSnapshotAdmitter, VMRestoreAdmitter).
 //   - kubevirt.io/containerized-data-importer v1.65.0:
 //     pkg/apiserver/webhooks (DataVolume and DataImportCron validating
 //     webhooks, through their HTTP handlers).
@@ -43,12 +45,14 @@ import (
 
 	virtv1 "kubevirt.io/api/core/v1"
 	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
+	snapshotv1 "kubevirt.io/api/snapshot/v1beta1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	cdiwebhooks "kubevirt.io/containerized-data-importer/pkg/apiserver/webhooks"
 	preferencewebhooks "kubevirt.io/kubevirt/pkg/instancetype/preference/webhooks"
 	instancetypewebhooks "kubevirt.io/kubevirt/pkg/instancetype/webhooks"
 	instancetypevm "kubevirt.io/kubevirt/pkg/instancetype/webhooks/vm"
 	netadmitter "kubevirt.io/kubevirt/pkg/network/admitter"
+	storageadmitters "kubevirt.io/kubevirt/pkg/storage/admitters"
 	"kubevirt.io/kubevirt/pkg/testutils"
 	"kubevirt.io/kubevirt/pkg/virt-api/webhooks"
 	"kubevirt.io/kubevirt/pkg/virt-api/webhooks/mutating-webhook/mutators"
@@ -184,6 +188,8 @@ type checker struct {
 	dvPlain http.Handler // DataVolume webhook, no claim of the DV's name exists
 	dvClaim http.Handler // DataVolume webhook, an unowned claim of the DV's name exists
 	dicAdm  http.Handler
+	snapAdm *storageadmitters.VMSnapshotAdmitter
+	restAdm *storageadmitters.VMRestoreAdmitter
 }
 
 // Check runs every upstream check on one stream; input names it in the
@@ -247,6 +253,11 @@ func newChecker(input string, objs, ctxObjs []*object) (*checker, error) {
 	c.dvPlain = cdiwebhooks.NewDataVolumeValidatingWebhook(cl.k8s, cl.cdi, nil, cl.crc)
 	c.dvClaim = cdiwebhooks.NewDataVolumeValidatingWebhook(cl.k8sWithClaims, cl.cdi, nil, cl.crc)
 	c.dicAdm = cdiwebhooks.NewDataImportCronValidatingWebhook(cl.k8s, cl.cdi)
+	// as virt-api serves them (pkg/virt-api/webhooks/validating-webhook
+	// ServeVMSnapshots, ServeVMRestores); no restore is in progress
+	c.snapAdm = storageadmitters.NewVMSnapshotAdmitter(cl.config, cl.virt)
+	restores, _ := testutils.NewFakeInformerFor(&snapshotv1.VirtualMachineRestore{})
+	c.restAdm = storageadmitters.NewVMRestoreAdmitter(cl.config, cl.virt, restores)
 	return c, nil
 }
 
@@ -417,6 +428,27 @@ func (c *checker) checkObject(o *object) {
 		})
 	case o.group() == "hco.kubevirt.io" && o.Kind == "HyperConverged":
 		c.checkDataImportCronTemplates(o)
+	case o.group() == "migrations.kubevirt.io" && o.Kind == "MigrationPolicy":
+		c.guard(o, "kubevirt migration policy admitter", func() {
+			ar := review("migrations.kubevirt.io", o.version(), "migrationpolicies", "", o.Metadata.Name, o.raw)
+			if resp := admitters.NewMigrationPolicyAdmitter().Admit(c.ctx, ar); !resp.Allowed {
+				c.deny(o, "kubevirt migration policy admitter", message(resp))
+			}
+		})
+	case o.group() == "snapshot.kubevirt.io" && o.Kind == "VirtualMachineSnapshot":
+		c.guard(o, "kubevirt VM snapshot admitter", func() {
+			ar := review("snapshot.kubevirt.io", o.version(), "virtualmachinesnapshots", o.Metadata.Namespace, o.Metadata.Name, o.raw)
+			if resp := c.snapAdm.Admit(c.ctx, ar); !resp.Allowed {
+				c.deny(o, "kubevirt VM snapshot admitter", message(resp))
+			}
+		})
+	case o.group() == "snapshot.kubevirt.io" && o.Kind == "VirtualMachineRestore":
+		c.guard(o, "kubevirt VM restore admitter", func() {
+			ar := review("snapshot.kubevirt.io", o.version(), "virtualmachinerestores", o.Metadata.Namespace, o.Metadata.Name, o.raw)
+			if resp := c.restAdm.Admit(c.ctx, ar); !resp.Allowed {
+				c.deny(o, "kubevirt VM restore admitter", message(resp))
+			}
+		})
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	appsv1 "k8s.io/client-go/kubernetes/typed/apps/v1"
@@ -15,12 +16,15 @@ import (
 	crclient "sigs.k8s.io/controller-runtime/pkg/client"
 	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	virtv1 "kubevirt.io/api/core/v1"
 	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
+	snapshotv1 "kubevirt.io/api/snapshot/v1beta1"
 	kvcdiclient "kubevirt.io/client-go/containerizeddataimporter"
 	kvcdifake "kubevirt.io/client-go/containerizeddataimporter/fake"
 	"kubevirt.io/client-go/kubecli"
 	kvfake "kubevirt.io/client-go/kubevirt/fake"
 	typedinstancetype "kubevirt.io/client-go/kubevirt/typed/instancetype/v1beta1"
+	typedsnapshot "kubevirt.io/client-go/kubevirt/typed/snapshot/v1beta1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	cdifake "kubevirt.io/containerized-data-importer/pkg/client/clientset/versioned/fake"
 	"kubevirt.io/kubevirt/pkg/testutils"
@@ -185,6 +189,27 @@ func newCluster(stream, ctxObjs []*object) (*cluster, error) {
 			for _, t := range vm.Spec.DataVolumeTemplates {
 				dvNames[ns+"/"+t.Metadata.Name] = true
 			}
+			// the VM itself, for the snapshot and restore admitters
+			v, err := decode[virtv1.VirtualMachine](o)
+			if err != nil {
+				return nil, err
+			}
+			v.UID = types.UID("uid-vm-" + ns + "-" + name)
+			kvObjs["vm/"+ns+"/"+name] = v
+		case o.group() == "snapshot.kubevirt.io" && o.Kind == "VirtualMachineSnapshot":
+			v, err := decode[snapshotv1.VirtualMachineSnapshot](o)
+			if err != nil {
+				return nil, err
+			}
+			// as the snapshot controller leaves it
+			// (pkg/storage/snapshot/snapshot.go, GetVMSnapshotContentName): the
+			// source VM's UID and the content's name
+			if v.Spec.Source.Kind == "VirtualMachine" {
+				uid := types.UID("uid-vm-" + ns + "-" + v.Spec.Source.Name)
+				content := "vmsnapshot-content-uid-vms-" + ns + "-" + name
+				v.Status = &snapshotv1.VirtualMachineSnapshotStatus{SourceUID: &uid, VirtualMachineSnapshotContentName: &content}
+			}
+			kvObjs["vms/"+ns+"/"+name] = v
 		}
 	}
 
@@ -298,6 +323,22 @@ func (f *fakeVirtClient) VirtualMachinePreference(ns string) typedinstancetype.V
 
 func (f *fakeVirtClient) VirtualMachineClusterPreference() typedinstancetype.VirtualMachineClusterPreferenceInterface {
 	return f.cl.kv.InstancetypeV1beta1().VirtualMachineClusterPreferences()
+}
+
+// VirtualMachine serves the stream's VMs (the restore admitter reads its
+// target VM).
+func (f *fakeVirtClient) VirtualMachine(ns string) kubecli.VirtualMachineInterface {
+	return f.cl.kv.KubevirtV1().VirtualMachines(ns)
+}
+
+// VirtualMachineSnapshot serves the stream's snapshots (the restore
+// admitter reads the snapshot it restores).
+func (f *fakeVirtClient) VirtualMachineSnapshot(ns string) typedsnapshot.VirtualMachineSnapshotInterface {
+	return f.cl.kv.SnapshotV1beta1().VirtualMachineSnapshots(ns)
+}
+
+func (f *fakeVirtClient) VirtualMachineSnapshotContent(ns string) typedsnapshot.VirtualMachineSnapshotContentInterface {
+	return f.cl.kv.SnapshotV1beta1().VirtualMachineSnapshotContents(ns)
 }
 
 func (f *fakeVirtClient) CdiClient() kvcdiclient.Interface { return f.cl.kvcdi }

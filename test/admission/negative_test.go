@@ -338,6 +338,96 @@ spec:
 			"claim neg/ghost-data is neither in the stream nor created by a DataVolume of it",
 		},
 	},
+	{
+		// kubevirt v1.8.4 pkg/virt-api/webhooks/validating-webhook/admitters/
+		// migrationpolicy-admitter.go: negative bandwidthPerMigration and
+		// completionTimeoutPerGiB, "must not be negative".
+		name: "MigrationPolicy with negative bandwidth",
+		yaml: `apiVersion: migrations.kubevirt.io/v1alpha1
+kind: MigrationPolicy
+metadata:
+  name: slow
+spec:
+  bandwidthPerMigration: -64Mi
+  completionTimeoutPerGiB: -1
+  selectors:
+    namespaceSelector:
+      kubernetes.io/metadata.name: neg
+`,
+		want: []string{
+			"MigrationPolicy slow: kubevirt migration policy admitter: spec.completionTimeoutPerGiB: must not be negative",
+			"spec.bandwidthPerMigration: must not be negative",
+		},
+	},
+	{
+		// kubevirt v1.8.4 pkg/storage/admitters/vmsnapshot.go: the source
+		// must be a kubevirt.io VirtualMachine ("invalid kind",
+		// "invalid apiGroup"); the Snapshot gate is on (HCO hardCodeKvFgs).
+		name: "VirtualMachineSnapshot of a VMI and of a foreign group",
+		yaml: `apiVersion: snapshot.kubevirt.io/v1beta1
+kind: VirtualMachineSnapshot
+metadata:
+  name: snap-vmi
+  namespace: neg
+spec:
+  source:
+    apiGroup: kubevirt.io
+    kind: VirtualMachineInstance
+    name: good
+---
+apiVersion: snapshot.kubevirt.io/v1beta1
+kind: VirtualMachineSnapshot
+metadata:
+  name: snap-apps
+  namespace: neg
+spec:
+  source:
+    apiGroup: apps
+    kind: VirtualMachine
+    name: good
+`,
+		want: []string{
+			"VirtualMachineSnapshot neg/snap-vmi: kubevirt VM snapshot admitter: spec.source.kind: invalid kind",
+			"VirtualMachineSnapshot neg/snap-apps: kubevirt VM snapshot admitter: spec.source.apiGroup: invalid apiGroup",
+		},
+	},
+	{
+		// kubevirt v1.8.4 pkg/storage/admitters/vmrestore.go: patches only
+		// under /spec/ (validatePatches), volumeRestorePolicy one of
+		// InPlace, RandomizeNames, PrefixTargetName; the snapshot and its
+		// VM are in the cluster (validateTargetVM reads both).
+		name: "VirtualMachineRestore with a metadata patch and an unknown volume policy",
+		yaml: `apiVersion: snapshot.kubevirt.io/v1beta1
+kind: VirtualMachineSnapshot
+metadata:
+  name: good-snap
+  namespace: neg
+spec:
+  source:
+    apiGroup: kubevirt.io
+    kind: VirtualMachine
+    name: good
+---
+apiVersion: snapshot.kubevirt.io/v1beta1
+kind: VirtualMachineRestore
+metadata:
+  name: bad-restore
+  namespace: neg
+spec:
+  target:
+    apiGroup: kubevirt.io
+    kind: VirtualMachine
+    name: good
+  virtualMachineSnapshotName: good-snap
+  volumeRestorePolicy: Everywhere
+  patches:
+  - '{"op": "replace", "path": "/metadata/name", "value": "other"}'
+`,
+		want: []string{
+			"VirtualMachineRestore neg/bad-restore: kubevirt VM restore admitter: spec.patches: patching is valid only for elements under /spec/ only",
+			`spec.volumeRestorePolicy: volume restore policy "Everywhere" doesn't exist`,
+		},
+	},
 }
 
 func TestNegativeBaseAdmitted(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/virtc/virtc/examples"
 	"github.com/virtc/virtc/fn/cli"
 	"github.com/virtc/virtc/fn/conform"
 )
@@ -158,30 +159,56 @@ func goldenOutputs(t *testing.T) []output {
 	return out
 }
 
-// exampleOutputs are `virtc build examples/<x>` for every example folder
-// that builds.
+// exampleOutputs are the builds of examples/builds.txt: each example built
+// the way it is deployed (the Argo CD examples with their plugin's catalog
+// parameter, the kustomizations with the build kustomize runs), in its
+// folder. A build that fails fails the test; examples.Builds fails it for a
+// folder of examples/ the file does not cover.
 func exampleOutputs(t *testing.T) []output {
-	root := filepath.Join(repoRoot, "examples")
-	entries, err := os.ReadDir(root)
-	if os.IsNotExist(err) {
-		return nil
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
 	}
+	builds, err := examples.Builds(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []output
-	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || e.Name() == "testdata" {
+	for _, b := range builds {
+		if b.Args == nil {
+			t.Logf("examples/%s is not a virtc build (%s)", b.Dir, b.NotBuilt)
 			continue
 		}
-		var stdout, stderr bytes.Buffer
-		if code := cli.Main([]string{"build", filepath.Join(root, e.Name())}, strings.NewReader(""), &stdout, &stderr); code != cli.ExitOK {
-			t.Logf("examples/%s does not build (exit %d), not checked:\n%s", e.Name(), code, stderr.String())
+		dir := filepath.Join(root, "examples", filepath.FromSlash(b.Dir))
+		code, stdout, stderr := buildIn(t, dir, b.Args)
+		if code != cli.ExitOK {
+			t.Errorf("examples/%s: virtc build %s: exit %d\n%s", b.Dir, strings.Join(b.Args, " "), code, stderr)
 			continue
 		}
-		out = append(out, output{name: "examples/" + e.Name(), yaml: stdout.Bytes()})
+		out = append(out, output{name: "examples/" + b.Dir, yaml: stdout})
 	}
 	return out
+}
+
+// buildIn runs `virtc build args` in dir (the arguments are relative to
+// it), then returns to the test's folder.
+func buildIn(t *testing.T, dir string, args []string) (int, []byte, string) {
+	t.Helper()
+	back, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := os.Chdir(back); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	var stdout, stderr bytes.Buffer
+	code := cli.Main(append([]string{"build"}, args...), strings.NewReader(""), &stdout, &stderr)
+	return code, stdout.Bytes(), stderr.String()
 }
 
 // startControlPlane starts a fresh control plane with the CRDs of a
