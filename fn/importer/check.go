@@ -202,6 +202,12 @@ func (r Result) Report() string {
 			fmt.Fprintf(&b, "  %s\n", why)
 		}
 	}
+	if len(r.Quotas) > 0 {
+		fmt.Fprintf(&b, "\nquota (VMs of these namespaces are refused and keep running: the Tenant's quota counts them from their live spec, so the compiled ResourceQuota is never below what the namespace's live VMs use; lower it only after the refused VMs are gone or imported):\n")
+		for _, q := range r.Quotas {
+			fmt.Fprintf(&b, "  %s\n", q)
+		}
+	}
 	if len(r.Left) > 0 {
 		fmt.Fprintf(&b, "\nnot imported (no imported VM uses them; virtc leaves them alone):\n")
 		for _, ref := range r.Left {

@@ -56,3 +56,62 @@ func TestDeterministic(t *testing.T) {
 		}
 	}
 }
+
+func tenantFile(res Result, ns string) string {
+	for _, f := range res.Files {
+		if f.Path == ns+"/tenant.yaml" {
+			return string(f.Data)
+		}
+	}
+	return ""
+}
+
+// When VMs of a namespace are refused, the Tenant's quota counts them too
+// (from their live spec): the compiled ResourceQuota is never below what
+// the namespace's live VMs use.
+func TestQuotaCoversRefusedVMs(t *testing.T) {
+	res := Import(goldenExport(t, "not-expressible"), nil, catalog.Options{})
+	if len(res.Imported) != 1 || len(res.Refused) != 2 {
+		t.Fatalf("imported %v refused %d, want 1 and 2", res.Imported, len(res.Refused))
+	}
+	// legacy01: 1 socket × 1 core, 2Gi, 30Gi disk; drv01: u1.large (2
+	// vCPUs, 8Gi), 80Gi; edge01: u1.medium (1 vCPU, 4Gi), 40Gi.
+	tenant := tenantFile(res, "ops")
+	for _, want := range []string{"cpu: 4\n", "memory: 14Gi\n", "storage: 150Gi\n", "vms: 3\n"} {
+		if !strings.Contains(tenant, want) {
+			t.Errorf("ops/tenant.yaml lacks %q:\n%s", want, tenant)
+		}
+	}
+	// Without refusals the quota is left to virtc (derived from the VMs).
+	if tenant := tenantFile(Import(goldenExport(t, "virtctl"), nil, catalog.Options{}), "shop"); tenant == "" || strings.Contains(tenant, "quota") {
+		t.Errorf("a namespace without refused VMs got a quota:\n%s", tenant)
+	}
+}
+
+// A refused VM whose size cannot be read from its live spec makes the
+// namespace's quota unknowable: its VMs are refused rather than given a
+// quota that would block the namespace.
+func TestQuotaUnknownRefusesNamespace(t *testing.T) {
+	objs := goldenExport(t, "not-expressible")
+	for _, o := range objs {
+		if o.Kind == "VirtualMachine" && o.Name == "legacy01" {
+			domain := o.Body["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["domain"].(map[string]any)
+			delete(domain, "memory")
+			delete(domain, "resources")
+		}
+	}
+	res := Import(objs, nil, catalog.Options{})
+	if len(res.Imported) != 0 || len(res.Refused) != 3 {
+		t.Fatalf("imported %v refused %d, want 0 and 3", res.Imported, len(res.Refused))
+	}
+	for _, f := range res.Files {
+		if strings.HasPrefix(f.Path, "ops/") {
+			t.Errorf("%s written for a refused namespace", f.Path)
+		}
+	}
+	for _, rf := range res.Refused {
+		if rf.VM == "ops/edge01" && !strings.Contains(strings.Join(rf.Reasons, "\n"), "quota of its Tenant could not cover them (legacy01") {
+			t.Errorf("edge01's refusal does not name the quota: %v", rf.Reasons)
+		}
+	}
+}
