@@ -87,4 +87,3 @@ func (im *importer) liveShape(kv kubevirtv1.VirtualMachine) (int64, resource.Qua
 	}
 	return cpu, mem, true
 }
-
