@@ -126,8 +126,31 @@ func Diff(desired []emit.Object, live []Object, base, head string) (*diff.Report
 			// (owner reference): it goes with its owner.
 			continue
 		}
-		r.Warnings = append(r.Warnings, diff.Finding{Rule: "live-unmanaged", Object: ref,
-			Message: ref + " is live but virtc does not write it: Argo CD leaves it alone (it does not prune what it did not create)"})
+		how := tracked(o)
+		if how == "" {
+			r.Warnings = append(r.Warnings, diff.Finding{Rule: "live-unmanaged", Object: ref,
+				Message: ref + " is live but virtc does not write it and nothing marks it as Argo CD's (no " + TrackingAnnotation + " annotation, no " + InstanceLabel + " label, not managed by virtc): Argo CD leaves it alone (it prunes only what it tracks)"})
+			continue
+		}
+		gone := "is live, tracked by Argo CD (" + how + "), and virtc no longer writes it"
+		if vm, ok := diskOf(o, live); ok && labelsOf(o.Body)["virtc.dev/retired"] != "true" {
+			r.Refusals = append(r.Refusals, diff.DiskDeleted(o.Kind, o.Namespace, o.Name, vm, gone))
+			continue
+		}
+		r.Summary.Removed++
+		text, err := manifest(o.APIVersion, o.Kind, o.Namespace, o.Name, o.Body)
+		if err != nil {
+			return nil, err
+		}
+		r.Objects = append(r.Objects, diff.Object{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Status: diff.Removed, Diff: diff.Unified(text, "")})
+		detail := ref + " " + gone + ": Argo CD prunes it (deletes it from the cluster) when the Application prunes"
+		if o.Kind == "VirtualMachine" {
+			for _, dv := range diff.TemplateNames(o.Body) {
+				r.Refusals = append(r.Refusals, diff.VMDiskDeleted(o.Namespace, o.Name, dv))
+			}
+			detail += "; the VM stops and is gone"
+		}
+		r.Warnings = append(r.Warnings, diff.Finding{Rule: "live-pruned", Object: ref, Message: detail})
 	}
 	if len(notCompared) > 0 {
 		var kinds []string
@@ -143,6 +166,89 @@ func Diff(desired []emit.Object, live []Object, base, head string) (*diff.Report
 	}
 	r.Finish()
 	return r, nil
+}
+
+// Argo CD's resource tracking (argo-cd v3.6.1 util/argo/resource_tracking.go,
+// GetAppName): with the default tracking method (annotation, the default
+// case) an object belongs to an Application when its tracking-id annotation
+// parses as <application>:<group>/<kind>:<namespace>/<name>; with the label
+// method, when it has the app.kubernetes.io/instance label.
+const (
+	TrackingAnnotation = "argocd.argoproj.io/tracking-id"
+	InstanceLabel      = "app.kubernetes.io/instance"
+)
+
+// tracked says how Argo CD tracks a live object ("" when nothing marks it
+// as an Application's): its tracking-id annotation, its instance label, or
+// virtc's managed-by label (virtc's objects are applied by Argo CD).
+func tracked(o Object) string {
+	meta, _ := o.Body["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	if id, _ := ann[TrackingAnnotation].(string); trackingID(id) {
+		return TrackingAnnotation + " " + id
+	}
+	labels := labelsOf(o.Body)
+	if app := labels[InstanceLabel]; app != "" {
+		return InstanceLabel + " " + app
+	}
+	if labels["app.kubernetes.io/managed-by"] == "virtc" {
+		return "app.kubernetes.io/managed-by virtc"
+	}
+	return ""
+}
+
+// trackingID is ParseAppInstanceValue's format check.
+func trackingID(id string) bool {
+	parts := strings.SplitN(id, ":", 3)
+	return len(parts) == 3 && strings.Count(parts[1], "/") == 1 && strings.Count(parts[2], "/") == 1
+}
+
+// diskOf reports whether a live DataVolume or claim is a VM's disk, and
+// which VM's: its virtc.dev/vm label, or a live VM whose volumes name it.
+// Every DataVolume owns a claim of its name (CDI), so a DataVolume is a disk
+// when it belongs to a VM; a claim when it does.
+func diskOf(o Object, live []Object) (string, bool) {
+	if o.Kind != "DataVolume" && o.Kind != "PersistentVolumeClaim" {
+		return "", false
+	}
+	if vm := labelsOf(o.Body)["virtc.dev/vm"]; vm != "" {
+		return vm, true
+	}
+	for _, v := range live {
+		if v.Kind != "VirtualMachine" || v.Namespace != o.Namespace {
+			continue
+		}
+		spec, _ := v.Body["spec"].(map[string]any)
+		tmpl, _ := spec["template"].(map[string]any)
+		tspec, _ := tmpl["spec"].(map[string]any)
+		vols, _ := tspec["volumes"].([]any)
+		for _, vol := range vols {
+			vm, _ := vol.(map[string]any)
+			dv, _ := vm["dataVolume"].(map[string]any)
+			pvc, _ := vm["persistentVolumeClaim"].(map[string]any)
+			if n, _ := dv["name"].(string); n == o.Name {
+				return v.Name, true
+			}
+			if n, _ := pvc["claimName"].(string); n == o.Name {
+				return v.Name, true
+			}
+		}
+	}
+	// A DataVolume no VM uses still owns its claim: pruning it deletes
+	// the data.
+	return "", o.Kind == "DataVolume"
+}
+
+func labelsOf(body map[string]any) map[string]string {
+	meta, _ := body["metadata"].(map[string]any)
+	raw, _ := meta["labels"].(map[string]any)
+	out := map[string]string{}
+	for k, v := range raw {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
 }
 
 // owned reports whether the live object has an owner (a VM's
