@@ -189,3 +189,69 @@ func readTree(t *testing.T, root string) map[string]string {
 	})
 	return out
 }
+
+// withSize writes the export with VM name's instance type replaced.
+func withSize(t *testing.T, file, name, size string) string {
+	t.Helper()
+	objs, err := live.Read([]string{file}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []any
+	for _, o := range objs {
+		if o.Kind == "VirtualMachine" && o.Name == name {
+			it := o.Body["spec"].(map[string]any)["instancetype"].(map[string]any)
+			it["name"] = size
+			delete(it, "revisionName")
+		}
+		items = append(items, o.Body)
+	}
+	data, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "live.yaml")
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// diff --live classifies a size difference as virtc diff does
+// (fn/diff/kubevirt.go sizeChange, after KubeVirt v1.8.4
+// pkg/virt-controller/watch/vm/vm.go handleCPUChangeRequest and
+// handleMemoryHotplugRequest): web01 runs as u1.large (2 vCPUs, 8Gi) and
+// Git says u1.medium (1 vCPU, 4Gi): KubeVirt hot-unplugs neither CPU
+// sockets nor memory, so it is a restart, not a live update. From u1.small
+// (1 vCPU, 2Gi) to u1.medium the memory grows within maxGuest.
+func TestLiveDiffSizeChange(t *testing.T) {
+	dir := filepath.Join(importDir, "virtctl")
+	for _, c := range []struct {
+		live, effect, detail string
+	}{
+		{"u1.large", diff.EffectRestart, "KubeVirt does not hot-unplug CPU sockets; KubeVirt does not hot-unplug memory"},
+		{"u1.small", diff.EffectLive, "live update possible"},
+	} {
+		var js, jsErr bytes.Buffer
+		cli.Main([]string{"diff", "--live", withSize(t, filepath.Join(dir, "live.yaml"), "web01", c.live), "--format", "json", filepath.Join(dir, "expected")}, nil, &js, &jsErr)
+		var rep diff.Report
+		if err := json.Unmarshal(js.Bytes(), &rep); err != nil {
+			t.Fatalf("%v\n%s%s", err, js.String(), jsErr.String())
+		}
+		found := false
+		for _, s := range rep.VMs {
+			for _, ch := range s.Changes {
+				if ch.Field != "spec.instancetype.name" {
+					continue
+				}
+				found = true
+				if ch.Effect != c.effect || !strings.Contains(ch.Detail, c.detail) {
+					t.Errorf("live %s → git u1.medium: %s (%s), want %s with %q", c.live, ch.Detail, ch.Effect, c.effect, c.detail)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("live %s → git u1.medium: no instance type change in %s", c.live, js.String())
+		}
+	}
+}

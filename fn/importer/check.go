@@ -63,7 +63,7 @@ func (im *importer) check(vm *api.VM, o live.Object, catalogDocs []*source.Doc, 
 	if len(why) > 0 {
 		return why
 	}
-	rep, err := live.Diff(vmObjects(res.Objects, vm), im.objs, "live", "import")
+	rep, err := live.Diff(vmObjects(res.Objects, vm), im.objs, "live", "import", res.Model)
 	if err != nil {
 		return []string{err.Error()}
 	}

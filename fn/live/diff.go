@@ -2,15 +2,20 @@ package live
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/diff"
 	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/resolve"
 )
 
 // FieldOwnMetadata is the Change.Field of a label or annotation that virtc
@@ -31,7 +36,10 @@ func ownMetadata(key string) bool {
 // classifies each difference as virtc diff does: no effect (metadata),
 // live update, restart, online expansion, next start, or refused (a
 // change the cluster rejects or that needs the object re-created).
-func Diff(desired []emit.Object, live []Object, base, head string) (*diff.Report, error) {
+//
+// m is the model desired was compiled from: a size difference of a VM is
+// classified with its catalog (nil: such a difference is manual).
+func Diff(desired []emit.Object, live []Object, base, head string, m *resolve.Model) (*diff.Report, error) {
 	r := &diff.Report{Base: base, Head: head}
 	byRef := map[string]Object{}
 	for _, o := range live {
@@ -101,8 +109,12 @@ func Diff(desired []emit.Object, live []Object, base, head string) (*diff.Report
 		}
 		obj.Diff = diff.Unified(oldText, newText)
 		r.Objects = append(r.Objects, obj)
+		var size *verdict
+		if d.Kind == "VirtualMachine" {
+			size = sizeVerdict(m, d.Namespace, d.Name, lo.Body)
+		}
 		for _, df := range diffs {
-			ch := classify(d.Kind, df)
+			ch := classify(d.Kind, df, size)
 			ch.Name = ref
 			if ch.Effect == diff.EffectRefused {
 				r.Refusals = append(r.Refusals, diff.Finding{Rule: "live-" + strings.ToLower(d.Kind), Object: ref, Message: ch.Detail,
@@ -251,6 +263,77 @@ func labelsOf(body map[string]any) map[string]string {
 	return out
 }
 
+// sizePath reports whether a VirtualMachine path is part of its size: the
+// instance type, or the CPU and guest memory an explicit shape writes.
+func sizePath(p string) bool {
+	return p == "spec.instancetype" || strings.HasPrefix(p, "spec.instancetype.") ||
+		strings.HasPrefix(p, "spec.template.spec.domain.cpu") || p == "spec.template.spec.domain.memory" || p == "spec.template.spec.domain.memory.guest"
+}
+
+// verdict is how a running VM takes a size change.
+type verdict struct{ effect, why string }
+
+// sizeVerdict classifies the change from a live VM's size to the size
+// virtc gives it with virtc diff's rules (diff.LiveSizeChange, the default
+// cluster: LiveUpdate, hot-plug ratio 4).
+func sizeVerdict(m *resolve.Model, namespace, name string, liveVM map[string]any) *verdict {
+	if m == nil || m.Catalog == nil {
+		return nil
+	}
+	var to *resolve.VM
+	for _, t := range m.Tenants {
+		for _, vm := range t.VMs {
+			if vm.Namespace == namespace && vm.Name == name {
+				to = vm
+			}
+		}
+	}
+	if to == nil || to.Size == nil {
+		return nil
+	}
+	var kv kubevirtv1.VirtualMachine
+	data, err := json.Marshal(liveVM)
+	if err == nil {
+		err = json.Unmarshal(data, &kv)
+	}
+	if err != nil {
+		return nil
+	}
+	from, fromName := liveSize(m.Catalog, kv)
+	if from == nil {
+		return &verdict{diff.EffectManual, "the live VM's size is neither a catalog instance type nor an explicit CPU and guest memory: virtc cannot say whether KubeVirt hot-plugs the change"}
+	}
+	what := fmt.Sprintf("size %s (%d vCPUs, %s) → %s (%d vCPUs, %s)", fromName, from.Spec.CPU, from.Spec.Memory.String(), to.SizeName, to.Size.Spec.CPU, to.Size.Spec.Memory.String())
+	if rs := kv.Spec.RunStrategy; rs != nil && *rs == kubevirtv1.RunStrategyHalted || kv.Spec.Running != nil && !*kv.Spec.Running {
+		return &verdict{diff.EffectNextStart, what + ": the VM is stopped; it starts with the new size"}
+	}
+	effect, why := diff.LiveSizeChange(diff.DefaultCluster, m.Catalog, from, to)
+	return &verdict{effect, what + ": " + why}
+}
+
+// liveSize is the size a live VM runs with: the catalog size its instance
+// type names, else its explicit sockets × cores × threads and guest memory.
+func liveSize(cat *catalog.Catalog, kv kubevirtv1.VirtualMachine) (*api.Size, string) {
+	if it := kv.Spec.Instancetype; it != nil {
+		if sz, ok := cat.Sizes.Get(it.Name); ok && it.InferFromVolume == "" {
+			return sz, it.Name
+		}
+		return nil, ""
+	}
+	if kv.Spec.Template == nil {
+		return nil, ""
+	}
+	d := kv.Spec.Template.Spec.Domain
+	if d.Memory == nil || d.Memory.Guest == nil {
+		return nil, ""
+	}
+	cpu := int64(1)
+	if c := d.CPU; c != nil {
+		cpu = max(int64(c.Sockets), 1) * max(int64(c.Cores), 1) * max(int64(c.Threads), 1)
+	}
+	return &api.Size{Spec: api.SizeSpec{CPU: cpu, Memory: *d.Memory.Guest}}, "explicit"
+}
+
 // owned reports whether the live object has an owner (a VM's
 // dataVolumeTemplate DataVolume, a DataVolume's claim).
 func owned(o Object) bool {
@@ -272,7 +355,7 @@ func vmOf(kind, name string, body map[string]any) string {
 }
 
 // classify says what one difference does to the running VM.
-func classify(kind string, d Difference) diff.Change {
+func classify(kind string, d Difference, size *verdict) diff.Change {
 	ch := diff.Change{Field: d.Path, From: short(d.Live), To: short(d.Desired)}
 	detail := func(effect, why string) diff.Change {
 		ch.Effect = effect
@@ -313,8 +396,11 @@ func classify(kind string, d Difference) diff.Change {
 			// KubeVirt v1.8.4 pkg/virt-controller/watch/vm/vm.go sets
 			// RestartRequired on template spec changes only.
 			return detail(diff.EffectNextStart, "the next VM instance carries it; no restart is required")
-		case d.Path == "spec.template.spec.domain.cpu.sockets" || d.Path == "spec.template.spec.domain.memory.guest" || d.Path == "spec.instancetype.name":
-			return detail(diff.EffectLive, "KubeVirt hot-plugs CPU and memory (LiveUpdate rollout strategy)")
+		case sizePath(d.Path) && !d.Removed:
+			if size == nil {
+				return detail(diff.EffectManual, "virtc does not know the VM's live or desired size, so cannot say whether KubeVirt hot-plugs it")
+			}
+			return detail(size.effect, size.why)
 		case strings.HasPrefix(d.Path, "spec.dataVolumeTemplates") && d.Removed:
 			return detail(diff.EffectNone, "KubeVirt keeps the DataVolume (the VM still owns it); the VM no longer re-creates it")
 		case strings.HasPrefix(d.Path, "spec.dataVolumeTemplates"):

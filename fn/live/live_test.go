@@ -85,7 +85,7 @@ func TestLastAppliedRemovals(t *testing.T) {
 	if len(got) != 2 || got[0].Path != "spec.drop" || got[1].Path != "spec.template.metadata.labels.a" || !got[0].Removed {
 		t.Fatalf("removals %+v, want spec.drop and spec.template.metadata.labels.a", got)
 	}
-	if ch := classify("VirtualMachine", got[1]); ch.Field != "last-applied" {
+	if ch := classify("VirtualMachine", got[1], nil); ch.Field != "last-applied" {
 		t.Errorf("a removal of another tool's label is field %q, want last-applied", ch.Field)
 	}
 }
@@ -107,7 +107,7 @@ func TestClassify(t *testing.T) {
 		{"VirtualMachine", `metadata.labels["virtc.dev/vm"]`, "a", nil, diff.EffectNone, FieldOwnMetadata},
 		{"VirtualMachine", `metadata.annotations.team`, "a", nil, diff.EffectNone, "labels"},
 		{"VirtualMachine", "spec.template.spec.domain.devices.disks", []any{}, []any{}, diff.EffectRestart, "spec.template.spec.domain.devices.disks"},
-		{"VirtualMachine", "spec.template.spec.domain.memory.guest", "8Gi", "4Gi", diff.EffectLive, "spec.template.spec.domain.memory.guest"},
+		{"VirtualMachine", "spec.template.spec.domain.memory.guest", "8Gi", "4Gi", diff.EffectManual, "spec.template.spec.domain.memory.guest"},
 		{"VirtualMachine", "spec.runStrategy", "Halted", "Always", diff.EffectStops, "spec.runStrategy"},
 		{"VirtualMachine", "spec.dataVolumeTemplates", []any{}, []any{}, diff.EffectRefused, "spec.dataVolumeTemplates"},
 		{"PersistentVolumeClaim", "spec.resources.requests.storage", "20Gi", "10Gi", diff.EffectOnline, "spec.resources.requests.storage"},
@@ -116,7 +116,7 @@ func TestClassify(t *testing.T) {
 		{"DataVolume", "spec.storage", map[string]any{}, map[string]any{}, diff.EffectRefused, "spec.storage"},
 		{"NetworkAttachmentDefinition", "spec.config", "{}", "{}", diff.EffectNextStart, "spec.config"},
 	} {
-		ch := classify(c.kind, Difference{Path: c.path, Desired: c.desired, Live: c.live})
+		ch := classify(c.kind, Difference{Path: c.path, Desired: c.desired, Live: c.live}, nil)
 		if ch.Effect != c.effect || ch.Field != c.field {
 			t.Errorf("%s %s: effect %s field %s, want %s %s", c.kind, c.path, ch.Effect, ch.Field, c.effect, c.field)
 		}
@@ -142,7 +142,7 @@ func TestTrackedLiveObjectsArePruned(t *testing.T) {
 		obj("NetworkAttachmentDefinition", "net", `{"labels":{"app.kubernetes.io/instance":"app"}}`, `{}`),
 		obj("PersistentVolumeClaim", "foreign", `{"annotations":{"argocd.argoproj.io/tracking-id":"not-a-tracking-id"}}`, `{}`),
 	}
-	r, err := Diff(nil, live, "live", "git")
+	r, err := Diff(nil, live, "live", "git", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
