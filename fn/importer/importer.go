@@ -106,15 +106,15 @@ func Import(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Options)
 		res.Files = append(res.Files, File{Path: path.Join(o.Namespace, o.Name+".yaml"), Data: marshal(vm)})
 		res.NotCarried = append(res.NotCarried, im.notCarried(vm, o, catalogDocs, opts)...)
 	}
-	refusedIn := map[string]bool{}
+	refusedIn, refusedVM := map[string]bool{}, map[string]bool{}
 	for _, rf := range res.Refused {
 		ns, _, _ := strings.Cut(rf.VM, "/")
-		refusedIn[ns] = true
+		refusedIn[ns], refusedVM[rf.VM] = true, true
 	}
 	for _, ns := range slices.Sorted(maps.Keys(namespaces)) {
 		t := tenant(ns)
 		if refusedIn[ns] {
-			q, unknown := im.namespaceQuota(ns)
+			q, unknown := im.namespaceQuota(ns, refusedVM)
 			if len(unknown) > 0 {
 				res.dropNamespace(ns, fmt.Sprintf("namespace %s: VMs of it are refused and the quota of its Tenant could not cover them (%s): virtc would compile a ResourceQuota below what the live VMs use, and no VM pod of the namespace could start", ns, strings.Join(unknown, "; ")))
 				continue

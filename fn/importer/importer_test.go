@@ -2,12 +2,17 @@ package importer
 
 import (
 	"bytes"
+	"encoding/json"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
+	kubevirtv1 "kubevirt.io/api/core/v1"
+
 	"github.com/virtc/virtc/fn/catalog"
+	"github.com/virtc/virtc/fn/decode"
+	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/live"
 )
 
@@ -112,6 +117,34 @@ func TestQuotaUnknownRefusesNamespace(t *testing.T) {
 	for _, rf := range res.Refused {
 		if rf.VM == "ops/edge01" && !strings.Contains(strings.Join(rf.Reasons, "\n"), "quota of its Tenant could not cover them (legacy01") {
 			t.Errorf("edge01's refusal does not name the quota: %v", rf.Reasons)
+		}
+	}
+}
+
+// A refused VM counts in VM terms as what its pod requests: an explicit
+// memory request above the guest memory, and an explicit CPU request or
+// dedicated CPUs as the vCPUs that request as much (1/10 CPU each with
+// virtc's CPU allocation ratio).
+func TestLiveShapeCountsRequests(t *testing.T) {
+	im := &importer{cat: catalog.Build(decode.Decode(nil, false, &diag.List{}), catalog.Options{}, &diag.List{})}
+	for _, c := range []struct {
+		domain   string
+		cpu      int64
+		mem, why string
+	}{
+		{`{"cpu":{"sockets":2},"memory":{"guest":"2Gi"}}`, 2, "2Gi", ""},
+		{`{"cpu":{"sockets":1},"memory":{"guest":"2Gi"},"resources":{"requests":{"cpu":"2","memory":"3Gi"}}}`, 20, "3Gi", ""},
+		{`{"cpu":{"sockets":2,"dedicatedCpuPlacement":true},"memory":{"guest":"2Gi"}}`, 20, "2Gi", ""},
+		{`{"memory":{"guest":"2Gi","hugepages":{"pageSize":"2Mi"}}}`, 1, "2Gi", "huge pages"},
+		{`{"cpu":{"sockets":1}}`, 0, "0", "neither"},
+	} {
+		var kv kubevirtv1.VirtualMachine
+		if err := json.Unmarshal([]byte(`{"spec":{"template":{"spec":{"domain":`+c.domain+`}}}}`), &kv); err != nil {
+			t.Fatal(err)
+		}
+		cpu, mem, why := im.liveShape(kv)
+		if cpu != c.cpu || mem.String() != c.mem || (c.why == "") != (why == "") || !strings.Contains(why, c.why) {
+			t.Errorf("%s: %d vCPUs, %s, %q; want %d, %s, %q", c.domain, cpu, mem.String(), why, c.cpu, c.mem, c.why)
 		}
 	}
 }

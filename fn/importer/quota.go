@@ -3,10 +3,12 @@ package importer
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/sizing"
 )
 
 // namespaceQuota is the quota, in VM terms, of a namespace in which some VMs
@@ -14,15 +16,37 @@ import (
 // included, so that the ResourceQuota virtc compiles from it is never below
 // what the running VMs use. Without it virtc would derive the quota from the
 // imported VMs alone, and once Argo CD applies it the namespace's usage
-// exceeds it: no virt-launcher pod could start any more (restart, migration
-// target). The refused VMs are counted from their live spec: the catalog
-// size of their instance type, or their explicit sockets × cores × threads
-// and guest memory (or memory request); their disks from the live
-// DataVolume and claim sizes. A VM whose vCPUs or memory cannot be read that
-// way is returned in unknown: the namespace cannot be given a safe quota.
-func (im *importer) namespaceQuota(ns string) (q *api.TenantQuota, unknown []string) {
+// exceeds it: the ResourceQuota admission refuses every new virt-launcher
+// pod (restart, migration target).
+//
+// Each VM counts with its live spec: the catalog size of its instance type,
+// or its explicit sockets × cores × threads and guest memory; an explicit
+// memory request above the guest memory counts instead, and an explicit CPU
+// request or dedicated CPUs count as the vCPUs that request as much (virtc
+// turns vCPUs into requests.cpu at 1/CPUAllocationRatio each). Storage is
+// every live claim of the namespace (the ResourceQuota counts them all,
+// backend-storage claims of persistent EFI/TPM included), plus the disks of
+// VMs whose claim the export lacks (a DataVolume or dataVolumeTemplate).
+//
+// A refused VM whose use cannot be stated in VM terms (its size unknown,
+// huge pages, a disk whose size the export lacks) is returned in unknown:
+// the namespace cannot be given a safe quota.
+func (im *importer) namespaceQuota(ns string, refused map[string]bool) (q *api.TenantQuota, unknown []string) {
 	var vms, cpu int64
 	var mem, storage resource.Quantity
+	claims := map[string]bool{}
+	for _, o := range im.objs {
+		if o.Kind != "PersistentVolumeClaim" || o.Namespace != ns {
+			continue
+		}
+		var pvc corev1.PersistentVolumeClaim
+		if err := decodeInto(o.Body, &pvc); err != nil {
+			unknown = append(unknown, fmt.Sprintf("claim %s (not a v1 PersistentVolumeClaim)", o.Name))
+			continue
+		}
+		claims[o.Name] = true
+		storage.Add(pvc.Spec.Resources.Requests[corev1.ResourceStorage])
+	}
 	for _, o := range im.objs {
 		if o.Kind != "VirtualMachine" || o.Namespace != ns {
 			continue
@@ -32,9 +56,9 @@ func (im *importer) namespaceQuota(ns string) (q *api.TenantQuota, unknown []str
 			unknown = append(unknown, o.Name+" (not a KubeVirt v1 VirtualMachine with a template)")
 			continue
 		}
-		c, m, ok := im.liveShape(kv)
-		if !ok {
-			unknown = append(unknown, o.Name+" (neither a catalog instance type nor explicit CPU and memory)")
+		c, m, why := im.liveShape(kv)
+		if why != "" && (refused[o.Namespace+"/"+o.Name] || c == 0) {
+			unknown = append(unknown, o.Name+" ("+why+")")
 			continue
 		}
 		vms++
@@ -50,8 +74,11 @@ func (im *importer) namespaceQuota(ns string) (q *api.TenantQuota, unknown []str
 			default:
 				continue
 			}
+			if claims[name] {
+				continue
+			}
 			size, _, _, found := im.claimFacts(kv, ns, name)
-			if !found {
+			if !found || size.IsZero() {
 				unknown = append(unknown, fmt.Sprintf("%s (the size of its disk %s is not in the export)", o.Name, name))
 				continue
 			}
@@ -61,29 +88,50 @@ func (im *importer) namespaceQuota(ns string) (q *api.TenantQuota, unknown []str
 	return &api.TenantQuota{VMs: &vms, CPU: &cpu, Memory: &mem, Storage: &storage}, unknown
 }
 
-// liveShape is a live VM's vCPUs and guest memory: those of the catalog size
-// its instance type names, else its explicit domain CPU and memory.
-func (im *importer) liveShape(kv kubevirtv1.VirtualMachine) (int64, resource.Quantity, bool) {
+// liveShape is what a live VM counts as in a quota in VM terms: vCPUs and
+// guest memory. why is set when VM terms cannot state what its pod requests
+// (the vCPUs and memory are still returned when known: an imported VM is
+// covered by virtc's own sizing where VM terms fall short, huge pages).
+func (im *importer) liveShape(kv kubevirtv1.VirtualMachine) (cpu int64, mem resource.Quantity, why string) {
+	ratio := sizing.KubeVirt.CPUAllocationRatio
+	d := kv.Spec.Template.Spec.Domain
 	if it := kv.Spec.Instancetype; it != nil {
 		sz, ok := im.cat.Sizes.Get(it.Name)
 		if !ok || it.InferFromVolume != "" {
-			return 0, resource.Quantity{}, false
+			return 0, resource.Quantity{}, fmt.Sprintf("instance type %q is not a size of the catalog", it.Name)
 		}
-		return sz.Spec.CPU, sz.Spec.Memory, true
+		cpu, mem = sz.Spec.CPU, sz.Spec.Memory
+		if sz.Spec.DedicatedCPU {
+			cpu *= ratio
+		}
+		if sz.Spec.Hugepages != "" {
+			why = "its guest memory is in huge pages, which a quota in VM terms does not bound"
+		}
+		return cpu, mem, why
 	}
-	d := kv.Spec.Template.Spec.Domain
-	cpu := int64(1)
+	cpu = 1
 	if c := d.CPU; c != nil {
 		cpu = max(int64(c.Sockets), 1) * max(int64(c.Cores), 1) * max(int64(c.Threads), 1)
+		if c.DedicatedCPUPlacement {
+			cpu *= ratio
+		}
 	}
-	var mem resource.Quantity
-	switch {
-	case d.Memory != nil && d.Memory.Guest != nil:
+	if d.Memory != nil && d.Memory.Guest != nil {
 		mem = *d.Memory.Guest
-	case d.Resources.Requests != nil && !d.Resources.Requests.Memory().IsZero():
-		mem = *d.Resources.Requests.Memory()
-	default:
-		return 0, resource.Quantity{}, false
 	}
-	return cpu, mem, true
+	if r := d.Resources.Requests; r != nil {
+		if m := r.Memory(); m.Cmp(mem) > 0 {
+			mem = *m
+		}
+		if c := r.Cpu(); !c.IsZero() {
+			cpu = max(cpu, (c.MilliValue()*ratio+999)/1000)
+		}
+	}
+	if mem.IsZero() {
+		return 0, resource.Quantity{}, "neither a catalog instance type nor guest memory or a memory request"
+	}
+	if d.Memory != nil && d.Memory.Hugepages != nil {
+		why = "its guest memory is in huge pages, which a quota in VM terms does not bound"
+	}
+	return cpu, mem, why
 }
