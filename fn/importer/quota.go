@@ -64,6 +64,10 @@ func (im *importer) namespaceQuota(ns string, refused map[string]bool) (q *api.T
 		vms++
 		cpu += c
 		mem.Add(m)
+		if refused[o.Namespace+"/"+o.Name] && im.hasTPM(kv) {
+			// virtc adds the swtpm memory for its own VMs' TPM only.
+			mem.Add(*resource.NewQuantity(sizing.KubeVirt.TPM, resource.BinarySI))
+		}
 		for _, v := range kv.Spec.Template.Spec.Volumes {
 			name := ""
 			switch {
@@ -134,4 +138,18 @@ func (im *importer) liveShape(kv kubevirtv1.VirtualMachine) (cpu int64, mem reso
 		why = "its guest memory is in huge pages, which a quota in VM terms does not bound"
 	}
 	return cpu, mem, why
+}
+
+// hasTPM reports whether a live VM has a TPM: in its domain, or from the
+// catalog preference it names.
+func (im *importer) hasTPM(kv kubevirtv1.VirtualMachine) bool {
+	if kv.Spec.Template.Spec.Domain.Devices.TPM != nil {
+		return true
+	}
+	if p := kv.Spec.Preference; p != nil {
+		if pref, ok := im.cat.Preferences.Get(p.Name); ok {
+			return pref.Spec.TPM != ""
+		}
+	}
+	return false
 }
