@@ -135,7 +135,10 @@ func Diff(desired []emit.Object, live []Object, base, head string, m *resolve.Mo
 		}
 		if owned(o) {
 			// A DataVolume or claim that KubeVirt or CDI made for a VM
-			// (owner reference): it goes with its owner.
+			// (owner reference): it goes with its owner. Argo CD never
+			// prunes an object with owner references itself: its managed
+			// live objects are the tracked ones without any (gitops-engine
+			// v3.6.1 pkg/cache/cluster.go GetManagedLiveObjs).
 			continue
 		}
 		how := tracked(o)
