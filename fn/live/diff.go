@@ -204,7 +204,7 @@ func tracked(o Object) string {
 	}
 	labels := labelsOf(o.Body)
 	if app := labels[InstanceLabel]; app != "" {
-		return InstanceLabel + " " + app
+		return InstanceLabel + " " + app + ", which Argo CD tracks by with the label tracking method; with the default annotation method it would not prune it"
 	}
 	if labels["app.kubernetes.io/managed-by"] == "virtc" {
 		return "app.kubernetes.io/managed-by virtc"
