@@ -130,7 +130,7 @@ type adoptionException struct {
 var adoptionExceptions = map[string][]adoptionException{
 	"bridge-mac": {{
 		object: "NetworkAttachmentDefinition erp/vlan10", field: "spec.config",
-		reason: "virtc writes the bridge NAD of its NetworkProfile: no empty ipam, and disableContainerInterface: true (the bridge CNI leaves the pod-side veth down, as KubeVirt's bridge binding wants). Multus reads a NAD when a VM's pod starts (next start), running VMs keep theirs; the VM itself is unchanged",
+		reason: "virtc writes the bridge NAD as its NetworkProfile says: no empty ipam (no IPAM either way), and disableContainerInterface: true (the bridge CNI sets the pod-side veth down). Multus reads a NAD only when a VM's pod starts (next start), running VMs keep theirs; the VM itself is unchanged",
 	}},
 }
 
