@@ -106,6 +106,7 @@ func TestImport(t *testing.T) {
 					}
 				}
 			}
+			checkAdoption(t, e.Name(), rep)
 			var text, textErr bytes.Buffer
 			cli.Main([]string{"diff", "--live", exportFile, "--color", "never", out}, nil, &text, &textErr)
 			golden(t, filepath.Join(dir, "diff.txt"), strings.ReplaceAll(text.String(), out, "OUT"))
@@ -117,6 +118,61 @@ func TestImport(t *testing.T) {
 }
 
 const reportFileName = "IMPORT-REPORT.txt"
+
+// adoptionException is a difference of an object of no VM that an
+// adoption is allowed to show, with the reason.
+type adoptionException struct {
+	object, field, reason string
+}
+
+// adoptionExceptions are, per import golden, the only differences besides
+// virtc's own labels and annotations that diff --live may show.
+var adoptionExceptions = map[string][]adoptionException{
+	"bridge-mac": {{
+		object: "NetworkAttachmentDefinition erp/vlan10", field: "spec.config",
+		reason: "virtc writes the bridge NAD as its NetworkProfile says: no empty ipam (no IPAM either way), and disableContainerInterface: true (the bridge CNI sets the pod-side veth down). Multus reads a NAD only when a VM's pod starts (next start), running VMs keep theirs; the VM itself is unchanged",
+	}},
+}
+
+// checkAdoption holds that diff --live of an import shows, for every
+// object class, nothing but virtc's own labels and annotations: no
+// refusal, no object created or pruned, and no change of an object outside
+// a VM (a live-change warning) unless adoptionExceptions lists it. The
+// VMs' own changes are checked by the caller. Warnings that are no
+// difference (a live object virtc does not write and Argo CD does not
+// track, kinds an export does not hold) are allowed.
+func checkAdoption(t *testing.T, name string, rep diff.Report) {
+	t.Helper()
+	for _, f := range rep.Refusals {
+		t.Errorf("refused: %s [%s]: %s", f.Object, f.Rule, f.Message)
+	}
+	for _, o := range rep.Objects {
+		if o.Status != diff.Changed {
+			t.Errorf("%s %s/%s is %s: an adoption changes objects in place only", o.Kind, o.Namespace, o.Name, o.Status)
+		}
+	}
+	used := map[int]bool{}
+	for _, w := range rep.Warnings {
+		switch w.Rule {
+		case "live-unmanaged", "live-not-compared":
+			continue
+		case "live-change":
+			i := slices.IndexFunc(adoptionExceptions[name], func(x adoptionException) bool {
+				return x.object == w.Object && strings.HasPrefix(w.Message, x.field+":")
+			})
+			if i >= 0 {
+				used[i] = true
+				continue
+			}
+		}
+		t.Errorf("%s [%s]: %s: a difference besides virtc's labels and annotations that adoptionExceptions does not list", w.Object, w.Rule, w.Message)
+	}
+	for i, x := range adoptionExceptions[name] {
+		if !used[i] {
+			t.Errorf("adoptionExceptions[%q] lists %s %s, which diff --live no longer shows: remove it", name, x.object, x.field)
+		}
+	}
+}
 
 // withoutLastApplied writes the export without kubectl's last-applied
 // configuration annotation on VMs.
@@ -188,4 +244,70 @@ func readTree(t *testing.T, root string) map[string]string {
 		return nil
 	})
 	return out
+}
+
+// withSize writes the export with VM name's instance type replaced.
+func withSize(t *testing.T, file, name, size string) string {
+	t.Helper()
+	objs, err := live.Read([]string{file}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []any
+	for _, o := range objs {
+		if o.Kind == "VirtualMachine" && o.Name == name {
+			it := o.Body["spec"].(map[string]any)["instancetype"].(map[string]any)
+			it["name"] = size
+			delete(it, "revisionName")
+		}
+		items = append(items, o.Body)
+	}
+	data, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "live.yaml")
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// diff --live classifies a size difference as virtc diff does
+// (fn/diff/kubevirt.go sizeChange, after KubeVirt v1.8.4
+// pkg/virt-controller/watch/vm/vm.go handleCPUChangeRequest and
+// handleMemoryHotplugRequest): web01 runs as u1.large (2 vCPUs, 8Gi) and
+// Git says u1.medium (1 vCPU, 4Gi): KubeVirt hot-unplugs neither CPU
+// sockets nor memory, so it is a restart, not a live update. From u1.small
+// (1 vCPU, 2Gi) to u1.medium the memory grows within maxGuest.
+func TestLiveDiffSizeChange(t *testing.T) {
+	dir := filepath.Join(importDir, "virtctl")
+	for _, c := range []struct {
+		live, effect, detail string
+	}{
+		{"u1.large", diff.EffectRestart, "KubeVirt does not hot-unplug CPU sockets; KubeVirt does not hot-unplug memory"},
+		{"u1.small", diff.EffectLive, "live update possible"},
+	} {
+		var js, jsErr bytes.Buffer
+		cli.Main([]string{"diff", "--live", withSize(t, filepath.Join(dir, "live.yaml"), "web01", c.live), "--format", "json", filepath.Join(dir, "expected")}, nil, &js, &jsErr)
+		var rep diff.Report
+		if err := json.Unmarshal(js.Bytes(), &rep); err != nil {
+			t.Fatalf("%v\n%s%s", err, js.String(), jsErr.String())
+		}
+		found := false
+		for _, s := range rep.VMs {
+			for _, ch := range s.Changes {
+				if ch.Field != "spec.instancetype.name" {
+					continue
+				}
+				found = true
+				if ch.Effect != c.effect || !strings.Contains(ch.Detail, c.detail) {
+					t.Errorf("live %s → git u1.medium: %s (%s), want %s with %q", c.live, ch.Detail, ch.Effect, c.effect, c.detail)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("live %s → git u1.medium: no instance type change in %s", c.live, js.String())
+		}
+	}
 }

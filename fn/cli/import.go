@@ -88,7 +88,7 @@ func runLiveDiff(export string, paths, catalogs []string, noDefaults bool, forma
 	if !ok {
 		return ExitUsage
 	}
-	rep, err := live.Diff(res.Objects, objs, "live ("+export+")", "git")
+	rep, err := live.Diff(res.Objects, objs, "live ("+export+")", "git", res.Model)
 	if err != nil {
 		fmt.Fprintf(stderr, "virtc diff: %v\n", err)
 		return ExitUsage

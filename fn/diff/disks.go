@@ -51,13 +51,8 @@ func (c *comparison) deletedDisks() {
 			if vm == "" || labels[render.LabelRetired] == "true" {
 				continue
 			}
-			what := "Argo CD prunes it, data included"
-			if o.Kind == "DataVolume" {
-				what = "Argo CD prunes it, and with it the PersistentVolumeClaim it owns (CDI is the claim's controller owner, also of a claim it adopted), data included"
-			}
-			c.refuseDisk(o.Ref(),
-				fmt.Sprintf("%s, a disk of VM %s/%s, is no longer in the output and neither the disk nor the VM is retired: %s", o.Ref(), o.Namespace, vm, what),
-				fmt.Sprintf("keep the disk in the output; to remove it, retire it (or VM %s) first, sync, and remove it in a later change", vm))
+			f := DiskDeleted(o.Kind, o.Namespace, o.Name, vm, "is no longer in the output")
+			c.refuseDisk(f.Object, f.Message, f.Fix)
 		case "VirtualMachine":
 			if labelsOf(base)[render.LabelRetired] == "true" {
 				continue
@@ -76,9 +71,8 @@ func (c *comparison) deletedDisks() {
 				}
 				dv := ref("DataVolume", o.Namespace, name)
 				if o.headObj == nil {
-					c.refuseDisk(dv,
-						fmt.Sprintf("%s, the disk KubeVirt created from a dataVolumeTemplates entry of VirtualMachine %s/%s and owned by it, is deleted by Kubernetes garbage collection with its claim when Argo CD deletes the VM, which is not retired", dv, o.Namespace, o.Name),
-						"keep the VM; to remove it, retire it first (spec.retired: true), sync, and remove it in a later change")
+					f := VMDiskDeleted(o.Namespace, o.Name, name)
+					c.refuseDisk(f.Object, f.Message, f.Fix)
 					continue
 				}
 				c.refuseDisk(dv,
@@ -88,6 +82,42 @@ func (c *comparison) deletedDisks() {
 		}
 	}
 }
+
+// DiskDeleted is the refusal of a disk object of VM vm (a
+// PersistentVolumeClaim, or a DataVolume and the claim it owns) that Argo
+// CD prunes because the output no longer holds it; gone says why it is
+// pruned. virtc diff --live uses it for a live object Argo CD tracks that
+// virtc no longer writes.
+func DiskDeleted(kind, namespace, name, vm, gone string) Finding {
+	what := "Argo CD prunes it, data included"
+	if kind == "DataVolume" {
+		what = "Argo CD prunes it, and with it the PersistentVolumeClaim it owns (CDI is the claim's controller owner, also of a claim it adopted), data included"
+	}
+	object := ref(kind, namespace, name)
+	if vm == "" {
+		// A DataVolume no VM uses (virtc diff --live): it still owns
+		// its claim.
+		return Finding{Rule: RuleDiskDeleted, Object: object,
+			Message: fmt.Sprintf("%s, a disk of no VM, %s: %s", object, gone, what),
+			Fix:     "keep the disk in the output, or remove Argo CD's tracking from it (or delete it yourself) if its data may go"}
+	}
+	return Finding{Rule: RuleDiskDeleted, Object: object,
+		Message: fmt.Sprintf("%s, a disk of VM %s/%s, %s and neither the disk nor the VM is retired: %s", object, namespace, vm, gone, what),
+		Fix:     fmt.Sprintf("keep the disk in the output; to remove it, retire it (or VM %s) first, sync, and remove it in a later change", vm)}
+}
+
+// VMDiskDeleted is the refusal of VirtualMachine namespace/vm, deleted by
+// Argo CD while not retired, for the DataVolume dv of its
+// dataVolumeTemplates.
+func VMDiskDeleted(namespace, vm, dv string) Finding {
+	object := ref("DataVolume", namespace, dv)
+	return Finding{Rule: RuleDiskDeleted, Object: object,
+		Message: fmt.Sprintf("%s, the disk KubeVirt created from a dataVolumeTemplates entry of VirtualMachine %s/%s and owned by it, is deleted by Kubernetes garbage collection with its claim when Argo CD deletes the VM, which is not retired", object, namespace, vm),
+		Fix:     "keep the VM; to remove it, retire it first (spec.retired: true), sync, and remove it in a later change"}
+}
+
+// TemplateNames are the names of a VirtualMachine's dataVolumeTemplates.
+func TemplateNames(vm map[string]any) []string { return templateNames(vm) }
 
 func (c *comparison) refuseDisk(object, message, fix string) {
 	if slices.ContainsFunc(c.report.Refusals, func(f Finding) bool { return f.Object == object }) {

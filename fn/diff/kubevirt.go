@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/catalog"
+	"github.com/virtc/virtc/fn/resolve"
 )
 
 // Cluster is what virtc assumes about the KubeVirt settings of the cluster
@@ -137,6 +139,16 @@ func sizeChange(c Cluster, from, to *api.Size, topology string, migratable bool)
 		return EffectRestart, fmt.Sprintf("restart required: %s", strings.Join(blockers, "; "))
 	}
 	return EffectLive, "live update possible: KubeVirt hot-plugs the " + strings.Join(what, " and ") + " by live-migrating the VM"
+}
+
+// LiveSizeChange says how a running VM whose live size is from takes the
+// size of the resolved VM to, by the rules of sizeChange (the cluster's
+// rollout strategy and hot-plug ratio, no hot-unplug, maxSockets and
+// maxGuest, the preference's topology from cat, migratability): virtc diff
+// --live classifies a size difference with a live VM as virtc diff does
+// between two commits.
+func LiveSizeChange(c Cluster, cat *catalog.Catalog, from *api.Size, to *resolve.VM) (effect, detail string) {
+	return sizeChange(c, from, to.Size, topologyOf(cat, to), to.CanMigrate())
 }
 
 func quantity(bytes int64) string {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/eligibility"
 	"github.com/virtc/virtc/fn/render"
 	"github.com/virtc/virtc/fn/resolve"
@@ -322,9 +323,10 @@ func (v *vmChange) size() {
 // nothing: KubeVirt's default, sockets). Builtin preferences carry theirs
 // from the common-instancetypes bundle (sockets for Windows, spread for the
 // dpdk and realtime ones).
-func (v *vmChange) topology() string {
-	cat := v.newCatalog
-	name := preference(v.new)
+func (v *vmChange) topology() string { return topologyOf(v.newCatalog, v.new) }
+
+func topologyOf(cat *catalog.Catalog, vm *resolve.VM) string {
+	name := preference(vm)
 	if cat == nil || cat.Preferences == nil || name == "" {
 		return ""
 	}

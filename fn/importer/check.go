@@ -63,7 +63,7 @@ func (im *importer) check(vm *api.VM, o live.Object, catalogDocs []*source.Doc, 
 	if len(why) > 0 {
 		return why
 	}
-	rep, err := live.Diff(vmObjects(res.Objects, vm), im.objs, "live", "import")
+	rep, err := live.Diff(vmObjects(res.Objects, vm), im.objs, "live", "import", res.Model)
 	if err != nil {
 		return []string{err.Error()}
 	}
@@ -200,6 +200,12 @@ func (r Result) Report() string {
 		fmt.Fprintf(&b, "\nrefused %s\n", rf.VM)
 		for _, why := range rf.Reasons {
 			fmt.Fprintf(&b, "  %s\n", why)
+		}
+	}
+	if len(r.Quotas) > 0 {
+		fmt.Fprintf(&b, "\nquota (VMs of these namespaces are refused and keep running: the Tenant's quota counts them from their live spec, so the compiled ResourceQuota is never below what the namespace's live VMs use; lower it only after the refused VMs are gone or imported):\n")
+		for _, q := range r.Quotas {
+			fmt.Fprintf(&b, "  %s\n", q)
 		}
 	}
 	if len(r.Left) > 0 {

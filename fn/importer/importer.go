@@ -46,6 +46,9 @@ type Result struct {
 	Refused []Refusal
 	// NotCarried are the live fields the intents do not carry.
 	NotCarried []Item
+	// Quotas say, per namespace in which VMs are refused, the quota its
+	// Tenant states so that the refused VMs keep fitting.
+	Quotas []string
 	// Left are the exported objects that belong to no imported VM
 	// ("Kind namespace/name"): not imported, and not touched.
 	Left []string
@@ -103,8 +106,24 @@ func Import(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Options)
 		res.Files = append(res.Files, File{Path: path.Join(o.Namespace, o.Name+".yaml"), Data: marshal(vm)})
 		res.NotCarried = append(res.NotCarried, im.notCarried(vm, o, catalogDocs, opts)...)
 	}
+	refusedIn, refusedVM := map[string]bool{}, map[string]bool{}
+	for _, rf := range res.Refused {
+		ns, _, _ := strings.Cut(rf.VM, "/")
+		refusedIn[ns], refusedVM[rf.VM] = true, true
+	}
 	for _, ns := range slices.Sorted(maps.Keys(namespaces)) {
-		res.Files = append(res.Files, File{Path: path.Join(ns, "tenant.yaml"), Data: marshal(tenant(ns))})
+		t := tenant(ns)
+		if refusedIn[ns] {
+			q, unknown := im.namespaceQuota(ns, refusedVM)
+			if len(unknown) > 0 {
+				res.dropNamespace(ns, fmt.Sprintf("namespace %s: VMs of it are refused and the quota of its Tenant could not cover them (%s): virtc would compile a ResourceQuota below what the live VMs use, and no VM pod of the namespace could start", ns, strings.Join(unknown, "; ")))
+				continue
+			}
+			t.Spec.Quota = q
+			res.Quotas = append(res.Quotas, fmt.Sprintf("%s: spec.quota covers all %d live VMs of the namespace, the refused ones included (cpu %d, memory %s, storage %s)",
+				ns, *q.VMs, *q.CPU, q.Memory.String(), q.Storage.String()))
+		}
+		res.Files = append(res.Files, File{Path: path.Join(ns, "tenant.yaml"), Data: marshal(t)})
 	}
 	for _, name := range slices.Sorted(maps.Keys(im.newCatalog)) {
 		if im.used[name] {
@@ -128,6 +147,23 @@ type importer struct {
 	pending     []string
 	pendingRefs []string
 	refs        map[string]bool
+}
+
+// dropNamespace refuses the imported VMs of a namespace (and drops their
+// files) for a reason of the namespace's.
+func (r *Result) dropNamespace(ns, why string) {
+	var imported []string
+	for _, v := range r.Imported {
+		if n, _, _ := strings.Cut(v, "/"); n != ns {
+			imported = append(imported, v)
+			continue
+		}
+		r.Refused = append(r.Refused, Refusal{VM: v, Reasons: []string{why}})
+	}
+	r.Imported = imported
+	r.Files = slices.DeleteFunc(r.Files, func(f File) bool { return strings.HasPrefix(f.Path, ns+"/") })
+	r.NotCarried = slices.DeleteFunc(r.NotCarried, func(it Item) bool { return strings.HasPrefix(it.VM, ns+"/") })
+	slices.SortFunc(r.Refused, func(a, b Refusal) int { return cmp.Compare(a.VM, b.VM) })
 }
 
 func tenant(ns string) *api.Tenant {

@@ -2,12 +2,17 @@ package importer
 
 import (
 	"bytes"
+	"encoding/json"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
+	kubevirtv1 "kubevirt.io/api/core/v1"
+
 	"github.com/virtc/virtc/fn/catalog"
+	"github.com/virtc/virtc/fn/decode"
+	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/live"
 )
 
@@ -53,6 +58,94 @@ func TestDeterministic(t *testing.T) {
 			if res.Files[j].Path != first[j].Path || !bytes.Equal(res.Files[j].Data, first[j].Data) {
 				t.Fatalf("run %d: %s differs", i, res.Files[j].Path)
 			}
+		}
+	}
+}
+
+func tenantFile(res Result, ns string) string {
+	for _, f := range res.Files {
+		if f.Path == ns+"/tenant.yaml" {
+			return string(f.Data)
+		}
+	}
+	return ""
+}
+
+// When VMs of a namespace are refused, the Tenant's quota counts them too
+// (from their live spec): the compiled ResourceQuota is never below what
+// the namespace's live VMs use.
+func TestQuotaCoversRefusedVMs(t *testing.T) {
+	res := Import(goldenExport(t, "not-expressible"), nil, catalog.Options{})
+	if len(res.Imported) != 1 || len(res.Refused) != 2 {
+		t.Fatalf("imported %v refused %d, want 1 and 2", res.Imported, len(res.Refused))
+	}
+	// legacy01: 1 socket × 1 core, 2Gi, 30Gi disk; drv01: u1.large (2
+	// vCPUs, 8Gi; windows.2k22 has a TPM: +53Mi swtpm), 80Gi; edge01:
+	// u1.medium (1 vCPU, 4Gi), 40Gi.
+	tenant := tenantFile(res, "ops")
+	for _, want := range []string{"cpu: 4\n", "memory: 14389Mi\n", "storage: 150Gi\n", "vms: 3\n"} {
+		if !strings.Contains(tenant, want) {
+			t.Errorf("ops/tenant.yaml lacks %q:\n%s", want, tenant)
+		}
+	}
+	// Without refusals the quota is left to virtc (derived from the VMs).
+	if tenant := tenantFile(Import(goldenExport(t, "virtctl"), nil, catalog.Options{}), "shop"); tenant == "" || strings.Contains(tenant, "quota") {
+		t.Errorf("a namespace without refused VMs got a quota:\n%s", tenant)
+	}
+}
+
+// A refused VM whose size cannot be read from its live spec makes the
+// namespace's quota unknowable: its VMs are refused rather than given a
+// quota that would block the namespace.
+func TestQuotaUnknownRefusesNamespace(t *testing.T) {
+	objs := goldenExport(t, "not-expressible")
+	for _, o := range objs {
+		if o.Kind == "VirtualMachine" && o.Name == "legacy01" {
+			domain := o.Body["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["domain"].(map[string]any)
+			delete(domain, "memory")
+			delete(domain, "resources")
+		}
+	}
+	res := Import(objs, nil, catalog.Options{})
+	if len(res.Imported) != 0 || len(res.Refused) != 3 {
+		t.Fatalf("imported %v refused %d, want 0 and 3", res.Imported, len(res.Refused))
+	}
+	for _, f := range res.Files {
+		if strings.HasPrefix(f.Path, "ops/") {
+			t.Errorf("%s written for a refused namespace", f.Path)
+		}
+	}
+	for _, rf := range res.Refused {
+		if rf.VM == "ops/edge01" && !strings.Contains(strings.Join(rf.Reasons, "\n"), "quota of its Tenant could not cover them (legacy01") {
+			t.Errorf("edge01's refusal does not name the quota: %v", rf.Reasons)
+		}
+	}
+}
+
+// A refused VM counts in VM terms as what its pod requests: an explicit
+// memory request above the guest memory, and an explicit CPU request or
+// dedicated CPUs as the vCPUs that request as much (1/10 CPU each with
+// virtc's CPU allocation ratio).
+func TestLiveShapeCountsRequests(t *testing.T) {
+	im := &importer{cat: catalog.Build(decode.Decode(nil, false, &diag.List{}), catalog.Options{}, &diag.List{})}
+	for _, c := range []struct {
+		domain   string
+		cpu      int64
+		mem, why string
+	}{
+		{`{"cpu":{"sockets":2},"memory":{"guest":"2Gi"}}`, 2, "2Gi", ""},
+		{`{"cpu":{"sockets":1},"memory":{"guest":"2Gi"},"resources":{"requests":{"cpu":"2","memory":"3Gi"}}}`, 20, "3Gi", ""},
+		{`{"cpu":{"sockets":2,"dedicatedCpuPlacement":true},"memory":{"guest":"2Gi"}}`, 20, "2Gi", ""},
+		{`{"memory":{"guest":"2Gi","hugepages":{"pageSize":"2Mi"}}}`, 1, "2Gi", "huge pages"},
+		{`{"cpu":{"sockets":1}}`, 0, "0", "neither"},
+	} {
+		var kv kubevirtv1.VirtualMachine
+		if err := json.Unmarshal([]byte(`{"spec":{"template":{"spec":{"domain":`+c.domain+`}}}}`), &kv); err != nil {
+			t.Fatal(err)
+		}
+		cpu, mem, why := im.liveShape(kv)
+		if cpu != c.cpu || mem.String() != c.mem || (c.why == "") != (why == "") || !strings.Contains(why, c.why) {
+			t.Errorf("%s: %d vCPUs, %s, %q; want %d, %s, %q", c.domain, cpu, mem.String(), why, c.cpu, c.mem, c.why)
 		}
 	}
 }

@@ -2,15 +2,20 @@ package live
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	kubevirtv1 "kubevirt.io/api/core/v1"
 
+	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/diff"
 	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/resolve"
 )
 
 // FieldOwnMetadata is the Change.Field of a label or annotation that virtc
@@ -31,7 +36,10 @@ func ownMetadata(key string) bool {
 // classifies each difference as virtc diff does: no effect (metadata),
 // live update, restart, online expansion, next start, or refused (a
 // change the cluster rejects or that needs the object re-created).
-func Diff(desired []emit.Object, live []Object, base, head string) (*diff.Report, error) {
+//
+// m is the model desired was compiled from: a size difference of a VM is
+// classified with its catalog (nil: such a difference is manual).
+func Diff(desired []emit.Object, live []Object, base, head string, m *resolve.Model) (*diff.Report, error) {
 	r := &diff.Report{Base: base, Head: head}
 	byRef := map[string]Object{}
 	for _, o := range live {
@@ -101,8 +109,12 @@ func Diff(desired []emit.Object, live []Object, base, head string) (*diff.Report
 		}
 		obj.Diff = diff.Unified(oldText, newText)
 		r.Objects = append(r.Objects, obj)
+		var size *verdict
+		if d.Kind == "VirtualMachine" {
+			size = sizeVerdict(m, d.Namespace, d.Name, lo.Body)
+		}
 		for _, df := range diffs {
-			ch := classify(d.Kind, df)
+			ch := classify(d.Kind, df, size)
 			ch.Name = ref
 			if ch.Effect == diff.EffectRefused {
 				r.Refusals = append(r.Refusals, diff.Finding{Rule: "live-" + strings.ToLower(d.Kind), Object: ref, Message: ch.Detail,
@@ -123,11 +135,37 @@ func Diff(desired []emit.Object, live []Object, base, head string) (*diff.Report
 		}
 		if owned(o) {
 			// A DataVolume or claim that KubeVirt or CDI made for a VM
-			// (owner reference): it goes with its owner.
+			// (owner reference): it goes with its owner. Argo CD never
+			// prunes an object with owner references itself: its managed
+			// live objects are the tracked ones without any (gitops-engine
+			// v3.6.1 pkg/cache/cluster.go GetManagedLiveObjs).
 			continue
 		}
-		r.Warnings = append(r.Warnings, diff.Finding{Rule: "live-unmanaged", Object: ref,
-			Message: ref + " is live but virtc does not write it: Argo CD leaves it alone (it does not prune what it did not create)"})
+		how := tracked(o)
+		if how == "" {
+			r.Warnings = append(r.Warnings, diff.Finding{Rule: "live-unmanaged", Object: ref,
+				Message: ref + " is live but virtc does not write it and nothing marks it as Argo CD's (no " + TrackingAnnotation + " annotation, no " + InstanceLabel + " label, not managed by virtc): Argo CD leaves it alone (it prunes only what it tracks)"})
+			continue
+		}
+		gone := "is live, tracked by Argo CD (" + how + "), and virtc no longer writes it"
+		if vm, ok := diskOf(o, live); ok && labelsOf(o.Body)["virtc.dev/retired"] != "true" {
+			r.Refusals = append(r.Refusals, diff.DiskDeleted(o.Kind, o.Namespace, o.Name, vm, gone))
+			continue
+		}
+		r.Summary.Removed++
+		text, err := manifest(o.APIVersion, o.Kind, o.Namespace, o.Name, o.Body)
+		if err != nil {
+			return nil, err
+		}
+		r.Objects = append(r.Objects, diff.Object{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Status: diff.Removed, Diff: diff.Unified(text, "")})
+		detail := ref + " " + gone + ": Argo CD prunes it (deletes it from the cluster) when the Application prunes"
+		if o.Kind == "VirtualMachine" {
+			for _, dv := range diff.TemplateNames(o.Body) {
+				r.Refusals = append(r.Refusals, diff.VMDiskDeleted(o.Namespace, o.Name, dv))
+			}
+			detail += "; the VM stops and is gone"
+		}
+		r.Warnings = append(r.Warnings, diff.Finding{Rule: "live-pruned", Object: ref, Message: detail})
 	}
 	if len(notCompared) > 0 {
 		var kinds []string
@@ -143,6 +181,160 @@ func Diff(desired []emit.Object, live []Object, base, head string) (*diff.Report
 	}
 	r.Finish()
 	return r, nil
+}
+
+// Argo CD's resource tracking (argo-cd v3.6.1 util/argo/resource_tracking.go,
+// GetAppName): with the default tracking method (annotation, the default
+// case) an object belongs to an Application when its tracking-id annotation
+// parses as <application>:<group>/<kind>:<namespace>/<name>; with the label
+// method, when it has the app.kubernetes.io/instance label.
+const (
+	TrackingAnnotation = "argocd.argoproj.io/tracking-id"
+	InstanceLabel      = "app.kubernetes.io/instance"
+)
+
+// tracked says how Argo CD tracks a live object ("" when nothing marks it
+// as an Application's): its tracking-id annotation, its instance label, or
+// virtc's managed-by label (virtc's objects are applied by Argo CD).
+func tracked(o Object) string {
+	meta, _ := o.Body["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	if id, _ := ann[TrackingAnnotation].(string); trackingID(id) {
+		return TrackingAnnotation + " " + id
+	}
+	labels := labelsOf(o.Body)
+	if app := labels[InstanceLabel]; app != "" {
+		return InstanceLabel + " " + app + ", which Argo CD tracks by with the label tracking method; with the default annotation method it would not prune it"
+	}
+	if labels["app.kubernetes.io/managed-by"] == "virtc" {
+		return "app.kubernetes.io/managed-by virtc"
+	}
+	return ""
+}
+
+// trackingID is ParseAppInstanceValue's format check.
+func trackingID(id string) bool {
+	parts := strings.SplitN(id, ":", 3)
+	return len(parts) == 3 && strings.Count(parts[1], "/") == 1 && strings.Count(parts[2], "/") == 1
+}
+
+// diskOf reports whether a live DataVolume or claim is a VM's disk, and
+// which VM's: its virtc.dev/vm label, or a live VM whose volumes name it.
+// Every DataVolume owns a claim of its name (CDI), so a DataVolume is a disk
+// when it belongs to a VM; a claim when it does.
+func diskOf(o Object, live []Object) (string, bool) {
+	if o.Kind != "DataVolume" && o.Kind != "PersistentVolumeClaim" {
+		return "", false
+	}
+	if vm := labelsOf(o.Body)["virtc.dev/vm"]; vm != "" {
+		return vm, true
+	}
+	for _, v := range live {
+		if v.Kind != "VirtualMachine" || v.Namespace != o.Namespace {
+			continue
+		}
+		spec, _ := v.Body["spec"].(map[string]any)
+		tmpl, _ := spec["template"].(map[string]any)
+		tspec, _ := tmpl["spec"].(map[string]any)
+		vols, _ := tspec["volumes"].([]any)
+		for _, vol := range vols {
+			vm, _ := vol.(map[string]any)
+			dv, _ := vm["dataVolume"].(map[string]any)
+			pvc, _ := vm["persistentVolumeClaim"].(map[string]any)
+			if n, _ := dv["name"].(string); n == o.Name {
+				return v.Name, true
+			}
+			if n, _ := pvc["claimName"].(string); n == o.Name {
+				return v.Name, true
+			}
+		}
+	}
+	// A DataVolume no VM uses still owns its claim: pruning it deletes
+	// the data.
+	return "", o.Kind == "DataVolume"
+}
+
+func labelsOf(body map[string]any) map[string]string {
+	meta, _ := body["metadata"].(map[string]any)
+	raw, _ := meta["labels"].(map[string]any)
+	out := map[string]string{}
+	for k, v := range raw {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// sizePath reports whether a VirtualMachine path is part of its size: the
+// instance type, or the CPU and guest memory an explicit shape writes.
+func sizePath(p string) bool {
+	return p == "spec.instancetype" || strings.HasPrefix(p, "spec.instancetype.") ||
+		strings.HasPrefix(p, "spec.template.spec.domain.cpu") || p == "spec.template.spec.domain.memory" || p == "spec.template.spec.domain.memory.guest"
+}
+
+// verdict is how a running VM takes a size change.
+type verdict struct{ effect, why string }
+
+// sizeVerdict classifies the change from a live VM's size to the size
+// virtc gives it with virtc diff's rules (diff.LiveSizeChange, the default
+// cluster: LiveUpdate, hot-plug ratio 4).
+func sizeVerdict(m *resolve.Model, namespace, name string, liveVM map[string]any) *verdict {
+	if m == nil || m.Catalog == nil {
+		return nil
+	}
+	var to *resolve.VM
+	for _, t := range m.Tenants {
+		for _, vm := range t.VMs {
+			if vm.Namespace == namespace && vm.Name == name {
+				to = vm
+			}
+		}
+	}
+	if to == nil || to.Size == nil {
+		return nil
+	}
+	var kv kubevirtv1.VirtualMachine
+	data, err := json.Marshal(liveVM)
+	if err == nil {
+		err = json.Unmarshal(data, &kv)
+	}
+	if err != nil {
+		return nil
+	}
+	from, fromName := liveSize(m.Catalog, kv)
+	if from == nil {
+		return &verdict{diff.EffectManual, "the live VM's size is neither a catalog instance type nor an explicit CPU and guest memory: virtc cannot say whether KubeVirt hot-plugs the change"}
+	}
+	what := fmt.Sprintf("size %s (%d vCPUs, %s) → %s (%d vCPUs, %s)", fromName, from.Spec.CPU, from.Spec.Memory.String(), to.SizeName, to.Size.Spec.CPU, to.Size.Spec.Memory.String())
+	if rs := kv.Spec.RunStrategy; rs != nil && *rs == kubevirtv1.RunStrategyHalted || kv.Spec.Running != nil && !*kv.Spec.Running {
+		return &verdict{diff.EffectNextStart, what + ": the VM is stopped; it starts with the new size"}
+	}
+	effect, why := diff.LiveSizeChange(diff.DefaultCluster, m.Catalog, from, to)
+	return &verdict{effect, what + ": " + why}
+}
+
+// liveSize is the size a live VM runs with: the catalog size its instance
+// type names, else its explicit sockets × cores × threads and guest memory.
+func liveSize(cat *catalog.Catalog, kv kubevirtv1.VirtualMachine) (*api.Size, string) {
+	if it := kv.Spec.Instancetype; it != nil {
+		if sz, ok := cat.Sizes.Get(it.Name); ok && it.InferFromVolume == "" {
+			return sz, it.Name
+		}
+		return nil, ""
+	}
+	if kv.Spec.Template == nil {
+		return nil, ""
+	}
+	d := kv.Spec.Template.Spec.Domain
+	if d.Memory == nil || d.Memory.Guest == nil {
+		return nil, ""
+	}
+	cpu := int64(1)
+	if c := d.CPU; c != nil {
+		cpu = max(int64(c.Sockets), 1) * max(int64(c.Cores), 1) * max(int64(c.Threads), 1)
+	}
+	return &api.Size{Spec: api.SizeSpec{CPU: cpu, Memory: *d.Memory.Guest}}, "explicit"
 }
 
 // owned reports whether the live object has an owner (a VM's
@@ -166,7 +358,7 @@ func vmOf(kind, name string, body map[string]any) string {
 }
 
 // classify says what one difference does to the running VM.
-func classify(kind string, d Difference) diff.Change {
+func classify(kind string, d Difference, size *verdict) diff.Change {
 	ch := diff.Change{Field: d.Path, From: short(d.Live), To: short(d.Desired)}
 	detail := func(effect, why string) diff.Change {
 		ch.Effect = effect
@@ -207,8 +399,11 @@ func classify(kind string, d Difference) diff.Change {
 			// KubeVirt v1.8.4 pkg/virt-controller/watch/vm/vm.go sets
 			// RestartRequired on template spec changes only.
 			return detail(diff.EffectNextStart, "the next VM instance carries it; no restart is required")
-		case d.Path == "spec.template.spec.domain.cpu.sockets" || d.Path == "spec.template.spec.domain.memory.guest" || d.Path == "spec.instancetype.name":
-			return detail(diff.EffectLive, "KubeVirt hot-plugs CPU and memory (LiveUpdate rollout strategy)")
+		case sizePath(d.Path) && !d.Removed:
+			if size == nil {
+				return detail(diff.EffectManual, "virtc does not know the VM's live or desired size, so cannot say whether KubeVirt hot-plugs it")
+			}
+			return detail(size.effect, size.why)
 		case strings.HasPrefix(d.Path, "spec.dataVolumeTemplates") && d.Removed:
 			return detail(diff.EffectNone, "KubeVirt keeps the DataVolume (the VM still owns it); the VM no longer re-creates it")
 		case strings.HasPrefix(d.Path, "spec.dataVolumeTemplates"):

@@ -2,6 +2,7 @@ package live
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/virtc/virtc/fn/diff"
@@ -84,7 +85,7 @@ func TestLastAppliedRemovals(t *testing.T) {
 	if len(got) != 2 || got[0].Path != "spec.drop" || got[1].Path != "spec.template.metadata.labels.a" || !got[0].Removed {
 		t.Fatalf("removals %+v, want spec.drop and spec.template.metadata.labels.a", got)
 	}
-	if ch := classify("VirtualMachine", got[1]); ch.Field != "last-applied" {
+	if ch := classify("VirtualMachine", got[1], nil); ch.Field != "last-applied" {
 		t.Errorf("a removal of another tool's label is field %q, want last-applied", ch.Field)
 	}
 }
@@ -106,7 +107,7 @@ func TestClassify(t *testing.T) {
 		{"VirtualMachine", `metadata.labels["virtc.dev/vm"]`, "a", nil, diff.EffectNone, FieldOwnMetadata},
 		{"VirtualMachine", `metadata.annotations.team`, "a", nil, diff.EffectNone, "labels"},
 		{"VirtualMachine", "spec.template.spec.domain.devices.disks", []any{}, []any{}, diff.EffectRestart, "spec.template.spec.domain.devices.disks"},
-		{"VirtualMachine", "spec.template.spec.domain.memory.guest", "8Gi", "4Gi", diff.EffectLive, "spec.template.spec.domain.memory.guest"},
+		{"VirtualMachine", "spec.template.spec.domain.memory.guest", "8Gi", "4Gi", diff.EffectManual, "spec.template.spec.domain.memory.guest"},
 		{"VirtualMachine", "spec.runStrategy", "Halted", "Always", diff.EffectStops, "spec.runStrategy"},
 		{"VirtualMachine", "spec.dataVolumeTemplates", []any{}, []any{}, diff.EffectRefused, "spec.dataVolumeTemplates"},
 		{"PersistentVolumeClaim", "spec.resources.requests.storage", "20Gi", "10Gi", diff.EffectOnline, "spec.resources.requests.storage"},
@@ -115,9 +116,63 @@ func TestClassify(t *testing.T) {
 		{"DataVolume", "spec.storage", map[string]any{}, map[string]any{}, diff.EffectRefused, "spec.storage"},
 		{"NetworkAttachmentDefinition", "spec.config", "{}", "{}", diff.EffectNextStart, "spec.config"},
 	} {
-		ch := classify(c.kind, Difference{Path: c.path, Desired: c.desired, Live: c.live})
+		ch := classify(c.kind, Difference{Path: c.path, Desired: c.desired, Live: c.live}, nil)
 		if ch.Effect != c.effect || ch.Field != c.field {
 			t.Errorf("%s %s: effect %s field %s, want %s %s", c.kind, c.path, ch.Effect, ch.Field, c.effect, c.field)
 		}
+	}
+}
+
+// A live object virtc does not write is left alone only when Argo CD does
+// not track it (argo-cd v3.6.1 util/argo/resource_tracking.go GetAppName:
+// the tracking-id annotation by default, the app.kubernetes.io/instance
+// label with label tracking). A tracked disk is refused with the offline
+// diff's disk-deleted rule; another tracked object is reported as pruned.
+func TestTrackedLiveObjectsArePruned(t *testing.T) {
+	obj := func(kind, name, meta string, spec string) Object {
+		return Object{APIVersion: "v1", Kind: kind, Namespace: "ns", Name: name,
+			Body: body(t, `{"metadata":`+meta+`,"spec":`+spec+`}`)}
+	}
+	tracking := `{"annotations":{"argocd.argoproj.io/tracking-id":"app:cdi.kubevirt.io/DataVolume:ns/%s"}}`
+	live := []Object{
+		obj("VirtualMachine", "vm1", `{}`, `{"template":{"spec":{"volumes":[{"name":"d","persistentVolumeClaim":{"claimName":"data1"}}]}}}`),
+		obj("PersistentVolumeClaim", "data1", `{"labels":{"app.kubernetes.io/instance":"app"}}`, `{}`),
+		obj("DataVolume", "dv1", fmt.Sprintf(tracking, "dv1"), `{}`),
+		obj("PersistentVolumeClaim", "scratch", `{"labels":{"app.kubernetes.io/managed-by":"virtc"}}`, `{}`),
+		obj("NetworkAttachmentDefinition", "net", `{"labels":{"app.kubernetes.io/instance":"app"}}`, `{}`),
+		obj("PersistentVolumeClaim", "foreign", `{"annotations":{"argocd.argoproj.io/tracking-id":"not-a-tracking-id"}}`, `{}`),
+	}
+	r, err := Diff(nil, live, "live", "git", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := map[string]string{}
+	for _, f := range r.Refusals {
+		refused[f.Object] = f.Rule
+	}
+	for _, want := range []string{"PersistentVolumeClaim ns/data1", "DataVolume ns/dv1"} {
+		if refused[want] != diff.RuleDiskDeleted {
+			t.Errorf("%s: rule %q, want %s (refusals %+v)", want, refused[want], diff.RuleDiskDeleted, r.Refusals)
+		}
+	}
+	if len(r.Refusals) != 2 || r.Allowed {
+		t.Errorf("refusals %+v allowed %v, want exactly data1 and dv1, not allowed", r.Refusals, r.Allowed)
+	}
+	rules := map[string]string{}
+	for _, f := range r.Warnings {
+		rules[f.Object] = f.Rule
+	}
+	for ref, want := range map[string]string{
+		"PersistentVolumeClaim ns/scratch":   "live-pruned",
+		"NetworkAttachmentDefinition ns/net": "live-pruned",
+		"PersistentVolumeClaim ns/foreign":   "live-unmanaged",
+		"VirtualMachine ns/vm1":              "live-unmanaged",
+	} {
+		if rules[ref] != want {
+			t.Errorf("%s: rule %q, want %s", ref, rules[ref], want)
+		}
+	}
+	if r.Summary.Removed != 2 {
+		t.Errorf("removed %d, want 2 (scratch, net)", r.Summary.Removed)
 	}
 }
