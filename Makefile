@@ -138,7 +138,7 @@ argocd-tools:
 
 ## e2e-argocd: that Argo CD (with redis-server) syncing a git copy of
 ## examples/ through plugin.yaml into the conformance control plane
-## (test/argocd; about 4 minutes once the tools are cached)
+## (test/argocd; about 2 minutes once the tools are cached)
 e2e-argocd: conformance-tools argocd-tools
 	VIRTC_E2E_ARGOCD=1 $(GO) test -count=1 -timeout 20m -v -run 'TestArgoCD$$' ./test/argocd/
 

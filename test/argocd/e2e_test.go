@@ -169,6 +169,7 @@ func TestArgoCD(t *testing.T) {
 		{"refresh without change", (*env).noDrift},
 		{"data disk growth", (*env).diskGrowth},
 		{"size change", (*env).sizeChange},
+		{"retire then remove beside an unrelated change", (*env).retireRemove},
 		{"broken intent", (*env).brokenIntent},
 	}
 	for _, s := range scenarios {
@@ -229,11 +230,17 @@ func (e *env) gitRepo(dir string) string {
 	return dir
 }
 
-// commit writes files (path relative to the repository: content) and
-// commits them; it returns the new revision.
+// commit writes files (path relative to the repository: content; empty
+// content removes the file) and commits them; it returns the new revision.
 func (e *env) commit(msg string, files map[string]string) string {
 	e.t.Helper()
 	for p, content := range files {
+		if content == "" { // removed
+			if err := os.Remove(filepath.Join(e.repo, p)); err != nil {
+				e.t.Fatal(err)
+			}
+			continue
+		}
 		if err := os.WriteFile(filepath.Join(e.repo, p), []byte(content), 0o644); err != nil {
 			e.t.Fatal(err)
 		}
@@ -712,6 +719,59 @@ func (e *env) sizeChange() {
 	if vm.Spec.Instancetype.Name != "u1.large" {
 		e.t.Errorf("web01's instancetype is %q after the size change, want u1.large", vm.Spec.Instancetype.Name)
 	}
+}
+
+// (5) A VM is added, retired, then removed from Git in the same commit as
+// an unrelated change (a label on web01): the sync applies the label and
+// succeeds without waiting for a prune confirmation, and the retired VM
+// stays in the cluster (Prune=false) for a person to delete.
+func (e *env) retireRemove() {
+	web := appDir + "/web01.yaml"
+	app := appDir + "/app01.yaml"
+	webIntent := e.read(web)
+	app01 := strings.NewReplacer("name: web01", "name: app01", "web01-cloudinit", "app01-cloudinit").Replace(webIntent)
+	rev := e.commit("app01: a second VM", map[string]string{app: app01})
+	e.refresh()
+	e.waitApp("app01 added", synced(rev))
+
+	retired := strings.Replace(app01, "spec:\n", "spec:\n  retired: true\n", 1)
+	retired = regexp.MustCompile(`(?m)^  runStrategy: .*\n`).ReplaceAllString(retired, "")
+	rev = e.commit("app01: retired", map[string]string{app: retired})
+	e.refresh()
+	e.waitApp("app01 retired", synced(rev))
+	var vm struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+			Labels      map[string]string `json:"labels"`
+		} `json:"metadata"`
+		Spec struct {
+			RunStrategy string `json:"runStrategy"`
+		} `json:"spec"`
+	}
+	e.liveJSON("/apis/kubevirt.io/v1/namespaces/shop/virtualmachines/app01", &vm)
+	if !strings.Contains(vm.Metadata.Annotations["argocd.argoproj.io/sync-options"], "Prune=false") || vm.Spec.RunStrategy != "Halted" {
+		e.t.Fatalf("retired app01 live: sync-options %q, runStrategy %q (want Prune=false, Halted)",
+			vm.Metadata.Annotations["argocd.argoproj.io/sync-options"], vm.Spec.RunStrategy)
+	}
+
+	labelled := strings.Replace(webIntent, "labels: {app: shop}", "labels: {app: shop, tier: web}", 1)
+	if labelled == webIntent {
+		e.t.Fatal("web01.yaml: no labels line to change")
+	}
+	start := time.Now()
+	rev = e.commit("app01 removed; web01 labelled", map[string]string{app: "", web: labelled})
+	e.refresh()
+	a := e.waitApp("removal beside an unrelated change", synced(rev))
+	e.t.Logf("removal and label synced in %s: %s", time.Since(start).Round(time.Millisecond), a)
+	if strings.Contains(a.Status.OperationState.Message, "pruning confirmation") {
+		e.t.Errorf("the sync waited for a prune confirmation: %s", a.Status.OperationState.Message)
+	}
+	e.liveJSON("/apis/kubevirt.io/v1/namespaces/shop/virtualmachines/web01", &vm)
+	if vm.Metadata.Labels["tier"] != "web" {
+		e.t.Errorf("web01's label tier is %q after the sync, want web", vm.Metadata.Labels["tier"])
+	}
+	// the retired VM is still there, for a person to delete
+	e.liveJSON("/apis/kubevirt.io/v1/namespaces/shop/virtualmachines/app01", &vm)
 }
 
 var fileLine = regexp.MustCompile(`web01\.yaml:\d+:\d+: `)
