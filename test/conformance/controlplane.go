@@ -494,3 +494,71 @@ func tlsClient(caPEM []byte, cert tls.Certificate) (*http.Client, error) {
 		}},
 	}, nil
 }
+
+// Process is a program started by StartProcess (the same mechanism that
+// runs etcd and kube-apiserver), for tests that run more programs against
+// the control plane (test/argocd runs Argo CD and redis).
+type Process = process
+
+// StartProcess starts bin with args in dir, its output in dir/name.log,
+// with env added to this process's environment.
+func StartProcess(dir, name, bin string, env []string, args ...string) (*Process, error) {
+	logPath := filepath.Join(dir, name+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Dir = dir
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		logFile.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// Stop stops the process by its PID (SIGTERM, then SIGKILL).
+func (p *process) Stop() { p.stop() }
+
+// Exited reports whether the process has ended.
+func (p *process) Exited() bool { return p.exited() }
+
+// Tail is the end of the process's log.
+func (p *process) Tail() string { return p.tail() }
+
+// FreePort is a free TCP port on 127.0.0.1.
+func FreePort() (int, error) { return freePort() }
+
+// Do sends one request to the API with the admin credentials and returns
+// the body of a 2xx answer.
+func (cp *ControlPlane) Do(ctx context.Context, method, path, contentType string, body []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, cp.URL+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := cp.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(data))
+	}
+	return data, nil
+}

@@ -1,0 +1,808 @@
+// Package argocd runs a real Argo CD v3.6.1 (repo-server, the CMP server
+// serving examples/argocd/plugin.yaml with virtc on its PATH, the
+// application controller, redis) against the conformance control plane
+// (test/conformance: etcd and kube-apiserver with the 4.22 CRDs and CDI's
+// DataVolume immutability as a ValidatingAdmissionPolicy), with a local git
+// repository holding a copy of examples/ as the source. `make e2e-argocd`
+// sets VIRTC_E2E_ARGOCD=1; plain `go test ./...` skips it.
+package argocd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/virtc/virtc/fn/conform"
+	"github.com/virtc/virtc/test/conformance"
+)
+
+// GateEnv must be 1 for the test to run.
+const GateEnv = "VIRTC_E2E_ARGOCD"
+
+const (
+	repoRoot         = "../.."
+	argocdVersion    = "v3.6.1"
+	argocdNamespace  = "argocd"
+	platformVersion  = "4.22"
+	appName          = "virtc-in-cluster"
+	appDir           = "examples/argocd/clusters/east"
+	syncWaitDuration = 2 * time.Minute
+)
+
+// tools are the programs the test runs.
+type tools struct {
+	cp     conformance.Binaries
+	argocd string // the cache directory of tools/build.sh
+	redis  string
+	git    string
+}
+
+func findTools(t *testing.T) tools {
+	t.Helper()
+	if os.Getenv(GateEnv) != "1" {
+		t.Skipf("the Argo CD end-to-end test starts a control plane and Argo CD; run `make e2e-argocd` (or set %s=1)", GateEnv)
+	}
+	var tl tools
+	var err error
+	if tl.cp, err = conformance.FindBinaries(); err != nil {
+		conform.Skip(t, err)
+	}
+	cache, err := conformance.CacheDir()
+	if err != nil {
+		conform.Skip(t, err)
+	}
+	version := argocdVersion
+	if v := os.Getenv("ARGOCD_VERSION"); v != "" {
+		version = v
+	}
+	tl.argocd = filepath.Join(cache, "argocd-"+version)
+	for _, f := range []string{"argocd", "git-verify-wrapper.sh", "crds/application-crd.yaml"} {
+		if _, err := os.Stat(filepath.Join(tl.argocd, f)); err != nil {
+			conform.Skip(t, fmt.Errorf("Argo CD %s missing in %s (build it with `make argocd-tools`): %v", version, tl.argocd, err))
+		}
+	}
+	if tl.redis, err = exec.LookPath("redis-server"); err != nil {
+		conform.Skip(t, fmt.Errorf("redis-server not found (Debian: apt-get install -y redis-server): %v", err))
+	}
+	if tl.git, err = exec.LookPath("git"); err != nil {
+		conform.Skip(t, fmt.Errorf("git not found: %v", err))
+	}
+	return tl
+}
+
+// env is one running Argo CD against one control plane.
+type env struct {
+	t       *testing.T
+	ctx     context.Context
+	cp      *conformance.ControlPlane
+	cluster *conformance.Cluster
+	repo    string // the git work tree the Application reads
+	virtc   string
+}
+
+func TestArgoCD(t *testing.T) {
+	tl := findTools(t)
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	mk := func(name string) string {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+
+	// virtc for the CMP server's PATH
+	binDir := mk("bin")
+	virtc := filepath.Join(binDir, "virtc")
+	build := exec.Command("go", "build", "-o", virtc, "./cmd/virtc")
+	build.Dir = repoRoot
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build virtc: %v\n%s", err, out)
+	}
+
+	cp, err := conformance.Start(ctx, tl.cp, mk("controlplane"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cp.Stop)
+	t.Logf("control plane ready in %s", cp.Startup.Round(time.Millisecond))
+	e := &env{t: t, ctx: ctx, cp: cp, cluster: conformance.NewCluster(cp, mk("manifests")), virtc: virtc}
+
+	schemas := os.Getenv("VIRTC_SCHEMAS")
+	if schemas == "" {
+		schemas = filepath.Join(repoRoot, "..", "shared", "schemas-upstream")
+	}
+	crdDir := filepath.Join(schemas, platformVersion, "crd-yaml")
+	if _, err := os.Stat(crdDir); err != nil {
+		conform.Skip(t, fmt.Errorf("the %s CRDs are missing (VIRTC_SCHEMAS): %v", platformVersion, err))
+	}
+	for _, d := range []string{crdDir, filepath.Join(tl.argocd, "crds")} {
+		n, err := cp.InstallCRDs(ctx, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%d CRDs from %s", n, d)
+	}
+	if err := e.cluster.InstallDataVolumeImmutability(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// examples/argocd/clusters/east/platform.yaml: OADP is installed with
+	// the cluster, outside the repository (dataProtection.external), so its
+	// namespace exists before Argo CD syncs the tenants' Schedules into it.
+	e.kubectl([]byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: openshift-adp}\n"), "apply", "-f", "-")
+
+	e.repo = e.gitRepo(mk("git"))
+	e.setupArgoCD()
+	// storage classes of the claims the scenarios create (volume expansion
+	// allowed, as on ODF's Ceph RBD classes)
+	sc := "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: %s}\nprovisioner: e2e.virtc.dev/none\nallowVolumeExpansion: true\n"
+	for _, name := range e.storageClasses() {
+		e.kubectl([]byte(fmt.Sprintf(sc, name)), "apply", "-f", "-")
+	}
+
+	stand := &standIn{cp: cp}
+	standErrs := make(chan error, 1)
+	go stand.run(ctx, standErrs)
+
+	e.startArgoCD(tl, dir, binDir)
+	t.Logf("setup done in %s", time.Since(began).Round(time.Second))
+
+	scenarios := []struct {
+		name string
+		run  func(e *env)
+	}{
+		{"first sync", (*env).firstSync},
+		{"refresh without change", (*env).noDrift},
+		{"data disk growth", (*env).diskGrowth},
+		{"size change", (*env).sizeChange},
+		{"retire then remove beside an unrelated change", (*env).retireRemove},
+		{"broken intent", (*env).brokenIntent},
+	}
+	for _, s := range scenarios {
+		start := time.Now()
+		ok := t.Run(s.name, func(t *testing.T) {
+			sub := *e
+			sub.t = t
+			s.run(&sub)
+		})
+		t.Logf("%s: %s", s.name, time.Since(start).Round(time.Millisecond))
+		if !ok {
+			select {
+			case err := <-standErrs:
+				t.Logf("stand-in error: %v", err)
+			default:
+			}
+			break
+		}
+	}
+	t.Logf("e2e-argocd total %s", time.Since(began).Round(time.Second))
+}
+
+// kubectl runs kubectl and fails the test unless it exits 0.
+func (e *env) kubectl(stdin []byte, args ...string) []byte {
+	e.t.Helper()
+	out, err := e.cp.MustKubectl(e.ctx, stdin, args...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+// git runs git in the repository.
+func (e *env) git(args ...string) string {
+	e.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = e.repo
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=e2e", "GIT_AUTHOR_EMAIL=e2e@virtc.dev",
+		"GIT_COMMITTER_NAME=e2e", "GIT_COMMITTER_EMAIL=e2e@virtc.dev", "GIT_CONFIG_NOSYSTEM=1", "HOME="+e.repo)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		e.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// gitRepo is a git repository on branch main whose first commit is a copy
+// of the repository's examples/.
+func (e *env) gitRepo(dir string) string {
+	e.repo = dir
+	cp := exec.Command("cp", "-r", filepath.Join(repoRoot, "examples"), dir)
+	if out, err := cp.CombinedOutput(); err != nil {
+		e.t.Fatalf("copy examples: %v\n%s", err, out)
+	}
+	e.git("init", "-q", "-b", "main")
+	e.git("add", "-A")
+	e.git("commit", "-q", "-m", "examples")
+	return dir
+}
+
+// commit writes files (path relative to the repository: content; empty
+// content removes the file) and commits them; it returns the new revision.
+func (e *env) commit(msg string, files map[string]string) string {
+	e.t.Helper()
+	for p, content := range files {
+		if content == "" { // removed
+			if err := os.Remove(filepath.Join(e.repo, p)); err != nil {
+				e.t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(e.repo, p), []byte(content), 0o644); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	e.git("add", "-A")
+	e.git("commit", "-q", "-m", msg)
+	return e.git("rev-parse", "HEAD")
+}
+
+func (e *env) read(p string) string {
+	e.t.Helper()
+	data, err := os.ReadFile(filepath.Join(e.repo, p))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return string(data)
+}
+
+// storageClasses names the classes of the claims the Application's
+// directory would hold with a data disk on web01 (the catalog's default).
+func (e *env) storageClasses() []string {
+	e.t.Helper()
+	dir := e.t.TempDir()
+	cmd := exec.Command("cp", "-r", filepath.Join(e.repo, "examples"), dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		e.t.Fatalf("%v\n%s", err, out)
+	}
+	vm := filepath.Join(dir, appDir, "web01.yaml")
+	data, err := os.ReadFile(vm)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(vm, []byte(withDisk(string(data), "10Gi")), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	out, err := exec.Command(e.virtc, "build", "--catalog", filepath.Join(dir, "examples/argocd/platform"), filepath.Join(dir, appDir)).Output()
+	if err != nil {
+		e.t.Fatalf("virtc build: %v", err)
+	}
+	objs, err := conformance.ParseObjects(out)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var names []string
+	for _, o := range objs {
+		if o.Kind == "PersistentVolumeClaim" {
+			spec, _ := o.Doc["spec"].(map[string]any)
+			if n, _ := spec["storageClassName"].(string); n != "" {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
+}
+
+// withDisk adds a data disk "data" of size to a VM intent.
+func withDisk(vm, size string) string {
+	return strings.Replace(vm, "spec:\n", "spec:\n  disks:\n    - name: data\n      size: "+size+"\n", 1)
+}
+
+// setupArgoCD creates the argocd namespace with the ConfigMaps and Secret
+// the application controller reads (util/settings of argo-cd v3.6.1:
+// argocd-cm, argocd-secret, argocd-rbac-cm, labelled part-of argocd),
+// argocd-cm carrying examples/argocd/argocd-cm-patch.yaml's health checks
+// and ignore rules, and the default AppProject.
+func (e *env) setupArgoCD() {
+	e.kubectl([]byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: argocd}\n"), "apply", "-f", "-")
+	patch, err := os.ReadFile(filepath.Join(repoRoot, "examples/argocd/argocd-cm-patch.yaml"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	objs, err := conformance.ParseObjects(patch)
+	if err != nil || len(objs) != 1 {
+		e.t.Fatalf("argocd-cm-patch.yaml: %v", err)
+	}
+	cm := objs[0].Doc
+	md, _ := cm["metadata"].(map[string]any)
+	md["namespace"] = argocdNamespace
+	md["labels"] = map[string]any{"app.kubernetes.io/part-of": "argocd"}
+	data, _ := cm["data"].(map[string]any)
+	if data == nil {
+		e.t.Fatal("argocd-cm-patch.yaml has no data")
+	}
+	cmJSON, _ := json.Marshal(cm)
+	e.kubectl(cmJSON, "apply", "-f", "-")
+	e.kubectl([]byte(`apiVersion: v1
+kind: Secret
+metadata: {name: argocd-secret, namespace: argocd, labels: {app.kubernetes.io/part-of: argocd}}
+stringData: {server.secretkey: e2e-not-secret}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: argocd-rbac-cm, namespace: argocd, labels: {app.kubernetes.io/part-of: argocd}}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: AppProject
+metadata: {name: default, namespace: argocd}
+spec:
+  sourceRepos: ['*']
+  destinations: [{server: '*', namespace: '*'}]
+  clusterResourceWhitelist: [{group: '*', kind: '*'}]
+`), "apply", "-f", "-")
+}
+
+// waitPort waits until something listens on 127.0.0.1:port.
+func waitPort(ctx context.Context, p *conformance.Process, port int) error {
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if p.Exited() || time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("nothing listens on port %d: %v\n%s", port, err, p.Tail())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// startArgoCD starts redis, the CMP server with plugin.yaml and virtc,
+// the repo-server and the application controller, each by its PID
+// (stopped at the end of the test).
+func (e *env) startArgoCD(tl tools, dir, binDir string) {
+	t := e.t
+	port := func() int {
+		p, err := conformance.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	start := func(name, bin string, env []string, args ...string) *conformance.Process {
+		p, err := conformance.StartProcess(dir, name, bin, env, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Log(p.Tail())
+			}
+			p.Stop()
+		})
+		return p
+	}
+	redisPort := port()
+	redis := start("redis", tl.redis, nil, "--port", strconv.Itoa(redisPort), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", dir)
+	if err := waitPort(e.ctx, redis, redisPort); err != nil {
+		t.Fatal(err)
+	}
+	redisAddr := "127.0.0.1:" + strconv.Itoa(redisPort)
+
+	// The CMP server: plugin.yaml as Argo CD mounts it, virtc on PATH, its
+	// socket in the directory the repo-server scans.
+	sockets := filepath.Join(dir, "plugins")
+	config := filepath.Join(dir, "cmp-config")
+	for _, d := range []string{sockets, config, filepath.Join(dir, "cmp-tmp"), filepath.Join(dir, "repo-tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plugin, err := os.ReadFile(filepath.Join(repoRoot, "examples/argocd/plugin.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(config, "plugin.yaml"), plugin, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := binDir + string(os.PathListSeparator) + tl.argocd + string(os.PathListSeparator) + os.Getenv("PATH")
+	cmp := start("argocd-cmp-server", filepath.Join(tl.argocd, "argocd-cmp-server"),
+		[]string{"PATH=" + path, "ARGOCD_PLUGINSOCKFILEPATH=" + sockets, "TMPDIR=" + filepath.Join(dir, "cmp-tmp")},
+		"--config-dir-path", config, "--loglevel", "info", "--logformat", "text")
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		socks, _ := filepath.Glob(filepath.Join(sockets, "*.sock"))
+		if len(socks) > 0 {
+			break
+		}
+		if cmp.Exited() || time.Now().After(deadline) {
+			t.Fatalf("the CMP server made no socket in %s\n%s", sockets, cmp.Tail())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	repoPort := port()
+	repo := start("argocd-repo-server", filepath.Join(tl.argocd, "argocd-repo-server"),
+		[]string{"PATH=" + path, "ARGOCD_PLUGINSOCKFILEPATH=" + sockets, "TMPDIR=" + filepath.Join(dir, "repo-tmp"),
+			"ARGOCD_GPG_ENABLED=false", "HOME=" + dir},
+		"--port", strconv.Itoa(repoPort), "--address", "127.0.0.1", "--metrics-port", strconv.Itoa(port()),
+		"--disable-tls", "--client-ca-path=", "--redis", redisAddr, "--loglevel", "info", "--logformat", "text",
+		// new commits are seen at once (the default caches a branch's
+		// revision for the reconciliation timeout)
+		"--revision-cache-expiration", "1s")
+	if err := waitPort(e.ctx, repo, repoPort); err != nil {
+		t.Fatal(err)
+	}
+
+	start("argocd-application-controller", filepath.Join(tl.argocd, "argocd-application-controller"),
+		[]string{"KUBECONFIG=" + e.cp.Kubeconfig, "ARGOCD_FAKE_IN_CLUSTER=true", "HOME=" + dir, "PATH=" + path},
+		"--kubeconfig", e.cp.Kubeconfig, "--namespace", argocdNamespace,
+		"--repo-server", "127.0.0.1:"+strconv.Itoa(repoPort), "--repo-server-plaintext",
+		"--redis", redisAddr, "--metrics-port", strconv.Itoa(port()),
+		"--status-processors", "2", "--operation-processors", "2",
+		"--app-resync", "30", "--self-heal-timeout-seconds", "2",
+		// resource health in the Application's status, for the messages
+		"--persist-resource-health=true",
+		"--loglevel", "info", "--logformat", "text")
+}
+
+// app is what the test reads of an Application.
+type app struct {
+	Metadata struct {
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
+	Status struct {
+		Sync struct {
+			Status   string `json:"status"`
+			Revision string `json:"revision"`
+		} `json:"sync"`
+		Health struct {
+			Status string `json:"status"`
+		} `json:"health"`
+		ReconciledAt string `json:"reconciledAt"`
+		Conditions   []struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"conditions"`
+		OperationState *struct {
+			Phase      string `json:"phase"`
+			Message    string `json:"message"`
+			SyncResult struct {
+				Revision  string `json:"revision"`
+				Resources []struct {
+					Kind      string `json:"kind"`
+					Namespace string `json:"namespace"`
+					Name      string `json:"name"`
+					Status    string `json:"status"`
+					Message   string `json:"message"`
+					HookPhase string `json:"hookPhase"`
+					SyncPhase string `json:"syncPhase"`
+				} `json:"resources"`
+			} `json:"syncResult"`
+			StartedAt  string `json:"startedAt"`
+			FinishedAt string `json:"finishedAt"`
+		} `json:"operationState"`
+		Resources []struct {
+			Kind      string `json:"kind"`
+			Namespace string `json:"namespace"`
+			Name      string `json:"name"`
+			Status    string `json:"status"`
+			Health    *struct {
+				Status  string `json:"status"`
+				Message string `json:"message"`
+			} `json:"health"`
+		} `json:"resources"`
+		History []struct {
+			Revision string `json:"revision"`
+		} `json:"history"`
+	} `json:"status"`
+}
+
+func (a app) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "sync %s at %.8s, health %s", a.Status.Sync.Status, a.Status.Sync.Revision, a.Status.Health.Status)
+	if op := a.Status.OperationState; op != nil {
+		fmt.Fprintf(&b, "; operation %s at %.8s: %s", op.Phase, op.SyncResult.Revision, op.Message)
+	}
+	for _, c := range a.Status.Conditions {
+		fmt.Fprintf(&b, "\n  condition %s: %s", c.Type, c.Message)
+	}
+	for _, r := range a.Status.Resources {
+		if r.Status != "Synced" || (r.Health != nil && r.Health.Status != "Healthy") {
+			h := ""
+			if r.Health != nil {
+				h = r.Health.Status + " " + r.Health.Message
+			}
+			fmt.Fprintf(&b, "\n  %s %s/%s: %s %s", r.Kind, r.Namespace, r.Name, r.Status, h)
+		}
+	}
+	return b.String()
+}
+
+func (e *env) app() app {
+	e.t.Helper()
+	data, err := e.cp.Get(e.ctx, "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications/"+appName)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var a app
+	if err := json.Unmarshal(data, &a); err != nil {
+		e.t.Fatal(err)
+	}
+	return a
+}
+
+// waitApp polls the Application until ok holds, failing after the sync
+// wait with its last state.
+func (e *env) waitApp(what string, ok func(a app) bool) app {
+	e.t.Helper()
+	deadline := time.Now().Add(syncWaitDuration)
+	for {
+		a := e.app()
+		if ok(a) {
+			return a
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s: not reached after %s: %s", what, syncWaitDuration, a)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// synced is true when the Application is Synced and Healthy at rev and its
+// last sync of rev succeeded.
+func synced(rev string) func(a app) bool {
+	return func(a app) bool {
+		op := a.Status.OperationState
+		return a.Status.Sync.Status == "Synced" && a.Status.Health.Status == "Healthy" &&
+			a.Status.Sync.Revision == rev && op != nil && op.Phase == "Succeeded" && op.SyncResult.Revision == rev
+	}
+}
+
+// refresh asks the controller to compare again (the annotation
+// `argocd app get --refresh` sets) and waits until it has: the controller
+// removes the annotation once the comparison is done (argo-cd v3.6.1
+// controller/appcontroller.go, persistReconciliationStatus).
+func (e *env) refresh() app {
+	e.t.Helper()
+	e.kubectl(nil, "-n", argocdNamespace, "annotate", "--overwrite", "application", appName, "argocd.argoproj.io/refresh=normal")
+	return e.waitApp("refresh", func(a app) bool {
+		_, pending := a.Metadata.Annotations["argocd.argoproj.io/refresh"]
+		return !pending
+	})
+}
+
+// liveJSON fetches one object.
+func (e *env) liveJSON(path string, v any) {
+	e.t.Helper()
+	data, err := e.cp.Get(e.ctx, path)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// (1) The Application of examples/argocd/application.yaml, pointed at the
+// local repository, syncs (automated) to Synced and Healthy. (The order
+// of waves is checked on the goldens by golden/waves_test.go.)
+func (e *env) firstSync() {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "examples/argocd/application.yaml"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	app := strings.Replace(string(data), "repoURL: https://github.com/virtc/virtc.git", "repoURL: file://"+e.repo, 1)
+	if app == string(data) {
+		e.t.Fatal("application.yaml: no repoURL to point at the local repository")
+	}
+	start := time.Now()
+	e.kubectl([]byte(app), "apply", "-f", "-")
+	rev := e.git("rev-parse", "HEAD")
+	a := e.waitApp("first sync", synced(rev))
+	e.t.Logf("first sync Synced and Healthy in %s: %s", time.Since(start).Round(time.Millisecond), a)
+	// the VM exists as virtc compiled it
+	var vm struct {
+		Spec struct {
+			Instancetype struct{ Name string } `json:"instancetype"`
+		} `json:"spec"`
+	}
+	e.liveJSON("/apis/kubevirt.io/v1/namespaces/shop/virtualmachines/web01", &vm)
+	if vm.Spec.Instancetype.Name != "u1.medium" {
+		e.t.Errorf("web01's instancetype is %q, want u1.medium", vm.Spec.Instancetype.Name)
+	}
+}
+
+// (2) A refresh with nothing changed finds no drift: still Synced, no new
+// sync (history unchanged), with the default diff and with server-side
+// diff.
+func (e *env) noDrift() {
+	before := e.app()
+	for _, mode := range []string{"default diff", "server-side diff"} {
+		if mode == "server-side diff" {
+			e.kubectl(nil, "-n", argocdNamespace, "annotate", "--overwrite", "application", appName,
+				"argocd.argoproj.io/compare-options=ServerSideDiff=true")
+		}
+		a := e.refresh()
+		if a.Status.Sync.Status != "Synced" || a.Status.Health.Status != "Healthy" {
+			e.t.Errorf("%s: after a refresh without change: %s", mode, a)
+		}
+		if len(a.Status.History) != len(before.Status.History) {
+			e.t.Errorf("%s: a refresh without change synced again (history %d -> %d)", mode, len(before.Status.History), len(a.Status.History))
+		}
+	}
+	e.kubectl(nil, "-n", argocdNamespace, "annotate", "application", appName, "argocd.argoproj.io/compare-options-")
+}
+
+func (e *env) claimSize(ns, name string) string {
+	var pvc struct {
+		Spec struct {
+			Resources struct {
+				Requests map[string]string `json:"requests"`
+			} `json:"resources"`
+		} `json:"spec"`
+	}
+	e.liveJSON("/api/v1/namespaces/"+ns+"/persistentvolumeclaims/"+name, &pvc)
+	return pvc.Spec.Resources.Requests["storage"]
+}
+
+// dataVolumeCount is the number of DataVolumes in a namespace.
+func (e *env) dataVolumeCount(ns string) int {
+	var l struct{ Items []json.RawMessage }
+	e.liveJSON("/apis/cdi.kubevirt.io/v1beta1/namespaces/"+ns+"/datavolumes", &l)
+	return len(l.Items)
+}
+
+// (3) A data disk is added, then grown: the claim grows, no DataVolume
+// spec changes (CDI's immutability policy is enforced), the sync succeeds.
+func (e *env) diskGrowth() {
+	vmPath := appDir + "/web01.yaml"
+	orig := e.read(vmPath)
+	rev := e.commit("web01: a data disk", map[string]string{vmPath: withDisk(orig, "10Gi")})
+	e.refresh()
+	e.waitApp("data disk added", synced(rev))
+	claim := claimName(e)
+	if got := e.claimSize("shop", claim); got != "10Gi" {
+		e.t.Fatalf("claim %s requests %s, want 10Gi", claim, got)
+	}
+	dvs := e.dataVolumeCount("shop")
+	start := time.Now()
+	rev = e.commit("web01: grow the data disk", map[string]string{vmPath: withDisk(orig, "20Gi")})
+	e.refresh()
+	a := e.waitApp("data disk grown", synced(rev))
+	e.t.Logf("growth synced in %s: %s", time.Since(start).Round(time.Millisecond), a)
+	if got := e.claimSize("shop", claim); got != "20Gi" {
+		e.t.Errorf("claim %s requests %s after the growth, want 20Gi", claim, got)
+	}
+	if n := e.dataVolumeCount("shop"); n != dvs {
+		e.t.Errorf("DataVolumes in shop: %d before the growth, %d after", dvs, n)
+	}
+}
+
+// claimName is the one claim in namespace shop.
+func claimName(e *env) string {
+	e.t.Helper()
+	var l struct {
+		Items []struct {
+			Metadata struct{ Name string } `json:"metadata"`
+		}
+	}
+	e.liveJSON("/api/v1/namespaces/shop/persistentvolumeclaims", &l)
+	if len(l.Items) != 1 {
+		e.t.Fatalf("want one claim in shop, have %d", len(l.Items))
+	}
+	return l.Items[0].Metadata.Name
+}
+
+// (4) The VM's size changes: the VM's instancetype follows.
+func (e *env) sizeChange() {
+	vmPath := appDir + "/web01.yaml"
+	cur := e.read(vmPath)
+	next := strings.Replace(cur, "size: u1.medium", "size: u1.large", 1)
+	if next == cur {
+		e.t.Fatal("web01.yaml: no size u1.medium to change")
+	}
+	rev := e.commit("web01: u1.large", map[string]string{vmPath: next})
+	e.refresh()
+	e.waitApp("size change", synced(rev))
+	var vm struct {
+		Spec struct {
+			Instancetype struct{ Name string } `json:"instancetype"`
+		} `json:"spec"`
+	}
+	e.liveJSON("/apis/kubevirt.io/v1/namespaces/shop/virtualmachines/web01", &vm)
+	if vm.Spec.Instancetype.Name != "u1.large" {
+		e.t.Errorf("web01's instancetype is %q after the size change, want u1.large", vm.Spec.Instancetype.Name)
+	}
+}
+
+// (5) A VM is added, retired, then removed from Git in the same commit as
+// an unrelated change (a label on web01): the sync applies the label and
+// succeeds without waiting for a prune confirmation, and the retired VM
+// stays in the cluster (Prune=false) for a person to delete.
+func (e *env) retireRemove() {
+	web := appDir + "/web01.yaml"
+	app := appDir + "/app01.yaml"
+	webIntent := e.read(web)
+	app01 := strings.NewReplacer("name: web01", "name: app01", "web01-cloudinit", "app01-cloudinit").Replace(webIntent)
+	rev := e.commit("app01: a second VM", map[string]string{app: app01})
+	e.refresh()
+	e.waitApp("app01 added", synced(rev))
+
+	retired := strings.Replace(app01, "spec:\n", "spec:\n  retired: true\n", 1)
+	retired = regexp.MustCompile(`(?m)^  runStrategy: .*\n`).ReplaceAllString(retired, "")
+	rev = e.commit("app01: retired", map[string]string{app: retired})
+	e.refresh()
+	e.waitApp("app01 retired", synced(rev))
+	var vm struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+			Labels      map[string]string `json:"labels"`
+		} `json:"metadata"`
+		Spec struct {
+			RunStrategy string `json:"runStrategy"`
+		} `json:"spec"`
+	}
+	e.liveJSON("/apis/kubevirt.io/v1/namespaces/shop/virtualmachines/app01", &vm)
+	if !strings.Contains(vm.Metadata.Annotations["argocd.argoproj.io/sync-options"], "Prune=false") || vm.Spec.RunStrategy != "Halted" {
+		e.t.Fatalf("retired app01 live: sync-options %q, runStrategy %q (want Prune=false, Halted)",
+			vm.Metadata.Annotations["argocd.argoproj.io/sync-options"], vm.Spec.RunStrategy)
+	}
+
+	labelled := strings.Replace(webIntent, "labels: {app: shop}", "labels: {app: shop, tier: web}", 1)
+	if labelled == webIntent {
+		e.t.Fatal("web01.yaml: no labels line to change")
+	}
+	start := time.Now()
+	rev = e.commit("app01 removed; web01 labelled", map[string]string{app: "", web: labelled})
+	e.refresh()
+	a := e.waitApp("removal beside an unrelated change", synced(rev))
+	e.t.Logf("removal and label synced in %s: %s", time.Since(start).Round(time.Millisecond), a)
+	if strings.Contains(a.Status.OperationState.Message, "pruning confirmation") {
+		e.t.Errorf("the sync waited for a prune confirmation: %s", a.Status.OperationState.Message)
+	}
+	e.liveJSON("/apis/kubevirt.io/v1/namespaces/shop/virtualmachines/web01", &vm)
+	if vm.Metadata.Labels["tier"] != "web" {
+		e.t.Errorf("web01's label tier is %q after the sync, want web", vm.Metadata.Labels["tier"])
+	}
+	// the retired VM is still there, for a person to delete
+	e.liveJSON("/apis/kubevirt.io/v1/namespaces/shop/virtualmachines/app01", &vm)
+}
+
+var fileLine = regexp.MustCompile(`web01\.yaml:\d+:\d+: `)
+
+// (6) A broken intent: the Application shows virtc's error, with file and
+// line, as a ComparisonError, and nothing is synced; fixing it recovers.
+func (e *env) brokenIntent() {
+	vmPath := appDir + "/web01.yaml"
+	good := e.read(vmPath)
+	bad := strings.Replace(good, "runStrategy: Always", "runStrategy: Sometimes", 1)
+	if bad == good {
+		e.t.Fatal("web01.yaml: no runStrategy to break")
+	}
+	synced := e.app()
+	e.commit("web01: a broken runStrategy", map[string]string{vmPath: bad})
+	e.refresh()
+	a := e.waitApp("ComparisonError", func(a app) bool {
+		for _, c := range a.Status.Conditions {
+			if c.Type == "ComparisonError" && fileLine.MatchString(c.Message) && strings.Contains(c.Message, "runStrategy") {
+				return true
+			}
+		}
+		return false
+	})
+	e.t.Logf("broken intent: %s", a)
+	if len(a.Status.History) != len(synced.Status.History) {
+		e.t.Errorf("a broken intent was synced (history %d -> %d)", len(synced.Status.History), len(a.Status.History))
+	}
+	rev := e.commit("web01: runStrategy fixed", map[string]string{vmPath: good})
+	e.refresh()
+	e.waitApp("fixed intent", func(a app) bool {
+		return a.Status.Sync.Status == "Synced" && a.Status.Sync.Revision == rev && len(a.Status.Conditions) == 0
+	})
+}

@@ -1,0 +1,211 @@
+package argocd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/virtc/virtc/test/conformance"
+)
+
+// standIn writes the status that the controllers absent from the test
+// server would write, so that Argo CD's health checks see what they would
+// see in a cluster once the work is done: the persistent volume
+// controller binds claims (capacity follows a grown request), CDI
+// completes DataVolumes, KubeVirt starts VMs, OLM installs the
+// Subscription's CSV, HCO reports Available, Velero enables Schedules, the
+// job controller completes Jobs, and kube-controller-manager's garbage
+// collector removes the foregroundDeletion finalizer Argo CD's deletes
+// add (there are no dependents: no pods run here). It writes status only;
+// specs are Argo CD's.
+type standIn struct {
+	cp *conformance.ControlPlane
+}
+
+type item struct {
+	Metadata struct {
+		Name              string   `json:"name"`
+		Namespace         string   `json:"namespace"`
+		Generation        int64    `json:"generation"`
+		DeletionTimestamp string   `json:"deletionTimestamp"`
+		Finalizers        []string `json:"finalizers"`
+	} `json:"metadata"`
+	Spec   map[string]any `json:"spec"`
+	Status map[string]any `json:"status"`
+}
+
+// kinds the stand-in serves: list path prefix and resource path.
+type kindPath struct{ base, resource string }
+
+var (
+	pvcs          = kindPath{"/api/v1", "persistentvolumeclaims"}
+	dataVolumes   = kindPath{"/apis/cdi.kubevirt.io/v1beta1", "datavolumes"}
+	vms           = kindPath{"/apis/kubevirt.io/v1", "virtualmachines"}
+	subscriptions = kindPath{"/apis/operators.coreos.com/v1alpha1", "subscriptions"}
+	hcos          = kindPath{"/apis/hco.kubevirt.io/v1beta1", "hyperconvergeds"}
+	schedules     = kindPath{"/apis/velero.io/v1", "schedules"}
+	jobs          = kindPath{"/apis/batch/v1", "jobs"}
+)
+
+func (k kindPath) objectPath(it item) string {
+	if it.Metadata.Namespace == "" {
+		return fmt.Sprintf("%s/%s/%s", k.base, k.resource, it.Metadata.Name)
+	}
+	return fmt.Sprintf("%s/namespaces/%s/%s/%s", k.base, it.Metadata.Namespace, k.resource, it.Metadata.Name)
+}
+
+// run reconciles every interval until ctx ends; errors are retried (an
+// object may vanish between list and patch).
+func (s *standIn) run(ctx context.Context, errs chan error) {
+	for {
+		if err := s.once(ctx); err != nil && ctx.Err() == nil {
+			// keep the latest error
+			select {
+			case <-errs:
+			default:
+			}
+			select {
+			case errs <- err:
+			default:
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func (s *standIn) list(ctx context.Context, k kindPath) ([]item, error) {
+	data, err := s.cp.Get(ctx, k.base+"/"+k.resource)
+	if err != nil {
+		return nil, err
+	}
+	var l struct{ Items []item }
+	if err := json.Unmarshal(data, &l); err != nil {
+		return nil, err
+	}
+	return l.Items, nil
+}
+
+func (s *standIn) patchStatus(ctx context.Context, k kindPath, it item, status map[string]any) error {
+	body, err := json.Marshal(map[string]any{"status": status})
+	if err != nil {
+		return err
+	}
+	path := k.objectPath(it) + "/status"
+	if k == schedules {
+		// velero.io's Schedule CRD has no status subresource
+		path = k.objectPath(it)
+	}
+	_, err = s.cp.Do(ctx, "PATCH", path, "application/merge-patch+json", body)
+	return err
+}
+
+func condition(typ, status, reason, message string) map[string]any {
+	return map[string]any{
+		"type": typ, "status": status, "reason": reason, "message": message,
+		"lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
+	}
+}
+
+func (s *standIn) once(ctx context.Context) error {
+	now := time.Now().UTC().Format(time.RFC3339)
+	var failed []error
+	for _, k := range []kindPath{pvcs, dataVolumes, vms, subscriptions, hcos, schedules, jobs} {
+		items, err := s.list(ctx, k)
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			if it.Metadata.DeletionTimestamp != "" {
+				if slices.Contains(it.Metadata.Finalizers, "foregroundDeletion") {
+					// the garbage collector: no dependents, so the owner goes
+					body, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+						"finalizers": slices.DeleteFunc(slices.Clone(it.Metadata.Finalizers), func(f string) bool { return f == "foregroundDeletion" }),
+					}})
+					if _, err := s.cp.Do(ctx, "PATCH", k.objectPath(it), "application/merge-patch+json", body); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			status := s.want(k, it, now)
+			if status == nil {
+				continue
+			}
+			if err := s.patchStatus(ctx, k, it, status); err != nil {
+				failed = append(failed, err)
+			}
+		}
+	}
+	return errors.Join(failed...)
+}
+
+// want is the status to write, or nil when the live one is already it.
+func (s *standIn) want(k kindPath, it item, now string) map[string]any {
+	st := it.Status
+	switch k {
+	case pvcs:
+		resources, _ := it.Spec["resources"].(map[string]any)
+		requests, _ := resources["requests"].(map[string]any)
+		capacity, _ := st["capacity"].(map[string]any)
+		if st["phase"] == "Bound" && capacity != nil && capacity["storage"] == requests["storage"] {
+			return nil
+		}
+		return map[string]any{"phase": "Bound", "accessModes": it.Spec["accessModes"],
+			"capacity": map[string]any{"storage": requests["storage"]}}
+	case dataVolumes:
+		if st["phase"] == "Succeeded" {
+			return nil
+		}
+		return map[string]any{"phase": "Succeeded", "progress": "100.0%",
+			"conditions": []any{condition("Ready", "True", "", ""), condition("Bound", "True", "Bound", ""), condition("Running", "False", "Completed", "")}}
+	case vms:
+		stopped := it.Spec["running"] == false || it.Spec["runStrategy"] == "Halted"
+		if stopped {
+			if st["printableStatus"] == "Stopped" {
+				return nil
+			}
+			return map[string]any{"created": false, "ready": false, "printableStatus": "Stopped",
+				"conditions": []any{condition("Ready", "False", "VMINotExists", "VMI does not exist")}}
+		}
+		if st["printableStatus"] == "Running" {
+			return nil
+		}
+		return map[string]any{"created": true, "ready": true, "printableStatus": "Running",
+			"conditions": []any{condition("Ready", "True", "", "")}}
+	case subscriptions:
+		csv, _ := it.Spec["startingCSV"].(string)
+		if csv == "" || st["installedCSV"] == csv {
+			return nil
+		}
+		return map[string]any{"installedCSV": csv, "currentCSV": csv, "state": "AtLatestKnown", "lastUpdated": now}
+	case hcos:
+		if conds, _ := st["conditions"].([]any); len(conds) > 0 {
+			return nil
+		}
+		return map[string]any{"conditions": []any{
+			condition("Available", "True", "ReconcileCompleted", "Reconcile completed successfully"),
+			condition("Progressing", "False", "ReconcileCompleted", "Reconcile completed successfully"),
+			condition("Degraded", "False", "ReconcileCompleted", "Reconcile completed successfully"),
+		}}
+	case schedules:
+		if st["phase"] == "Enabled" {
+			return nil
+		}
+		return map[string]any{"phase": "Enabled"}
+	case jobs:
+		if st["completionTime"] != nil {
+			return nil
+		}
+		return map[string]any{"startTime": now, "completionTime": now, "succeeded": 1,
+			"conditions": []any{condition("SuccessCriteriaMet", "True", "CompletionsReached", "Reached expected number of succeeded pods"),
+				condition("Complete", "True", "CompletionsReached", "Reached expected number of succeeded pods")}}
+	}
+	return nil
+}
