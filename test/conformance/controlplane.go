@@ -112,26 +112,7 @@ type process struct {
 }
 
 func startProcess(dir, name, bin string, args ...string) (*process, error) {
-	logPath := filepath.Join(dir, name+".log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Dir = dir
-	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		logFile.Close()
-		close(p.done)
-	}()
-	return p, nil
+	return StartProcess(dir, name, bin, nil, args...)
 }
 
 func (p *process) exited() bool {
