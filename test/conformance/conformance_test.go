@@ -545,26 +545,7 @@ func checkChanges(t *testing.T, c *Cluster, steps []changeStep) int {
 		prev, cur := steps[i-1], steps[i]
 		t.Run(cur.name, func(t *testing.T) {
 			ctx := t.Context()
-			prevObjs, err := ParseObjects(prev.yaml)
-			if err != nil {
-				t.Fatal(err)
-			}
-			curObjs, err := ParseObjects(cur.yaml)
-			if err != nil {
-				t.Fatal(err)
-			}
-			all := union(prevObjs, curObjs)
-			var env []Object
-			t.Cleanup(func() {
-				ctx := context.WithoutCancel(ctx)
-				if err := c.Delete(ctx, all); err != nil {
-					t.Errorf("clean up: %v", err)
-				}
-				if err := c.Delete(ctx, env); err != nil {
-					t.Errorf("clean up: %v", err)
-				}
-			})
-			env = prepare(t, c, all)
+			prevObjs, curObjs := twoStates(t, c, prev.yaml, cur.yaml)
 			apply(t, c, "apply "+prev.name, prev.yaml)
 			apply(t, c, "apply "+cur.name+" over "+prev.name, cur.yaml)
 			if err := c.Delete(ctx, minus(prevObjs, curObjs)); err != nil {
@@ -574,7 +555,7 @@ func checkChanges(t *testing.T, c *Cluster, steps []changeStep) int {
 			checkEqual(t, curObjs, updated)
 			applied += len(prevObjs) + len(curObjs)
 
-			if err := c.Delete(ctx, all); err != nil {
+			if err := c.Delete(ctx, union(prevObjs, curObjs)); err != nil {
 				t.Fatal(err)
 			}
 			apply(t, c, "fresh apply "+cur.name, cur.yaml)
@@ -715,4 +696,32 @@ func checkRejections(t *testing.T, c *Cluster, version string) {
 func dirExists(dir string) bool {
 	st, err := os.Stat(dir)
 	return err == nil && st.IsDir()
+}
+
+// twoStates parses the outputs of two states applied one over the other,
+// provides what they need from the cluster (prepare) and removes both, and
+// what was provided, when the test ends.
+func twoStates(t *testing.T, c *Cluster, prev, cur []byte) (prevObjs, curObjs []Object) {
+	t.Helper()
+	prevObjs, err := ParseObjects(prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	curObjs, err = ParseObjects(cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := union(prevObjs, curObjs)
+	var env []Object
+	t.Cleanup(func() {
+		ctx := context.WithoutCancel(t.Context())
+		if err := c.Delete(ctx, all); err != nil {
+			t.Errorf("clean up: %v", err)
+		}
+		if err := c.Delete(ctx, env); err != nil {
+			t.Errorf("clean up: %v", err)
+		}
+	})
+	env = prepare(t, c, all)
+	return prevObjs, curObjs
 }

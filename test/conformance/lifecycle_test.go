@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"bytes"
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,26 +56,7 @@ func checkUpgrade(t *testing.T, c *Cluster, version string) int {
 	ctx := t.Context()
 	dir := filepath.Join(repoRoot, "golden", step)
 	prev, cur := build(t, filepath.Join(dir, "old")), build(t, filepath.Join(dir, "new"))
-	prevObjs, err := ParseObjects(prev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	curObjs, err := ParseObjects(cur)
-	if err != nil {
-		t.Fatal(err)
-	}
-	all := union(prevObjs, curObjs)
-	var env []Object
-	t.Cleanup(func() {
-		ctx := context.WithoutCancel(ctx)
-		if err := c.Delete(ctx, all); err != nil {
-			t.Errorf("clean up: %v", err)
-		}
-		if err := c.Delete(ctx, env); err != nil {
-			t.Errorf("clean up: %v", err)
-		}
-	})
-	env = prepare(t, c, all)
+	prevObjs, curObjs := twoStates(t, c, prev, cur)
 	apply(t, c, "apply "+step+"/old", prev)
 	if len(hooks(prevObjs)) != 2 {
 		t.Fatalf("%s/old: %d hooks, want the two approver Jobs", step, len(hooks(prevObjs)))
