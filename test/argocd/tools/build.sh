@@ -4,8 +4,9 @@
 # version, so that later runs take seconds:
 #
 #   $VIRTC_TOOLS_CACHE/argocd-$ARGOCD_VERSION/argocd       one binary that acts
-#       by argv[0]; argocd-repo-server, argocd-cmp-server and
-#       argocd-application-controller are symlinks to it
+#       by argv[0]; argocd-repo-server, argocd-cmp-server,
+#       argocd-application-controller and argocd-applicationset-controller
+#       are symlinks to it
 #   $VIRTC_TOOLS_CACHE/argocd-$ARGOCD_VERSION/git-verify-wrapper.sh
 #       (the repo-server needs it on its PATH; from the module's hack/)
 #   $VIRTC_TOOLS_CACHE/argocd-$ARGOCD_VERSION/crds/        Application,
@@ -16,7 +17,7 @@
 # github.com/argoproj/argo-cd/v3 and github.com/argoproj/argo-cd/gitops-engine/v3
 # at the same version, copies argo-cd's other replace lines (the k8s.io
 # modules) and has a main of its own that dispatches on argv[0] like
-# argo-cd's cmd/main.go, for the three commands the e2e needs. argo-cd
+# argo-cd's cmd/main.go, for the four commands the e2e needs. argo-cd
 # v3.6.1 needs Go 1.27 (GOTOOLCHAIN, fetched through the module proxy).
 # Measured: 24m47s wall (4m56s CPU) with -p 1 under a load of 13 on 2 cores,
 # cold; 6m35s with the build cache of that first build.
@@ -34,7 +35,10 @@ export CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off GOTOOLCHAIN="$ARGOCD_GO"
 
 log() { echo "argocd-tools: $*" >&2; }
 
-if [ -x "$out/argocd" ] && [ -f "$out/git-verify-wrapper.sh" ] && [ -f "$out/crds/application-crd.yaml" ]; then
+# A cache is complete with every command the e2e runs (an older one without
+# the ApplicationSet controller is rebuilt).
+if [ -x "$out/argocd" ] && [ -L "$out/argocd-applicationset-controller" ] &&
+  [ -f "$out/git-verify-wrapper.sh" ] && [ -f "$out/crds/application-crd.yaml" ]; then
   log "Argo CD $ARGOCD_VERSION cached in $out"
   echo "$out"
   exit 0
@@ -47,8 +51,9 @@ log "building Argo CD $ARGOCD_VERSION with $ARGOCD_GO in $dir (cold: about 25 mi
 cd "$dir"
 "$GO" mod init virtc.local/tools/argocd >/dev/null 2>&1
 cat >main.go <<'GO'
-// Command argocd is Argo CD's repo-server, CMP server and application
-// controller in one binary that acts by its name, as argo-cd's cmd/main.go.
+// Command argocd is Argo CD's repo-server, CMP server, application
+// controller and ApplicationSet controller in one binary that acts by its
+// name, as argo-cd's cmd/main.go.
 package main
 
 import (
@@ -58,6 +63,7 @@ import (
 	"github.com/spf13/cobra"
 
 	appcontroller "github.com/argoproj/argo-cd/v3/cmd/argocd-application-controller/commands"
+	appset "github.com/argoproj/argo-cd/v3/cmd/argocd-applicationset-controller/commands"
 	cmpserver "github.com/argoproj/argo-cd/v3/cmd/argocd-cmp-server/commands"
 	reposerver "github.com/argoproj/argo-cd/v3/cmd/argocd-repo-server/commands"
 )
@@ -71,12 +77,14 @@ func main() {
 	switch name {
 	case "argocd-application-controller":
 		c = appcontroller.NewCommand()
+	case "argocd-applicationset-controller":
+		c = appset.NewCommand()
 	case "argocd-cmp-server":
 		c = cmpserver.NewCommand()
 	case "argocd-repo-server":
 		c = reposerver.NewCommand()
 	default:
-		os.Stderr.WriteString("argocd: run as argocd-repo-server, argocd-cmp-server or argocd-application-controller\n")
+		os.Stderr.WriteString("argocd: run as argocd-repo-server, argocd-cmp-server, argocd-application-controller or argocd-applicationset-controller\n")
 		os.Exit(2)
 	}
 	if err := c.Execute(); err != nil {
@@ -95,7 +103,7 @@ awk '$2 == "=>" && $4 ~ /^v/ { print $1 "=" $3 "@" $4 }
 nice -n 15 "$GO" build -o argocd .
 mkdir -p "$out.tmp/crds"
 cp argocd "$out.tmp/argocd"
-for n in argocd-repo-server argocd-cmp-server argocd-application-controller; do
+for n in argocd-repo-server argocd-cmp-server argocd-application-controller argocd-applicationset-controller; do
   ln -sf argocd "$out.tmp/$n"
 done
 install -m 0755 "$src/hack/git-verify-wrapper.sh" "$out.tmp/git-verify-wrapper.sh"
