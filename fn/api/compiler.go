@@ -24,10 +24,9 @@ type CompilerSpec struct {
 	// NoDefaultCatalog leaves the embedded default catalog out, like
 	// `virtc build --no-default-catalog`.
 	NoDefaultCatalog bool `json:"noDefaultCatalog,omitempty"`
-	// Scope limits the output to one scope's objects, like `virtc build
-	// --scope`: all (the default), platform, tenants or vms. Everything is
-	// still read and checked.
-	Scope string `json:"scope,omitempty" enum:"all,platform,tenants,vms"`
+	// Scope limits the output to some scopes' objects, like `virtc build
+	// --scope` (the default: all). Everything is still read and checked.
+	Scope string `json:"scope,omitempty" pattern:"^(all|platform|tenants|vms)(,(all|platform|tenants|vms))*$" hint:"all, platform, tenants or vms, or several of them separated by commas (platform,tenants)"`
 	// ExtStr are Jsonnet external variables, like `virtc build --ext-str
 	// key=value`.
 	ExtStr map[string]string `json:"extStr,omitempty"`

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/virtc/virtc/fn/compile"
@@ -50,7 +49,7 @@ func compileArgsFlags(name string, args []string, where place, stderr io.Writer)
 	noDefaults := fs.Bool("no-default-catalog", false, "use only catalog entries from the inputs, not the embedded default catalog")
 	var catalogs stringList
 	fs.Var(&catalogs, "catalog", "a catalog file or directory to read besides the PATHs (repeatable)")
-	scope := fs.String("scope", "all", "print only one scope's objects: "+strings.Join(emit.ScopeNames(), ", ")+" (everything is still checked)")
+	scope := fs.String("scope", "all", "print only these scopes' objects: "+emit.ScopeHelp+" (everything is still checked)")
 	extVars := addJsonnetFlags(fs)
 	prof := addProfileFlags(fs)
 	asOf := addAsOfFlag(fs)
@@ -70,7 +69,7 @@ func compileArgsFlags(name string, args []string, where place, stderr io.Writer)
 	}
 	scopes, known := emit.ParseScope(*scope)
 	if !known {
-		fmt.Fprintf(stderr, "virtc %s: unknown scope %q (one of %s)\n", name, *scope, strings.Join(emit.ScopeNames(), ", "))
+		fmt.Fprintf(stderr, "virtc %s: unknown scope %q (%s)\n", name, *scope, emit.ScopeHelp)
 		return compile.Result{}, bf, ExitUsage, false
 	}
 	ext, err := extVars()

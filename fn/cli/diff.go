@@ -51,7 +51,7 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	noDefaults := fs.Bool("no-default-catalog", false, "use only catalog entries from the inputs, not the embedded default catalog")
 	var catalogs stringList
 	fs.Var(&catalogs, "catalog", "a catalog file or directory to read besides the PATHs, on both sides (repeatable)")
-	scope := fs.String("scope", "all", "compare only one scope's objects: "+strings.Join(emit.ScopeNames(), ", ")+" (everything is still checked)")
+	scope := fs.String("scope", "all", "compare only these scopes' objects: "+emit.ScopeHelp+" (everything is still checked)")
 	var extStr stringList
 	fs.Var(&extStr, "ext-str", "an external variable key=value for Jsonnet inputs, on both sides (repeatable)")
 	liveExport := fs.String("live", "", "compare PATHs (default .) with the live objects of this export (oc get vm,dv,pvc,nad -o yaml; - for stdin) instead of another tree")
@@ -72,7 +72,7 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	scopes, known := emit.ParseScope(*scope)
 	if !known {
-		return usage("unknown --scope %q (one of %s)", *scope, strings.Join(emit.ScopeNames(), ", "))
+		return usage("unknown --scope %q (%s)", *scope, emit.ScopeHelp)
 	}
 	ext, err := jsonnet.ParseExtStr(extStr)
 	if err != nil {

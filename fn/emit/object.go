@@ -6,6 +6,7 @@ package emit
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/virtc/virtc/fn/par"
 )
@@ -32,13 +33,28 @@ var scopeNames = map[string][]Scope{
 	"vms":      {VMScope},
 }
 
-// ScopeNames lists the names ParseScope accepts.
-func ScopeNames() []string { return []string{"all", "platform", "tenants", "vms"} }
+// ScopeHelp says in words what ParseScope accepts.
+const ScopeHelp = "all, platform, tenants or vms, or several of them separated by commas (platform,tenants)"
 
-// ParseScope returns the scopes a --scope value selects.
-func ParseScope(name string) ([]Scope, bool) {
-	s, ok := scopeNames[name]
-	return s, ok
+// ParseScope returns the scopes a --scope value selects: one name of
+// ScopeNames, or several separated by commas (a platform team's Application
+// holds platform,tenants, the tenants' holds vms), in the order of the
+// Scope constants.
+func ParseScope(value string) ([]Scope, bool) {
+	var out []Scope
+	for name := range strings.SplitSeq(value, ",") {
+		s, ok := scopeNames[name]
+		if !ok {
+			return nil, false
+		}
+		for _, sc := range s {
+			if !slices.Contains(out, sc) {
+				out = append(out, sc)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, true
 }
 
 // Object is one generated Kubernetes object.

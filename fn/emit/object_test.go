@@ -27,3 +27,28 @@ func TestSortOrder(t *testing.T) {
 		t.Errorf("order\n%v\nwant\n%v", got, want)
 	}
 }
+
+func TestParseScope(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []Scope
+	}{
+		{"all", []Scope{Cluster, TenantScope, VMScope}},
+		{"platform", []Scope{Cluster}},
+		{"tenants", []Scope{TenantScope}},
+		{"vms", []Scope{VMScope}},
+		{"platform,tenants", []Scope{Cluster, TenantScope}},
+		{"vms,platform", []Scope{Cluster, VMScope}},
+		{"tenants,all,tenants", []Scope{Cluster, TenantScope, VMScope}},
+	} {
+		got, ok := ParseScope(tc.in)
+		if !ok || !slices.Equal(got, tc.want) {
+			t.Errorf("ParseScope(%q) = %v, %t; want %v", tc.in, got, ok, tc.want)
+		}
+	}
+	for _, in := range []string{"", "vm", "platform,", ",vms", "platform, tenants", "Platform", "platform;tenants"} {
+		if got, ok := ParseScope(in); ok {
+			t.Errorf("ParseScope(%q) = %v, want refused", in, got)
+		}
+	}
+}

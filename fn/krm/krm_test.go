@@ -193,7 +193,8 @@ func TestTransformerEqualsBuild(t *testing.T) {
 	}
 }
 
-// TestScopeEqualsBuild: spec.scope selects objects like virtc build --scope.
+// TestScopeEqualsBuild: spec.scope selects objects like virtc build --scope,
+// one scope or a list.
 func TestScopeEqualsBuild(t *testing.T) {
 	t.Chdir(filepath.Join("..", "..", "examples", "kustomize-transformer"))
 	dir := "."
@@ -201,20 +202,25 @@ func TestScopeEqualsBuild(t *testing.T) {
 	for _, f := range []string{"tenant.yaml", "web01.yaml", "db01.yaml"} {
 		items = append(items, withAnnotations(t, filepath.Join(dir, f), map[string]string{"internal.config.kubernetes.io/path": f}))
 	}
-	out, stderr, code := run(t, resourceList(t, "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: virtc}\nspec: {scope: vms}\n", items...))
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
-	want := build(t, "--scope", "vms", dir)
-	if !slices.ContainsFunc(want, func(o map[string]any) bool { return o["kind"] == "VirtualMachine" }) {
-		t.Fatal("virtc build --scope vms printed no VirtualMachine")
-	}
-	if diff := cmp.Diff(want, out.Items[3:]); diff != "" {
-		t.Errorf("KRM output differs from virtc build --scope vms (-build +fn):\n%s", diff)
-	}
-	for _, o := range out.Items[3:] {
-		if o["kind"] == "Namespace" || o["kind"] == "ResourceQuota" {
-			t.Errorf("scope vms emitted a %s", o["kind"])
+	for _, tc := range []struct{ scope, has, hasNot string }{
+		{"vms", "VirtualMachine", "Namespace"},
+		{"tenants,platform", "Namespace", "VirtualMachine"},
+	} {
+		out, stderr, code := run(t, resourceList(t, "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: virtc}\nspec: {scope: \""+tc.scope+"\"}\n", items...))
+		if code != 0 {
+			t.Fatalf("scope %s: exit %d\n%s", tc.scope, code, stderr)
+		}
+		want := build(t, "--scope", tc.scope, dir)
+		if !slices.ContainsFunc(want, func(o map[string]any) bool { return o["kind"] == tc.has }) {
+			t.Fatalf("virtc build --scope %s printed no %s", tc.scope, tc.has)
+		}
+		if diff := cmp.Diff(want, out.Items[3:]); diff != "" {
+			t.Errorf("KRM output differs from virtc build --scope %s (-build +fn):\n%s", tc.scope, diff)
+		}
+		for _, o := range out.Items[3:] {
+			if o["kind"] == tc.hasNot {
+				t.Errorf("scope %s emitted a %s", tc.scope, o["kind"])
+			}
 		}
 	}
 }
@@ -323,7 +329,9 @@ func TestConfigErrors(t *testing.T) {
 		{"wrong type", "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: x}\nspec:\n  noDefaultCatalog: yes please\n",
 			"functionConfig: spec.noDefaultCatalog: must be true or false"},
 		{"unknown scope", "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: x}\nspec:\n  scope: vm\n",
-			`functionConfig: spec.scope: "vm" is not one of all, platform, tenants, vms (did you mean "vms"?)`},
+			`functionConfig: spec.scope: invalid value "vm": all, platform, tenants or vms, or several of them separated by commas (platform,tenants)`},
+		{"unknown scope in a list", "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: x}\nspec:\n  scope: platform,vm\n",
+			`functionConfig: spec.scope: invalid value "platform,vm": all, platform, tenants or vms, or several of them separated by commas (platform,tenants)`},
 		{"other kind", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
 			`functionConfig: kind: expected apiVersion virtc.dev/v1alpha1, kind Compiler (got apiVersion "v1", kind "ConfigMap")`},
 		{"missing path", "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: x}\nspec:\n  paths: [does-not-exist]\n",
