@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,9 +110,63 @@ func readPlugin(t *testing.T) plugin {
 	return p
 }
 
+// generator is the part of an ApplicationSet generator this test renders:
+// git directories, a list, or a matrix of those.
+type generator struct {
+	Git *struct {
+		Directories []struct {
+			Path string `yaml:"path"`
+		} `yaml:"directories"`
+	} `yaml:"git"`
+	List *struct {
+		Elements []map[string]string `yaml:"elements"`
+	} `yaml:"list"`
+	Matrix *struct {
+		Generators []generator `yaml:"generators"`
+	} `yaml:"matrix"`
+}
+
+// params are the parameter sets a generator makes, as the ApplicationSet
+// controller's go templates see them (path.path and path.basename for a
+// git directory, the element's keys for a list, the union of one set of
+// each child for a matrix: argo-cd v3.6.1 applicationset/generators).
+func (g generator) params(t *testing.T) []map[string]string {
+	t.Helper()
+	switch {
+	case g.Git != nil:
+		var out []map[string]string
+		for _, d := range g.Git.Directories {
+			matches, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(d.Path)))
+			if err != nil || len(matches) == 0 {
+				t.Fatalf("the ApplicationSet's directory pattern %s matches nothing", d.Path)
+			}
+			for _, m := range matches {
+				rel, _ := filepath.Rel(root, m)
+				rel = filepath.ToSlash(rel)
+				out = append(out, map[string]string{"path.path": rel, "path.basename": filepath.Base(rel)})
+			}
+		}
+		return out
+	case g.List != nil:
+		return g.List.Elements
+	case g.Matrix != nil && len(g.Matrix.Generators) == 2:
+		var out []map[string]string
+		for _, a := range g.Matrix.Generators[0].params(t) {
+			for _, b := range g.Matrix.Generators[1].params(t) {
+				m := maps.Clone(a)
+				maps.Copy(m, b)
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	t.Fatal("the ApplicationSet has a generator this test does not render")
+	return nil
+}
+
 // applications returns the example Applications that use the plugin: the
-// Application itself and those the ApplicationSet's git directory generator
-// makes, rendered as Argo CD would for this repository.
+// Application itself and those the ApplicationSet's generators make,
+// rendered as Argo CD would for this repository.
 func applications(t *testing.T) []application {
 	t.Helper()
 	dir := filepath.Join(root, "examples", "argocd")
@@ -121,14 +176,8 @@ func applications(t *testing.T) []application {
 
 	var set struct {
 		Spec struct {
-			Generators []struct {
-				Git struct {
-					Directories []struct {
-						Path string `yaml:"path"`
-					} `yaml:"directories"`
-				} `yaml:"git"`
-			} `yaml:"generators"`
-			Template yaml.Node `yaml:"template"`
+			Generators []generator `yaml:"generators"`
+			Template   yaml.Node   `yaml:"template"`
 		} `yaml:"spec"`
 	}
 	readYAML(t, filepath.Join(dir, "applicationset.yaml"), &set)
@@ -137,24 +186,20 @@ func applications(t *testing.T) []application {
 		t.Fatal(err)
 	}
 	for _, g := range set.Spec.Generators {
-		for _, d := range g.Git.Directories {
-			matches, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(d.Path)))
-			if err != nil || len(matches) == 0 {
-				t.Fatalf("the ApplicationSet's directory pattern %s matches nothing", d.Path)
+		for _, p := range g.params(t) {
+			var pairs []string
+			for _, k := range slices.Sorted(maps.Keys(p)) {
+				pairs = append(pairs, "{{."+k+"}}", p[k])
 			}
-			for _, m := range matches {
-				rel, _ := filepath.Rel(root, m)
-				rel = filepath.ToSlash(rel)
-				r := strings.NewReplacer("{{.path.path}}", rel, "{{.path.basename}}", filepath.Base(rel))
-				var a application
-				if err := yaml.Unmarshal([]byte(r.Replace(string(tmpl))), &a); err != nil {
-					t.Fatal(err)
-				}
-				if strings.Contains(r.Replace(string(tmpl)), "{{") {
-					t.Fatalf("template has a field this test does not render:\n%s", tmpl)
-				}
-				apps = append(apps, a)
+			rendered := strings.NewReplacer(pairs...).Replace(string(tmpl))
+			if strings.Contains(rendered, "{{") {
+				t.Fatalf("template has a field this test does not render:\n%s", rendered)
 			}
+			var a application
+			if err := yaml.Unmarshal([]byte(rendered), &a); err != nil {
+				t.Fatal(err)
+			}
+			apps = append(apps, a)
 		}
 	}
 	return apps
@@ -274,23 +319,44 @@ func generate(t *testing.T, p plugin, app application, repo string) (int, string
 	return code, stdout.String(), stderr.String()
 }
 
-// deployedBuild is the line of examples/builds.txt for dir (a folder under
-// examples/, slashes): the `virtc build` arguments, run in dir, whose output
-// the example deploys; nil for a folder that is not a virtc build. The
-// same list selects what test/admission and test/conformance check.
-func deployedBuild(t *testing.T, dir string) []string {
+// deployedBuilds are the lines of examples/builds.txt for dir (a folder
+// under examples/, slashes): the `virtc build` arguments, run in dir, whose
+// output the example deploys, one per Application that deploys it; nil
+// for a folder that is not a virtc build. The same list selects what
+// test/admission and test/conformance check.
+func deployedBuilds(t *testing.T, dir string) [][]string {
 	t.Helper()
 	builds, err := examples.Builds(root)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var out [][]string
+	found := false
 	for _, b := range builds {
 		if b.Dir == dir {
-			return b.Args
+			found = true
+			if b.Args != nil {
+				out = append(out, b.Args)
+			}
 		}
 	}
-	t.Fatalf("examples/%s has no line in examples/builds.txt", dir)
-	return nil
+	if !found {
+		t.Fatalf("examples/%s has no line in examples/builds.txt", dir)
+	}
+	return out
+}
+
+// deployedBuild is the one line of examples/builds.txt for dir.
+func deployedBuild(t *testing.T, dir string) []string {
+	t.Helper()
+	builds := deployedBuilds(t, dir)
+	if len(builds) > 1 {
+		t.Fatalf("examples/builds.txt has %d builds of %s, want one", len(builds), dir)
+	}
+	if len(builds) == 0 {
+		return nil
+	}
+	return builds[0]
 }
 
 // checkoutBuild is `virtc build` in dir of a repository copy at repo, as it
@@ -302,12 +368,17 @@ func checkoutBuild(t *testing.T, repo, dir string, args ...string) string {
 
 // TestCMPContract runs plugin.yaml's generate for every example
 // Application as Argo CD would, and compares the manifests with virtc
-// build.
+// build: each Application's with one of the builds examples/builds.txt
+// names for its path, and every build named there for an Application's
+// path with some Application's.
 func TestCMPContract(t *testing.T) {
 	p := readPlugin(t)
 	var names []string
+	deployed := map[string]bool{} // dir and arguments of each builds.txt line an Application deploys
 	for _, app := range applications(t) {
 		names = append(names, app.Metadata.Name)
+		dir := strings.TrimPrefix(app.Spec.Source.Path, "examples/")
+		builds := deployedBuilds(t, dir)
 		t.Run(app.Metadata.Name, func(t *testing.T) {
 			pl := app.Spec.Source.Plugin
 			if pl == nil {
@@ -317,37 +388,66 @@ func TestCMPContract(t *testing.T) {
 				t.Errorf("plugin name %q; with spec.version set, Argo CD knows the plugin as %q", pl.Name, want)
 			}
 			repo := repoCopy(t)
-			dir := filepath.Join(repo, filepath.FromSlash(app.Spec.Source.Path))
-			if m, _ := filepath.Glob(filepath.Join(dir, p.Spec.Discover.FileName)); len(m) == 0 {
+			appDir := filepath.Join(repo, filepath.FromSlash(app.Spec.Source.Path))
+			if m, _ := filepath.Glob(filepath.Join(appDir, p.Spec.Discover.FileName)); len(m) == 0 {
 				t.Errorf("discover.fileName %q does not match in %s", p.Spec.Discover.FileName, app.Spec.Source.Path)
 			}
 			code, stdout, stderr := generate(t, p, app, repo)
 			if code != 0 {
 				t.Fatalf("generate exit %d\n%s", code, stderr)
 			}
-			// the build examples/builds.txt names for the app's path
-			args := deployedBuild(t, strings.TrimPrefix(app.Spec.Source.Path, "examples/"))
-			if args == nil {
+			if len(builds) == 0 {
 				t.Fatalf("examples/builds.txt says %s is not a virtc build", app.Spec.Source.Path)
 			}
 			// The copy has no .git, as when the repo server leaves it out
 			// (ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS); the plugin still
 			// records the sources a build in a checkout records, from the
 			// repository's top (ARGOCD_APP_SOURCE_PATH tells where that is).
-			if want := checkoutBuild(t, repo, dir, args...); stdout != want {
-				t.Errorf("generate output differs from virtc build %s:\n%s", strings.Join(args, " "), gocmp.Diff(want, stdout))
+			var tried []string
+			matched := false
+			for _, args := range builds {
+				want := checkoutBuild(t, repo, appDir, args...)
+				if stdout == want {
+					matched = true
+					deployed[dir+" "+strings.Join(args, " ")] = true
+					break
+				}
+				tried = append(tried, "virtc build "+strings.Join(args, " ")+":\n"+gocmp.Diff(want, stdout))
 			}
-			if !strings.Contains(stdout, "kind: VirtualMachine\n") {
-				t.Error("no VirtualMachine in the manifests")
+			if !matched {
+				t.Errorf("generate output is none of the builds examples/builds.txt names for %s:\n%s", dir, strings.Join(tried, "\n"))
 			}
-			if !strings.Contains(stdout, "kind: ConfigMap\nmetadata:\n  labels:\n    app.kubernetes.io/component: warnings\n") {
-				t.Error("no warnings ConfigMap in the manifests (the warnings-configmap parameter)")
+			var scope, warnings string
+			for _, prm := range pl.Parameters {
+				if prm.String != nil && prm.Name == "scope" {
+					scope = *prm.String
+				}
+				if prm.String != nil && prm.Name == "warnings-configmap" {
+					warnings = *prm.String
+				}
+			}
+			vms := scope == "" || strings.Contains(scope, "vms") || strings.Contains(scope, "all")
+			if got := strings.Contains(stdout, "kind: VirtualMachine\n"); got != vms {
+				t.Errorf("a VirtualMachine in the manifests: %t, want %t (scope %q)", got, vms, scope)
+			}
+			cm := strings.Contains(stdout, "kind: ConfigMap\nmetadata:\n  labels:\n    app.kubernetes.io/component: warnings\n")
+			if cm != (warnings != "") {
+				t.Errorf("a warnings ConfigMap in the manifests: %t, want %t (warnings-configmap %q)", cm, warnings != "", warnings)
 			}
 		})
 	}
 	slices.Sort(names)
-	if want := []string{"virtc-east", "virtc-in-cluster", "virtc-west"}; !slices.Equal(names, want) {
+	if want := []string{"virtc-east-platform", "virtc-east-vms", "virtc-in-cluster", "virtc-west-platform", "virtc-west-vms"}; !slices.Equal(names, want) {
 		t.Errorf("example Applications %q, want %q", names, want)
+	}
+	builds, err := examples.Builds(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range builds {
+		if strings.HasPrefix(b.Dir, "argocd/clusters/") && !deployed[b.Dir+" "+strings.Join(b.Args, " ")] {
+			t.Errorf("examples/builds.txt: %s %s is no example Application's build", b.Dir, strings.Join(b.Args, " "))
+		}
 	}
 }
 
