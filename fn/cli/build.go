@@ -50,6 +50,7 @@ func compileArgsFlags(name string, args []string, where place, stderr io.Writer)
 	var catalogs stringList
 	fs.Var(&catalogs, "catalog", "a catalog file or directory to read besides the PATHs (repeatable)")
 	scope := fs.String("scope", "all", "print only these scopes' objects: "+emit.ScopeHelp+" (everything is still checked)")
+	tenant := fs.String("tenant", "", "print only this tenant's objects: its namespace's, its Namespace and its backup Schedules (everything is still checked)")
 	extVars := addJsonnetFlags(fs)
 	prof := addProfileFlags(fs)
 	asOf := addAsOfFlag(fs)
@@ -87,7 +88,7 @@ func compileArgsFlags(name string, args []string, where place, stderr io.Writer)
 	diags := &diag.List{}
 	jopts := jsonnet.Options{ExtStr: ext}
 	docs := source.Read(append(append([]string{}, catalogs...), paths...), source.Options{Evaluate: jopts.Evaluate, Base: where.base}, diags)
-	opts := compile.Options{Scopes: scopes, AsOf: asOfDate}
+	opts := compile.Options{Scopes: scopes, Tenant: *tenant, AsOf: asOfDate}
 	opts.Catalog.NoDefaults = *noDefaults
 	return compile.Compile(docs, opts, diags), bf, 0, true
 }

@@ -115,6 +115,9 @@ func SpecArgs(s krm.Spec) (flags, paths []string) {
 	if s.Scope != "" {
 		flags = append(flags, "--scope="+s.Scope)
 	}
+	if s.Tenant != "" {
+		flags = append(flags, "--tenant="+s.Tenant)
+	}
 	for _, k := range slices.Sorted(maps.Keys(s.ExtStr)) {
 		flags = append(flags, "--ext-str="+k+"="+s.ExtStr[k])
 	}

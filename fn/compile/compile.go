@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/diag"
@@ -24,6 +26,12 @@ type Options struct {
 	// Scopes limit the output to objects of these scopes (all when empty).
 	// Everything is still read and checked.
 	Scopes []emit.Scope
+	// Tenant limits the output to one tenant's objects: those in its
+	// namespace and those labelled virtc.dev/tenant with its name (its
+	// Namespace, its backup Schedules in openshift-adp). Empty: all.
+	// Everything is still read and checked; a tenant the inputs do not
+	// have is an error.
+	Tenant string
 	// PassThrough keeps documents that are not virtc objects in
 	// Result.Other instead of reporting them (KRM function mode).
 	PassThrough bool
@@ -62,12 +70,22 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 	}
 	res.Model = m
 	policy.Check(m, diags)
+	if opts.Tenant != "" && !slices.ContainsFunc(m.Tenants, func(t *resolve.Tenant) bool { return t.Name == opts.Tenant }) {
+		names := make([]string, len(m.Tenants))
+		for i, t := range m.Tenants {
+			names[i] = t.Name
+		}
+		diags.Errorf(diag.Pos{File: "<inputs>"}, "", "--tenant (spec.tenant): %s", diag.UnknownName("tenant", opts.Tenant, names))
+	}
 	if diags.HasErrors() {
 		return res
 	}
 	objs := render.All(m, render.Options{})
 	if len(opts.Scopes) > 0 {
 		objs = slices.DeleteFunc(objs, func(o emit.Object) bool { return !slices.Contains(opts.Scopes, o.Scope) })
+	}
+	if opts.Tenant != "" {
+		objs = slices.DeleteFunc(objs, func(o emit.Object) bool { return !ofTenant(o, opts.Tenant) })
 	}
 	emit.Sort(objs)
 	out, err := emit.Write(objs)
@@ -77,4 +95,15 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 	}
 	res.Objects, res.YAML = objs, out
 	return res
+}
+
+// ofTenant reports whether o is one of tenant's objects: in its namespace,
+// or labelled with it (its Namespace; its Schedules, which live in
+// openshift-adp).
+func ofTenant(o emit.Object, tenant string) bool {
+	if o.Namespace == tenant {
+		return true
+	}
+	acc, err := meta.Accessor(o.Body)
+	return err == nil && acc.GetLabels()[render.LabelTenant] == tenant
 }

@@ -128,6 +128,7 @@ func compileList(rnItems []*kyaml.RNode, fc *kyaml.RNode, diags *diag.List) ([]b
 	if cfg.Scope != "" {
 		opts.Scopes, _ = emit.ParseScope(cfg.Scope)
 	}
+	opts.Tenant = cfg.Tenant
 	res := compile.Compile(docs, opts, diags)
 	for _, d := range res.Other {
 		// Items that are not virtc objects never reach the compiler; these

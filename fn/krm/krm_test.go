@@ -193,8 +193,8 @@ func TestTransformerEqualsBuild(t *testing.T) {
 	}
 }
 
-// TestScopeEqualsBuild: spec.scope selects objects like virtc build --scope,
-// one scope or a list.
+// TestScopeEqualsBuild: spec.scope and spec.tenant select objects like
+// virtc build --scope and --tenant, one scope or a list.
 func TestScopeEqualsBuild(t *testing.T) {
 	t.Chdir(filepath.Join("..", "..", "examples", "kustomize-transformer"))
 	dir := "."
@@ -202,15 +202,16 @@ func TestScopeEqualsBuild(t *testing.T) {
 	for _, f := range []string{"tenant.yaml", "web01.yaml", "db01.yaml"} {
 		items = append(items, withAnnotations(t, filepath.Join(dir, f), map[string]string{"internal.config.kubernetes.io/path": f}))
 	}
-	for _, tc := range []struct{ scope, has, hasNot string }{
-		{"vms", "VirtualMachine", "Namespace"},
-		{"tenants,platform", "Namespace", "VirtualMachine"},
+	for _, tc := range []struct{ scope, tenant, has, hasNot string }{
+		{"vms", "", "VirtualMachine", "Namespace"},
+		{"tenants,platform", "", "Namespace", "VirtualMachine"},
+		{"all", "payments", "VirtualMachine", ""},
 	} {
-		out, stderr, code := run(t, resourceList(t, "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: virtc}\nspec: {scope: \""+tc.scope+"\"}\n", items...))
+		out, stderr, code := run(t, resourceList(t, "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: virtc}\nspec: {scope: \""+tc.scope+"\", tenant: \""+tc.tenant+"\"}\n", items...))
 		if code != 0 {
 			t.Fatalf("scope %s: exit %d\n%s", tc.scope, code, stderr)
 		}
-		want := build(t, "--scope", tc.scope, dir)
+		want := build(t, "--scope", tc.scope, "--tenant", tc.tenant, dir)
 		if !slices.ContainsFunc(want, func(o map[string]any) bool { return o["kind"] == tc.has }) {
 			t.Fatalf("virtc build --scope %s printed no %s", tc.scope, tc.has)
 		}
@@ -218,7 +219,7 @@ func TestScopeEqualsBuild(t *testing.T) {
 			t.Errorf("KRM output differs from virtc build --scope %s (-build +fn):\n%s", tc.scope, diff)
 		}
 		for _, o := range out.Items[3:] {
-			if o["kind"] == tc.hasNot {
+			if tc.hasNot != "" && o["kind"] == tc.hasNot {
 				t.Errorf("scope %s emitted a %s", tc.scope, o["kind"])
 			}
 		}
@@ -332,6 +333,8 @@ func TestConfigErrors(t *testing.T) {
 			`functionConfig: spec.scope: invalid value "vm": all, platform, tenants or vms, or several of them separated by commas (platform,tenants)`},
 		{"unknown scope in a list", "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: x}\nspec:\n  scope: platform,vm\n",
 			`functionConfig: spec.scope: invalid value "platform,vm": all, platform, tenants or vms, or several of them separated by commas (platform,tenants)`},
+		{"unknown tenant", "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: x}\nspec:\n  tenant: paymnets\n",
+			`--tenant (spec.tenant): unknown tenant "paymnets"; did you mean "payments"?`},
 		{"other kind", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
 			`functionConfig: kind: expected apiVersion virtc.dev/v1alpha1, kind Compiler (got apiVersion "v1", kind "ConfigMap")`},
 		{"missing path", "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata: {name: x}\nspec:\n  paths: [does-not-exist]\n",

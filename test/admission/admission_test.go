@@ -56,9 +56,9 @@ var goldenControlFiles = map[string]bool{
 	"command": true, "expected.txt": true, "exit": true, "README": true,
 }
 
-// scopeContext is, for a golden built with --scope, the whole output of
-// the same inputs (`virtc build` without --scope): a scoped part is applied
-// to a cluster that holds the other parts.
+// scopeContext is, for a golden built with --scope or --tenant, the whole
+// output of the same inputs (`virtc build` without either): a scoped part is
+// applied to a cluster that holds the other parts.
 func scopeContext(t *testing.T, bin, dir string) []byte {
 	flags, ok := readOptional(t, filepath.Join(dir, "flags"))
 	if !ok {
@@ -69,10 +69,11 @@ func scopeContext(t *testing.T, bin, dir string) []byte {
 	scoped := false
 	for i := 0; i < len(fields); i++ {
 		switch {
-		case fields[i] == "--scope" || fields[i] == "-scope":
+		case fields[i] == "--scope" || fields[i] == "-scope" || fields[i] == "--tenant" || fields[i] == "-tenant":
 			scoped = true
 			i++
-		case strings.HasPrefix(fields[i], "--scope=") || strings.HasPrefix(fields[i], "-scope="):
+		case strings.HasPrefix(fields[i], "--scope=") || strings.HasPrefix(fields[i], "-scope="),
+			strings.HasPrefix(fields[i], "--tenant=") || strings.HasPrefix(fields[i], "-tenant="):
 			scoped = true
 		default:
 			args = append(args, fields[i])
@@ -92,7 +93,7 @@ func scopeContext(t *testing.T, bin, dir string) []byte {
 	}
 	stdout, stderr, err := run(t, dir, bin, append([]string{"build"}, args...)...)
 	if err != nil {
-		t.Fatalf("%s: virtc build without --scope: %v\n%s", dir, err, stderr)
+		t.Fatalf("%s: virtc build without --scope and --tenant: %v\n%s", dir, err, stderr)
 	}
 	return stdout
 }
@@ -231,7 +232,7 @@ func goldenArgs(t *testing.T, dir string) []string {
 // image it uploads). virtc cannot create them, so they are part of the
 // cluster the stream is admitted into, like HCO's boot sources; `virtc
 // catalog --format json` of the same inputs lists them (source "DataSource
-// ns/name"). args are build arguments; --scope is left out.
+// ns/name"). args are build arguments; --scope and --tenant are left out.
 func declaredDataSources(t *testing.T, bin, dir string, args ...string) []byte {
 	cat := []string{"catalog", "--format", "json"}
 	for i := 0; i < len(args); i++ {
@@ -247,10 +248,12 @@ func declaredDataSources(t *testing.T, bin, dir string, args ...string) []byte {
 			}
 		case strings.HasPrefix(a, "--catalog=") || strings.HasPrefix(a, "-catalog="):
 			cat = append(cat, a[strings.Index(a, "=")+1:])
-		case a == "--scope" || a == "-scope" || a == "--warnings-configmap" || a == "-warnings-configmap":
+		case a == "--scope" || a == "-scope" || a == "--warnings-configmap" || a == "-warnings-configmap",
+			a == "--tenant" || a == "-tenant": // build's output filter, not catalog's allow-list view
 			i++ // build-only
 		case strings.HasPrefix(a, "--scope=") || strings.HasPrefix(a, "-scope="),
-			strings.HasPrefix(a, "--warnings-configmap=") || strings.HasPrefix(a, "-warnings-configmap="):
+			strings.HasPrefix(a, "--warnings-configmap=") || strings.HasPrefix(a, "-warnings-configmap="),
+			strings.HasPrefix(a, "--tenant=") || strings.HasPrefix(a, "-tenant="):
 		case strings.HasPrefix(a, "-"):
 			// --cluster x, --ext-str k=v: Jsonnet variables, the catalog's too
 			cat = append(cat, a)
