@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -111,12 +112,17 @@ func readPlugin(t *testing.T) plugin {
 }
 
 // generator is the part of an ApplicationSet generator this test renders:
-// git directories, a list, or a matrix of those.
+// git directories or files (with a template of its own, or not), a list,
+// or a matrix of those.
 type generator struct {
 	Git *struct {
 		Directories []struct {
 			Path string `yaml:"path"`
 		} `yaml:"directories"`
+		Files []struct {
+			Path string `yaml:"path"`
+		} `yaml:"files"`
+		Template map[string]any `yaml:"template"`
 	} `yaml:"git"`
 	List *struct {
 		Elements []map[string]string `yaml:"elements"`
@@ -126,24 +132,56 @@ type generator struct {
 	} `yaml:"matrix"`
 }
 
+// flatten writes a YAML value's scalars under dotted keys, as go templates
+// reach them (.metadata.name).
+func flatten(prefix string, v any, out map[string]string) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			flatten(prefix+"."+k, x, out)
+		}
+	case []any:
+		// lists are not rendered by this test
+	default:
+		out[strings.TrimPrefix(prefix, ".")] = fmt.Sprint(v)
+	}
+}
+
 // params are the parameter sets a generator makes, as the ApplicationSet
-// controller's go templates see them (path.path and path.basename for a
-// git directory, the element's keys for a list, the union of one set of
-// each child for a matrix: argo-cd v3.6.1 applicationset/generators).
+// controller's go templates see them (argo-cd v3.6.1
+// applicationset/generators/repo_path_utils.go: path.path and
+// path.basename of a git directory; of a git file, its directory's and the
+// file's own fields; the element's keys for a list; for a matrix, one set
+// of each child merged).
 func (g generator) params(t *testing.T) []map[string]string {
 	t.Helper()
 	switch {
 	case g.Git != nil:
 		var out []map[string]string
-		for _, d := range g.Git.Directories {
-			matches, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(d.Path)))
+		glob := func(pattern string) []string {
+			matches, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(pattern)))
 			if err != nil || len(matches) == 0 {
-				t.Fatalf("the ApplicationSet's directory pattern %s matches nothing", d.Path)
+				t.Fatalf("the ApplicationSet's git pattern %s matches nothing", pattern)
 			}
-			for _, m := range matches {
+			return matches
+		}
+		for _, d := range g.Git.Directories {
+			for _, m := range glob(d.Path) {
 				rel, _ := filepath.Rel(root, m)
 				rel = filepath.ToSlash(rel)
 				out = append(out, map[string]string{"path.path": rel, "path.basename": filepath.Base(rel)})
+			}
+		}
+		for _, f := range g.Git.Files {
+			for _, m := range glob(f.Path) {
+				var doc map[string]any
+				readYAML(t, m, &doc)
+				p := map[string]string{}
+				flatten("", doc, p)
+				rel, _ := filepath.Rel(root, filepath.Dir(m))
+				rel = filepath.ToSlash(rel)
+				p["path.path"], p["path.basename"], p["path.filename"] = rel, filepath.Base(rel), filepath.Base(m)
+				out = append(out, p)
 			}
 		}
 		return out
@@ -164,6 +202,29 @@ func (g generator) params(t *testing.T) []map[string]string {
 	return nil
 }
 
+// mergeUnder fills what dst lacks from base, maps recursively, the way the
+// ApplicationSet controller puts spec.template under a generator's own
+// template (argo-cd v3.6.1 applicationset/generators/generator_spec_processor.go
+// mergeGeneratorTemplate: mergo.Merge without override).
+func mergeUnder(dst, base map[string]any) map[string]any {
+	out := maps.Clone(dst)
+	if out == nil {
+		out = map[string]any{}
+	}
+	for k, b := range base {
+		d, ok := out[k]
+		dm, dIsMap := d.(map[string]any)
+		bm, bIsMap := b.(map[string]any)
+		switch {
+		case !ok || d == nil || d == "":
+			out[k] = b
+		case dIsMap && bIsMap:
+			out[k] = mergeUnder(dm, bm)
+		}
+	}
+	return out
+}
+
 // applications returns the example Applications that use the plugin: the
 // Application itself and those the ApplicationSet's generators make,
 // rendered as Argo CD would for this repository.
@@ -176,16 +237,20 @@ func applications(t *testing.T) []application {
 
 	var set struct {
 		Spec struct {
-			Generators []generator `yaml:"generators"`
-			Template   yaml.Node   `yaml:"template"`
+			Generators []generator    `yaml:"generators"`
+			Template   map[string]any `yaml:"template"`
 		} `yaml:"spec"`
 	}
 	readYAML(t, filepath.Join(dir, "applicationset.yaml"), &set)
-	tmpl, err := yaml.Marshal(&set.Spec.Template)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, g := range set.Spec.Generators {
+		template := set.Spec.Template
+		if g.Git != nil && g.Git.Template != nil {
+			template = mergeUnder(g.Git.Template, set.Spec.Template)
+		}
+		tmpl, err := yaml.Marshal(template)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, p := range g.params(t) {
 			var pairs []string
 			for _, k := range slices.Sorted(maps.Keys(p)) {
@@ -437,7 +502,7 @@ func TestCMPContract(t *testing.T) {
 		})
 	}
 	slices.Sort(names)
-	if want := []string{"virtc-east-platform", "virtc-east-vms", "virtc-in-cluster", "virtc-west-platform", "virtc-west-vms"}; !slices.Equal(names, want) {
+	if want := []string{"virtc-east-platform", "virtc-east-shop", "virtc-in-cluster", "virtc-west-platform", "virtc-west-shop"}; !slices.Equal(names, want) {
 		t.Errorf("example Applications %q, want %q", names, want)
 	}
 	builds, err := examples.Builds(root)
