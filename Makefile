@@ -127,7 +127,7 @@ conformance-tools:
 	GO=$(GO) nice -n 15 test/conformance/tools/build.sh all
 
 ## argocd-tools: a real Argo CD (repo-server, CMP server, application
-## controller in one binary) built from the Go module proxy with Go 1.27,
+## controller, ApplicationSet controller in one binary) built from the Go module proxy with Go 1.27,
 ## cached by version in ${XDG_CACHE_HOME:-~/.cache}/virtc-tools (cold: about
 ## 25 minutes on 2 cores)
 ARGOCD_VERSION := v3.6.1
@@ -136,10 +136,11 @@ export ARGOCD_VERSION
 argocd-tools:
 	GO=$(GO) nice -n 15 test/argocd/tools/build.sh
 
-## e2e-argocd: that Argo CD (with redis-server) syncing a git copy of
-## examples/ through plugin.yaml into the conformance control plane
-## (test/argocd; about 2 minutes once the tools are cached)
-e2e-argocd: conformance-tools argocd-tools
+## e2e-argocd: that Argo CD (with redis-server and the pinned kustomize)
+## syncing a git copy of examples/ through plugin.yaml, kustomize and the
+## ApplicationSet into three conformance control planes (test/argocd;
+## a few minutes once the tools are cached)
+e2e-argocd: tools conformance-tools argocd-tools
 	VIRTC_E2E_ARGOCD=1 $(GO) test -count=1 -timeout 20m -v -run 'TestArgoCD$$' ./test/argocd/
 
 ## conformance: every golden output and example output applied to a real

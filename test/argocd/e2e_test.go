@@ -16,11 +16,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/virtc/virtc/examples"
 	"github.com/virtc/virtc/fn/conform"
 	"github.com/virtc/virtc/test/conformance"
 )
@@ -40,10 +42,11 @@ const (
 
 // tools are the programs the test runs.
 type tools struct {
-	cp     conformance.Binaries
-	argocd string // the cache directory of tools/build.sh
-	redis  string
-	git    string
+	cp        conformance.Binaries
+	argocd    string // the cache directory of tools/build.sh
+	redis     string
+	git       string
+	kustomize string
 }
 
 func findTools(t *testing.T) tools {
@@ -65,7 +68,7 @@ func findTools(t *testing.T) tools {
 		version = v
 	}
 	tl.argocd = filepath.Join(cache, "argocd-"+version)
-	for _, f := range []string{"argocd", "git-verify-wrapper.sh", "crds/application-crd.yaml"} {
+	for _, f := range []string{"argocd", "argocd-applicationset-controller", "git-verify-wrapper.sh", "crds/application-crd.yaml"} {
 		if _, err := os.Stat(filepath.Join(tl.argocd, f)); err != nil {
 			conform.Skip(t, fmt.Errorf("Argo CD %s missing in %s (build it with `make argocd-tools`): %v", version, tl.argocd, err))
 		}
@@ -76,17 +79,23 @@ func findTools(t *testing.T) tools {
 	if tl.git, err = exec.LookPath("git"); err != nil {
 		conform.Skip(t, fmt.Errorf("git not found: %v", err))
 	}
+	// the repo-server runs kustomize from its PATH for application-kustomize.yaml
+	if tl.kustomize, err = exec.LookPath("kustomize"); err != nil {
+		conform.Skip(t, fmt.Errorf("kustomize not found on PATH (`make tools`): %v", err))
+	}
 	return tl
 }
 
-// env is one running Argo CD against one control plane.
+// env is one running Argo CD, the cluster it runs in (home, in-cluster)
+// and the clusters it deploys to by name.
 type env struct {
-	t       *testing.T
-	ctx     context.Context
-	cp      *conformance.ControlPlane
-	cluster *conformance.Cluster
-	repo    string // the git work tree the Application reads
-	virtc   string
+	t        *testing.T
+	ctx      context.Context
+	home     *cluster
+	clusters map[string]*cluster // by Argo CD's name, in-cluster included
+	cp       *conformance.ControlPlane
+	repo     string // the git work tree the Applications read
+	virtc    string
 }
 
 func TestArgoCD(t *testing.T) {
@@ -95,6 +104,14 @@ func TestArgoCD(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
+	if os.Getenv("VIRTC_E2E_KEEP") == "1" {
+		// keep the logs and state of every process for a look afterwards
+		var err error
+		if dir, err = os.MkdirTemp("", "virtc-e2e-argocd-"); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("VIRTC_E2E_KEEP=1: work directory %s is kept", dir)
+	}
 	mk := func(name string) string {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(p, 0o755); err != nil {
@@ -103,7 +120,7 @@ func TestArgoCD(t *testing.T) {
 		return p
 	}
 
-	// virtc for the CMP server's PATH
+	// virtc for the CMP server's and the repo-server's PATH
 	binDir := mk("bin")
 	virtc := filepath.Join(binDir, "virtc")
 	build := exec.Command("go", "build", "-o", virtc, "./cmd/virtc")
@@ -113,50 +130,47 @@ func TestArgoCD(t *testing.T) {
 		t.Fatalf("go build virtc: %v\n%s", err, out)
 	}
 
-	cp, err := conformance.Start(ctx, tl.cp, mk("controlplane"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cp.Stop)
-	t.Logf("control plane ready in %s", cp.Startup.Round(time.Millisecond))
-	e := &env{t: t, ctx: ctx, cp: cp, cluster: conformance.NewCluster(cp, mk("manifests")), virtc: virtc}
-
 	schemas := os.Getenv("VIRTC_SCHEMAS")
 	if schemas == "" {
 		schemas = filepath.Join(repoRoot, "..", "shared", "schemas-upstream")
 	}
-	crdDir := filepath.Join(schemas, platformVersion, "crd-yaml")
-	if _, err := os.Stat(crdDir); err != nil {
-		conform.Skip(t, fmt.Errorf("the %s CRDs are missing (VIRTC_SCHEMAS): %v", platformVersion, err))
-	}
-	for _, d := range []string{crdDir, filepath.Join(tl.argocd, "crds")} {
-		n, err := cp.InstallCRDs(ctx, d)
-		if err != nil {
-			t.Fatal(err)
+	for _, v := range []string{"4.22", "4.20"} {
+		if _, err := os.Stat(filepath.Join(schemas, v, "crd-yaml")); err != nil {
+			conform.Skip(t, fmt.Errorf("the %s CRDs are missing (VIRTC_SCHEMAS): %v", v, err))
 		}
-		t.Logf("%d CRDs from %s", n, d)
 	}
-	if err := e.cluster.InstallDataVolumeImmutability(ctx); err != nil {
+	// Argo CD runs in "in-cluster" (application.yaml and
+	// application-kustomize.yaml deploy there); applicationset.yaml deploys
+	// clusters/east to "east" and clusters/west to "west", each serving the
+	// CRDs of its Platform's version (4.22.3 and 4.20.21).
+	cs, err := startClusters(ctx, tl.cp, mk("clusters"), schemas, []clusterSpec{
+		{name: "in-cluster", version: platformVersion, crdDirs: []string{filepath.Join(tl.argocd, "crds")}},
+		{name: "east", version: "4.22"},
+		{name: "west", version: "4.20"},
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-
-	// examples/argocd/clusters/east/platform.yaml: OADP is installed with
-	// the cluster, outside the repository (dataProtection.external), so its
-	// namespace exists before Argo CD syncs the tenants' Schedules into it.
-	e.kubectl([]byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: openshift-adp}\n"), "apply", "-f", "-")
+	e := &env{t: t, ctx: ctx, home: cs[0], cp: cs[0].cp, clusters: map[string]*cluster{}, virtc: virtc}
+	for _, c := range cs {
+		t.Cleanup(c.cp.Stop)
+		e.clusters[c.name] = c
+		t.Logf("cluster %s (%s CRDs): control plane ready in %s", c.name, c.version, c.cp.Startup.Round(time.Millisecond))
+	}
 
 	e.repo = e.gitRepo(mk("git"))
 	e.setupArgoCD()
-	// storage classes of the claims the scenarios create (volume expansion
-	// allowed, as on ODF's Ceph RBD classes)
-	sc := "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: %s}\nprovisioner: e2e.virtc.dev/none\nallowVolumeExpansion: true\n"
-	for _, name := range e.storageClasses() {
-		e.kubectl([]byte(fmt.Sprintf(sc, name)), "apply", "-f", "-")
+	classes := e.storageClasses()
+	for _, c := range cs {
+		if err := c.storageClasses(classes); err != nil {
+			t.Fatal(err)
+		}
 	}
 
-	stand := &standIn{cp: cp}
-	standErrs := make(chan error, 1)
-	go stand.run(ctx, standErrs)
+	standErrs := make(chan error, len(cs))
+	for _, c := range cs {
+		go (&standIn{cp: c.cp}).run(ctx, standErrs)
+	}
 
 	e.startArgoCD(tl, dir, binDir)
 	t.Logf("setup done in %s", time.Since(began).Round(time.Second))
@@ -171,6 +185,9 @@ func TestArgoCD(t *testing.T) {
 		{"size change", (*env).sizeChange},
 		{"retire then remove beside an unrelated change", (*env).retireRemove},
 		{"broken intent", (*env).brokenIntent},
+		{"first sync through kustomize", (*env).kustomizeWiring},
+		{"first sync of the ApplicationSet over two clusters", (*env).applicationSet},
+		{"a tenant's project refuses cluster-scoped objects", (*env).tenantsProjectRefuses},
 	}
 	for _, s := range scenarios {
 		start := time.Now()
@@ -304,27 +321,40 @@ func withDisk(vm, size string) string {
 // setupArgoCD creates the argocd namespace with the ConfigMaps and Secret
 // the application controller reads (util/settings of argo-cd v3.6.1:
 // argocd-cm, argocd-secret, argocd-rbac-cm, labelled part-of argocd),
-// argocd-cm carrying examples/argocd/argocd-cm-patch.yaml's health checks
-// and ignore rules, and the default AppProject.
+// argocd-cm carrying both patches examples/argocd/README.md applies
+// (argocd-cm-patch.yaml's health checks and ignore rules,
+// argocd-cm-kustomize-patch.yaml's kustomize.buildOptions for the
+// kustomize wiring), the default AppProject, and a cluster Secret for each
+// cluster besides in-cluster.
 func (e *env) setupArgoCD() {
 	e.kubectl([]byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: argocd}\n"), "apply", "-f", "-")
-	patch, err := os.ReadFile(filepath.Join(repoRoot, "examples/argocd/argocd-cm-patch.yaml"))
-	if err != nil {
-		e.t.Fatal(err)
+	cmData := map[string]any{}
+	for _, f := range []string{"argocd-cm-patch.yaml", "argocd-cm-kustomize-patch.yaml"} {
+		patch, err := os.ReadFile(filepath.Join(repoRoot, "examples/argocd", f))
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		objs, err := conformance.ParseObjects(patch)
+		if err != nil || len(objs) != 1 || objs[0].Name != "argocd-cm" {
+			e.t.Fatalf("%s: want one ConfigMap argocd-cm: %v", f, err)
+		}
+		data, _ := objs[0].Doc["data"].(map[string]any)
+		if len(data) == 0 {
+			e.t.Fatalf("%s has no data", f)
+		}
+		for k, v := range data {
+			if _, dup := cmData[k]; dup {
+				e.t.Fatalf("%s: key %s set by both patches", f, k)
+			}
+			cmData[k] = v
+		}
 	}
-	objs, err := conformance.ParseObjects(patch)
-	if err != nil || len(objs) != 1 {
-		e.t.Fatalf("argocd-cm-patch.yaml: %v", err)
-	}
-	cm := objs[0].Doc
-	md, _ := cm["metadata"].(map[string]any)
-	md["namespace"] = argocdNamespace
-	md["labels"] = map[string]any{"app.kubernetes.io/part-of": "argocd"}
-	data, _ := cm["data"].(map[string]any)
-	if data == nil {
-		e.t.Fatal("argocd-cm-patch.yaml has no data")
-	}
-	cmJSON, _ := json.Marshal(cm)
+	cmJSON, _ := json.Marshal(map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "argocd-cm", "namespace": argocdNamespace,
+			"labels": map[string]any{"app.kubernetes.io/part-of": "argocd"}},
+		"data": cmData,
+	})
 	e.kubectl(cmJSON, "apply", "-f", "-")
 	e.kubectl([]byte(`apiVersion: v1
 kind: Secret
@@ -343,6 +373,16 @@ spec:
   destinations: [{server: '*', namespace: '*'}]
   clusterResourceWhitelist: [{group: '*', kind: '*'}]
 `), "apply", "-f", "-")
+	for _, c := range e.clusters {
+		if c == e.home {
+			continue
+		}
+		secret, err := c.clusterSecret()
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		e.kubectl(secret, "apply", "-f", "-")
+	}
 }
 
 // waitPort waits until something listens on 127.0.0.1:port.
@@ -439,6 +479,16 @@ func (e *env) startArgoCD(tl tools, dir, binDir string) {
 		t.Fatal(err)
 	}
 
+	// The ApplicationSet controller (applicationset.yaml): its git
+	// directory generator asks the repo-server for the directories.
+	start("argocd-applicationset-controller", filepath.Join(tl.argocd, "argocd-applicationset-controller"),
+		[]string{"KUBECONFIG=" + e.cp.Kubeconfig, "HOME=" + dir, "PATH=" + path},
+		"--kubeconfig", e.cp.Kubeconfig, "--namespace", argocdNamespace,
+		"--argocd-repo-server", "127.0.0.1:"+strconv.Itoa(repoPort), "--repo-server-plaintext",
+		"--metrics-addr", "127.0.0.1:"+strconv.Itoa(port()), "--probe-addr", "127.0.0.1:"+strconv.Itoa(port()),
+		"--webhook-addr", "127.0.0.1:"+strconv.Itoa(port()), "--enable-scm-providers=false",
+		"--loglevel", "info", "--logformat", "text")
+
 	start("argocd-application-controller", filepath.Join(tl.argocd, "argocd-application-controller"),
 		[]string{"KUBECONFIG=" + e.cp.Kubeconfig, "ARGOCD_FAKE_IN_CLUSTER=true", "HOME=" + dir, "PATH=" + path},
 		"--kubeconfig", e.cp.Kubeconfig, "--namespace", argocdNamespace,
@@ -456,6 +506,9 @@ type app struct {
 	Metadata struct {
 		Annotations map[string]string `json:"annotations"`
 	} `json:"metadata"`
+	Spec struct {
+		Project string `json:"project"`
+	} `json:"spec"`
 	Status struct {
 		Sync struct {
 			Status   string `json:"status"`
@@ -472,6 +525,7 @@ type app struct {
 		OperationState *struct {
 			Phase      string `json:"phase"`
 			Message    string `json:"message"`
+			RetryCount int    `json:"retryCount"`
 			SyncResult struct {
 				Revision  string `json:"revision"`
 				Resources []struct {
@@ -524,9 +578,11 @@ func (a app) String() string {
 	return b.String()
 }
 
-func (e *env) app() app {
+func (e *env) app() app { return e.appNamed(appName) }
+
+func (e *env) appNamed(name string) app {
 	e.t.Helper()
-	data, err := e.cp.Get(e.ctx, "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications/"+appName)
+	data, err := e.cp.Get(e.ctx, "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications/"+name)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -541,14 +597,23 @@ func (e *env) app() app {
 // wait with its last state.
 func (e *env) waitApp(what string, ok func(a app) bool) app {
 	e.t.Helper()
+	return e.waitAppNamed(appName, what, ok)
+}
+
+func (e *env) waitAppNamed(name, what string, ok func(a app) bool) app {
+	e.t.Helper()
 	deadline := time.Now().Add(syncWaitDuration)
 	for {
-		a := e.app()
-		if ok(a) {
-			return a
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("%s: not reached after %s: %s", what, syncWaitDuration, a)
+		if _, err := e.cp.Get(e.ctx, "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications/"+name); err == nil {
+			a := e.appNamed(name)
+			if ok(a) {
+				return a
+			}
+			if time.Now().After(deadline) {
+				e.t.Fatalf("%s: %s: not reached after %s: %s", name, what, syncWaitDuration, a)
+			}
+		} else if time.Now().After(deadline) {
+			e.t.Fatalf("%s: %s: no Application after %s: %v", name, what, syncWaitDuration, err)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
@@ -589,9 +654,70 @@ func (e *env) liveJSON(path string, v any) {
 	}
 }
 
+// built is what an Application deploys from a folder of the git
+// repository's examples/: `virtc build` with the arguments of the line of
+// examples/builds.txt for the folder and scope (all: no --scope) (e2e
+// TestCMPContract and TestKustomizeExamples hold the plugin's and
+// kustomize's output to those lines).
+func (e *env) built(dir, scope string) []conformance.Object {
+	e.t.Helper()
+	builds, err := examples.Builds(e.repo)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, b := range builds {
+		if b.Dir != dir || b.Args == nil {
+			continue
+		}
+		s := "all"
+		for i, a := range b.Args {
+			if a == "--scope" && i+1 < len(b.Args) {
+				s = b.Args[i+1]
+			} else if v, ok := strings.CutPrefix(a, "--scope="); ok {
+				s = v
+			}
+		}
+		if s != scope {
+			continue
+		}
+		return e.build(dir, b.Args...)
+	}
+	e.t.Fatalf("examples/builds.txt has no build of %s with scope %s", dir, scope)
+	return nil
+}
+
+// build is `virtc build args` in a folder of the git repository's examples/.
+func (e *env) build(dir string, args ...string) []conformance.Object {
+	e.t.Helper()
+	cmd := exec.Command(e.virtc, append([]string{"build"}, args...)...)
+	cmd.Dir = filepath.Join(e.repo, "examples", filepath.FromSlash(dir))
+	out, err := cmd.Output()
+	if err != nil {
+		e.t.Fatalf("virtc build %s in examples/%s: %v", strings.Join(args, " "), dir, err)
+	}
+	objs, err := conformance.ParseObjects(out)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return objs
+}
+
+// checkOrder holds the writes Argo CD made to c since a time to the order
+// of the waves of examples/<dir>'s build (see checkOrder in audit_test.go).
+func (e *env) checkOrder(c *cluster, dir string, since time.Time, all bool) int {
+	e.t.Helper()
+	n, err := checkOrder(c, e.built(dir, "all"), since, all)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Logf("%s: %d objects written in the order of their waves (audit log)", c.name, n)
+	return n
+}
+
 // (1) The Application of examples/argocd/application.yaml, pointed at the
-// local repository, syncs (automated) to Synced and Healthy. (The order
-// of waves is checked on the goldens by golden/waves_test.go.)
+// local repository, syncs (automated) to Synced and Healthy, and Argo CD
+// writes the objects in the order of their waves (the API server's audit
+// log; golden/waves_test.go checks the waves themselves on the goldens).
 func (e *env) firstSync() {
 	data, err := os.ReadFile(filepath.Join(repoRoot, "examples/argocd/application.yaml"))
 	if err != nil {
@@ -606,6 +732,7 @@ func (e *env) firstSync() {
 	rev := e.git("rev-parse", "HEAD")
 	a := e.waitApp("first sync", synced(rev))
 	e.t.Logf("first sync Synced and Healthy in %s: %s", time.Since(start).Round(time.Millisecond), a)
+	e.checkOrder(e.home, "argocd/clusters/east", start, true)
 	// the VM exists as virtc compiled it
 	var vm struct {
 		Spec struct {
@@ -663,9 +790,14 @@ func (e *env) dataVolumeCount(ns string) int {
 func (e *env) diskGrowth() {
 	vmPath := appDir + "/web01.yaml"
 	orig := e.read(vmPath)
+	since := time.Now()
 	rev := e.commit("web01: a data disk", map[string]string{vmPath: withDisk(orig, "10Gi")})
 	e.refresh()
 	e.waitApp("data disk added", synced(rev))
+	// the new claim is written before the VM that mounts it (same wave)
+	if n := e.checkOrder(e.home, "argocd/clusters/east", since, false); n < 2 {
+		e.t.Errorf("adding a data disk wrote %d objects, want the claim and the VM", n)
+	}
 	claim := claimName(e)
 	if got := e.claimSize("shop", claim); got != "10Gi" {
 		e.t.Fatalf("claim %s requests %s, want 10Gi", claim, got)
@@ -721,18 +853,91 @@ func (e *env) sizeChange() {
 	}
 }
 
-// (5) A VM is added, retired, then removed from Git in the same commit as
+// app01 is a VM that cannot live-migrate: its scratch disk is on a
+// ReadWriteOnce profile the platform team adds beside it (storageRWO), so
+// virtc warns (golden migration-not-possible).
+const app01 = `apiVersion: virtc.dev/v1alpha1
+kind: VM
+metadata:
+  name: app01
+  namespace: shop
+  labels: {app: shop}
+spec:
+  size: u1.medium
+  image: ubuntu-24.04
+  runStrategy: Always
+  migration: IfPossible
+  disks:
+    - name: scratch
+      size: 5Gi
+      storage: local-rwo
+  cloudInit:
+    userDataSecret: app01-cloudinit
+`
+
+const storageRWO = `apiVersion: virtc.dev/v1alpha1
+kind: StorageProfile
+metadata:
+  name: local-rwo
+spec:
+  storageClass: local
+  volumeMode: Block
+  accessMode: ReadWriteOnce
+`
+
+// warnings is the live warnings ConfigMap of application.yaml's plugin
+// parameter warnings-configmap (openshift-cnv/virtc-warnings), checked to
+// be among the Application's resources, where Argo CD shows it.
+func (e *env) warnings(a app) (count, text string) {
+	e.t.Helper()
+	listed := false
+	for _, r := range a.Status.Resources {
+		if r.Kind == "ConfigMap" && r.Namespace == "openshift-cnv" && r.Name == "virtc-warnings" {
+			listed = true
+		}
+	}
+	if !listed {
+		e.t.Errorf("the warnings ConfigMap openshift-cnv/virtc-warnings is not among the Application's resources: %s", a)
+	}
+	var cm struct {
+		Data map[string]string `json:"data"`
+	}
+	e.liveJSON("/api/v1/namespaces/openshift-cnv/configmaps/virtc-warnings", &cm)
+	return cm.Data["count"], cm.Data["warnings"]
+}
+
+// (5) A VM app01 with a data disk is added (its claim written before it;
+// its warning, that it cannot live-migrate, in the warnings ConfigMap the
+// Application shows), retired, then removed from Git in the same commit as
 // an unrelated change (a label on web01): the sync applies the label and
-// succeeds without waiting for a prune confirmation, and the retired VM
-// stays in the cluster (Prune=false) for a person to delete.
+// succeeds without waiting for a prune confirmation, the retired VM and
+// its disk stay in the cluster (Prune=false) for a person to delete, and
+// the warning is gone.
 func (e *env) retireRemove() {
 	web := appDir + "/web01.yaml"
 	app := appDir + "/app01.yaml"
 	webIntent := e.read(web)
-	app01 := strings.NewReplacer("name: web01", "name: app01", "web01-cloudinit", "app01-cloudinit").Replace(webIntent)
-	rev := e.commit("app01: a second VM", map[string]string{app: app01})
+	since := time.Now()
+	rev := e.commit("app01: a second VM, on ReadWriteOnce storage", map[string]string{
+		app: app01, "examples/argocd/platform/storage-rwo.yaml": storageRWO})
 	e.refresh()
-	e.waitApp("app01 added", synced(rev))
+	a := e.waitApp("app01 added", synced(rev))
+	if n := e.checkOrder(e.home, "argocd/clusters/east", since, false); n < 2 {
+		e.t.Errorf("adding app01 wrote %d objects, want at least its claim and the VM", n)
+	}
+	count, text := e.warnings(a)
+	want := regexp.MustCompile(`(?m)^examples/argocd/clusters/east/app01\.yaml:\d+:\d+: warning: spec\.migration: the VM cannot live-migrate \(disk "scratch" is on storage profile "local-rwo" \(ReadWriteOnce\)\)`)
+	if count != "1" || !want.MatchString(text) {
+		e.t.Errorf("warnings ConfigMap after adding app01: count %q, warnings %q; want 1, %s", count, text, want)
+	}
+	e.t.Logf("warnings ConfigMap: %s", strings.TrimSpace(text))
+	claim := "app01-scratch"
+	var pvc struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+	}
+	e.liveJSON("/api/v1/namespaces/shop/persistentvolumeclaims/"+claim, &pvc)
 
 	retired := strings.Replace(app01, "spec:\n", "spec:\n  retired: true\n", 1)
 	retired = regexp.MustCompile(`(?m)^  runStrategy: .*\n`).ReplaceAllString(retired, "")
@@ -753,6 +958,10 @@ func (e *env) retireRemove() {
 		e.t.Fatalf("retired app01 live: sync-options %q, runStrategy %q (want Prune=false, Halted)",
 			vm.Metadata.Annotations["argocd.argoproj.io/sync-options"], vm.Spec.RunStrategy)
 	}
+	e.liveJSON("/api/v1/namespaces/shop/persistentvolumeclaims/"+claim, &pvc)
+	if !strings.Contains(pvc.Metadata.Annotations["argocd.argoproj.io/sync-options"], "Prune=false") {
+		e.t.Fatalf("retired app01's claim %s live: sync-options %q, want Prune=false", claim, pvc.Metadata.Annotations["argocd.argoproj.io/sync-options"])
+	}
 
 	labelled := strings.Replace(webIntent, "labels: {app: shop}", "labels: {app: shop, tier: web}", 1)
 	if labelled == webIntent {
@@ -761,7 +970,7 @@ func (e *env) retireRemove() {
 	start := time.Now()
 	rev = e.commit("app01 removed; web01 labelled", map[string]string{app: "", web: labelled})
 	e.refresh()
-	a := e.waitApp("removal beside an unrelated change", synced(rev))
+	a = e.waitApp("removal beside an unrelated change", synced(rev))
 	e.t.Logf("removal and label synced in %s: %s", time.Since(start).Round(time.Millisecond), a)
 	if strings.Contains(a.Status.OperationState.Message, "pruning confirmation") {
 		e.t.Errorf("the sync waited for a prune confirmation: %s", a.Status.OperationState.Message)
@@ -770,8 +979,13 @@ func (e *env) retireRemove() {
 	if vm.Metadata.Labels["tier"] != "web" {
 		e.t.Errorf("web01's label tier is %q after the sync, want web", vm.Metadata.Labels["tier"])
 	}
-	// the retired VM is still there, for a person to delete
+	// the retired VM and its disk are still there, for a person to delete
 	e.liveJSON("/apis/kubevirt.io/v1/namespaces/shop/virtualmachines/app01", &vm)
+	e.liveJSON("/api/v1/namespaces/shop/persistentvolumeclaims/"+claim, &pvc)
+	// and the warning went with app01: the ConfigMap is emptied, not stale
+	if count, text := e.warnings(a); count != "0" || text != "" {
+		e.t.Errorf("warnings ConfigMap after app01's removal: count %q, warnings %q; want 0 and none", count, text)
+	}
 }
 
 var fileLine = regexp.MustCompile(`web01\.yaml:\d+:\d+: `)
@@ -805,4 +1019,257 @@ func (e *env) brokenIntent() {
 	e.waitApp("fixed intent", func(a app) bool {
 		return a.Status.Sync.Status == "Synced" && a.Status.Sync.Revision == rev && len(a.Status.Conditions) == 0
 	})
+}
+
+// applyExample applies a file of examples/argocd (Applications, an
+// ApplicationSet, AppProjects) with the repository URL pointed at the
+// local repository.
+func (e *env) applyExample(file string) {
+	e.t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "examples/argocd", file))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	const upstream = "https://github.com/virtc/virtc.git"
+	if !strings.Contains(string(data), upstream) {
+		e.t.Fatalf("%s: no %q to point at the local repository", file, upstream)
+	}
+	e.kubectl([]byte(strings.ReplaceAll(string(data), upstream, "file://"+e.repo)), "apply", "-f", "-")
+}
+
+// resourcesOf are the kind/namespace/name of an Application's resources.
+func resourcesOf(a app) []string {
+	var out []string
+	for _, r := range a.Status.Resources {
+		out = append(out, r.Kind+" "+r.Namespace+"/"+r.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// namesOf are the kind/namespace/name of a build's objects, its hooks
+// included: the approver Job stays after its sync (hook-delete-policy
+// BeforeHookCreation) and Argo CD lists it among the resources.
+func namesOf(objs []conformance.Object) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.Kind+" "+o.Namespace+"/"+o.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// (7) The kustomize wiring: application-kustomize.yaml (no plugin: Argo
+// CD's repo-server runs kustomize with argocd-cm-kustomize-patch.yaml's
+// --enable-alpha-plugins --enable-exec, and kustomize runs virtc from the
+// repo-server's PATH as a KRM exec function, kustomize-app/compiler.yaml)
+// reaches Synced and Healthy with exactly the objects virtc builds, written
+// in the order of their waves.
+func (e *env) kustomizeWiring() {
+	const name = "virtc-lab"
+	start := time.Now()
+	e.applyExample("application-kustomize.yaml")
+	rev := e.git("rev-parse", "HEAD")
+	a := e.waitAppNamed(name, "first sync", synced(rev))
+	e.t.Logf("%s Synced and Healthy in %s: %s", name, time.Since(start).Round(time.Millisecond), a)
+	objs := e.built("argocd/kustomize-app", "all")
+	if got, want := resourcesOf(a), namesOf(objs); !slices.Equal(got, want) {
+		e.t.Errorf("%s's resources:\n  %s\nwant virtc's build:\n  %s", name, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	if _, err := checkOrder(e.home, objs, start, true); err != nil {
+		e.t.Error(err)
+	}
+	var vm struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+		Spec struct {
+			Instancetype struct{ Name string } `json:"instancetype"`
+		} `json:"spec"`
+	}
+	e.liveJSON("/apis/kubevirt.io/v1/namespaces/lab/virtualmachines/vm01", &vm)
+	if vm.Spec.Instancetype.Name != "u1.small" {
+		e.t.Errorf("vm01's instancetype is %q, want u1.small", vm.Spec.Instancetype.Name)
+	}
+}
+
+// (8) applicationset.yaml with projects.yaml: for each directory under
+// clusters/ the git directory generator makes the platform Application
+// (virtc-<dir>-platform, project virtc-platform, --scope platform,tenants)
+// and the git files generator one Application per Tenant file
+// (virtc-<dir>-shop, project virtc-tenant-shop, --scope vms --tenant
+// shop), deployed to the registered cluster of that name and compiled for
+// that cluster's Platform (east 4.22.3 on the 4.22 CRDs, west 4.20.21 on
+// the 4.20 CRDs). All four reach Synced and Healthy with exactly the
+// objects of their builds (a cluster's two together: the directory's whole
+// build), each written in the order of its waves; the tenant's
+// Application, which no wave orders after the platform's, retries until
+// its namespace exists; nothing of one cluster reaches the other, and no
+// Application carries the resources finalizer.
+func (e *env) applicationSet() {
+	e.applyExample("projects.yaml")
+	start := time.Now()
+	e.applyExample("applicationset.yaml")
+	rev := e.git("rev-parse", "HEAD")
+	vms := map[string]string{"east": "web01", "west": "web02"}
+	var want []string
+	for _, c := range []string{"east", "west"} {
+		cl := e.clusters[c]
+		dir := "argocd/clusters/" + c
+		var whole []string
+		for _, part := range []struct{ suffix, scope, project string }{
+			{"platform", "platform,tenants", "virtc-platform"},
+			{"shop", "vms", "virtc-tenant-shop"},
+		} {
+			name := "virtc-" + c + "-" + part.suffix
+			want = append(want, name)
+			a := e.waitAppNamed(name, "first sync", synced(rev))
+			e.t.Logf("%s (project %s) Synced and Healthy in %s after %d retries: %s", name, part.project,
+				time.Since(start).Round(time.Millisecond), a.Status.OperationState.RetryCount, a)
+			if a.Spec.Project != part.project {
+				e.t.Errorf("%s is in project %q, want %q", name, a.Spec.Project, part.project)
+			}
+			objs := e.built(dir, part.scope)
+			if got, want := resourcesOf(a), namesOf(objs); !slices.Equal(got, want) {
+				e.t.Errorf("%s's resources:\n  %s\nwant virtc's build --scope %s:\n  %s", name, strings.Join(got, "\n  "), part.scope, strings.Join(want, "\n  "))
+			}
+			n, err := checkOrder(cl, objs, start, true)
+			if err != nil {
+				e.t.Error(err)
+			}
+			e.t.Logf("%s: %d objects of %s written in the order of their waves (audit log)", c, n, name)
+			whole = append(whole, namesOf(objs)...)
+		}
+		// the two Applications hold the directory's whole build between
+		// them (the warnings ConfigMap aside, which only the platform
+		// Application's parameter asks for)
+		whole = slices.DeleteFunc(whole, func(s string) bool { return s == "ConfigMap openshift-cnv/virtc-warnings" })
+		slices.Sort(whole)
+		all := namesOf(e.build(dir, "--catalog", "../../platform", "."))
+		if !slices.Equal(whole, all) {
+			e.t.Errorf("%s: the platform and tenants' Applications hold\n  %s\nwant the directory's whole build\n  %s", c, strings.Join(whole, "\n  "), strings.Join(all, "\n  "))
+		}
+		// the Subscription pins the CSV of this cluster's Platform
+		var wantCSV string
+		for _, o := range e.built(dir, "platform,tenants") {
+			if o.Kind == "Subscription" {
+				spec, _ := o.Doc["spec"].(map[string]any)
+				wantCSV, _ = spec["startingCSV"].(string)
+			}
+		}
+		var sub struct {
+			Spec struct {
+				StartingCSV string `json:"startingCSV"`
+			} `json:"spec"`
+		}
+		data, err := cl.cp.Get(e.ctx, "/apis/operators.coreos.com/v1alpha1/namespaces/openshift-cnv/subscriptions/hco-operatorhub")
+		if err != nil {
+			e.t.Fatalf("%s: %v", c, err)
+		}
+		if err := json.Unmarshal(data, &sub); err != nil {
+			e.t.Fatal(err)
+		}
+		if wantCSV == "" || sub.Spec.StartingCSV != wantCSV {
+			e.t.Errorf("%s: the Subscription's startingCSV is %q, want %q", c, sub.Spec.StartingCSV, wantCSV)
+		}
+		e.t.Logf("%s: Subscription at %s", c, sub.Spec.StartingCSV)
+		// each cluster has its own VM and not the other's
+		for other, vm := range vms {
+			_, err := cl.cp.Get(e.ctx, "/apis/kubevirt.io/v1/namespaces/shop/virtualmachines/"+vm)
+			if (other == c) != (err == nil) {
+				e.t.Errorf("%s: VM %s present %t, want %t (%v)", c, vm, err == nil, other == c, err)
+			}
+		}
+	}
+	// the ApplicationSet made those four and nothing else
+	var l struct {
+		Items []struct {
+			Metadata struct {
+				Name            string   `json:"name"`
+				Finalizers      []string `json:"finalizers"`
+				OwnerReferences []struct {
+					Kind string `json:"kind"`
+					Name string `json:"name"`
+				} `json:"ownerReferences"`
+			} `json:"metadata"`
+		} `json:"items"`
+	}
+	e.liveJSON("/apis/argoproj.io/v1alpha1/namespaces/argocd/applications", &l)
+	var owned []string
+	for _, it := range l.Items {
+		for _, o := range it.Metadata.OwnerReferences {
+			if o.Kind == "ApplicationSet" && o.Name == "virtc-clusters" {
+				owned = append(owned, it.Metadata.Name)
+				// preserveResourcesOnDeletion: deleting the Application
+				// (a cluster directory removed) deletes nothing it deployed
+				if slices.Contains(it.Metadata.Finalizers, "resources-finalizer.argocd.argoproj.io") {
+					e.t.Errorf("%s has the resources finalizer: removing its directory would delete its objects", it.Metadata.Name)
+				}
+			}
+		}
+	}
+	slices.Sort(owned)
+	slices.Sort(want)
+	if !slices.Equal(owned, want) {
+		e.t.Errorf("the ApplicationSet owns Applications %v, want %v", owned, want)
+	}
+}
+
+// (9) A tenant's project is a guardrail: an Application in project
+// virtc-tenant-shop that asks for the whole directory (--scope all: the
+// Subscription, HyperConverged, Namespaces, ...) fails its sync with
+// Argo CD's "not permitted in project" before it writes anything
+// (gitops-engine v3.6.1 pkg/sync/sync_context.go getSyncTasks runs
+// argo-cd controller/sync.go's permission validator on every task first).
+func (e *env) tenantsProjectRefuses() {
+	const name = "virtc-east-escalate"
+	manifest := fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: %s, namespace: argocd}
+spec:
+  project: virtc-tenant-shop
+  source:
+    repoURL: file://%s
+    targetRevision: main
+    path: examples/argocd/clusters/east
+    plugin:
+      name: virtc-v1alpha1
+      parameters:
+        - {name: catalog, array: [../../platform]}
+        - {name: scope, string: all}
+  destination: {name: east, namespace: shop}
+# a sync as argocd app sync asks for one (no retry): it runs whatever the
+# Application's sync status
+operation:
+  initiatedBy: {username: e2e}
+  sync: {revision: %s}
+`, name, e.repo, e.git("rev-parse", "HEAD"))
+	start := time.Now()
+	e.kubectl([]byte(manifest), "apply", "-f", "-")
+	a := e.waitAppNamed(name, "refused sync", func(a app) bool {
+		op := a.Status.OperationState
+		return op != nil && (op.Phase == "Failed" || op.Phase == "Error")
+	})
+	var refused []string
+	for _, r := range a.Status.OperationState.SyncResult.Resources {
+		if strings.Contains(r.Message, "is not permitted in project virtc-tenant-shop") {
+			refused = append(refused, r.Kind)
+		}
+	}
+	slices.Sort(refused)
+	refused = slices.Compact(refused)
+	e.t.Logf("%s: %s; refused kinds %v", name, a.Status.OperationState.Message, refused)
+	for _, k := range []string{"Namespace", "Subscription", "HyperConverged"} {
+		if !slices.Contains(refused, k) {
+			e.t.Errorf("%s: no %s refused as not permitted in project virtc-tenant-shop: %s", name, k, a)
+		}
+	}
+	writes, err := argoWrites(e.clusters["east"].auditLog, start)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, w := range writes {
+		e.t.Errorf("%s: Argo CD wrote %s %s (%s) on east", name, w.Resource, w.Name, w.Verb)
+	}
+	e.kubectl(nil, "-n", argocdNamespace, "delete", "application", name, "--wait=true")
 }

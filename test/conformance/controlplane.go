@@ -95,6 +95,7 @@ type ControlPlane struct {
 	Startup time.Duration
 
 	bins      Binaries
+	creds     *credentials
 	dir       string
 	cacheDir  string
 	client    *http.Client
@@ -160,14 +161,15 @@ func freePort() (int, error) {
 }
 
 // Start starts etcd and kube-apiserver with state in dir (which must be
-// empty and is not removed by Stop) and waits until the server is ready.
-// A port taken between choosing and binding makes a start fail; Start
-// retries with new ports then.
-func Start(ctx context.Context, bins Binaries, dir string) (*ControlPlane, error) {
+// empty and is not removed by Stop) and waits until the server is ready;
+// apiserverArgs are added to kube-apiserver's flags (test/argocd adds an
+// audit log). A port taken between choosing and binding makes a start
+// fail; Start retries with new ports then.
+func Start(ctx context.Context, bins Binaries, dir string, apiserverArgs ...string) (*ControlPlane, error) {
 	var errs []error
 	for attempt := 1; attempt <= 3; attempt++ {
 		sub := filepath.Join(dir, "attempt-"+strconv.Itoa(attempt))
-		cp, err := start(ctx, bins, sub)
+		cp, err := start(ctx, bins, sub, apiserverArgs)
 		if err == nil {
 			return cp, nil
 		}
@@ -179,7 +181,7 @@ func Start(ctx context.Context, bins Binaries, dir string) (*ControlPlane, error
 	return nil, errors.Join(errs...)
 }
 
-func start(ctx context.Context, bins Binaries, dir string) (cp *ControlPlane, err error) {
+func start(ctx context.Context, bins Binaries, dir string, apiserverArgs []string) (cp *ControlPlane, err error) {
 	began := time.Now()
 	pki := filepath.Join(dir, "pki")
 	if err := os.MkdirAll(pki, 0o700); err != nil {
@@ -189,7 +191,7 @@ func start(ctx context.Context, bins Binaries, dir string) (cp *ControlPlane, er
 	if err != nil {
 		return nil, err
 	}
-	cp = &ControlPlane{bins: bins, dir: dir, cacheDir: filepath.Join(dir, "kubectl-cache")}
+	cp = &ControlPlane{bins: bins, creds: creds, dir: dir, cacheDir: filepath.Join(dir, "kubectl-cache")}
 	defer func() {
 		if err != nil {
 			cp.Stop()
@@ -230,17 +232,17 @@ func start(ctx context.Context, bins Binaries, dir string) (cp *ControlPlane, er
 		return nil, err
 	}
 	cp.URL = fmt.Sprintf("https://127.0.0.1:%d", port)
-	cp.apiserver, err = startProcess(dir, "kube-apiserver", bins.APIServer,
-		"--etcd-servers="+etcdURL,
+	cp.apiserver, err = startProcess(dir, "kube-apiserver", bins.APIServer, append([]string{
+		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(port),
-		"--tls-cert-file="+creds.serverCert,
-		"--tls-private-key-file="+creds.serverKey,
-		"--client-ca-file="+creds.caCert,
+		"--secure-port=" + strconv.Itoa(port),
+		"--tls-cert-file=" + creds.serverCert,
+		"--tls-private-key-file=" + creds.serverKey,
+		"--client-ca-file=" + creds.caCert,
 		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file="+creds.saPub,
-		"--service-account-signing-key-file="+creds.saKey,
+		"--service-account-key-file=" + creds.saPub,
+		"--service-account-signing-key-file=" + creds.saKey,
 		"--service-cluster-ip-range=10.96.0.0/24",
 		"--authorization-mode=RBAC",
 		"--disable-admission-plugins=ServiceAccount",
@@ -248,8 +250,8 @@ func start(ctx context.Context, bins Binaries, dir string) (cp *ControlPlane, er
 		// The default reconciler refuses to publish a loopback address.
 		"--endpoint-reconciler-type=none",
 		"--profiling=false",
-		"--cert-dir="+filepath.Join(dir, "cert-dir"),
-	)
+		"--cert-dir=" + filepath.Join(dir, "cert-dir"),
+	}, apiserverArgs...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -350,6 +352,20 @@ func (cp *ControlPlane) MustKubectl(ctx context.Context, stdin []byte, args ...s
 		return nil, errors.New(res.String())
 	}
 	return res.Stdout, nil
+}
+
+// ClientTLS is the PEM of the server's CA and of the admin client
+// certificate and key, for clients configured without the kubeconfig (an
+// Argo CD cluster Secret).
+func (cp *ControlPlane) ClientTLS() (ca, cert, key []byte, err error) {
+	if ca, err = os.ReadFile(cp.creds.caCert); err != nil {
+		return nil, nil, nil, err
+	}
+	if cert, err = os.ReadFile(cp.creds.adminCert); err != nil {
+		return nil, nil, nil, err
+	}
+	key, err = os.ReadFile(cp.creds.adminKey)
+	return ca, cert, key, err
 }
 
 // ForgetDiscovery drops kubectl's discovery cache, so that the next run

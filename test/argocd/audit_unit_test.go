@@ -1,0 +1,106 @@
+package argocd
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/virtc/virtc/test/conformance"
+)
+
+// TestCheckOrder holds checkOrder to what it promises on audit logs made
+// up here: it passes the order of waves (claims before VMs in a wave),
+// fails a write of a later wave that starts before an earlier one ended,
+// a VM before its wave's claim and, for a first sync, an object never
+// written; dry runs, status writes and other clients are not Argo CD's
+// writes.
+func TestCheckOrder(t *testing.T) {
+	objs, err := conformance.ParseObjects([]byte(`apiVersion: v1
+kind: Namespace
+metadata: {name: shop, annotations: {argocd.argoproj.io/sync-wave: "0"}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: web01-data, namespace: shop, annotations: {argocd.argoproj.io/sync-wave: "2"}}
+---
+apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: web01, namespace: shop, annotations: {argocd.argoproj.io/sync-wave: "2"}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cluster{name: "test", resources: map[string]string{
+		"v1/Namespace": "/namespaces", "v1/PersistentVolumeClaim": "/persistentvolumeclaims",
+		"kubevirt.io/v1/VirtualMachine": "kubevirt.io/virtualmachines",
+	}}
+	base := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return base.Add(time.Duration(ms) * time.Millisecond) }
+	type ev struct {
+		verb, group, resource, ns, name, agent, uri string
+		start, end                                  int
+		code                                        int
+		sub                                         string
+	}
+	const argo = "argocd-application-controller/v3.6.1 (linux/amd64)"
+	write := func(events ...ev) string {
+		var b strings.Builder
+		for _, e := range events {
+			if e.code == 0 {
+				e.code = 201
+			}
+			line, _ := json.Marshal(map[string]any{
+				"stage": "ResponseComplete", "verb": e.verb, "userAgent": e.agent, "requestURI": e.uri,
+				"objectRef":                map[string]any{"resource": e.resource, "namespace": e.ns, "name": e.name, "apiGroup": e.group, "subresource": e.sub},
+				"responseStatus":           map[string]any{"code": e.code},
+				"requestReceivedTimestamp": at(e.start), "stageTimestamp": at(e.end),
+			})
+			b.Write(line)
+			b.WriteByte('\n')
+		}
+		f := filepath.Join(t.TempDir(), "audit.log")
+		if err := os.WriteFile(f, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	ns := ev{verb: "create", resource: "namespaces", name: "shop", agent: argo, start: 10, end: 20}
+	pvc := ev{verb: "create", resource: "persistentvolumeclaims", ns: "shop", name: "web01-data", agent: argo, start: 100, end: 110}
+	vm := ev{verb: "create", group: "kubevirt.io", resource: "virtualmachines", ns: "shop", name: "web01", agent: argo, start: 120, end: 130}
+	shift := func(e ev, start int) ev { e.end, e.start = start+(e.end-e.start), start; return e }
+	for _, tc := range []struct {
+		name   string
+		events []ev
+		all    bool
+		want   string // in the error; "" for none
+	}{
+		{"in order", []ev{ns, pvc, vm}, true, ""},
+		{"in order, listed out of order", []ev{vm, ns, pvc}, true, ""},
+		{"a later wave starts before an earlier one ends", []ev{shift(ns, 105), pvc, vm}, true, "Namespace /shop (wave 0) written until"},
+		{"the VM before its wave's claim", []ev{ns, shift(vm, 50), pvc}, true, "PersistentVolumeClaim shop/web01-data (wave 2) written until"},
+		{"an object never written, first sync", []ev{ns, pvc}, true, "VirtualMachine shop/web01 (wave 2) was never written"},
+		{"an object never written, later sync", []ev{pvc, vm}, false, ""},
+		{"a dry run is not a write", []ev{ns, pvc, func() ev {
+			e := shift(vm, 50)
+			e.uri = "/apis/kubevirt.io/v1/namespaces/shop/virtualmachines?dryRun=All"
+			return e
+		}(), vm}, true, ""},
+		{"another client's write is not Argo CD's", []ev{ns, pvc, func() ev { e := shift(vm, 50); e.agent = "kubectl/v1.37.2"; return e }(), vm}, true, ""},
+		{"a status write is not the object's", []ev{ns, pvc, func() ev { e := shift(vm, 50); e.sub = "status"; e.verb = "patch"; return e }(), vm}, true, ""},
+		{"a refused write is not a write", []ev{ns, pvc, func() ev { e := shift(vm, 50); e.code = 403; return e }(), vm}, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c.auditLog = write(tc.events...)
+			_, err := checkOrder(c, objs, base, tc.all)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("unexpected error: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want one with %q", err, tc.want)
+			}
+		})
+	}
+}
