@@ -147,6 +147,29 @@ func flatten(prefix string, v any, out map[string]string) {
 	}
 }
 
+// yamlDocs are the documents of a YAML file.
+func yamlDocs(t *testing.T, file string) []map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var doc map[string]any
+		if err := dec.Decode(&doc); err != nil {
+			if err.Error() == "EOF" {
+				return out
+			}
+			t.Fatalf("%s: %v", file, err)
+		}
+		if doc != nil {
+			out = append(out, doc)
+		}
+	}
+}
+
 // params are the parameter sets a generator makes, as the ApplicationSet
 // controller's go templates see them (argo-cd v3.6.1
 // applicationset/generators/repo_path_utils.go: path.path and
@@ -174,8 +197,13 @@ func (g generator) params(t *testing.T) []map[string]string {
 		}
 		for _, f := range g.Git.Files {
 			for _, m := range glob(f.Path) {
-				var doc map[string]any
-				readYAML(t, m, &doc)
+				// the files generator reads one YAML object a file
+				// (parseFileParams): a second document would be lost
+				docs := yamlDocs(t, m)
+				if len(docs) != 1 {
+					t.Fatalf("%s: %d YAML documents; the ApplicationSet's files generator reads one object a file", m, len(docs))
+				}
+				doc := docs[0]
 				p := map[string]string{}
 				flatten("", doc, p)
 				rel, _ := filepath.Rel(root, filepath.Dir(m))
@@ -502,8 +530,32 @@ func TestCMPContract(t *testing.T) {
 		})
 	}
 	slices.Sort(names)
-	if want := []string{"virtc-east-platform", "virtc-east-shop", "virtc-in-cluster", "virtc-west-platform", "virtc-west-shop"}; !slices.Equal(names, want) {
+	if want := []string{"virtc-east-platform", "virtc-east-tenant-analytics", "virtc-east-tenant-shop", "virtc-in-cluster",
+		"virtc-west-platform", "virtc-west-tenant-shop"}; !slices.Equal(names, want) {
 		t.Errorf("example Applications %q, want %q", names, want)
+	}
+	// every Tenant of a directory the Applications deploy has its own
+	// Application (a Tenant without one would get a namespace and no VMs)
+	tenantApps := map[string]bool{} // path and tenant
+	paths := map[string]bool{}
+	for _, app := range applications(t) {
+		paths[app.Spec.Source.Path] = true
+		for _, prm := range app.Spec.Source.Plugin.Parameters {
+			if prm.Name == "tenant" && prm.String != nil {
+				tenantApps[app.Spec.Source.Path+" "+*prm.String] = true
+			}
+		}
+	}
+	for p := range paths {
+		files, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(p), "*.yaml"))
+		for _, f := range files {
+			for _, doc := range yamlDocs(t, f) {
+				md, _ := doc["metadata"].(map[string]any)
+				if name, _ := md["name"].(string); doc["kind"] == "Tenant" && len(tenantApps) > 0 && !tenantApps[p+" "+name] {
+					t.Errorf("%s: Tenant %s has no Application of its own", f, name)
+				}
+			}
+		}
 	}
 	builds, err := examples.Builds(root)
 	if err != nil {

@@ -28,8 +28,9 @@ type CompilerSpec struct {
 	// --scope` (the default: all). Everything is still read and checked.
 	Scope string `json:"scope,omitempty" pattern:"^(all|platform|tenants|vms)(,(all|platform|tenants|vms))*$" hint:"all, platform, tenants or vms, or several of them separated by commas (platform,tenants)"`
 	// Tenant limits the output to one tenant's objects, like `virtc build
-	// --tenant`: those in its namespace, its Namespace and its backup
-	// Schedules (empty: all). Everything is still read and checked.
+	// --tenant`: those in its namespace, its Namespace, its backup
+	// Schedules and Backups (empty: all). Everything is still read and
+	// checked.
 	Tenant string `json:"tenant,omitempty"`
 	// ExtStr are Jsonnet external variables, like `virtc build --ext-str
 	// key=value`.

@@ -50,7 +50,7 @@ func compileArgsFlags(name string, args []string, where place, stderr io.Writer)
 	var catalogs stringList
 	fs.Var(&catalogs, "catalog", "a catalog file or directory to read besides the PATHs (repeatable)")
 	scope := fs.String("scope", "all", "print only these scopes' objects: "+emit.ScopeHelp+" (everything is still checked)")
-	tenant := fs.String("tenant", "", "print only this tenant's objects: its namespace's, its Namespace and its backup Schedules (everything is still checked)")
+	tenant := fs.String("tenant", "", "print only this tenant's objects: its namespace's, its Namespace, its backup Schedules and Backups (everything is still checked)")
 	extVars := addJsonnetFlags(fs)
 	prof := addProfileFlags(fs)
 	asOf := addAsOfFlag(fs)

@@ -28,7 +28,7 @@ type Options struct {
 	Scopes []emit.Scope
 	// Tenant limits the output to one tenant's objects: those in its
 	// namespace and those labelled virtc.dev/tenant with its name (its
-	// Namespace, its backup Schedules in openshift-adp). Empty: all.
+	// Namespace, its Schedules and Backups in openshift-adp). Empty: all.
 	// Everything is still read and checked; a tenant the inputs do not
 	// have is an error.
 	Tenant string
@@ -76,6 +76,9 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 			names[i] = t.Name
 		}
 		diags.Errorf(diag.Pos{File: "<inputs>"}, "", "--tenant (spec.tenant): %s", diag.UnknownName("tenant", opts.Tenant, names))
+	}
+	if opts.Tenant != "" && len(opts.Scopes) > 0 && !slices.ContainsFunc(opts.Scopes, func(s emit.Scope) bool { return s != emit.Cluster }) {
+		diags.Errorf(diag.Pos{File: "<inputs>"}, "", "--tenant (spec.tenant) with only the platform scope selects nothing: no platform object is a tenant's (add tenants or vms to the scope)")
 	}
 	if diags.HasErrors() {
 		return res

@@ -19,9 +19,9 @@ const (
 	// Cluster objects are cluster-scoped or platform-owned.
 	Cluster Scope = iota
 	// TenantScope objects are namespace plumbing owned by the platform team:
-	// quota, RBAC, network attachments.
+	// quota, RBAC, network attachments, backup Schedules and Backups.
 	TenantScope
-	// VMScope objects are the tenants' workloads: disks, VMs, backups.
+	// VMScope objects are the tenants' workloads: disks, VMs, snapshots.
 	VMScope
 )
 
@@ -36,10 +36,10 @@ var scopeNames = map[string][]Scope{
 // ScopeHelp says in words what ParseScope accepts.
 const ScopeHelp = "all, platform, tenants or vms, or several of them separated by commas (platform,tenants)"
 
-// ParseScope returns the scopes a --scope value selects: one name of
-// ScopeNames, or several separated by commas (a platform team's Application
-// holds platform,tenants, the tenants' holds vms), in the order of the
-// Scope constants.
+// ParseScope returns the scopes a --scope value selects: all, platform,
+// tenants or vms, or several separated by commas (a platform team's
+// Application holds platform,tenants, a tenant's holds vms), in the order
+// of the Scope constants.
 func ParseScope(value string) ([]Scope, bool) {
 	var out []Scope
 	for name := range strings.SplitSeq(value, ",") {
