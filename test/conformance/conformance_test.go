@@ -173,6 +173,10 @@ func exampleOutputs(t *testing.T) []output {
 	if err != nil {
 		t.Fatal(err)
 	}
+	lines := map[string]int{}
+	for _, b := range builds {
+		lines[b.Dir]++
+	}
 	var out []output
 	for _, b := range builds {
 		if b.Args == nil {
@@ -185,7 +189,12 @@ func exampleOutputs(t *testing.T) []output {
 			t.Errorf("examples/%s: virtc build %s: exit %d\n%s", b.Dir, strings.Join(b.Args, " "), code, stderr)
 			continue
 		}
-		out = append(out, output{name: "examples/" + b.Dir, yaml: stdout})
+		name := "examples/" + b.Dir
+		if lines[b.Dir] > 1 {
+			// a folder several Applications deploy: which build
+			name += " " + strings.Join(b.Args, " ")
+		}
+		out = append(out, output{name: name, yaml: stdout})
 	}
 	return out
 }
