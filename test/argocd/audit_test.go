@@ -163,13 +163,16 @@ func (c *cluster) resourceOf(o conformance.Object) (string, error) {
 }
 
 // checkOrder holds Argo CD's writes since a time to the order virtc's
-// waves promise (README "Sync waves"): every write of an object of a lower
-// wave answered before any write of a higher wave was received, and inside
-// a wave every PersistentVolumeClaim written before any VirtualMachine
-// (gitops-engine v3.6.1 pkg/sync/sync_context.go runTasks applies a wave
-// kind group by kind group; sync_tasks.go ranks PersistentVolumeClaim, a
-// built-in kind, before every custom kind). With all, every planned object
-// must have been written (a first sync); it returns how many were.
+// waves promise (README "Sync waves"): the first write of each object of a
+// lower wave answered before the first write of any object of a higher
+// wave was received, and inside a wave every PersistentVolumeClaim's
+// before any VirtualMachine's (gitops-engine v3.6.1
+// pkg/sync/sync_context.go runTasks applies a wave kind group by kind
+// group; sync_tasks.go ranks PersistentVolumeClaim, a built-in kind,
+// before every custom kind). Each object is judged by its first write: a
+// retried or later sync that writes it again does not move it. With all,
+// every planned object must have been written (a first sync); it returns
+// how many were.
 func checkOrder(c *cluster, objs []conformance.Object, since time.Time, all bool) (int, error) {
 	p, err := plan(c, objs)
 	if err != nil {
@@ -180,7 +183,7 @@ func checkOrder(c *cluster, objs []conformance.Object, since time.Time, all bool
 		return 0, err
 	}
 	type span struct {
-		first, last time.Time // earliest start, latest end
+		first, last time.Time // the first write's start and end
 		p           planned
 	}
 	var problems []string
@@ -192,14 +195,8 @@ func checkOrder(c *cluster, objs []conformance.Object, since time.Time, all bool
 			if w.Resource+" "+w.Name != key {
 				continue
 			}
-			if s == nil {
+			if s == nil || w.Start.Before(s.first) {
 				s = &span{first: w.Start, last: w.End, p: o}
-			}
-			if w.Start.Before(s.first) {
-				s.first = w.Start
-			}
-			if w.End.After(s.last) {
-				s.last = w.End
 			}
 		}
 		if s == nil {

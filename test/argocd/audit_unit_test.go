@@ -13,9 +13,10 @@ import (
 
 // TestCheckOrder holds checkOrder to what it promises on audit logs made
 // up here: it passes the order of waves (claims before VMs in a wave),
-// fails a write of a later wave that starts before an earlier one ended,
-// a VM before its wave's claim and, for a first sync, an object never
-// written; dry runs, status writes and other clients are not Argo CD's
+// also when a later sync writes an object again, and fails a first write
+// of a later wave that starts before an earlier one ended, a VM before its
+// wave's claim and, for a first sync, an object never written; dry runs,
+// status writes, other clients and refused writes are not Argo CD's
 // writes.
 func TestCheckOrder(t *testing.T) {
 	objs, err := conformance.ParseObjects([]byte(`apiVersion: v1
@@ -83,6 +84,7 @@ metadata: {name: web01, namespace: shop, annotations: {argocd.argoproj.io/sync-w
 		{"the VM before its wave's claim", []ev{ns, shift(vm, 50), pvc}, true, "PersistentVolumeClaim shop/web01-data (wave 2) written until"},
 		{"an object never written, first sync", []ev{ns, pvc}, true, "VirtualMachine shop/web01 (wave 2) was never written"},
 		{"an object never written, later sync", []ev{pvc, vm}, false, ""},
+		{"a later sync writing an object again does not move it", []ev{ns, pvc, vm, shift(ns, 200)}, true, ""},
 		{"a dry run is not a write", []ev{ns, pvc, func() ev {
 			e := shift(vm, 50)
 			e.uri = "/apis/kubevirt.io/v1/namespaces/shop/virtualmachines?dryRun=All"

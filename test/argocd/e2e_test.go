@@ -1122,10 +1122,7 @@ func (e *env) applicationSet() {
 			if got, want := resourcesOf(a), namesOf(objs); !slices.Equal(got, want) {
 				e.t.Errorf("%s's resources:\n  %s\nwant virtc's build --scope %s --tenant %q:\n  %s", p.name, strings.Join(got, "\n  "), p.scope, p.tenant, strings.Join(want, "\n  "))
 			}
-			// the writes of the sync that succeeded (an earlier, failed
-			// attempt of a tenant's Application ended at least the retry
-			// backoff before it)
-			n, err := checkOrder(cl, objs, opStart(e.t, a, start), true)
+			n, err := checkOrder(cl, objs, start, true)
 			if err != nil {
 				e.t.Error(err)
 			}
@@ -1215,24 +1212,6 @@ func (e *env) applicationSet() {
 	if !slices.Equal(owned, want) {
 		e.t.Errorf("the ApplicationSet owns Applications %v, want %v", owned, want)
 	}
-}
-
-// opStart is when the Application's last operation started (Argo CD keeps
-// seconds), or since if that is later.
-func opStart(t *testing.T, a app, since time.Time) time.Time {
-	t.Helper()
-	op := a.Status.OperationState
-	if op == nil || op.StartedAt == "" {
-		return since
-	}
-	at, err := time.Parse(time.RFC3339, op.StartedAt)
-	if err != nil {
-		t.Fatalf("operation startedAt %q: %v", op.StartedAt, err)
-	}
-	if at.Before(since) {
-		return since
-	}
-	return at
 }
 
 // liveJSONOn fetches one object or list from a cluster.
