@@ -154,20 +154,7 @@ func yamlDocs(t *testing.T, file string) []map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []map[string]any
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for {
-		var doc map[string]any
-		if err := dec.Decode(&doc); err != nil {
-			if err.Error() == "EOF" {
-				return out
-			}
-			t.Fatalf("%s: %v", file, err)
-		}
-		if doc != nil {
-			out = append(out, doc)
-		}
-	}
+	return decodeAll(t, string(data))
 }
 
 // params are the parameter sets a generator makes, as the ApplicationSet
@@ -468,7 +455,8 @@ func TestCMPContract(t *testing.T) {
 	p := readPlugin(t)
 	var names []string
 	deployed := map[string]bool{} // dir and arguments of each builds.txt line an Application deploys
-	for _, app := range applications(t) {
+	apps := applications(t)
+	for _, app := range apps {
 		names = append(names, app.Metadata.Name)
 		dir := strings.TrimPrefix(app.Spec.Source.Path, "examples/")
 		builds := deployedBuilds(t, dir)
@@ -538,7 +526,7 @@ func TestCMPContract(t *testing.T) {
 	// Application (a Tenant without one would get a namespace and no VMs)
 	tenantApps := map[string]bool{} // path and tenant
 	paths := map[string]bool{}
-	for _, app := range applications(t) {
+	for _, app := range apps {
 		paths[app.Spec.Source.Path] = true
 		for _, prm := range app.Spec.Source.Plugin.Parameters {
 			if prm.Name == "tenant" && prm.String != nil {
@@ -551,7 +539,7 @@ func TestCMPContract(t *testing.T) {
 		for _, f := range files {
 			for _, doc := range yamlDocs(t, f) {
 				md, _ := doc["metadata"].(map[string]any)
-				if name, _ := md["name"].(string); doc["kind"] == "Tenant" && len(tenantApps) > 0 && !tenantApps[p+" "+name] {
+				if name, _ := md["name"].(string); doc["kind"] == "Tenant" && !tenantApps[p+" "+name] {
 					t.Errorf("%s: Tenant %s has no Application of its own", f, name)
 				}
 			}

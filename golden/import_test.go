@@ -192,15 +192,7 @@ func withoutLastApplied(t *testing.T, file string) string {
 		}
 		items = append(items, o.Body)
 	}
-	data, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "live.yaml")
-	if err := os.WriteFile(out, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return writeList(t, items)
 }
 
 func golden(t *testing.T, path, got string) {
@@ -262,15 +254,7 @@ func withSize(t *testing.T, file, name, size string) string {
 		}
 		items = append(items, o.Body)
 	}
-	data, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "live.yaml")
-	if err := os.WriteFile(out, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return writeList(t, items)
 }
 
 // diff --live classifies a size difference as virtc diff does
@@ -310,4 +294,18 @@ func TestLiveDiffSizeChange(t *testing.T) {
 			t.Errorf("live %s → git u1.medium: no instance type change in %s", c.live, js.String())
 		}
 	}
+}
+
+// writeList writes objects as a live export (a List) and returns its path.
+func writeList(t *testing.T, items []any) string {
+	t.Helper()
+	data, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "live.yaml")
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -46,7 +46,7 @@ func (c *comparison) deletedDisks() {
 			if o.Status != Removed {
 				continue
 			}
-			labels := labelsOf(base)
+			labels := LabelsOf(base)
 			vm := labels[render.LabelVM]
 			if vm == "" || labels[render.LabelRetired] == "true" {
 				continue
@@ -54,7 +54,7 @@ func (c *comparison) deletedDisks() {
 			f := DiskDeleted(o.Kind, o.Namespace, o.Name, vm, "is no longer in the output")
 			c.refuseDisk(f.Object, f.Message, f.Fix)
 		case "VirtualMachine":
-			if labelsOf(base)[render.LabelRetired] == "true" {
+			if LabelsOf(base)[render.LabelRetired] == "true" {
 				continue
 			}
 			var kept []string
@@ -126,7 +126,8 @@ func (c *comparison) refuseDisk(object, message, fix string) {
 	c.refuse(RuleDiskDeleted, object, message, fix)
 }
 
-func labelsOf(obj map[string]any) map[string]string {
+// LabelsOf are the string labels of an object's metadata.
+func LabelsOf(obj map[string]any) map[string]string {
 	meta, _ := obj["metadata"].(map[string]any)
 	raw, _ := meta["labels"].(map[string]any)
 	out := map[string]string{}

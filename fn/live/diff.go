@@ -148,7 +148,7 @@ func Diff(desired []emit.Object, live []Object, base, head string, m *resolve.Mo
 			continue
 		}
 		gone := "is live, tracked by Argo CD (" + how + "), and virtc no longer writes it"
-		if vm, ok := diskOf(o, live); ok && labelsOf(o.Body)["virtc.dev/retired"] != "true" {
+		if vm, ok := diskOf(o, live); ok && diff.LabelsOf(o.Body)["virtc.dev/retired"] != "true" {
 			r.Refusals = append(r.Refusals, diff.DiskDeleted(o.Kind, o.Namespace, o.Name, vm, gone))
 			continue
 		}
@@ -202,7 +202,7 @@ func tracked(o Object) string {
 	if id, _ := ann[TrackingAnnotation].(string); trackingID(id) {
 		return TrackingAnnotation + " " + id
 	}
-	labels := labelsOf(o.Body)
+	labels := diff.LabelsOf(o.Body)
 	if app := labels[InstanceLabel]; app != "" {
 		return InstanceLabel + " " + app + ", which Argo CD tracks by with the label tracking method; with the default annotation method it would not prune it"
 	}
@@ -226,7 +226,7 @@ func diskOf(o Object, live []Object) (string, bool) {
 	if o.Kind != "DataVolume" && o.Kind != "PersistentVolumeClaim" {
 		return "", false
 	}
-	if vm := labelsOf(o.Body)["virtc.dev/vm"]; vm != "" {
+	if vm := diff.LabelsOf(o.Body)["virtc.dev/vm"]; vm != "" {
 		return vm, true
 	}
 	for _, v := range live {
@@ -252,18 +252,6 @@ func diskOf(o Object, live []Object) (string, bool) {
 	// A DataVolume no VM uses still owns its claim: pruning it deletes
 	// the data.
 	return "", o.Kind == "DataVolume"
-}
-
-func labelsOf(body map[string]any) map[string]string {
-	meta, _ := body["metadata"].(map[string]any)
-	raw, _ := meta["labels"].(map[string]any)
-	out := map[string]string{}
-	for k, v := range raw {
-		if s, ok := v.(string); ok {
-			out[k] = s
-		}
-	}
-	return out
 }
 
 // sizePath reports whether a VirtualMachine path is part of its size: the

@@ -585,15 +585,21 @@ func (e *env) app() app { return e.appNamed(appName) }
 
 func (e *env) appNamed(name string) app {
 	e.t.Helper()
-	data, err := e.cp.Get(e.ctx, "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications/"+name)
+	a, err := e.getApp(name)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	var a app
-	if err := json.Unmarshal(data, &a); err != nil {
-		e.t.Fatal(err)
-	}
 	return a
+}
+
+// getApp reads an Application (an error when there is none yet).
+func (e *env) getApp(name string) (app, error) {
+	var a app
+	data, err := e.cp.Get(e.ctx, "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications/"+name)
+	if err == nil {
+		err = json.Unmarshal(data, &a)
+	}
+	return a, err
 }
 
 // waitApp polls the Application until ok holds, failing after the sync
@@ -607,8 +613,7 @@ func (e *env) waitAppNamed(name, what string, ok func(a app) bool) app {
 	e.t.Helper()
 	deadline := time.Now().Add(syncWaitDuration)
 	for {
-		if _, err := e.cp.Get(e.ctx, "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications/"+name); err == nil {
-			a := e.appNamed(name)
+		if a, err := e.getApp(name); err == nil {
 			if ok(a) {
 				return a
 			}
@@ -648,13 +653,7 @@ func (e *env) refresh() app {
 // liveJSON fetches one object.
 func (e *env) liveJSON(path string, v any) {
 	e.t.Helper()
-	data, err := e.cp.Get(e.ctx, path)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		e.t.Fatal(err)
-	}
+	e.liveJSONOn(e.home, path, v)
 }
 
 // built is what an Application deploys from a folder of the git
@@ -710,15 +709,25 @@ func (e *env) build(dir string, args ...string) []conformance.Object {
 }
 
 // checkOrder holds the writes Argo CD made to c since a time to the order
-// of the waves of examples/<dir>'s build (see checkOrder in audit_test.go).
-func (e *env) checkOrder(c *cluster, dir string, since time.Time, all bool) int {
+// of the waves of objs, a build (see checkOrder in audit_test.go), and
+// returns how many objects were written.
+func (e *env) checkOrder(c *cluster, objs []conformance.Object, since time.Time, all bool) int {
 	e.t.Helper()
-	n, err := checkOrder(c, e.built(dir, "all", ""), since, all)
+	n, err := checkOrder(c, objs, since, all)
 	if err != nil {
-		e.t.Fatal(err)
+		e.t.Error(err)
 	}
 	e.t.Logf("%s: %d objects written in the order of their waves (audit log)", c.name, n)
 	return n
+}
+
+// wantResources checks that an Application's resources are exactly a
+// build's objects.
+func (e *env) wantResources(name string, a app, objs []conformance.Object, build string) {
+	e.t.Helper()
+	if got, want := resourcesOf(a), namesOf(objs); !slices.Equal(got, want) {
+		e.t.Errorf("%s's resources:\n  %s\nwant virtc's build%s:\n  %s", name, strings.Join(got, "\n  "), build, strings.Join(want, "\n  "))
+	}
 }
 
 // (1) The Application of examples/argocd/application.yaml, pointed at the
@@ -731,7 +740,7 @@ func (e *env) firstSync() {
 	rev := e.git("rev-parse", "HEAD")
 	a := e.waitApp("first sync", synced(rev))
 	e.t.Logf("first sync Synced and Healthy in %s: %s", time.Since(start).Round(time.Millisecond), a)
-	e.checkOrder(e.home, "argocd/clusters/east", start, true)
+	e.checkOrder(e.home, e.built("argocd/clusters/east", "all", ""), start, true)
 	e.wantInstancetype("shop", "web01", "u1.medium")
 }
 
@@ -800,7 +809,7 @@ func (e *env) diskGrowth() {
 	e.refresh()
 	e.waitApp("data disk added", synced(rev))
 	// the new claim is written before the VM that mounts it (same wave)
-	if n := e.checkOrder(e.home, "argocd/clusters/east", since, false); n < 2 {
+	if n := e.checkOrder(e.home, e.built("argocd/clusters/east", "all", ""), since, false); n < 2 {
 		e.t.Errorf("adding a data disk wrote %d objects, want the claim and the VM", n)
 	}
 	claim := claimName(e)
@@ -919,7 +928,7 @@ func (e *env) retireRemove() {
 		app: app01, "examples/argocd/platform/storage-rwo.yaml": storageRWO})
 	e.refresh()
 	a := e.waitApp("app01 added", synced(rev))
-	if n := e.checkOrder(e.home, "argocd/clusters/east", since, false); n < 2 {
+	if n := e.checkOrder(e.home, e.built("argocd/clusters/east", "all", ""), since, false); n < 2 {
 		e.t.Errorf("adding app01 wrote %d objects, want at least its claim and the VM", n)
 	}
 	count, text := e.warnings(a)
@@ -1070,12 +1079,8 @@ func (e *env) kustomizeWiring() {
 	a := e.waitAppNamed(name, "first sync", synced(rev))
 	e.t.Logf("%s Synced and Healthy in %s: %s", name, time.Since(start).Round(time.Millisecond), a)
 	objs := e.built("argocd/kustomize-app", "all", "")
-	if got, want := resourcesOf(a), namesOf(objs); !slices.Equal(got, want) {
-		e.t.Errorf("%s's resources:\n  %s\nwant virtc's build:\n  %s", name, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
-	}
-	if _, err := checkOrder(e.home, objs, start, true); err != nil {
-		e.t.Error(err)
-	}
+	e.wantResources(name, a, objs, "")
+	e.checkOrder(e.home, objs, start, true)
 	e.wantInstancetype("lab", "vm01", "u1.small")
 }
 
@@ -1119,14 +1124,8 @@ func (e *env) applicationSet() {
 				e.t.Errorf("%s is in project %q, want %q", p.name, a.Spec.Project, p.project)
 			}
 			objs := e.built(dir, p.scope, p.tenant)
-			if got, want := resourcesOf(a), namesOf(objs); !slices.Equal(got, want) {
-				e.t.Errorf("%s's resources:\n  %s\nwant virtc's build --scope %s --tenant %q:\n  %s", p.name, strings.Join(got, "\n  "), p.scope, p.tenant, strings.Join(want, "\n  "))
-			}
-			n, err := checkOrder(cl, objs, start, true)
-			if err != nil {
-				e.t.Error(err)
-			}
-			e.t.Logf("%s: %d objects of %s written in the order of their waves (audit log)", c, n, p.name)
+			e.wantResources(p.name, a, objs, fmt.Sprintf(" --scope %s --tenant %q", p.scope, p.tenant))
+			e.checkOrder(cl, objs, start, true)
 			whole = append(whole, namesOf(objs)...)
 		}
 		// the Applications hold the directory's whole build between them
