@@ -188,3 +188,70 @@ func bundledVMHealth(t *testing.T) string {
 	return filepath.Join(strings.TrimSpace(string(out)), "github.com", "argoproj", "argo-cd", "v3@v3.6.1",
 		"resource_customizations", "kubevirt.io", "VirtualMachine", "health.lua")
 }
+
+// TestDataDiskClaimHealth: a virtc data disk's claim on a
+// WaitForFirstConsumer class stays Pending, with no annotation, until the
+// scheduler picks a node for its VM's pod and sets
+// volume.kubernetes.io/selected-node (kubernetes v1.37
+// pkg/controller/volume/persistentvolume/pv_controller.go
+// emitEventForUnboundDelayBindingClaim; component-helpers
+// storage/volume/pv_helpers.go AnnSelectedNode). Other claims keep Argo
+// CD's own health (gitops-engine v3.6.1 pkg/health/health_pvc.go).
+func TestDataDiskClaimHealth(t *testing.T) {
+	claim := func(virtc bool, phase string, ann map[string]any) map[string]any {
+		labels := map[string]any{"app": "db"}
+		if virtc {
+			labels = map[string]any{"app.kubernetes.io/managed-by": "virtc", "virtc.dev/vm": "web-1", "virtc.dev/backup-policy": "daily"}
+		}
+		o := map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+			"metadata": map[string]any{"name": "web-1-data", "namespace": "shop", "labels": labels, "annotations": ann}}
+		if phase != "" {
+			o["status"] = map[string]any{"phase": phase}
+		}
+		return o
+	}
+	selected := map[string]any{"volume.kubernetes.io/selected-node": "worker-3"}
+	runHealthCases(t, "resource.customizations.health.PersistentVolumeClaim", []healthCase{
+		{"data disk of a VM never started", claim(true, "Pending", nil), "Healthy", "binds when VM web-1 first starts"},
+		{"data disk, no status yet", claim(true, "", nil), "Healthy", "Pending"},
+		{"data disk, node selected", claim(true, "Pending", selected), "Progressing", "provisioning for node worker-3"},
+		{"data disk bound", claim(true, "Bound", selected), "Healthy", ""},
+		{"data disk lost", claim(true, "Lost", nil), "Degraded", "Lost"},
+		{"other claim pending", claim(false, "Pending", nil), "Progressing", ""},
+		{"other claim bound", claim(false, "Bound", nil), "Healthy", ""},
+		{"other claim lost", claim(false, "Lost", nil), "Degraded", ""},
+		{"other claim without status", claim(false, "", nil), "Unknown", ""},
+	})
+}
+
+// TestHealthChecksNeverFail runs every health check of argocd-cm-patch.yaml
+// on objects with missing or odd fields: a script that raises an error
+// gives Unknown, which holds a sync like Progressing does.
+func TestHealthChecksNeverFail(t *testing.T) {
+	var cm configMapPatch
+	readYAML(t, argocdFile("argocd-cm-patch.yaml"), &cm)
+	objs := []map[string]any{
+		{},
+		{"metadata": map[string]any{}, "spec": map[string]any{}, "status": map[string]any{}},
+		{"status": map[string]any{"conditions": []any{map[string]any{"status": "True"}}, "printableStatus": "Stopped", "catalogHealth": []any{map[string]any{}}}},
+		{"spec": map[string]any{"running": false}, "status": map[string]any{"printableStatus": "Running", "phase": "Pending", "state": "UpgradeFailed"}},
+	}
+	n := 0
+	for key, script := range cm.Data {
+		if !strings.HasPrefix(key, "resource.customizations.health.") {
+			continue
+		}
+		n++
+		for i, o := range objs {
+			status, _ := runHealth(t, script, o)
+			switch status {
+			case "Healthy", "Progressing", "Degraded", "Suspended", "Unknown", "Missing":
+			default:
+				t.Errorf("%s on object %d: status %q", key, i, status)
+			}
+		}
+	}
+	if n < 7 {
+		t.Errorf("ran %d health checks, want all 7", n)
+	}
+}
