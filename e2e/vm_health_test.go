@@ -33,11 +33,7 @@ func vmObj(runStrategy string, retired bool, status map[string]any) map[string]a
 
 // vmStatus builds a status: printableStatus, created, ready, conditions.
 func vmStatus(printable string, created, ready bool, conds ...any) map[string]any {
-	s := map[string]any{"printableStatus": printable, "created": created, "ready": ready, "conditions": conds}
-	if created {
-		s["runStrategy"] = "set"
-	}
-	return s
+	return map[string]any{"printableStatus": printable, "created": created, "ready": ready, "conditions": conds}
 }
 
 // Conditions as vm.go writes them. Without a VMI: Ready False/VMINotExists

@@ -198,3 +198,22 @@ func TestConnectionErrorsAreTransient(t *testing.T) {
 		t.Error("refusals and unknown errors are permanent")
 	}
 }
+
+// A certificate the pod does not trust is misconfiguration: permanent. A
+// server that does not answer within the client's timeout: transient.
+func TestCertificateAndTimeoutErrors(t *testing.T) {
+	tlsSrv := httptest.NewTLSServer(&olmServer{})
+	defer tlsSrv.Close()
+	a := &API{Server: tlsSrv.URL, Client: &http.Client{Timeout: 5 * time.Second}}
+	if _, err := a.Subscription(context.Background(), "openshift-cnv", "hco-operatorhub"); err == nil || Transient(err) {
+		t.Errorf("untrusted certificate: %v, want a permanent error", err)
+	}
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+	defer slow.Close()
+	defer close(release)
+	a = &API{Server: slow.URL, Client: &http.Client{Timeout: 50 * time.Millisecond}}
+	if _, err := a.Subscription(context.Background(), "openshift-cnv", "hco-operatorhub"); err == nil || !Transient(err) {
+		t.Errorf("client timeout: %v, want transient", err)
+	}
+}
