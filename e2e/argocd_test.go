@@ -21,7 +21,7 @@ type configMapPatch struct {
 
 // TestHyperConvergedHealth runs the Lua health check of argocd-cm-patch.yaml
 // the way Argo CD does: `obj` is the live object, the script returns a
-// table with status and message, only the safe standard libraries are open.
+// table with status and message, only the libraries Argo CD opens are open.
 func TestHyperConvergedHealth(t *testing.T) {
 	var cm configMapPatch
 	readYAML(t, argocdFile("argocd-cm-patch.yaml"), &cm)
@@ -31,6 +31,29 @@ func TestHyperConvergedHealth(t *testing.T) {
 	}
 	cond := func(typ, status, msg string) map[string]any {
 		return map[string]any{"type": typ, "status": status, "reason": "Test", "message": msg}
+	}
+	// What HCO v1.18.1 shows while virt-operator rolls KubeVirt out:
+	// KubeVirt's Available, Progressing and Degraded are all True with
+	// reason UpdateInProgress (kubevirt v1.8.4
+	// pkg/virt-operator/util/client.go UpdateConditionsUpdating); HCO
+	// copies Progressing and Degraded as "KubeVirt is …: <message>"
+	// (controllers/operands/operand.go handleOperandProgressingCond,
+	// handleOperandDegradedCond) and, being Degraded, sets Available False
+	// reason HCODegraded (controllers/hyperconverged/hyperconverged_controller.go
+	// aggregateComponentConditions); while HCO upgrades itself it overrides
+	// Progressing with reason HCOUpgrading (completeReconciliation).
+	const transition = "Transitioning from previous version v1.8.3 with registry registry.redhat.io/container-native-virtualization to target version v1.8.4 using registry registry.redhat.io/container-native-virtualization"
+	kvUpdating := []any{
+		map[string]any{"type": "ReconcileComplete", "status": "True", "reason": "ReconcileCompleted", "message": "Reconcile completed successfully"},
+		map[string]any{"type": "Available", "status": "False", "reason": "HCODegraded", "message": "HCO is not available due to degraded components"},
+		map[string]any{"type": "Progressing", "status": "True", "reason": "KubeVirtProgressing", "message": "KubeVirt is progressing: " + transition},
+		map[string]any{"type": "Degraded", "status": "True", "reason": "KubeVirtDegraded", "message": "KubeVirt is degraded: " + transition},
+		map[string]any{"type": "Upgradeable", "status": "False", "reason": "KubeVirtProgressing", "message": "KubeVirt is progressing: " + transition},
+	}
+	hcoUpgrading := []any{
+		map[string]any{"type": "Available", "status": "False", "reason": "HCODegraded", "message": "HCO is not available due to degraded components"},
+		map[string]any{"type": "Progressing", "status": "True", "reason": "HCOUpgrading", "message": "HCO is now upgrading to version 1.18.1"},
+		map[string]any{"type": "Degraded", "status": "True", "reason": "KubeVirtDegraded", "message": "KubeVirt is degraded: " + transition},
 	}
 	for _, tc := range []struct {
 		name       string
@@ -52,6 +75,20 @@ func TestHyperConvergedHealth(t *testing.T) {
 		{"not available", map[string]any{"status": map[string]any{"conditions": []any{
 			cond("Available", "False", "HCO is not available"), cond("Progressing", "True", "deploying"),
 		}}}, "Progressing", "HCO is not available"},
+		{"KubeVirt update rolling out", map[string]any{"status": map[string]any{"conditions": kvUpdating}}, "Progressing", "rolling out: KubeVirt is degraded: Transitioning from previous version v1.8.3"},
+		{"HCO upgrading itself", map[string]any{"status": map[string]any{"conditions": hcoUpgrading}}, "Progressing", "HCO is now upgrading to version 1.18.1"},
+		// Degraded with reason UpdateInProgress as virt-operator sets it on
+		// its KubeVirt CR, Progressing not reported.
+		{"update in progress, no Progressing", map[string]any{"status": map[string]any{"conditions": []any{
+			map[string]any{"type": "Degraded", "status": "True", "reason": "UpdateInProgress", "message": transition},
+		}}}, "Progressing", "rolling out"},
+		// A failed deployment: Degraded True, Progressing False
+		// (client.go UpdateConditionsFailedError) → fails the sync.
+		{"KubeVirt deployment failed", map[string]any{"status": map[string]any{"conditions": []any{
+			map[string]any{"type": "Available", "status": "False", "reason": "HCODegraded", "message": "HCO is not available due to degraded components"},
+			map[string]any{"type": "Progressing", "status": "False", "reason": "ReconcileCompleted", "message": "Reconcile completed successfully"},
+			map[string]any{"type": "Degraded", "status": "True", "reason": "KubeVirtDegraded", "message": "KubeVirt is degraded: An error occurred during deployment: virt-handler daemonset failed"},
+		}}}, "Degraded", "An error occurred during deployment"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, msg := runHealth(t, script, tc.obj)
@@ -66,10 +103,15 @@ func runHealth(t *testing.T, script string, obj map[string]any) (string, string)
 	t.Helper()
 	L := lua.NewState(lua.Options{SkipOpenLibs: true})
 	defer L.Close()
+	// Argo CD v3.6.1 opens exactly these (util/lua/lua.go,
+	// runLuaWithResourceActionParameters: package, base, table and its own
+	// safe os, which no script here uses): no string or math library, so a
+	// script calling string.find raises in Argo CD, which makes the object
+	// Unknown and holds the sync.
 	for _, lib := range []struct {
 		name string
 		fn   lua.LGFunction
-	}{{lua.LoadLibName, lua.OpenPackage}, {lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}, {lua.StringLibName, lua.OpenString}, {lua.MathLibName, lua.OpenMath}} {
+	}{{lua.LoadLibName, lua.OpenPackage}, {lua.BaseLibName, lua.OpenBase}, {lua.TabLibName, lua.OpenTable}} {
 		L.Push(L.NewFunction(lib.fn))
 		L.Push(lua.LString(lib.name))
 		L.Call(1, 0)

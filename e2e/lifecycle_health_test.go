@@ -42,7 +42,22 @@ func cond(typ, status, reason, msg string) map[string]any {
 // has the same inputs, but a first install waiting for approval there is
 // the same Progressing, so the sample objects below follow its test data.
 func TestSubscriptionHealth(t *testing.T) {
-	spec := map[string]any{"installPlanApproval": "Manual", "startingCSV": "kubevirt-hyperconverged-operator.v4.22.3"}
+	spec := map[string]any{"installPlanApproval": "Manual", "startingCSV": "kubevirt-hyperconverged-operator.v4.22.3",
+		"source": "redhat-operators", "sourceNamespace": "openshift-marketplace"}
+	// status.catalogHealth lists every CatalogSource of the Subscription's
+	// namespace and of the global catalog namespace, and
+	// CatalogSourcesUnhealthy is True when any one of them is unhealthy,
+	// with a message naming the Subscription's own source only when that
+	// one is unhealthy or missing (operator-lifecycle-manager
+	// pkg/controller/operators/catalog/subscription/reconciler.go
+	// catalogHealth, state.go UpdateHealth).
+	health := func(name string, healthy bool) map[string]any {
+		return map[string]any{"catalogSourceRef": map[string]any{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "CatalogSource",
+			"namespace": "openshift-marketplace", "name": name, "uid": name + "-uid"}, "healthy": healthy, "lastUpdated": "2026-12-01T10:00:00Z"}
+	}
+	otherUnhealthy := []any{health("certified-operators", false), health("redhat-operators", true)}
+	ownUnhealthy := []any{health("certified-operators", true), health("redhat-operators", false)}
+	ownMissing := []any{health("certified-operators", true)}
 	runHealthCases(t, "resource.customizations.health.operators.coreos.com_Subscription", []healthCase{
 		{"new", map[string]any{"spec": spec}, "Progressing", "resolve"},
 		{"first install pending approval", map[string]any{"spec": spec, "status": map[string]any{
@@ -60,9 +75,35 @@ func TestSubscriptionHealth(t *testing.T) {
 		{"resolution failed", map[string]any{"spec": spec, "status": map[string]any{
 			"conditions": []any{cond("ResolutionFailed", "True", "ConstraintsNotSatisfiable", "no operators found with name kubevirt-hyperconverged-operator.v4.22.9")},
 		}}, "Degraded", "ResolutionFailed: no operators found"},
-		{"catalog unhealthy", map[string]any{"spec": spec, "status": map[string]any{
-			"conditions": []any{cond("CatalogSourcesUnhealthy", "True", "UnhealthyCatalogSourceFound", "redhat-operators is unhealthy")},
-		}}, "Degraded", "redhat-operators is unhealthy"},
+		// Another catalog of the cluster is down: nothing to do with this
+		// Subscription (the check before said Degraded and failed every
+		// sync while, say, a certified-operators pod restarted).
+		{"another catalog unhealthy, installed", map[string]any{"spec": spec, "status": map[string]any{
+			"state": "AtLatestKnown", "installedCSV": "kubevirt-hyperconverged-operator.v4.22.3", "currentCSV": "kubevirt-hyperconverged-operator.v4.22.3",
+			"catalogHealth": otherUnhealthy,
+			"conditions":    []any{cond("CatalogSourcesUnhealthy", "True", "UnhealthyCatalogSourceFound", "")},
+		}}, "Healthy", "kubevirt-hyperconverged-operator.v4.22.3 installed"},
+		{"another catalog unhealthy, first install", map[string]any{"spec": spec, "status": map[string]any{
+			"state": "UpgradePending", "currentCSV": "kubevirt-hyperconverged-operator.v4.22.3", "catalogHealth": otherUnhealthy,
+			"conditions": []any{cond("InstallPlanPending", "True", "RequiresApproval", ""), cond("CatalogSourcesUnhealthy", "True", "UnhealthyCatalogSourceFound", "")},
+		}}, "Progressing", "first install: waiting for kubevirt-hyperconverged-operator.v4.22.3"},
+		// Its own catalog down before anything is installed: nothing can
+		// be installed.
+		{"own catalog unhealthy, first install", map[string]any{"spec": spec, "status": map[string]any{
+			"catalogHealth": ownUnhealthy,
+			"conditions":    []any{cond("CatalogSourcesUnhealthy", "True", "UnhealthyCatalogSourceFound", "targeted catalogsource openshift-marketplace/redhat-operators unhealthy")},
+		}}, "Degraded", "CatalogSource openshift-marketplace/redhat-operators is unhealthy"},
+		{"own catalog missing, first install", map[string]any{"spec": spec, "status": map[string]any{
+			"catalogHealth": ownMissing,
+			"conditions":    []any{cond("CatalogSourcesUnhealthy", "True", "UnhealthyCatalogSourceFound", "targeted catalogsource openshift-marketplace/redhat-operators missing")},
+		}}, "Degraded", "redhat-operators does not exist"},
+		// Installed: the operator runs without its catalog; only upgrades
+		// wait, and the message says so.
+		{"own catalog unhealthy, installed", map[string]any{"spec": spec, "status": map[string]any{
+			"state": "AtLatestKnown", "installedCSV": "kubevirt-hyperconverged-operator.v4.22.3", "currentCSV": "kubevirt-hyperconverged-operator.v4.22.3",
+			"catalogHealth": ownUnhealthy,
+			"conditions":    []any{cond("CatalogSourcesUnhealthy", "True", "UnhealthyCatalogSourceFound", "targeted catalogsource openshift-marketplace/redhat-operators unhealthy")},
+		}}, "Healthy", "redhat-operators is unhealthy: upgrades wait for it"},
 		{"install plan failed", map[string]any{"spec": spec, "status": map[string]any{
 			"state": "UpgradeFailed", "installedCSV": "kubevirt-hyperconverged-operator.v4.22.2", "currentCSV": "kubevirt-hyperconverged-operator.v4.22.3",
 			"conditions": []any{cond("InstallPlanFailed", "True", "InstallComponentFailed", "bundle unpacking failed")},

@@ -16,11 +16,16 @@ package approve
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/virtc/virtc/fn/versions"
@@ -92,9 +97,10 @@ func (e *Error) Error() string { return e.Msg }
 
 // Run approves the InstallPlans on the path to o.CSV and returns when that
 // CSV has succeeded. It fails at once when the current plan lists a CSV
-// off the path, when the installed CSV is newer than o.CSV, or when an
-// InstallPlan or the CSV failed; and after o.Timeout when OLM proposes
-// nothing.
+// off the path, when the installed CSV is newer than o.CSV, when an
+// InstallPlan or the CSV failed, or on a permanent API error (Transient);
+// and after o.Timeout when OLM proposes nothing or the API keeps failing
+// transiently (retried with backoff until then).
 func Run(ctx context.Context, c Cluster, o Options) error {
 	if o.Now == nil {
 		o.Now = time.Now
@@ -111,8 +117,25 @@ func Run(ctx context.Context, c Cluster, o Options) error {
 	allowed := append(slices.Clone(o.Via), o.CSV)
 	deadline := o.Now().Add(o.Timeout)
 	var waiting string
+	var backoff time.Duration
 	for {
 		done, why, err := step(ctx, c, o, allowed)
+		if err != nil && Transient(err) {
+			// The API server restarting, a load balancer dropping the
+			// connection, throttling, a conflict: the next look may pass.
+			// One such error used to fail the Job and with it the sync
+			// (backoffLimit 0); now it waits, up to the same deadline.
+			backoff = nextBackoff(backoff, o.Interval, err)
+			if !o.Now().Add(backoff).Before(deadline) {
+				return fmt.Errorf("timed out after %s retrying a transient API error: %w", o.Timeout, err)
+			}
+			fmt.Fprintf(o.Log, "transient API error, retrying in %s: %v\n", backoff, err)
+			if err := o.Sleep(ctx, backoff); err != nil {
+				return err
+			}
+			continue
+		}
+		backoff = 0
 		if err != nil || done {
 			return err
 		}
@@ -238,6 +261,49 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// Transient reports whether err is an API error worth retrying: the
+// connection failed or timed out, or the server answered 429 (throttled),
+// 409 (a conflict on the patch) or 5xx. Everything else is permanent and
+// fails at once: 401/403 (the token or the Role is wrong), another 4xx (a
+// request the server will never accept), a certificate the pod does not
+// trust, and the approver's own refusals.
+func Transient(err error) bool {
+	if err == nil || IsRefusal(err) {
+		return false
+	}
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.Code == http.StatusTooManyRequests || apiErr.Code == http.StatusConflict || apiErr.Code >= 500
+	}
+	var certErr *tls.CertificateVerificationError
+	var unknownCA x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	if errors.As(err, &certErr) || errors.As(err, &unknownCA) || errors.As(err, &hostErr) {
+		return false
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) {
+		return true
+	}
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	if errors.As(err, &opErr) || errors.As(err, &dnsErr) {
+		return true
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) && netErr.Timeout()
+}
+
+// nextBackoff doubles the wait from one second up to the polling interval,
+// or waits what the server's Retry-After asks (at most a minute).
+func nextBackoff(prev, interval time.Duration, err error) time.Duration {
+	d := min(max(2*prev, time.Second), max(interval, time.Second))
+	var apiErr *APIError
+	if errors.As(err, &apiErr) && apiErr.RetryAfter > d {
+		d = min(apiErr.RetryAfter, time.Minute)
+	}
+	return d
 }
 
 // IsRefusal reports whether err is the approver refusing what it saw.

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -51,6 +52,20 @@ func InCluster() (*API, error) {
 	}, nil
 }
 
+// APIError is an answer of the API server other than 2xx and 404.
+type APIError struct {
+	Method, Path string
+	Code         int
+	Status       string
+	Body         string
+	// RetryAfter is the Retry-After header of a 429 or 503 (0: none).
+	RetryAfter time.Duration
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("%s %s: %s: %s", e.Method, e.Path, e.Status, e.Body)
+}
+
 func olmPath(namespace, resource, name string) string {
 	p := "/apis/operators.coreos.com/v1alpha1/namespaces/" + namespace + "/" + resource
 	if name != "" {
@@ -88,7 +103,11 @@ func (a *API) do(ctx context.Context, method, path, contentType string, body []b
 		return resp.StatusCode, nil
 	}
 	if resp.StatusCode/100 != 2 {
-		return resp.StatusCode, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(data))
+		e := &APIError{Method: method, Path: path, Code: resp.StatusCode, Status: resp.Status, Body: string(bytes.TrimSpace(data))}
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+			e.RetryAfter = time.Duration(s) * time.Second
+		}
+		return resp.StatusCode, e
 	}
 	if out != nil {
 		return resp.StatusCode, json.Unmarshal(data, out)

@@ -19,7 +19,7 @@ func runApprove(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	sub := fs.String("subscription", "", "the Subscription's name")
 	csv := fs.String("csv", "", "the ClusterServiceVersion pinned in Git")
 	via := fs.String("via", "", "comma-separated CSVs OLM may pass on the way to --csv")
-	timeout := fs.Duration("timeout", 45*time.Minute, "give up after this long")
+	timeout := fs.Duration("timeout", 45*time.Minute, "give up after this long; transient API errors are retried until then")
 	interval := fs.Duration("interval", 10*time.Second, "polling period")
 	rest, code, ok := parse(fs, args)
 	if !ok {

@@ -111,6 +111,9 @@ func Approver(p *resolve.Platform, a approval) []emit.Object {
 	jobMeta.Annotations[AnnotationHookDeletePolicy] = "BeforeHookCreation"
 	no, yes := false, true
 	deadline := (timeout + 5) * 60
+	// No second pod: the approver retries transient API errors itself,
+	// within --timeout, and a permanent error or a refusal would fail a
+	// second pod the same way (fn/approve, Transient).
 	var backoff int32
 	job := &batchv1.Job{
 		TypeMeta:   typeMeta("batch/v1", "Job"),
