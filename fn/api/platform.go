@@ -213,11 +213,15 @@ type Toleration struct {
 
 // LiveMigration tunes live migration.
 type LiveMigration struct {
-	// ParallelMigrationsPerCluster bounds concurrent migrations (default 5).
+	// ParallelMigrationsPerCluster bounds concurrent migrations (default 5):
+	// a workload update, or a drain of several nodes, runs that many at
+	// once, all of them possibly VMs of one tenant, so each tenant's quota
+	// holds that many target pods (fewer when fewer of its VMs can
+	// migrate).
 	ParallelMigrationsPerCluster *int64 `json:"parallelMigrationsPerCluster,omitempty"`
 	// ParallelOutboundMigrationsPerNode bounds migrations leaving one node
-	// (default 2): a node drain migrates that many VMs at once, so each
-	// tenant's quota holds that many extra launcher pods.
+	// (default 2): a node drain migrates that many of the node's VMs at
+	// once.
 	ParallelOutboundMigrationsPerNode *int64 `json:"parallelOutboundMigrationsPerNode,omitempty"`
 	// BandwidthPerMigration caps each migration (for example 1Gi per second).
 	BandwidthPerMigration *resource.Quantity `json:"bandwidthPerMigration,omitempty"`

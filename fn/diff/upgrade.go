@@ -9,6 +9,7 @@ import (
 
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/fn/sizing"
 	"github.com/virtc/virtc/fn/versions"
 )
 
@@ -125,6 +126,50 @@ func (c *comparison) upgrade(m *resolve.Model, old, new *resolve.Platform, path 
 		c.report.Platform = append(c.report.Platform, Change{Field: "precondition", Effect: EffectCheck,
 			Detail: fmt.Sprintf("check before merging: the workload nodes have spare capacity for %s: each migration runs a second virt-launcher of its VM's size until it completes", capacity(m, migrating))})
 	}
+	if w.Live() {
+		for _, t := range m.Tenants {
+			if detail := quotaHeadroom(m, t); detail != "" {
+				c.report.Platform = append(c.report.Platform, Change{Field: "quota", Name: t.Name, Effect: EffectNone, Detail: detail})
+			}
+		}
+	}
+}
+
+// quotaHeadroom says how many concurrent live migrations the ResourceQuota
+// of a tenant holds (render.ResourceQuota, sizing.Model.Quota) and why that
+// many: the workload updater starts up to parallelMigrationsPerCluster
+// migrations for VMIs it picks anywhere in the cluster, so all may be this
+// tenant's; a migration the quota has no room for never gets its target
+// pod (the ResourceQuota admission refuses it) and the VM stays on the old
+// virt-launcher. Empty for a tenant without migratable VMs.
+func quotaHeadroom(m *resolve.Model, t *resolve.Tenant) string {
+	u := sizing.KubeVirt.Tenant(t)
+	parallel := m.ParallelMigrations()
+	n := u.Migrations(parallel)
+	if n == 0 {
+		return ""
+	}
+	h := u.Headroom(n)
+	mem := sizing.Bytes((h.Memory + 1<<20 - 1) >> 20 << 20)
+	cpu := sizing.Milli(h.MilliCPU)
+	targets, parts := "the target of its largest VM", []string{"a virt-launcher"}
+	if n > 1 {
+		targets, parts = fmt.Sprintf("the targets of its %d largest VMs", n), []string{"a virt-launcher each"}
+	}
+	if k := int(min(n, u.HotplugMigratable)); k > 0 {
+		a := sizing.KubeVirt.Attachment
+		parts = append(parts, fmt.Sprintf("a hot-plug attachment pod (%s CPU, %s memory) for %d %s with hot-plugged volumes",
+			resource.NewMilliQuantity(a.MilliCPU, resource.DecimalSI).String(), resource.NewQuantity(a.Memory, resource.DecimalSI).String(), k, plural(k, "VM", "VMs")))
+	}
+	var states int
+	for _, k := range u.StateMigrating {
+		states += int(min(n, k))
+	}
+	if states > 0 {
+		parts = append(parts, fmt.Sprintf("a VM-state PVC for %d %s whose persistent EFI/TPM state is not shared", states, plural(states, "VM", "VMs")))
+	}
+	return fmt.Sprintf("the quota of tenant %s holds %d concurrent live %s (parallelMigrationsPerCluster %d, %d migratable %s): %s CPU and %s memory requested by %s: %s; the workload update starts up to parallelMigrationsPerCluster at once anywhere in the cluster, so all may be this tenant's",
+		t.Name, n, plural(int(n), "migration", "migrations"), parallel, len(u.Migratable), plural(len(u.Migratable), "VM", "VMs"), cpu.String(), mem.String(), targets, strings.Join(parts, ", "))
 }
 
 func runStrategy(vm *resolve.VM) string {

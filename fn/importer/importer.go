@@ -32,6 +32,7 @@ import (
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/live"
+	"github.com/virtc/virtc/fn/sizing"
 	"github.com/virtc/virtc/fn/source"
 )
 
@@ -114,14 +115,20 @@ func Import(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Options)
 	for _, ns := range slices.Sorted(maps.Keys(namespaces)) {
 		t := tenant(ns)
 		if refusedIn[ns] {
-			q, unknown := im.namespaceQuota(ns, refusedVM)
+			q, hotplug, unknown := im.namespaceQuota(ns, refusedVM)
 			if len(unknown) > 0 {
 				res.dropNamespace(ns, fmt.Sprintf("namespace %s: VMs of it are refused and the quota of its Tenant could not cover them (%s): virtc would compile a ResourceQuota below what the live VMs use, and no VM pod of the namespace could start", ns, strings.Join(unknown, "; ")))
 				continue
 			}
 			t.Spec.Quota = q
-			res.Quotas = append(res.Quotas, fmt.Sprintf("%s: spec.quota covers all %d live VMs of the namespace, the refused ones included (cpu %d, memory %s, storage %s)",
-				ns, *q.VMs, *q.CPU, q.Memory.String(), q.Storage.String()))
+			line := fmt.Sprintf("%s: spec.quota covers all %d live VMs of the namespace, the refused ones included (cpu %d, memory %s, storage %s)",
+				ns, *q.VMs, *q.CPU, q.Memory.String(), q.Storage.String())
+			if hotplug > 0 {
+				a := sizing.KubeVirt.Attachment
+				line += fmt.Sprintf("; cpu and memory hold %d hot-plug attachment pods of %s CPU and %s memory (those of the refused VMs with hot-plugged volumes and of their migration targets, and a spare for a change of volumes)",
+					hotplug, resource.NewMilliQuantity(a.MilliCPU, resource.DecimalSI), resource.NewQuantity(a.Memory, resource.DecimalSI))
+			}
+			res.Quotas = append(res.Quotas, line)
 		}
 		res.Files = append(res.Files, File{Path: path.Join(ns, "tenant.yaml"), Data: marshal(t)})
 	}

@@ -3,6 +3,7 @@ package importer
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -147,5 +148,56 @@ func TestLiveShapeCountsRequests(t *testing.T) {
 		if cpu != c.cpu || mem.String() != c.mem || (c.why == "") != (why == "") || !strings.Contains(why, c.why) {
 			t.Errorf("%s: %d vCPUs, %s, %q; want %d, %s, %q", c.domain, cpu, mem.String(), why, c.cpu, c.mem, c.why)
 		}
+	}
+}
+
+// The quota of a namespace with a refused VM holds that VM's hot-plug
+// attachment pods (in use, migration target) and the spare a change of
+// volumes needs (golden/import/hotplug-refused: 3 pods, memory 2Gi + 2Gi +
+// 6Mi, one more vCPU); when an imported VM of the namespace has hot-plugged
+// volumes too, virtc's sizing holds the spare, and the quota in VM terms
+// only the refused VM's two pods: 4Mi (4000000 bytes rounded up).
+func TestQuotaHoldsRefusedVMsAttachmentPods(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		importedHot  bool
+		memory       string
+		cpu, hotplug int64
+	}{
+		{"only the refused VM hot-plugs", false, "4102Mi", 3, 3},
+		{"the imported VM hot-plugs too", true, "4100Mi", 3, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := goldenExport(t, "hotplug-refused")
+			if tc.importedHot {
+				for _, o := range objs {
+					if o.Kind != "VirtualMachine" || o.Name != "app01" {
+						continue
+					}
+					tmpl := o.Body["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+					dev := tmpl["domain"].(map[string]any)["devices"].(map[string]any)
+					dev["disks"] = append(dev["disks"].([]any), map[string]any{"name": "scratch", "serial": "scratch", "disk": map[string]any{"bus": "scsi"}})
+					tmpl["volumes"] = append(tmpl["volumes"].([]any), map[string]any{"name": "scratch", "dataVolume": map[string]any{"name": "scratch", "hotpluggable": true}})
+				}
+			}
+			res := Import(objs, nil, catalog.Options{})
+			if len(res.Imported) != 1 || len(res.Refused) != 1 {
+				t.Fatalf("imported %v, refused %+v; want app01 imported, legacy02 refused", res.Imported, res.Refused)
+			}
+			var tenant string
+			for _, f := range res.Files {
+				if f.Path == "tools/tenant.yaml" {
+					tenant = string(f.Data)
+				}
+			}
+			for _, want := range []string{fmt.Sprintf("cpu: %d\n", tc.cpu), "memory: " + tc.memory + "\n"} {
+				if !strings.Contains(tenant, want) {
+					t.Errorf("tenant.yaml lacks %q:\n%s", want, tenant)
+				}
+			}
+			if want := fmt.Sprintf("hold %d hot-plug attachment pods", tc.hotplug); len(res.Quotas) != 1 || !strings.Contains(res.Quotas[0], want) {
+				t.Errorf("quota report %q, want %q", res.Quotas, want)
+			}
+		})
 	}
 }

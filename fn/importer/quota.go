@@ -28,11 +28,24 @@ import (
 // backend-storage claims of persistent EFI/TPM included), plus the disks of
 // VMs whose claim the export lacks (a DataVolume or dataVolumeTemplate).
 //
+// A refused VM with hot-plugged volumes runs a hot-plug attachment pod
+// beside its virt-launcher (sizing.Model.Attachment, 10m CPU and 2M
+// memory), and one more for the target of a live migration (counted
+// whether or not the VM can migrate: the export's status, which says it,
+// is not read, and the pod is small), which virtc counts for its own VMs
+// only: the quota adds, for those pods and the spare one a change of
+// volumes needs (sizing.Usage.AttachmentPods, held already when an imported
+// VM of the namespace has hot-plugged volumes), their memory to the guest
+// memory
+// (rounded up to MiB) and as many vCPUs as request their CPU (hotplug is
+// how many pods).
+//
 // A refused VM whose use cannot be stated in VM terms (its size unknown,
 // huge pages, a disk whose size the export lacks) is returned in unknown:
 // the namespace cannot be given a safe quota.
-func (im *importer) namespaceQuota(ns string, refused map[string]bool) (q *api.TenantQuota, unknown []string) {
+func (im *importer) namespaceQuota(ns string, refused map[string]bool) (q *api.TenantQuota, hotplug int64, unknown []string) {
 	var vms, cpu int64
+	importedHot := false
 	var mem, storage resource.Quantity
 	claims := map[string]bool{}
 	for _, o := range im.objs {
@@ -68,6 +81,13 @@ func (im *importer) namespaceQuota(ns string, refused map[string]bool) (q *api.T
 			// virtc adds the swtpm memory for its own VMs' TPM only.
 			mem.Add(*resource.NewQuantity(sizing.KubeVirt.TPM, resource.BinarySI))
 		}
+		if hasHotplug(kv) {
+			if refused[o.Namespace+"/"+o.Name] {
+				hotplug += 2 // and one for a migration target
+			} else {
+				importedHot = true
+			}
+		}
 		for _, v := range kv.Spec.Template.Spec.Volumes {
 			name := ""
 			switch {
@@ -89,7 +109,27 @@ func (im *importer) namespaceQuota(ns string, refused map[string]bool) (q *api.T
 			storage.Add(size)
 		}
 	}
-	return &api.TenantQuota{VMs: &vms, CPU: &cpu, Memory: &mem, Storage: &storage}, unknown
+	if hotplug > 0 && !importedHot {
+		hotplug++ // the spare for a change of volumes
+	}
+	a, ratio := sizing.KubeVirt.Attachment, sizing.KubeVirt.CPUAllocationRatio
+	// Whole MiB, so that the quota still reads in Mi.
+	mem.Add(*resource.NewQuantity((hotplug*a.Memory+1<<20-1)>>20<<20, resource.BinarySI))
+	// A vCPU in the quota requests 1000/ratio millicores.
+	cpu += (hotplug*a.MilliCPU*ratio + 999) / 1000
+	return &api.TenantQuota{VMs: &vms, CPU: &cpu, Memory: &mem, Storage: &storage}, hotplug, unknown
+}
+
+// hasHotplug reports whether a live VM has hot-plugged volumes (virtctl
+// addvolume persists them in the VM's spec as hot-pluggable dataVolume or
+// persistentVolumeClaim volumes): KubeVirt runs an attachment pod for them.
+func hasHotplug(kv kubevirtv1.VirtualMachine) bool {
+	for _, v := range kv.Spec.Template.Spec.Volumes {
+		if v.DataVolume != nil && v.DataVolume.Hotpluggable || v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.Hotpluggable {
+			return true
+		}
+	}
+	return false
 }
 
 // liveShape is what a live VM counts as in a quota in VM terms: vCPUs and

@@ -12,11 +12,13 @@ import (
 // QuotaName is the name of the tenant's ResourceQuota.
 const QuotaName = "virtc-vms"
 
-// ResourceQuota bounds the tenant in pod terms (see package sizing).
-// Its headroom covers the live migrations a node drain runs at once
-// (resolve.Model.ConcurrentMigrations).
+// ResourceQuota bounds the tenant in pod terms (see package sizing): its
+// VMs' virt-launcher and hot-plug attachment pods, and the headroom of the
+// live migrations KubeVirt may run at once in the namespace
+// (resolve.Model.ParallelMigrations: a workload update or a drain of
+// several nodes may migrate that many of the tenant's VMs at once).
 func ResourceQuota(m *resolve.Model, t *resolve.Tenant) emit.Object {
-	h := sizing.KubeVirt.Quota(t, sizing.KubeVirt.Tenant(t), m.ConcurrentMigrations())
+	h := sizing.KubeVirt.Quota(t, sizing.KubeVirt.Tenant(t), m.ParallelMigrations())
 	hard := corev1.ResourceList{
 		"requests.cpu":                      sizing.Milli(h.MilliCPU),
 		"requests.memory":                   sizing.Bytes(h.Memory),

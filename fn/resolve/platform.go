@@ -132,6 +132,26 @@ func (m *Model) ConcurrentMigrations() int64 {
 	return min(perNode, perCluster)
 }
 
+// ParallelMigrations is how many live migrations KubeVirt runs at once
+// cluster-wide: the Platform's parallelMigrationsPerCluster, HCO's default
+// 5 without one. It bounds the migrations of one tenant too: the workload
+// updater starts up to that many for outdated VMIs it picks anywhere in the
+// cluster (kubevirt v1.8.4 pkg/virt-controller/watch/workload-updater/
+// workload-updater.go: parallelMigrationsPerCluster less the running ones),
+// a drain of several nodes up to parallelOutboundMigrationsPerNode per node
+// (watch/drain/evacuation/evacuation.go), and the migration controller
+// creates target pods for no more than parallelMigrationsPerCluster
+// (watch/migration/migration.go handleTargetPodCreation). All of them may
+// be VMs of one tenant.
+func (m *Model) ParallelMigrations() int64 {
+	if m.Platform != nil {
+		if lm := m.Platform.Obj.Spec.LiveMigration; lm != nil && lm.ParallelMigrationsPerCluster != nil {
+			return *lm.ParallelMigrationsPerCluster
+		}
+	}
+	return DefaultParallelMigrationsPerCluster
+}
+
 func ptrValue(p *int64) int64 {
 	if p == nil {
 		return 0

@@ -47,6 +47,12 @@ type Model struct {
 	// a VM with persistent EFI or TPM (Filesystem volume mode), before CDI
 	// renders it (see StateClaim).
 	StatePVC int64
+	// Attachment is the request of a hot-plug attachment pod (hp-volume-*):
+	// the one pod, beside the virt-launcher and in the VM's namespace, that
+	// holds all hot-plugged volumes of a running VM. Its limits (100m CPU,
+	// 80M memory) count only in a quota on limits.*, which virtc's does not
+	// set.
+	Attachment Pod
 }
 
 // KubeVirt is the model of the KubeVirt releases in OpenShift Virtualization
@@ -55,7 +61,11 @@ type Model struct {
 // kvm backend: the static processes, 8Mi per vCPU and for the IO thread,
 // 32Mi video RAM, 128Mi on arm64, 53Mi for a TPM's swtpm, 100Mi for
 // dedicated CPUs), pkg/instancetype/apply/memory.go (overcommitPercent) and
-// pkg/storage/backend-storage/backend-storage.go (PVCSize 10Mi).
+// pkg/storage/backend-storage/backend-storage.go (PVCSize 10Mi); the
+// attachment pod's requests are pkg/virt-controller/services/
+// renderresources.go hotplugContainerRequests (10m CPU, 2M memory, which
+// only the KubeVirt CR's supportContainerResources would change and HCO
+// v1.18.1 does not set).
 var KubeVirt = Model{
 	Static:               220 * mi,
 	PerVCPU:              8 * mi,
@@ -69,6 +79,7 @@ var KubeVirt = Model{
 	TPM:                  53 * mi,
 	Arm64UEFI:            128 * mi,
 	StatePVC:             10 * mi,
+	Attachment:           Pod{MilliCPU: 10, Memory: 2_000_000},
 }
 
 // Pod is what a pod requests.

@@ -52,11 +52,12 @@ func TestPVCFilesystemOverhead(t *testing.T) {
 	}
 }
 
-// A node drain live-migrates up to parallelOutboundMigrationsPerNode VMs at
-// once (HCO v1.18.1 default 2, api/v1beta1/hyperconverged_types.go;
-// enforced by KubeVirt v1.8.4 pkg/virt-controller/watch/migration/
-// migration.go before it creates each target pod), so the quota must hold
-// that many target pods beside the VMs: the largest ones, in each resource.
+// KubeVirt runs up to parallelMigrationsPerCluster live migrations at once
+// (HCO v1.18.1 default 5, api/v1beta1/hyperconverged_types.go; enforced by
+// KubeVirt v1.8.4 pkg/virt-controller/watch/migration/migration.go before
+// it creates each target pod), and all may be one tenant's, so the quota
+// must hold that many target pods beside the VMs: the largest ones, in
+// each resource.
 func TestHeadroomCoversConcurrentMigrations(t *testing.T) {
 	big := KubeVirt.Launcher(2, 16<<30)  // most memory
 	wide := KubeVirt.Launcher(16, 4<<30) // most CPU
@@ -91,7 +92,7 @@ func TestHeadroomCoversConcurrentMigrations(t *testing.T) {
 }
 
 // Quota adds the headroom of the concurrent migrations to the VMs' pods:
-// with HCO's default of 2, two target pods fit beside the VMs.
+// with two migrations allowed, two target pods fit beside the VMs.
 func TestQuotaHeadroomForTwoMigrations(t *testing.T) {
 	a, b := KubeVirt.Launcher(1, 2<<30), KubeVirt.Launcher(2, 4<<30)
 	u := Usage{VMs: 2, Pods: a.Add(b), Migratable: []Pod{a, b}}

@@ -57,7 +57,7 @@ func TestStatePVCInQuota(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tn := tenant(windowsVM(tc.state))
 			u := KubeVirt.Tenant(tn)
-			h := KubeVirt.Quota(tn, u, 2) // HCO's default parallelOutboundMigrationsPerNode
+			h := KubeVirt.Quota(tn, u, 5) // HCO's default parallelMigrationsPerCluster
 			var total int64
 			for c, want := range tc.wantState {
 				total += want
@@ -134,8 +134,9 @@ func TestStateClaim(t *testing.T) {
 }
 
 // Each concurrent migration of a VM whose state claim is not shared needs
-// its own target claim: with HCO's default of 2 migrations per node, two of
-// three such VMs migrate at once, so two twins are counted, not three.
+// its own target claim: with two migrations allowed at once, two of three
+// such VMs migrate at once, so two twins are counted, not three; with HCO's
+// default parallelMigrationsPerCluster of 5, all three.
 func TestStateTwinsPerConcurrentMigration(t *testing.T) {
 	rwo := profile("lvms", api.VolumeModeFilesystem, api.AccessRWO)
 	tn := tenant(windowsVM(rwo), windowsVM(rwo), windowsVM(rwo))

@@ -21,10 +21,17 @@ type Usage struct {
 	ByClass map[string]int64
 	// Pods is the sum of the VMs' virt-launcher requests.
 	Pods Pod
-	// Migratable are the launcher pods of the VMs that can live-migrate, in
-	// the order of the VMs: a migration runs a second (target) pod beside
-	// each (see Headroom).
+	// Migratable is, for each VM that can live-migrate (in the order of the
+	// VMs), what a migration of it starts beside it: its target
+	// virt-launcher, plus a target attachment pod when the VM has
+	// hot-plugged volumes (see Headroom).
 	Migratable []Pod
+	// Hotplug is the number of VMs with hot-plugged volumes: each runs one
+	// attachment pod (Model.Attachment) holding all of them.
+	Hotplug int64
+	// HotplugMigratable is how many of the migratable VMs have hot-plugged
+	// volumes.
+	HotplugMigratable int64
 	// MaxOverhead is the largest file system overhead of the tenant's
 	// storage, used to translate a storage quota into PVC bytes.
 	MaxOverhead float64
@@ -78,7 +85,7 @@ func (m Model) Tenant(t *resolve.Tenant) Usage {
 			u.State += claim
 			u.PVC += claim
 			u.ByClass[class] += claim
-			if vm.Migrates() && !st.StateSharedOnMigration() {
+			if vm.CanMigrate() && !st.StateSharedOnMigration() {
 				u.StateHeadroom[class] = claim
 				u.StateMigrating[class]++
 			}
@@ -87,8 +94,17 @@ func (m Model) Tenant(t *resolve.Tenant) Usage {
 		u.VCPUs += vcpus
 		u.Guest += guest
 		u.Pods = u.Pods.Add(pod)
-		if vm.Migrates() {
-			u.Migratable = append(u.Migratable, pod)
+		hot := slices.ContainsFunc(vm.Attached(), func(d resolve.Disk) bool { return d.Hotpluggable })
+		if hot {
+			u.Hotplug++
+		}
+		if vm.CanMigrate() {
+			target := pod
+			if hot {
+				target = target.Add(m.Attachment)
+				u.HotplugMigratable++
+			}
+			u.Migratable = append(u.Migratable, target)
 		}
 		u.addDisk(vm.RootDisk.Value(), vm.RootStorage)
 		for _, d := range vm.Disks {
@@ -125,12 +141,12 @@ func FilesystemOverhead(st resolve.Storage) float64 {
 	return o
 }
 
-// Headroom is what the target pods of `parallel` concurrent live
-// migrations of the tenant's VMs can request at once: in each resource, the
-// sum of the `parallel` largest requests among the migratable VMs (all of
-// them when fewer can migrate). Taken per resource, it holds whichever VMs
-// a drain picks: KubeVirt starts target pods for any VMs of the node up to
-// its limits (see resolve.Model.ConcurrentMigrations).
+// Headroom is what `parallel` concurrent live migrations of the tenant's
+// VMs start at once: in each resource, the sum of the `parallel` largest
+// among the migratable VMs' target pods (target virt-launcher plus, for a
+// VM with hot-plugged volumes, its target attachment pod; all of them when
+// fewer can migrate). Taken per resource, it holds whichever VMs KubeVirt
+// picks (see Migrations).
 func (u Usage) Headroom(parallel int64) Pod {
 	n := min(max(parallel, 0), int64(len(u.Migratable)))
 	largest := func(get func(Pod) int64) int64 {
@@ -180,11 +196,37 @@ type Hard struct {
 // Classes lists the storage classes of h in order.
 func (h Hard) Classes() []string { return slices.Sorted(maps.Keys(h.ByClass)) }
 
+// Migrations is how many live migrations of the tenant's VMs can run at
+// once when KubeVirt allows `parallel` cluster-wide: all may be this
+// tenant's, but no more than its migratable VMs (one target per VM at a
+// time).
+func (u Usage) Migrations(parallel int64) int64 {
+	return min(max(parallel, 0), int64(len(u.Migratable)))
+}
+
+// AttachmentPods is how many hot-plug attachment pods the quota holds
+// beside the migration headroom: one for each VM with hot-plugged volumes,
+// and one more while any of them changes its volumes. KubeVirt v1.8.4
+// (pkg/virt-controller/watch/vmi/volume-hotplug.go handleHotplugVolumes,
+// cleanupAttachmentPods) creates a new attachment pod for the new set of
+// ready volumes and deletes the old one only once the new one runs: without
+// room for the second pod the change never completes. One spare is enough:
+// once a change completes its old pod goes and the next change can start.
+func (u Usage) AttachmentPods() int64 {
+	if u.Hotplug == 0 {
+		return 0
+	}
+	return u.Hotplug + 1
+}
+
 // Quota is the ResourceQuota a tenant gets: translated from its quota in
 // VM terms where it states one, derived from its VMs where it does not, plus
-// the headroom of `migrations` concurrent live migrations (Usage.Headroom).
-// Memory is rounded up to whole MiB.
-func (m Model) Quota(t *resolve.Tenant, u Usage, migrations int64) Hard {
+// the VMs' hot-plug attachment pods (AttachmentPods), plus the headroom of
+// the live migrations that can run at once when KubeVirt allows `parallel`
+// cluster-wide (Usage.Headroom, Usage.Migrations). Memory is rounded up to
+// whole MiB.
+func (m Model) Quota(t *resolve.Tenant, u Usage, parallel int64) Hard {
+	migrations := u.Migrations(parallel)
 	headroom := u.Headroom(migrations)
 	h := Hard{
 		MilliCPU:     u.Pods.MilliCPU,
@@ -230,12 +272,13 @@ func (m Model) Quota(t *resolve.Tenant, u Usage, migrations int64) Hard {
 	// Each of the concurrent migrations may be one of a VM whose state
 	// claim needs a target twin.
 	for _, c := range slices.Sorted(maps.Keys(u.StateHeadroom)) {
-		twins := u.StateHeadroom[c] * min(max(migrations, 0), u.StateMigrating[c])
+		twins := u.StateHeadroom[c] * min(migrations, u.StateMigrating[c])
 		h.Storage += twins
 		h.ByClass[c] += twins
 	}
-	h.MilliCPU += headroom.MilliCPU
-	h.Memory += headroom.Memory
+	attach := u.AttachmentPods()
+	h.MilliCPU += headroom.MilliCPU + attach*m.Attachment.MilliCPU
+	h.Memory += headroom.Memory + attach*m.Attachment.Memory
 	h.Memory = (h.Memory + mi - 1) / mi * mi
 	return h
 }
