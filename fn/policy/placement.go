@@ -202,9 +202,7 @@ func tolerated(tols []api.Toleration, t api.Taint) bool {
 // requireMaintenanceReserve the production VMs on it are refused.
 func reserveRules(m *resolve.Model, pp *placement.Pool, diags *diag.List) {
 	var problems []string
-	if !pp.ReserveOK {
-		problems = append(problems, fmt.Sprintf("after losing %s: %s", pp.Lose, strings.Join(pp.ReserveProblems, "; ")))
-	}
+	problems = append(problems, pp.ReserveProblems...)
 	if len(pp.DrainProblems) > 0 {
 		problems = append(problems, "a drain of one node cannot complete: "+strings.Join(pp.DrainProblems, "; "))
 	}
