@@ -111,13 +111,15 @@ func reserveLines(pp *placement.Pool) []reserveLine {
 		drain += ": CANNOT COMPLETE: " + strings.Join(r.DrainProblems, "; ")
 	}
 	if len(r.DrainStops) > 0 {
-		drain += fmt.Sprintf("; it shuts down what it finds of %s (no live migration)", strings.Join(r.DrainStops, ", "))
-		if stay := len(r.DrainStops) - len(r.DrainRestarts); stay > 0 && len(r.DrainRestarts) > 0 {
-			drain += fmt.Sprintf(": %s restart on another node, the others stay stopped", strings.Join(r.DrainRestarts, ", "))
-		} else if stay > 0 {
+		drain += fmt.Sprintf("; it shuts down those of %s on the node (they cannot live-migrate)", strings.Join(r.DrainStops, ", "))
+		restart := fmt.Sprintf("%s %s on another node (runStrategy Always)", strings.Join(r.DrainRestarts, ", "), pluralWord(len(r.DrainRestarts), "restarts", "restart"))
+		switch stay := len(r.DrainStops) - len(r.DrainRestarts); {
+		case stay > 0 && len(r.DrainRestarts) > 0:
+			drain += ": " + restart + ", the others stay stopped"
+		case stay > 0:
 			drain += ": they stay stopped (runStrategy other than Always)"
-		} else {
-			drain += ": they restart on another node (runStrategy Always)"
+		default:
+			drain += ": " + restart
 		}
 	}
 	return append(out, reserveLine{text: drain})
@@ -210,6 +212,13 @@ func rounds(n int64) string {
 		return "round"
 	}
 	return "rounds"
+}
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func vmsWord(n int64) string {

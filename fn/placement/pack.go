@@ -332,31 +332,40 @@ func (k *Packing) Problem() string {
 }
 
 // unplacedText names a VM left out and what it needs: its launcher
-// requests, or the spread group that leaves it no host, rack or zone.
+// requests, and the spread group when every node with room for it holds a
+// member (or is in a rack or zone that does).
 func (k *Packing) unplacedText(v *VM) string {
-	name := v.VM.Namespace + "/" + v.VM.Name
-	if s := v.VM.Spread; s != nil && s.Mode == api.SpreadRequired {
-		taken := map[int64]bool{}
-		for _, n := range k.Nodes {
-			for _, o := range n.VMs {
-				if o.VM.Namespace == v.VM.Namespace && o.VM.Spread != nil && o.VM.Spread.Group == s.Group {
-					if s.Across == api.DomainHost {
-						taken[n.Index] = true
-					} else {
-						taken[n.Domain] = true
-					}
-				}
-			}
-		}
-		free := false
-		for _, n := range k.Nodes {
-			free = free || s.Across == api.DomainHost && !taken[n.Index] || s.Across != api.DomainHost && !taken[n.Domain]
-		}
-		if !free {
-			return fmt.Sprintf("%s (spread group %s/%s: every %s left holds a member)", name, v.VM.Namespace, s.Group, s.Across)
+	text := fmt.Sprintf("%s/%s (%s CPU, %s", v.VM.Namespace, v.VM.Name, milli(v.Request.MilliCPU), bytes(v.Request.Memory))
+	s := v.VM.Spread
+	if s == nil || s.Mode != api.SpreadRequired {
+		return text + ")"
+	}
+	member := func(o *VM) bool {
+		return o.VM.Namespace == v.VM.Namespace && o.VM.Spread != nil && o.VM.Spread.Group == s.Group
+	}
+	takenNode, takenDomain := map[int64]bool{}, map[int64]bool{}
+	for _, n := range k.Nodes {
+		if slices.ContainsFunc(n.VMs, member) {
+			takenNode[n.Index], takenDomain[n.Domain] = true, true
 		}
 	}
-	return fmt.Sprintf("%s (%s CPU, %s)", name, milli(v.Request.MilliCPU), bytes(v.Request.Memory))
+	room, blocked := 0, 0
+	for _, n := range k.Nodes {
+		if v.Request.MilliCPU > n.Free.MilliCPU || v.Request.Memory > n.Free.Memory {
+			continue
+		}
+		room++
+		if s.Across == api.DomainHost && takenNode[n.Index] || s.Across != api.DomainHost && takenDomain[n.Domain] {
+			blocked++
+		}
+	}
+	if room == 0 || blocked < room {
+		return text + ")"
+	}
+	if s.Across == api.DomainHost {
+		return fmt.Sprintf("%s; every node with room for it holds a member of its spread group %s/%s)", text, v.VM.Namespace, s.Group)
+	}
+	return fmt.Sprintf("%s; every node with room for it is in a %s holding a member of its spread group %s/%s)", text, s.Across, v.VM.Namespace, s.Group)
 }
 
 // FreeText is the room the nodes keep, nodes of equal room together, in

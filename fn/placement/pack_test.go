@@ -201,7 +201,7 @@ func TestPackSpreadNodeByNode(t *testing.T) {
 		t.Errorf("all up: %s", k.Problem())
 	}
 	k := placement.Pack(p, vms, []int64{3})
-	if k.Fits || !k.Proven || !strings.Contains(k.Problem(), "t/c (spread group t/db: every host left holds a member)") {
+	if k.Fits || !k.Proven || !strings.Contains(k.Problem(), "t/c (1 CPU, 1Gi; every node with room for it holds a member of its spread group t/db)") {
 		t.Errorf("one lost: fits %v, proven %v: %s", k.Fits, k.Proven, k.Problem())
 	}
 	zone := &api.Spread{Group: "db", Across: api.DomainZone, Mode: api.SpreadRequired}
