@@ -324,6 +324,11 @@ func reserve(m *resolve.Model, pp *Pool) {
 		if fd := p.Spec.FailureDomain; fd != nil && fd.Domains > 1 {
 			what = fmt.Sprintf("a node of a %s of %d %s", fd.Level, sizes[d], plural(sizes[d], "node", "nodes"))
 		}
+		if slices.Equal(k.Down, pp.Loss.Down) {
+			// The nodes left are those N+1 leaves, already told.
+			problem("draining %s leaves the nodes that losing one leaves: %d of the %d running VMs %s no room, as above", what, len(k.Unplaced), k.VMs, plural(int64(len(k.Unplaced)), "finds", "find"))
+			continue
+		}
 		problem("draining %s: %s", what, k.Problem())
 	}
 	// A migration's target pod carries the group label and keeps the
@@ -335,7 +340,8 @@ func reserve(m *resolve.Model, pp *Pool) {
 	// is none left: the packing of the drained state does not see this,
 	// as both pods exist at once only while the VM migrates.
 	for _, g := range spreadShortfalls(pp, 1, 1) {
-		if !g.migrates {
+		if !g.migrates || drainLeavesOut(pp.Drains, g.name) {
+			// A member the drained state has no room for is told above.
 			continue
 		}
 		if g.across == api.DomainHost {
@@ -358,6 +364,19 @@ func reserve(m *resolve.Model, pp *Pool) {
 			}
 		}
 	}
+}
+
+// drainLeavesOut reports whether a drain's packing leaves out a member
+// of a spread group (tenant/group).
+func drainLeavesOut(drains []*Packing, group string) bool {
+	for _, k := range drains {
+		for _, v := range k.Unplaced {
+			if s := v.VM.Spread; s != nil && v.VM.Namespace+"/"+s.Group == group {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // shortfall is a required spread group of a pool with more running
