@@ -126,7 +126,9 @@ type packer struct {
 	// group on each node (by position in nodes) and in each domain.
 	onNode   []map[string]int
 	inDomain map[int64]map[string]int
-	budget   int
+	// free is the room of all nodes together.
+	free   sizing.Pod
+	budget int
 }
 
 func (k *packer) fits(v *VM, i int) bool {
@@ -149,13 +151,14 @@ func (k *packer) place(v *VM, i int, sign int) {
 	n := k.nodes[i]
 	if sign > 0 {
 		n.VMs = append(n.VMs, v)
-		n.Free.MilliCPU -= v.Request.MilliCPU
-		n.Free.Memory -= v.Request.Memory
 	} else {
 		n.VMs = n.VMs[:len(n.VMs)-1]
-		n.Free.MilliCPU += v.Request.MilliCPU
-		n.Free.Memory += v.Request.Memory
 	}
+	d := int64(sign)
+	n.Free.MilliCPU -= d * v.Request.MilliCPU
+	n.Free.Memory -= d * v.Request.Memory
+	k.free.MilliCPU -= d * v.Request.MilliCPU
+	k.free.Memory -= d * v.Request.Memory
 	if key, _ := spreadKey(v, k.pool); key != "" {
 		k.onNode[i][key] += sign
 		if k.inDomain[n.Domain] == nil {
@@ -167,8 +170,17 @@ func (k *packer) place(v *VM, i int, sign int) {
 
 // signature is what makes two nodes interchangeable for the VMs still to
 // place: the same domain, the same free room, the same spread groups.
-func (k *packer) signature(i int) string {
+type signature struct {
+	domain, cpu, mem int64
+	groups           string
+}
+
+func (k *packer) signature(i int) signature {
 	n := k.nodes[i]
+	sig := signature{domain: n.Domain, cpu: n.Free.MilliCPU, mem: n.Free.Memory}
+	if len(k.onNode[i]) == 0 {
+		return sig
+	}
 	var groups []string
 	for g, c := range k.onNode[i] {
 		if c > 0 {
@@ -176,7 +188,8 @@ func (k *packer) signature(i int) string {
 		}
 	}
 	slices.Sort(groups)
-	return fmt.Sprintf("%d/%d/%d/%s", n.Domain, n.Free.MilliCPU, n.Free.Memory, strings.Join(groups, ","))
+	sig.groups = strings.Join(groups, ",")
+	return sig
 }
 
 // search places vms[j:] by backtracking; done is false when the budget ran
@@ -185,15 +198,10 @@ func (k *packer) search(vms []*VM, j int, restCPU, restMem []int64) (found, done
 	if j == len(vms) {
 		return true, true
 	}
-	var freeCPU, freeMem int64
-	for _, n := range k.nodes {
-		freeCPU += n.Free.MilliCPU
-		freeMem += n.Free.Memory
-	}
-	if restCPU[j] > freeCPU || restMem[j] > freeMem {
+	if restCPU[j] > k.free.MilliCPU || restMem[j] > k.free.Memory {
 		return false, true
 	}
-	tried := map[string]bool{}
+	tried := map[signature]bool{}
 	for i := range k.nodes {
 		if !k.fits(vms[j], i) {
 			continue
@@ -225,9 +233,11 @@ func (k *packer) reset(p *resolve.Pool, up []int64, domains []int64) {
 	k.nodes = k.nodes[:0]
 	k.onNode = k.onNode[:0]
 	k.inDomain = map[int64]map[string]int{}
+	k.free = sizing.Pod{}
 	for _, i := range up {
 		k.nodes = append(k.nodes, &Node{Index: i, Domain: domains[i-1], Free: alloc})
 		k.onNode = append(k.onNode, map[string]int{})
+		k.free = k.free.Add(alloc)
 	}
 }
 
