@@ -1,8 +1,9 @@
 // Package placement answers "where can this VM run?": for each VM its
 // eligible nodes in its worker pool after every constraint, and for each
-// pool its capacity and maintenance reserve (N+1, node drain), and which
-// migration policy KubeVirt gives each VM. Policy turns the answers into
-// refusals and warnings; `virtc report` prints them.
+// pool its capacity and maintenance reserve (N+1, node drain) judged node
+// by node, by packing its running VMs onto the nodes that are up (Pack),
+// and which migration policy KubeVirt gives each VM. Policy turns the
+// answers into refusals and warnings; `virtc report` prints them.
 package placement
 
 import (
