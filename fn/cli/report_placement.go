@@ -84,17 +84,21 @@ func reserveLines(pp *placement.Pool) []reserveLine {
 	// The placement after the loss, node by node: one that virtc found,
 	// not the scheduler's (which places restarted VMs where the others
 	// leave room).
-	var nodes []string
+	// The empty nodes together, on one line after the others.
+	var nodes, empty []string
 	for _, n := range r.NPlusOnePlacement {
 		where := fmt.Sprintf("node %d", n.Node)
 		if level != "" {
 			where += fmt.Sprintf(" (%s %d)", level, n.Domain)
 		}
-		vms := "no VM"
-		if len(n.VMs) > 0 {
-			vms = strings.Join(n.VMs, ", ")
+		if len(n.VMs) == 0 {
+			empty = append(empty, where)
+			continue
 		}
-		nodes = append(nodes, fmt.Sprintf("%s: %s; %s CPU and %s free", where, vms, n.FreeCPU, n.FreeMemory))
+		nodes = append(nodes, fmt.Sprintf("%s: %s; %s CPU and %s free", where, strings.Join(n.VMs, ", "), n.FreeCPU, n.FreeMemory))
+	}
+	if len(empty) > 0 {
+		nodes = append(nodes, fmt.Sprintf("%s: no VM; %s CPU and %s free%s", strings.Join(empty, ", "), p.Spec.Allocatable.CPU.String(), p.Spec.Allocatable.Memory.String(), map[bool]string{true: " each"}[len(empty) > 1]))
 	}
 	nPlusOne := fmt.Sprintf("N+1, after losing %s: the VMs fit node by node (%s CPU and %s left in sum); a placement:", r.Lose, r.RemainingCPU, r.RemainingMem)
 	if !r.NPlusOne {
