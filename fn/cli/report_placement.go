@@ -98,7 +98,11 @@ func reserveLines(pp *placement.Pool) []reserveLine {
 		nodes = append(nodes, fmt.Sprintf("%s: %s; %s CPU and %s free", where, strings.Join(n.VMs, ", "), n.FreeCPU, n.FreeMemory))
 	}
 	if len(empty) > 0 {
-		nodes = append(nodes, fmt.Sprintf("%s: no VM; %s CPU and %s free%s", strings.Join(empty, ", "), p.Spec.Allocatable.CPU.String(), p.Spec.Allocatable.Memory.String(), map[bool]string{true: " each"}[len(empty) > 1]))
+		line := fmt.Sprintf("%s: no VM; %s CPU and %s free", strings.Join(empty, ", "), p.Spec.Allocatable.CPU.String(), p.Spec.Allocatable.Memory.String())
+		if len(empty) > 1 {
+			line += " each"
+		}
+		nodes = append(nodes, line)
 	}
 	nPlusOne := fmt.Sprintf("N+1, after losing %s: the VMs fit node by node (%s CPU and %s left in sum); a placement:", r.Lose, r.RemainingCPU, r.RemainingMem)
 	if !r.NPlusOne {
