@@ -88,7 +88,8 @@ func valid(t *testing.T, p *resolve.Pool, vms []*placement.VM, k *placement.Pack
 // about 32.4Gi (u1.2xlarge: 32Gi of guest memory and the launcher's
 // overhead) on four 96Gi nodes. In sum, the three nodes left after losing
 // one offer 288Gi for 227Gi of requests; node by node each holds two, so
-// six run and the seventh finds no room. Five nodes do hold them.
+// six run and the seventh finds no room. Five nodes do hold them; three
+// do not even with every node up.
 func TestPackSumPassesNodesDoNot(t *testing.T) {
 	vms := func() string {
 		out := ""
@@ -146,6 +147,14 @@ spec: {backup: none}
 	_, r = analyze(t, pool(5)+vms())
 	if p := r.Pools[0]; !p.ReserveOK || !p.DrainOK {
 		t.Errorf("five nodes: N+1 %v %q, drain %v %q", p.ReserveOK, p.ReserveProblems, p.DrainOK, p.DrainProblems)
+	}
+
+	// Three nodes hold six even with all of them up: that is said first.
+	_, r = analyze(t, pool(3)+vms())
+	p = r.Pools[0]
+	if p.Initial.Fits || len(p.ReserveProblems) != 2 || !strings.HasPrefix(p.ReserveProblems[0], "even with all 3 nodes up: 1 of the 7 running VMs finds no room on the 3 nodes: t1/app07") ||
+		!strings.HasPrefix(p.ReserveProblems[1], "after losing one node: 3 of the 7 running VMs find no room on the 2 nodes: t1/app05") {
+		t.Errorf("three nodes: %q", p.ReserveProblems)
 	}
 }
 
