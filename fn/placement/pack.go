@@ -318,8 +318,9 @@ func spreadShort(p *resolve.Pool, vms []*VM, nodes []*Node) bool {
 }
 
 // Problem says why the VMs do not fit, for a message: how many and which
-// VMs have no node (the first diag.MaxNames), whether no placement exists
-// or virtc found none, and the room the nodes keep.
+// VMs first-fit decreasing leaves without a node (the first
+// diag.MaxNames), whether no placement exists or virtc found none, and the
+// room the nodes keep.
 func (k *Packing) Problem() string {
 	if len(k.Nodes) == 0 {
 		return fmt.Sprintf("no node is left for the %d running %s", k.VMs, plural(int64(k.VMs), "VM", "VMs"))
@@ -336,8 +337,14 @@ func (k *Packing) Problem() string {
 	if !k.Proven {
 		verdict = fmt.Sprintf("virtc found no placement of all of them (first-fit decreasing, then %d steps of exhaustive search: one may still exist)", SearchBudget)
 	}
-	return fmt.Sprintf("%d of the %d running VMs %s no room on the %d %s: %s; %s; free: %s",
-		len(k.Unplaced), k.VMs, plural(int64(len(k.Unplaced)), "finds", "find"), len(k.Nodes), plural(int64(len(k.Nodes)), "node", "nodes"),
+	// One VM left out of a placement that cannot exist is the fewest;
+	// more are the heuristic's count, which a better packing might lower.
+	how := ""
+	if len(k.Unplaced) > 1 {
+		how = " as first-fit decreasing packs them"
+	}
+	return fmt.Sprintf("%d of the %d running VMs %s no room on the %d %s%s: %s; %s; free: %s",
+		len(k.Unplaced), k.VMs, plural(int64(len(k.Unplaced)), "finds", "find"), len(k.Nodes), plural(int64(len(k.Nodes)), "node", "nodes"), how,
 		list, verdict, k.FreeText())
 }
 

@@ -153,7 +153,7 @@ spec: {backup: none}
 	_, r = analyze(t, pool(3)+vms())
 	p = r.Pools[0]
 	if p.Initial.Fits || len(p.ReserveProblems) != 2 || !strings.HasPrefix(p.ReserveProblems[0], "even with all 3 nodes up: 1 of the 7 running VMs finds no room on the 3 nodes: t1/app07") ||
-		!strings.HasPrefix(p.ReserveProblems[1], "after losing one node: 3 of the 7 running VMs find no room on the 2 nodes: t1/app05") {
+		!strings.HasPrefix(p.ReserveProblems[1], "after losing one node: 3 of the 7 running VMs find no room on the 2 nodes as first-fit decreasing packs them: t1/app05") {
 		t.Errorf("three nodes: %q", p.ReserveProblems)
 	}
 }
