@@ -80,6 +80,26 @@ type poolReserve struct {
 	VMsPerNode       int64    `json:"vmsPerNode"`
 	Concurrent       int64    `json:"concurrentMigrations"`
 	Rounds           int64    `json:"migrationRounds"`
+	// FitsAllUp: the VMs fit node by node with every node up.
+	FitsAllUp bool `json:"fitsAllNodesUp"`
+	// NPlusOnePlacement is a placement of the VMs on the nodes left after
+	// the N+1 loss, and the room each keeps; NPlusOneUnplaced the VMs it
+	// leaves out.
+	NPlusOnePlacement []nodeReport `json:"nPlusOnePlacement"`
+	NPlusOneUnplaced  []string     `json:"nPlusOneUnplaced,omitempty"`
+	// DrainStops are the VMs a drain shuts down (they cannot live-migrate);
+	// DrainRestarts those of them KubeVirt restarts on another node.
+	DrainStops    []string `json:"drainStops,omitempty"`
+	DrainRestarts []string `json:"drainRestarts,omitempty"`
+}
+
+// nodeReport is one node of a pool in a placement.
+type nodeReport struct {
+	Node       int64    `json:"node"`
+	Domain     int64    `json:"domain,omitempty"`
+	VMs        []string `json:"vms"`
+	FreeCPU    string   `json:"freeCPU"`
+	FreeMemory string   `json:"freeMemory"`
 }
 
 func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {

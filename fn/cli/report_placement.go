@@ -23,13 +23,28 @@ func guestHealth(vm *resolve.VM) string {
 
 func reserveOf(pp *placement.Pool) poolReserve {
 	milli := func(m int64) string { q := sizing.Milli(m); return q.String() }
-	return poolReserve{
+	r := poolReserve{
 		VMs: len(pp.VMs), RequestsCPU: milli(pp.Requests.MilliCPU), RequestsMemory: gibText(pp.Requests.Memory),
 		CapacityCPU: milli(pp.Capacity.MilliCPU), CapacityMemory: gibText(pp.Capacity.Memory),
 		Lose: pp.Lose, RemainingCPU: milli(pp.Remaining.MilliCPU), RemainingMem: gibText(pp.Remaining.Memory),
 		NPlusOne: pp.ReserveOK, NPlusOneProblems: pp.ReserveProblems, DrainOK: pp.DrainOK, DrainProblems: pp.DrainProblems,
 		VMsPerNode: pp.PerNode, Concurrent: pp.Concurrent, Rounds: pp.Rounds,
+		FitsAllUp: pp.Initial.Fits, NPlusOnePlacement: []nodeReport{},
+		NPlusOneUnplaced: vmNames(pp.Loss.Unplaced), DrainStops: vmNames(pp.DrainStops), DrainRestarts: vmNames(pp.DrainRestarts),
 	}
+	for _, n := range pp.Loss.Nodes {
+		r.NPlusOnePlacement = append(r.NPlusOnePlacement, nodeReport{Node: n.Index, Domain: n.Domain, VMs: vmNames(n.VMs),
+			FreeCPU: milli(n.Free.MilliCPU), FreeMemory: gibText(n.Free.Memory)})
+	}
+	return r
+}
+
+func vmNames(vms []*placement.VM) []string {
+	out := []string{}
+	for _, v := range vms {
+		out = append(out, v.VM.Namespace+"/"+v.VM.Name)
+	}
+	return out
 }
 
 func yesNo(ok bool, yes, no string) string {
@@ -47,25 +62,75 @@ func eligibleText(p *placementReport) string {
 	return s
 }
 
-func reserveLines(pp *placement.Pool) []string {
+// reserveLine is a line of a pool's reserve, with the lines under it.
+type reserveLine struct {
+	text string
+	sub  []string
+}
+
+func reserveLines(pp *placement.Pool) []reserveLine {
 	r := reserveOf(pp)
 	p := pp.Pool
 	domains := ""
+	level := ""
 	if fd := p.Spec.FailureDomain; fd != nil {
 		domains = fmt.Sprintf(" in %d %ss", fd.Domains, fd.Level)
+		level = fd.Level
 	}
-	out := []string{
-		fmt.Sprintf("%d nodes%s, %s CPU and %s each; %d running VMs request %s CPU and %s of %s CPU and %s",
-			p.Spec.Nodes, domains, p.Spec.Allocatable.CPU.String(), p.Spec.Allocatable.Memory.String(), r.VMs, r.RequestsCPU, r.RequestsMemory, r.CapacityCPU, r.CapacityMemory),
-		fmt.Sprintf("N+1, after losing %s: %s", r.Lose, yesNo(r.NPlusOne, fmt.Sprintf("the VMs fit (%s CPU and %s left)", r.RemainingCPU, r.RemainingMem), "FAILS: "+strings.Join(r.NPlusOneProblems, "; "))),
+	out := []reserveLine{
+		{text: fmt.Sprintf("%d nodes%s, %s CPU and %s each; %d running VMs request %s CPU and %s of %s CPU and %s",
+			p.Spec.Nodes, domains, p.Spec.Allocatable.CPU.String(), p.Spec.Allocatable.Memory.String(), r.VMs, r.RequestsCPU, r.RequestsMemory, r.CapacityCPU, r.CapacityMemory)},
 	}
+	// The placement after the loss, node by node: one that virtc found,
+	// not the scheduler's (which places restarted VMs where the others
+	// leave room).
+	// The empty nodes together, on one line after the others.
+	var nodes, empty []string
+	for _, n := range r.NPlusOnePlacement {
+		where := fmt.Sprintf("node %d", n.Node)
+		if level != "" {
+			where += fmt.Sprintf(" (%s %d)", level, n.Domain)
+		}
+		if len(n.VMs) == 0 {
+			empty = append(empty, where)
+			continue
+		}
+		nodes = append(nodes, fmt.Sprintf("%s: %s; %s CPU and %s free", where, strings.Join(n.VMs, ", "), n.FreeCPU, n.FreeMemory))
+	}
+	if len(empty) > 0 {
+		line := fmt.Sprintf("%s: no VM; %s CPU and %s free", strings.Join(empty, ", "), p.Spec.Allocatable.CPU.String(), p.Spec.Allocatable.Memory.String())
+		if len(empty) > 1 {
+			line += " each"
+		}
+		nodes = append(nodes, line)
+	}
+	nPlusOne := fmt.Sprintf("N+1, after losing %s: the VMs fit node by node (%s CPU and %s left in sum); a placement:", r.Lose, r.RemainingCPU, r.RemainingMem)
+	if !r.NPlusOne {
+		nPlusOne = "N+1: FAILS: " + strings.Join(r.NPlusOneProblems, "; ")
+		if len(nodes) > 0 {
+			nPlusOne += "; the nodes left, as packed:"
+		}
+	}
+	out = append(out, reserveLine{text: nPlusOne, sub: nodes})
 	drain := fmt.Sprintf("drain of one node: about %d %s per node, %d migrations at a time (%d %s)", r.VMsPerNode, vmsWord(r.VMsPerNode), r.Concurrent, r.Rounds, rounds(r.Rounds))
 	if r.DrainOK {
 		drain += ": can complete"
 	} else {
 		drain += ": CANNOT COMPLETE: " + strings.Join(r.DrainProblems, "; ")
 	}
-	return append(out, drain)
+	if len(r.DrainStops) > 0 {
+		drain += fmt.Sprintf("; it shuts down those of %s on the node (they cannot live-migrate)", strings.Join(r.DrainStops, ", "))
+		restart := fmt.Sprintf("%s %s on another node (runStrategy Always)", strings.Join(r.DrainRestarts, ", "), pluralWord(len(r.DrainRestarts), "restarts", "restart"))
+		switch stay := len(r.DrainStops) - len(r.DrainRestarts); {
+		case stay > 0 && len(r.DrainRestarts) > 0:
+			drain += ": " + restart + ", the others stay stopped"
+		case stay > 0:
+			drain += ": they stay stopped (runStrategy other than Always)"
+		default:
+			drain += ": " + restart
+		}
+	}
+	return append(out, reserveLine{text: drain})
 }
 
 func writePlacementText(w io.Writer, rows []vmReport, pl *placement.Result) {
@@ -87,7 +152,10 @@ func writePlacementText(w io.Writer, rows []vmReport, pl *placement.Result) {
 		for _, pp := range pl.Pools {
 			fmt.Fprintf(w, "\nPool %s:\n", pp.Pool.Name)
 			for _, l := range reserveLines(pp) {
-				fmt.Fprintf(w, "  %s\n", l)
+				fmt.Fprintf(w, "  %s\n", l.text)
+				for _, sub := range l.sub {
+					fmt.Fprintf(w, "    - %s\n", sub)
+				}
 			}
 		}
 	}
@@ -122,7 +190,10 @@ func writePlacementMarkdown(w io.Writer, rows []vmReport, pl *placement.Result) 
 		for _, pp := range pl.Pools {
 			fmt.Fprintf(w, "\n### Pool %s\n\n", pp.Pool.Name)
 			for _, l := range reserveLines(pp) {
-				fmt.Fprintf(w, "- %s\n", l)
+				fmt.Fprintf(w, "- %s\n", l.text)
+				for _, sub := range l.sub {
+					fmt.Fprintf(w, "  - %s\n", sub)
+				}
 			}
 		}
 	}
@@ -149,6 +220,13 @@ func rounds(n int64) string {
 		return "round"
 	}
 	return "rounds"
+}
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func vmsWord(n int64) string {

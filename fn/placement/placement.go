@@ -1,8 +1,9 @@
 // Package placement answers "where can this VM run?": for each VM its
 // eligible nodes in its worker pool after every constraint, and for each
-// pool its capacity and maintenance reserve (N+1, node drain), and which
-// migration policy KubeVirt gives each VM. Policy turns the answers into
-// refusals and warnings; `virtc report` prints them.
+// pool its capacity and maintenance reserve (N+1, node drain) judged node
+// by node, by packing its running VMs onto the nodes that are up (Pack),
+// and which migration policy KubeVirt gives each VM. Policy turns the
+// answers into refusals and warnings; `virtc report` prints them.
 package placement
 
 import (
@@ -43,25 +44,50 @@ type VM struct {
 	Bandwidth, TimeoutPerGiB int64
 }
 
-// Pool is the capacity and reserve of one pool.
+// Pool is the capacity and reserve of one pool, judged node by node:
+// each scenario (all nodes up, the loss N+1 plans for, the drain of one
+// node) packs the pool's running VMs onto the nodes that are up (see
+// Packing). Every VM that runs (runStrategy other than Halted; retired
+// VMs are halted) is placed in every scenario: virtc does not know which
+// node a VM runs on, so any of them may be one that keeps running on a
+// node that stays, and KubeVirt restarts those of a lost node
+// (runStrategy Always, and RerunOnFailure, whose VMI fails with its node:
+// kubevirt v1.8.4 pkg/virt-controller/watch/vm/vm.go); Manual and Once
+// VMs wait for a person, who needs the same room.
 type Pool struct {
 	Pool *resolve.Pool
 	// VMs are the pool's VMs that run (not halted), in tenant and name order.
 	VMs []*VM
 	// Requests is the sum of their launcher requests; Capacity the pool's.
 	Requests, Capacity sizing.Pod
-	// Lose describes the failure N+1 plans for ("its largest node", "one
-	// zone (4 nodes)"); Remaining is the capacity after it.
+	// Initial is their packing with every node up.
+	Initial *Packing
+	// Lose describes the failure N+1 plans for ("one node", "one zone (3
+	// nodes)": the largest rack or zone, the worst loss, as the nodes are
+	// alike); Remaining is the capacity after it, in sum; Loss the packing
+	// on the nodes left.
 	Lose      string
 	Remaining sizing.Pod
-	// ReserveOK: the VMs still fit after the failure and every required
-	// spread group keeps a host, rack or zone for each of its members;
-	// ReserveProblems say why not.
+	Loss      *Packing
+	// ReserveOK: the VMs fit with every node up and after the loss;
+	// ReserveProblems say why not (the initial state first).
 	ReserveOK       bool
 	ReserveProblems []string
-	// Drain is the drain of one node: DrainOK, DrainProblems say whether
-	// and why it cannot complete; PerNode the VMs of a node (spread
-	// evenly), Concurrent the migrations at once, Rounds how many waves.
+	// Drains are the packings with one node drained: one per size of rack
+	// or zone (the nodes of equal domains are alike), one in a pool
+	// without failure domains.
+	Drains []*Packing
+	// DrainStops are the VMs a drain shuts down rather than migrates
+	// (evictionStrategy None): those with runStrategy Always restart on
+	// another node (DrainRestarts); the others stay stopped (RerunOnFailure
+	// too: an evicted VMI ends Succeeded, not Failed, kubevirt v1.8.4
+	// pkg/virt-controller/watch/vm/vm.go, kubevirt/kubevirt#9823). Which
+	// ones stop depends on the node drained; virtc places them all, as
+	// above.
+	DrainStops, DrainRestarts []*VM
+	// DrainOK, DrainProblems say whether and why a drain cannot complete;
+	// PerNode is the VMs of a node (spread evenly), Concurrent the
+	// migrations at once, Rounds how many waves.
 	DrainOK       bool
 	DrainProblems []string
 	PerNode       int64
@@ -107,7 +133,7 @@ func Analyze(m *resolve.Model) *Result {
 		}
 	}
 	for _, pp := range r.Pools {
-		reserve(m, pp, r)
+		reserve(m, pp)
 	}
 	return r
 }
@@ -212,8 +238,9 @@ func Storage(vm *resolve.VM) []resolve.Storage {
 	return slices.DeleteFunc(out, func(s resolve.Storage) bool { return s.StorageProfile == nil })
 }
 
-// reserve checks a pool's capacity, N+1 and the drain of one node.
-func reserve(m *resolve.Model, pp *Pool, r *Result) {
+// reserve checks a pool's capacity, N+1 and the drain of one node, node
+// by node.
+func reserve(m *resolve.Model, pp *Pool) {
 	p := pp.Pool
 	alloc := sizing.Pod{MilliCPU: p.Spec.Allocatable.CPU.MilliValue(), Memory: p.Spec.Allocatable.Memory.Value()}
 	times := func(n int64) sizing.Pod { return sizing.Pod{MilliCPU: alloc.MilliCPU * n, Memory: alloc.Memory * n} }
@@ -221,34 +248,36 @@ func reserve(m *resolve.Model, pp *Pool, r *Result) {
 		pp.Requests = pp.Requests.Add(v.Request)
 	}
 	pp.Capacity = times(p.Spec.Nodes)
-	lose, zones := int64(1), int64(0)
-	pp.Lose = "its largest node"
+	domains := nodeDomains(p)
+	// N+1 loses one node (the nodes are alike), or the first rack or
+	// zone: a largest one, the first domains having one node more.
+	lost := []int64{1}
+	pp.Lose = "one node"
 	if fd := p.Spec.FailureDomain; fd != nil && fd.Domains > 1 {
-		lose, zones = p.LargestDomain(), 1
-		pp.Lose = fmt.Sprintf("one %s (%d %s)", fd.Level, lose, plural(lose, "node", "nodes"))
-	}
-	pp.Remaining = times(max(p.Spec.Nodes-lose, 0))
-	if len(pp.VMs) > 0 && !within(pp.Requests, pp.Remaining) {
-		pp.ReserveProblems = append(pp.ReserveProblems, fmt.Sprintf("the VMs (%s CPU, %s) do not fit in the %s CPU and %s left",
-			milli(pp.Requests.MilliCPU), bytes(pp.Requests.Memory), milli(pp.Remaining.MilliCPU), bytes(pp.Remaining.Memory)))
-	}
-	// A VM of the lost node or zone restarts elsewhere only where its
-	// required spread group has no member: the group needs at least as
-	// many hosts (zones) left as it has running members.
-	for _, g := range spreadShortfalls(pp, lose, zones) {
-		if g.across == api.DomainHost {
-			pp.ReserveProblems = append(pp.ReserveProblems, fmt.Sprintf("spread group %s has %d VMs required on different hosts and %d %s left: the one on the lost %s cannot restart",
-				g.name, g.members, g.left, plural(g.left, "host is", "hosts are"), plural(lose, "node", "nodes")))
-		} else {
-			pp.ReserveProblems = append(pp.ReserveProblems, fmt.Sprintf("spread group %s has %d VMs required in different %ss and %d %s left: the one in the lost %s cannot restart",
-				g.name, g.members, g.across, g.left, plural(g.left, g.across+" is", g.across+"s are"), g.across))
+		lost = nil
+		for i, d := range domains {
+			if d == 1 {
+				lost = append(lost, int64(i)+1)
+			}
 		}
+		pp.Lose = fmt.Sprintf("one %s (%d %s)", fd.Level, len(lost), plural(int64(len(lost)), "node", "nodes"))
+	}
+	if p.Spec.Nodes == 0 {
+		lost = nil
+	}
+	pp.Remaining = times(max(p.Spec.Nodes-int64(len(lost)), 0))
+	pp.Initial = Pack(p, pp.VMs, nil)
+	pp.Loss = Pack(p, pp.VMs, lost)
+	if !pp.Initial.Fits {
+		pp.ReserveProblems = append(pp.ReserveProblems, fmt.Sprintf("even with all %d %s up: %s", p.Spec.Nodes, plural(p.Spec.Nodes, "node", "nodes"), pp.Initial.Problem()))
+	}
+	if !pp.Loss.Fits {
+		pp.ReserveProblems = append(pp.ReserveProblems, fmt.Sprintf("after losing %s: %s", pp.Lose, pp.Loss.Problem()))
 	}
 	pp.ReserveOK = len(pp.ReserveProblems) == 0
 
-	// The drain of one node: its VMs (the pool's, spread evenly, the
-	// largest first) leave it, the migratable ones by live migration, a
-	// few at a time.
+	// The drain of one node: its VMs leave it, the migratable ones by
+	// live migration, a few at a time; the others are shut down.
 	pp.DrainOK = true
 	pp.Concurrent = m.ConcurrentMigrations()
 	if len(pp.VMs) == 0 {
@@ -259,6 +288,11 @@ func reserve(m *resolve.Model, pp *Pool, r *Result) {
 	for _, v := range pp.VMs {
 		if render.EvictionStrategy(v.VM) != kubevirtv1.EvictionStrategyNone {
 			migrating++
+			continue
+		}
+		pp.DrainStops = append(pp.DrainStops, v)
+		if v.VM.RunStrategy == api.RunAlways {
+			pp.DrainRestarts = append(pp.DrainRestarts, v)
 		}
 	}
 	onNode := min(int64(migrating), pp.PerNode)
@@ -270,8 +304,33 @@ func reserve(m *resolve.Model, pp *Pool, r *Result) {
 	if migrating > 0 && p.Spec.Nodes < 2 {
 		problem("the pool has one node: its migratable VMs have no other node to go to")
 	}
-	if p.Spec.Nodes >= 2 && !within(pp.Requests, times(p.Spec.Nodes-1)) {
-		problem("the VMs (%s CPU, %s) do not fit on the other %d %s (%s CPU, %s)", milli(pp.Requests.MilliCPU), bytes(pp.Requests.Memory), p.Spec.Nodes-1, plural(p.Spec.Nodes-1, "node", "nodes"), milli(times(p.Spec.Nodes-1).MilliCPU), bytes(times(p.Spec.Nodes-1).Memory))
+	// One node drained per size of domain: the first node of the first
+	// domain of each size.
+	sizes := map[int64]int64{}
+	for _, d := range domains {
+		sizes[d]++
+	}
+	seen := map[int64]bool{}
+	for i, d := range domains {
+		if seen[sizes[d]] || p.Spec.Nodes < 2 {
+			continue
+		}
+		seen[sizes[d]] = true
+		k := Pack(p, pp.VMs, []int64{int64(i) + 1})
+		pp.Drains = append(pp.Drains, k)
+		if k.Fits {
+			continue
+		}
+		what := "any one node"
+		if fd := p.Spec.FailureDomain; fd != nil && fd.Domains > 1 {
+			what = fmt.Sprintf("a node of a %s of %d %s", fd.Level, sizes[d], plural(sizes[d], "node", "nodes"))
+		}
+		if slices.Equal(k.Down, pp.Loss.Down) {
+			// The nodes left are those N+1 leaves, already told.
+			problem("draining %s leaves the nodes that losing one leaves: %d of the %d running VMs %s no room, as above", what, len(k.Unplaced), k.VMs, plural(int64(len(k.Unplaced)), "finds", "find"))
+			continue
+		}
+		problem("draining %s: %s", what, k.Problem())
 	}
 	// A migration's target pod carries the group label and keeps the
 	// template's anti-affinity (KubeVirt v1.8.4 pkg/virt-controller/
@@ -279,9 +338,11 @@ func reserve(m *resolve.Model, pp *Pool, r *Result) {
 	// appends its own term to it): it must avoid every host, rack or zone
 	// holding a pod of the group, its own source pod's included, as if
 	// that host or zone were lost. With as many members as domains there
-	// is none left.
+	// is none left: the packing of the drained state does not see this,
+	// as both pods exist at once only while the VM migrates.
 	for _, g := range spreadShortfalls(pp, 1, 1) {
-		if !g.migrates {
+		if !g.migrates || drainLeavesOut(pp.Drains, g.name) {
+			// A member the drained state has no room for is told above.
 			continue
 		}
 		if g.across == api.DomainHost {
@@ -306,6 +367,19 @@ func reserve(m *resolve.Model, pp *Pool, r *Result) {
 	}
 }
 
+// drainLeavesOut reports whether a drain's packing leaves out a member
+// of a spread group (tenant/group).
+func drainLeavesOut(drains []*Packing, group string) bool {
+	for _, k := range drains {
+		for _, v := range k.Unplaced {
+			if s := v.VM.Spread; s != nil && v.VM.Namespace+"/"+s.Group == group {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // shortfall is a required spread group of a pool with more running
 // members than domains left after a loss.
 type shortfall struct {
@@ -318,7 +392,8 @@ type shortfall struct {
 // spreadShortfalls are the pool's required spread groups (by tenant and
 // group, in order) whose running members outnumber the hosts left after
 // losing hosts nodes, or the racks or zones left after losing zones of
-// them: the N+1 check and the drain of one node share it.
+// them: the drain of one node checks its migrations with it (the packings
+// see the spread groups of the states before and after).
 func spreadShortfalls(pp *Pool, hosts, zones int64) []shortfall {
 	var out []shortfall
 	seen := map[string]bool{}
@@ -353,8 +428,6 @@ func spreadShortfalls(pp *Pool, hosts, zones int64) []shortfall {
 	}
 	return out
 }
-
-func within(a, b sizing.Pod) bool { return a.MilliCPU <= b.MilliCPU && a.Memory <= b.Memory }
 
 // policyMatcher is a catalog migration policy as KubeVirt matches it.
 type policyMatcher struct {

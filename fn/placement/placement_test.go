@@ -145,10 +145,10 @@ spec: {size: u1.small, image: rhel9, spread: {group: h}, runStrategy: Halted}
 	}
 }
 
-// TestReserveSpread: N+1 fails when, after losing the largest node (or
+// TestReserveSpread: N+1 fails when, after losing a node (or the largest
 // zone), a required spread group has more running members than hosts (or
-// zones) left — the one on the lost node cannot restart anywhere; the
-// drain check uses the same count (a migration target must avoid its own
+// zones) left — the packing finds the one on the lost node no host; the
+// drain check counts the same way for its migrations (a migration target must avoid its own
 // source's host or zone too, KubeVirt v1.8.4 pkg/virt-controller/watch/
 // migration/migration.go createMigrationPodAntiAffinityRule).
 func TestReserveSpread(t *testing.T) {
@@ -190,12 +190,12 @@ spec: {size: u1.small, image: rhel9, spread: ` + spread + extra + `}
 		reserve bool
 		want    string
 	}{
-		{"2 hosts, 2 members", pool(2, "") + vms(2, "{group: db}", ""), false, "spread group t1/db has 2 VMs required on different hosts and 1 host is left"},
+		{"2 hosts, 2 members", pool(2, "") + vms(2, "{group: db}", ""), false, "t1/v1 (105m CPU, 2.3Gi; every node with room for it holds a member of its spread group t1/db); no placement of all of them exists"},
 		{"3 hosts, 2 members", pool(3, "") + vms(2, "{group: db}", ""), true, ""},
-		{"3 zones, 3 members", pool(6, zones3) + vms(3, "{group: db, across: zone}", ""), false, "spread group t1/db has 3 VMs required in different zones and 2 zones are left"},
+		{"3 zones, 3 members", pool(6, zones3) + vms(3, "{group: db, across: zone}", ""), false, "after losing one zone (2 nodes): 1 of the 3 running VMs finds no room on the 4 nodes: t1/v2 (105m CPU, 2.3Gi; every node with room for it is in a zone holding a member of its spread group t1/db)"},
 		{"3 zones, 2 members", pool(6, zones3) + vms(2, "{group: db, across: zone}", ""), true, ""},
 		// Losing a zone of 7 nodes in 3 zones takes 3 hosts: 4 are left.
-		{"zone loss, 5 host members", pool(7, zones3) + vms(5, "{group: db}", ""), false, "spread group t1/db has 5 VMs required on different hosts and 4 hosts are left"},
+		{"zone loss, 5 host members", pool(7, zones3) + vms(5, "{group: db}", ""), false, "after losing one zone (3 nodes): 1 of the 5 running VMs finds no room on the 4 nodes: t1/v4 (105m CPU, 2.3Gi; every node with room for it holds a member of its spread group t1/db)"},
 		{"zone loss, 4 host members", pool(7, zones3) + vms(4, "{group: db}", ""), true, ""},
 		// One zone only: N+1 loses a node, the zone stays.
 		{"1 zone, 1 member", pool(3, zones1) + vms(1, "{group: db, across: zone}", ""), true, ""},

@@ -197,14 +197,14 @@ func tolerated(tols []api.Toleration, t api.Taint) bool {
 	return false
 }
 
-// reserveRules warns about a pool without maintenance reserve, or with a
-// drain that cannot complete; with the Platform's
+// reserveRules warns about a pool without maintenance reserve (its running
+// VMs do not fit node by node with every node up, or after the N+1 loss:
+// placement.Pool's packings), or with a drain that cannot complete; with
+// the Platform's
 // requireMaintenanceReserve the production VMs on it are refused.
 func reserveRules(m *resolve.Model, pp *placement.Pool, diags *diag.List) {
 	var problems []string
-	if !pp.ReserveOK {
-		problems = append(problems, fmt.Sprintf("after losing %s: %s", pp.Lose, strings.Join(pp.ReserveProblems, "; ")))
-	}
+	problems = append(problems, pp.ReserveProblems...)
 	if len(pp.DrainProblems) > 0 {
 		problems = append(problems, "a drain of one node cannot complete: "+strings.Join(pp.DrainProblems, "; "))
 	}
