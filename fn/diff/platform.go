@@ -18,6 +18,7 @@ import (
 func (c *comparison) platform(base, head compile.Result) {
 	c.version(platformOf(base.Model), platformOf(head.Model))
 	if old, new := platformOf(base.Model), platformOf(head.Model); old != nil && new != nil {
+		c.catalog(old, new)
 		if path, err := versions.Path(old.Version, new.Version, new.CatalogHead); err == nil && len(path) > 0 {
 			c.upgrade(head.Model, old, new, path)
 		}
@@ -139,6 +140,18 @@ func (c *comparison) published(old, new *catalog.Catalog) {
 func sameShape(a, b api.SizeSpec) bool {
 	a.Restricted, b.Restricted = false, false
 	return reflect.DeepEqual(a, b)
+}
+
+// catalog reports a change of the catalog the Subscriptions install from,
+// or of its channel head: where OLM's upgrades land from then on.
+func (c *comparison) catalog(old, new *resolve.Platform) {
+	from, to := catalogName(old), catalogName(new)
+	// The default catalog's head follows the minor: not a change of its own.
+	if from == to && (old.CatalogHead == new.CatalogHead || new.Obj.Spec.CatalogSource == nil) {
+		return
+	}
+	c.report.Platform = append(c.report.Platform, Change{Field: "catalog", From: fmt.Sprintf("%s (head %s)", from, old.CatalogHead), To: fmt.Sprintf("%s (head %s)", to, new.CatalogHead), Effect: EffectNone,
+		Detail: fmt.Sprintf("the Subscriptions install from %s, whose kubevirt-hyperconverged channel head is %s (was %s, head %s): OLM's upgrades land on that head or on a minor's first bundle", to, new.CatalogHead, from, old.CatalogHead)})
 }
 
 // landing is where OLM's upgrade ends on the way to the pin: the CSV it
