@@ -207,6 +207,11 @@ func step(ctx context.Context, c Cluster, o Options, ch *versions.Channel, pin v
 		if err != nil {
 			return false, "", &Error{fmt.Sprintf("Subscription %s/%s has %s installed: %v", o.Namespace, o.Subscription, sub.InstalledCSV, err)}
 		}
+		if ch.Package == versions.HCOChannelPackage {
+			if err := versions.CheckMinors(from, pin); err != nil {
+				return false, "", &Error{fmt.Sprintf("Subscription %s/%s has %s installed: %v; nothing approved", o.Namespace, o.Subscription, sub.InstalledCSV, err)}
+			}
+		}
 		r := ch.Route(from, pin)
 		if !r.Reached {
 			return false, "", &Error{fmt.Sprintf("Subscription %s/%s: OLM's upgrade does not land on %s pinned in Git: %s; nothing approved (pin where OLM lands, or name a catalog image whose channel head is the pin in the Platform's spec.catalogSource)", o.Namespace, o.Subscription, o.CSV, r.Explain())}

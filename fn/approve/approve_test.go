@@ -318,6 +318,14 @@ func TestRefusesAPlanOffTheRoute(t *testing.T) {
 	if _, err := run(t, f, v4213, v4218); err != nil || len(f.approved) != 0 {
 		t.Fatalf("pinned version installed: err %v, approved %v", err, f.approved)
 	}
+	// Two minors at once: OLM would walk 4.20 → 4.21 → 4.22 in a catalog
+	// holding all three, but OpenShift Virtualization runs only on its own
+	// OpenShift minor: refused before approving 4.20.21.
+	f = installed(v4205)
+	olm(f, hcoCatalog(v4226), "")
+	if _, err := run(t, f, v4226, v4226); err == nil || !strings.Contains(err.Error(), "one minor release at a time") || len(f.approved) != 0 {
+		t.Errorf("two minors: %v, approved %v", err, f.approved)
+	}
 	// A pin the catalog does not have.
 	if _, err := run(t, installed(v4213), v4216, v4213); err == nil || !strings.Contains(err.Error(), "not in the catalog") {
 		t.Errorf("pin past the head: %v", err)

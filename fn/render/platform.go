@@ -79,7 +79,9 @@ func catalogSourceName(p *resolve.Platform) string {
 // serves from a registry pod in openshift-marketplace
 // (operator-lifecycle-manager v0.42.0 pkg/controller/registry/reconciler/
 // grpc.go, EnsureRegistryServer; no updateStrategy: a digest never
-// changes, so there is nothing to poll). The Subscriptions name it in
+// changes, so there is nothing to poll; no grpcPodConfig: reconciler.go
+// getDefaultPodContextConfig picks restricted or legacy from the
+// namespace's pod-security enforce label, as for redhat-operators). The Subscriptions name it in
 // spec.source, and the resolver takes its candidates from that source only
 // (resolver.go getSubscriptionVariables: catalog := SourceKey{sub.Spec.
 // CatalogSource, sub.Spec.CatalogSourceNamespace}). It comes one wave

@@ -199,6 +199,9 @@ func (e *UnreachableError) Error() string {
 	return fmt.Sprintf("%s → %s does not land on %s: %s", e.Route.From, e.Route.To, e.Route.To, e.Route.Explain())
 }
 
+// HCOChannelPackage is the OLM package of OpenShift Virtualization.
+const HCOChannelPackage = "kubevirt-hyperconverged"
+
 // HCOChannel is the kubevirt-hyperconverged channel of a catalog whose
 // head is head: every z-stream of the table's minors up to head, chained as
 // the table's header describes (a z-stream replaces the one before it and
@@ -244,7 +247,7 @@ func HCOChannel(head Version) (*Channel, error) {
 		}
 	}
 	slices.Reverse(chain)
-	return &Channel{Package: "kubevirt-hyperconverged", CSV: HCOCSV, Bundles: chain}, nil
+	return &Channel{Package: HCOChannelPackage, CSV: HCOCSV, Bundles: chain}, nil
 }
 
 // DefaultHead is the channel head virtc assumes for the default catalog

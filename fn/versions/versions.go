@@ -221,18 +221,11 @@ func (e *PathError) Error() string {
 // OpenShift minor, upgraded one at a time), is a *PathError; an upgrade
 // on which OLM passes the pin or stops before it is an *UnreachableError.
 func Path(from, to, head Version) ([]Version, error) {
-	switch c := to.Compare(from); {
-	case c == 0:
+	if from == to {
 		return nil, nil
-	case c < 0:
-		return nil, &PathError{From: from, To: to, Downgrade: true}
 	}
-	rel, ok := release(to.MinorString())
-	if !ok {
-		return nil, fmt.Errorf("version %s is not supported by this virtc (supported: %s)", to, SupportedList())
-	}
-	if from.MinorString() != to.MinorString() && !slices.Contains(rel.UpgradesFrom, from.MinorString()) {
-		return nil, &PathError{From: from, To: to, Via: rel.UpgradesFrom}
+	if err := CheckMinors(from, to); err != nil {
+		return nil, err
 	}
 	ch, err := HCOChannel(head)
 	if err != nil {
@@ -243,6 +236,24 @@ func Path(from, to, head Version) ([]Version, error) {
 		return nil, &UnreachableError{Route: r}
 	}
 	return r.Versions(), nil
+}
+
+// CheckMinors refuses what OpenShift Virtualization never does, whatever
+// the catalog: a downgrade, or a change of more than one minor release
+// (it runs only on its own OpenShift minor, upgraded one at a time): a
+// *PathError.
+func CheckMinors(from, to Version) error {
+	if to.Compare(from) < 0 {
+		return &PathError{From: from, To: to, Downgrade: true}
+	}
+	rel, ok := release(to.MinorString())
+	if !ok {
+		return fmt.Errorf("version %s is not supported by this virtc (supported: %s)", to, SupportedList())
+	}
+	if from.MinorString() != to.MinorString() && !slices.Contains(rel.UpgradesFrom, from.MinorString()) {
+		return &PathError{From: from, To: to, Via: rel.UpgradesFrom}
+	}
+	return nil
 }
 
 // OADPPath is the OADP CSVs OLM installs, in order, when the platform
