@@ -209,12 +209,12 @@ func step(ctx context.Context, c Cluster, o Options, ch *versions.Channel, pin v
 		}
 		if ch.Package == versions.HCOChannelPackage {
 			if err := versions.CheckMinors(from, pin); err != nil {
-				return false, "", &Error{fmt.Sprintf("Subscription %s/%s has %s installed: %v; nothing approved", o.Namespace, o.Subscription, sub.InstalledCSV, err)}
+				return false, "", &Error{fmt.Sprintf("Subscription %s/%s has %s installed: %v; the approver approves none of its InstallPlans", o.Namespace, o.Subscription, sub.InstalledCSV, err)}
 			}
 		}
 		r := ch.Route(from, pin)
 		if !r.Reached {
-			return false, "", &Error{fmt.Sprintf("Subscription %s/%s: OLM's upgrade does not land on %s pinned in Git: %s; nothing approved (pin where OLM lands, or name a catalog image whose channel head is the pin in the Platform's spec.catalogSource)", o.Namespace, o.Subscription, o.CSV, r.Explain())}
+			return false, "", &Error{fmt.Sprintf("Subscription %s/%s: OLM's upgrade does not land on %s pinned in Git: %s; the approver approves none of its InstallPlans (pin where OLM lands, or name a catalog image whose channel head is the pin in the Platform's spec.catalogSource)", o.Namespace, o.Subscription, o.CSV, r.Explain())}
 		}
 		next = ch.CSV(r.Steps[0].Version)
 		var csvs []string
@@ -244,7 +244,7 @@ func step(ctx context.Context, c Cluster, o Options, ch *versions.Channel, pin v
 		return false, fmt.Sprintf("InstallPlan %s lists no CSV yet", p.Name), nil
 	}
 	if len(p.CSVs) != 1 || p.CSVs[0] != next {
-		return false, "", &Error{fmt.Sprintf("InstallPlan %s/%s proposes %s, but OLM's route to %s pinned in Git goes %s, next %s (channel head %s): the catalog is not the one the build assumed; nothing approved; InstallPlans seen: %s",
+		return false, "", &Error{fmt.Sprintf("InstallPlan %s/%s proposes %s, but OLM's route to %s pinned in Git goes %s, next %s (channel head %s): the catalog is not the one the build assumed; not approved; InstallPlans seen: %s",
 			o.Namespace, p.Name, strings.Join(p.CSVs, ", "), o.CSV, route, next, o.CatalogHead, describe(plans))}
 	}
 	if p.Phase == "Failed" {

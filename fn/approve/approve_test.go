@@ -281,7 +281,7 @@ func TestRefusesBeforeApprovingWhenOLMPassesThePin(t *testing.T) {
 		if err == nil || !IsRefusal(err) {
 			t.Fatalf("%s → %s: want a refusal, got %v", tc.from, tc.pin, err)
 		}
-		for _, w := range append(tc.want, "nothing approved", "does not land on "+tc.pin) {
+		for _, w := range append(tc.want, "approves none of its InstallPlans", "does not land on "+tc.pin) {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%s → %s: refusal %q does not say %q", tc.from, tc.pin, err, w)
 			}
@@ -302,7 +302,7 @@ func TestRefusesAPlanOffTheRoute(t *testing.T) {
 	if err == nil || !IsRefusal(err) {
 		t.Fatalf("want a refusal, got %v", err)
 	}
-	for _, want := range []string{"install-4.22.7", "proposes " + v4227, v4222 + " → " + v4226, "nothing approved", "install-0 [" + v4222 + "] (approved, Complete)"} {
+	for _, want := range []string{"install-4.22.7", "proposes " + v4227, v4222 + " → " + v4226, "not approved;", "install-0 [" + v4222 + "] (approved, Complete)"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("refusal %q does not name %q", err, want)
 		}
