@@ -20,6 +20,17 @@ type PlatformSpec struct {
 	Version string `json:"version" pattern:"^[0-9]+\\.[0-9]+\\.[0-9]+$" hint:"an exact version such as 4.22.3"`
 	// Channel is the OLM channel. Absent: the version's default (stable).
 	Channel string `json:"channel,omitempty"`
+	// CatalogSource pins the operator catalog the Subscriptions install
+	// from: an index image pinned by digest whose channel heads do not move.
+	// OLM upgrades an installed operator to the newest bundle of the
+	// channel that replaces or skips it (the channel head, within a
+	// minor), so an upgrade lands on a version other than the head only
+	// with a catalog whose head it is. virtc emits a CatalogSource
+	// (sourceType grpc) of the image in openshift-marketplace and points
+	// the Subscriptions at it. Absent: the cluster's redhat-operators
+	// catalog, whose head virtc assumes is the newest z-stream of the
+	// version's minor in its version table.
+	CatalogSource *CatalogSource `json:"catalogSource,omitempty"`
 	// Workloads is where KubeVirt's node agents run (HCO spec.workloads:
 	// virt-handler, and the nodes VMs may use at all). With WorkerPools in
 	// the catalog, each pool is a part of these nodes: its VMs get the
@@ -107,6 +118,22 @@ type PlatformSpec struct {
 	// or a drain of one node cannot complete. Absent: false, the failed
 	// checks are warnings (and shown by virtc report).
 	RequireMaintenanceReserve bool `json:"requireMaintenanceReserve,omitempty"`
+}
+
+// CatalogSource is a digest-pinned operator index image and what its
+// channels hold.
+type CatalogSource struct {
+	// Image is the index image (for example a mirror of
+	// registry.redhat.io/redhat/redhat-operator-index), pinned by digest
+	// (host/path@sha256:<64 hex digits>): a tag is re-pushed as Red Hat
+	// publishes bundles, and the channel head moves with it.
+	Image string `json:"image" pattern:"^[^@ ]+@sha256:[0-9a-f]{64}$" hint:"an index image pinned by digest, host/path@sha256:<64 hex digits> (a tag moves the channel head)"`
+	// Head is the version of the kubevirt-hyperconverged channel head in
+	// the image (`opm render` of the image, or the PackageManifest's
+	// status.channels[].currentCSV once the catalog runs). It must be a
+	// version of the table, of spec.version's minor. OADP's channel head in
+	// the image is taken to be the OADP release of that version.
+	Head string `json:"head" pattern:"^[0-9]+\\.[0-9]+\\.[0-9]+$" hint:"the channel head's version, such as 4.22.5"`
 }
 
 // Approver is the InstallPlan approver Job's image and patience.

@@ -8,10 +8,16 @@
 // pkg/controller/operators/catalog/operator.go, syncResolvingNamespace: a
 // Manual Subscription's plan is created with spec.approved false and its
 // status.installPlanRef names it; the next step is resolved only after the
-// CSV of the approved plan is installed). The approver approves a plan only
-// when every CSV it lists is the version pinned in Git or a CSV OLM must
-// pass on the way there (the version table's update graph), waits for the
-// pinned CSV to succeed, and otherwise fails, naming the CSVs it saw.
+// CSV of the approved plan is installed). Before it approves anything, the
+// approver checks that OLM's route from the installed CSV lands exactly on
+// the version pinned in Git, modelled as OLM's resolver chooses
+// (versions.Channel.Route: the bundle nearest the channel head whose
+// replaces or olm.skipRange names the installed CSV, operator-lifecycle-
+// manager v0.42.0 pkg/controller/registry/resolver/resolver.go), in the
+// catalog whose head the build assumed (--catalog-head); it refuses at once,
+// naming the CSVs, when OLM would pass the pin or stop before it. It then
+// approves a plan only when it lists the next CSV of that route, waits for
+// the pinned CSV to succeed, and otherwise fails, naming the CSVs it saw.
 package approve
 
 import (
@@ -77,9 +83,11 @@ type Options struct {
 	Subscription string
 	// CSV is the CSV Git pins (kubevirt-hyperconverged-operator.v4.22.3).
 	CSV string
-	// Via are the CSVs OLM may have to pass before CSV (the update graph:
-	// the previous minor's last z-stream, the minor's first bundle).
-	Via []string
+	// CatalogHead is the channel head of the catalog the Subscription
+	// installs from, as the build assumed it (the CSV of
+	// versions.DefaultHead or of spec.catalogSource.head): the approver
+	// models OLM's route in that catalog (versions.ChannelOf).
+	CatalogHead string
 	// Timeout bounds the whole run; Interval is the polling period.
 	Timeout, Interval time.Duration
 	Log               io.Writer
@@ -95,12 +103,14 @@ type Error struct{ Msg string }
 
 func (e *Error) Error() string { return e.Msg }
 
-// Run approves the InstallPlans on the path to o.CSV and returns when that
-// CSV has succeeded. It fails at once when the current plan lists a CSV
-// off the path, when the installed CSV is newer than o.CSV, when an
-// InstallPlan or the CSV failed, or on a permanent API error (Transient);
-// and after o.Timeout when OLM proposes nothing or the API keeps failing
-// transiently (retried with backoff until then).
+// Run approves the InstallPlans on OLM's route to o.CSV and returns when
+// that CSV has succeeded. It fails at once, before approving anything, when
+// OLM's route from the installed CSV does not land on o.CSV; when the
+// current plan lists a CSV other than the route's next one; when the
+// installed CSV is newer than o.CSV; when an InstallPlan or the CSV
+// failed; or on a permanent API error (Transient); and after o.Timeout when
+// OLM proposes nothing or the API keeps failing transiently (retried with
+// backoff until then).
 func Run(ctx context.Context, c Cluster, o Options) error {
 	if o.Now == nil {
 		o.Now = time.Now
@@ -114,12 +124,22 @@ func Run(ctx context.Context, c Cluster, o Options) error {
 	if o.Interval <= 0 {
 		o.Interval = 10 * time.Second
 	}
-	allowed := append(slices.Clone(o.Via), o.CSV)
+	ch, err := versions.ChannelOf(o.CatalogHead)
+	if err != nil {
+		return fmt.Errorf("--catalog-head: %v", err)
+	}
+	pin, err := versions.CSVVersion(o.CSV)
+	if err != nil {
+		return fmt.Errorf("--csv: %v", err)
+	}
+	if !ch.Has(pin) {
+		return &Error{fmt.Sprintf("%s pinned in Git is not in the catalog whose channel head is %s: OLM cannot install it", o.CSV, o.CatalogHead)}
+	}
 	deadline := o.Now().Add(o.Timeout)
 	var waiting string
 	var backoff time.Duration
 	for {
-		done, why, err := step(ctx, c, o, allowed)
+		done, why, err := step(ctx, c, o, ch, pin)
 		if err != nil && Transient(err) {
 			// The API server restarting, a load balancer dropping the
 			// connection, throttling, a conflict: the next look may pass.
@@ -155,7 +175,7 @@ func Run(ctx context.Context, c Cluster, o Options) error {
 
 // step looks once: done when the pinned CSV succeeded; otherwise what it
 // waits for, or a refusal.
-func step(ctx context.Context, c Cluster, o Options, allowed []string) (bool, string, error) {
+func step(ctx context.Context, c Cluster, o Options, ch *versions.Channel, pin versions.Version) (bool, string, error) {
 	sub, err := c.Subscription(ctx, o.Namespace, o.Subscription)
 	if err != nil {
 		return false, "", err
@@ -179,6 +199,30 @@ func step(ctx context.Context, c Cluster, o Options, allowed []string) (bool, st
 		}
 		return false, fmt.Sprintf("ClusterServiceVersion %s is %s", o.CSV, orNone(phase)), nil
 	}
+	// OLM's route from the installed CSV: the CSVs a plan may list next.
+	next := o.CSV
+	route := "a first install of " + o.CSV + " (spec.startingCSV)"
+	if sub.InstalledCSV != "" {
+		from, err := versions.CSVVersion(sub.InstalledCSV)
+		if err != nil {
+			return false, "", &Error{fmt.Sprintf("Subscription %s/%s has %s installed: %v", o.Namespace, o.Subscription, sub.InstalledCSV, err)}
+		}
+		if ch.Package == versions.HCOChannelPackage {
+			if err := versions.CheckMinors(from, pin); err != nil {
+				return false, "", &Error{fmt.Sprintf("Subscription %s/%s has %s installed: %v; the approver approves none of its InstallPlans", o.Namespace, o.Subscription, sub.InstalledCSV, err)}
+			}
+		}
+		r := ch.Route(from, pin)
+		if !r.Reached {
+			return false, "", &Error{fmt.Sprintf("Subscription %s/%s: OLM's upgrade does not land on %s pinned in Git: %s; the approver approves none of its InstallPlans (pin where OLM lands, or name a catalog image whose channel head is the pin in the Platform's spec.catalogSource)", o.Namespace, o.Subscription, o.CSV, r.Explain())}
+		}
+		next = ch.CSV(r.Steps[0].Version)
+		var csvs []string
+		for _, s := range r.Steps {
+			csvs = append(csvs, ch.CSV(s.Version))
+		}
+		route = sub.InstalledCSV + " → " + strings.Join(csvs, " → ")
+	}
 	plans, err := c.InstallPlans(ctx, o.Namespace)
 	if err != nil {
 		return false, "", err
@@ -196,14 +240,12 @@ func step(ctx context.Context, c Cluster, o Options, allowed []string) (bool, st
 		// OLM has not resolved the next step yet.
 		return false, fmt.Sprintf("OLM's next InstallPlan after %s (installed: %s)", p.Name, orNone(sub.InstalledCSV)), nil
 	}
-	for _, csv := range p.CSVs {
-		if !slices.Contains(allowed, csv) {
-			return false, "", &Error{fmt.Sprintf("InstallPlan %s/%s proposes %s, which is not on the path to %s pinned in Git (allowed: %s; installed: %s); InstallPlans seen: %s",
-				o.Namespace, p.Name, strings.Join(p.CSVs, ", "), o.CSV, strings.Join(allowed, ", "), orNone(sub.InstalledCSV), describe(plans))}
-		}
-	}
 	if len(p.CSVs) == 0 {
 		return false, fmt.Sprintf("InstallPlan %s lists no CSV yet", p.Name), nil
+	}
+	if len(p.CSVs) != 1 || p.CSVs[0] != next {
+		return false, "", &Error{fmt.Sprintf("InstallPlan %s/%s proposes %s, but OLM's route to %s pinned in Git goes %s, next %s (channel head %s): the catalog is not the one the build assumed; not approved; InstallPlans seen: %s",
+			o.Namespace, p.Name, strings.Join(p.CSVs, ", "), o.CSV, route, next, o.CatalogHead, describe(plans))}
 	}
 	if p.Phase == "Failed" {
 		return false, "", &Error{fmt.Sprintf("InstallPlan %s/%s (%s) failed", o.Namespace, p.Name, strings.Join(p.CSVs, ", "))}

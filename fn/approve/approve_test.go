@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,12 +46,140 @@ func (f *fake) Approve(_ context.Context, _, name string) error {
 }
 
 const (
-	v4203  = "kubevirt-hyperconverged-operator.v4.20.3"
-	v42021 = "kubevirt-hyperconverged-operator.v4.20.21"
-	v4210  = "kubevirt-hyperconverged-operator.v4.21.0"
-	v4213  = "kubevirt-hyperconverged-operator.v4.21.3"
-	v4216  = "kubevirt-hyperconverged-operator.v4.21.6"
+	hco    = "kubevirt-hyperconverged-operator.v"
+	v4203  = hco + "4.20.3"
+	v4205  = hco + "4.20.5"
+	v42021 = hco + "4.20.21"
+	v4210  = hco + "4.21.0"
+	v4213  = hco + "4.21.3"
+	v4216  = hco + "4.21.6"
+	v4218  = hco + "4.21.8"
+	v4220  = hco + "4.22.0"
+	v4222  = hco + "4.22.2"
+	v4223  = hco + "4.22.3"
+	v4225  = hco + "4.22.5"
+	v4226  = hco + "4.22.6"
+	v4227  = hco + "4.22.7"
 )
+
+// bundle is one entry of a catalog channel, as an index image's
+// file-based catalog states it (olm.channel entries: name, replaces,
+// skipRange).
+type bundle struct{ name, replaces, skipRange string }
+
+// hcoCatalog is the stable channel of a Red Hat index up to head: each
+// minor's z-streams, each replacing the one before and skipping the
+// earlier ones of its minor, a minor's first bundle replacing the previous
+// minor's last (4.20.21, 4.21.8). It is written out here, not taken from
+// fn/versions, so that the approver is tested against OLM's rules rather
+// than against its own model. Red Hat may have published z-streams the
+// version table does not know yet (4.22.7).
+func hcoCatalog(head string) []bundle {
+	var out []bundle
+	prev := ""
+	for _, m := range []struct {
+		minor string
+		last  int
+	}{{"4.20", 21}, {"4.21", 8}, {"4.22", 7}} {
+		for z := 0; z <= m.last; z++ {
+			name := hco + m.minor + "." + strconv.Itoa(z)
+			b := bundle{name: name, replaces: prev}
+			if z > 0 {
+				b.skipRange = ">=" + m.minor + ".0 <" + m.minor + "." + strconv.Itoa(z)
+			}
+			out = append(out, b)
+			prev = name
+			if name == head {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+// next is the CSV OLM's resolver proposes for the Subscription
+// (operator-lifecycle-manager v0.42.0, which OpenShift 4.22 runs:
+// pkg/controller/registry/resolver/resolver.go getSubscriptionVariables).
+// With no installed CSV, the bundle spec.startingCSV names. Otherwise
+// sortChannel orders the channel from its head (the bundle no other one
+// replaces) along replaces; the candidates are the bundles whose
+// olm.skipRange includes the installed version or whose replaces names
+// the installed CSV (cache/predicates.go SkipRangeIncludesPredicate,
+// ReplacesPredicate); they go to the solver as one Dependency in that
+// order, and solver/constraints.go prefers the earliest: the candidate
+// nearest the head wins.
+func next(channel []bundle, installed, starting string) (string, bool) {
+	if installed == "" {
+		for _, b := range channel {
+			if b.name == starting {
+				return b.name, true
+			}
+		}
+		return "", false
+	}
+	replacedBy := map[string]bool{}
+	byName := map[string]bundle{}
+	for _, b := range channel {
+		replacedBy[b.replaces] = true
+		byName[b.name] = b
+	}
+	var sorted []bundle
+	for _, b := range channel {
+		if !replacedBy[b.name] {
+			for cur, ok := b, true; ok; cur, ok = byName[cur.replaces] {
+				sorted = append(sorted, cur)
+			}
+		}
+	}
+	v := semver(strings.TrimPrefix(installed, hco))
+	for _, b := range sorted {
+		if b.replaces == installed {
+			return b.name, true
+		}
+		if lo, hi, ok := strings.Cut(b.skipRange, " <"); ok && cmpSemver(v, semver(strings.TrimPrefix(lo, ">="))) >= 0 && cmpSemver(v, semver(hi)) < 0 {
+			return b.name, true
+		}
+	}
+	return "", false
+}
+
+func semver(s string) [3]int {
+	var v [3]int
+	for i, p := range strings.SplitN(s, ".", 3) {
+		v[i], _ = strconv.Atoi(p)
+	}
+	return v
+}
+
+func cmpSemver(a, b [3]int) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] - b[i]
+		}
+	}
+	return 0
+}
+
+// olm plays OLM on the fake: once the Subscription's plan is done (or
+// there is none), it proposes the next CSV its resolver chooses, needing
+// approval (installPlanApproval Manual), one plan at a time; an approved
+// plan's CSV is installed and succeeds.
+func olm(f *fake, channel []bundle, starting string) {
+	f.onApprove = install
+	f.tick = func(f *fake, _ int) {
+		if f.sub.InstallPlan != "" && planPhase(f, f.sub.InstallPlan) != "Complete" {
+			return
+		}
+		csv, ok := next(channel, f.sub.InstalledCSV, starting)
+		if !ok {
+			f.sub.State = "AtLatestKnown"
+			return
+		}
+		name := "install-" + strings.TrimPrefix(csv, hco)
+		f.plans = append(f.plans, Plan{Name: name, CSVs: []string{csv}, Phase: "RequiresApproval"})
+		f.sub.InstallPlan, f.sub.State = name, "UpgradePending"
+	}
+}
 
 // install plays OLM after an approval: the plan's CSV is installed and
 // succeeds, and the Subscription moves on.
@@ -66,12 +195,12 @@ func install(f *fake, name string) {
 	}
 }
 
-func run(t *testing.T, f *fake, csv string, via ...string) (string, error) {
+func run(t *testing.T, f *fake, csv, head string) (string, error) {
 	t.Helper()
 	var log strings.Builder
 	now := time.Unix(0, 0)
 	err := Run(context.Background(), f, Options{
-		Namespace: "openshift-cnv", Subscription: "hco-operatorhub", CSV: csv, Via: via,
+		Namespace: "openshift-cnv", Subscription: "hco-operatorhub", CSV: csv, CatalogHead: head,
 		Timeout: 5 * time.Minute, Interval: 10 * time.Second, Log: &log,
 		Now: func() time.Time { return now },
 		Sleep: func(context.Context, time.Duration) error {
@@ -86,41 +215,94 @@ func run(t *testing.T, f *fake, csv string, via ...string) (string, error) {
 	return log.String(), err
 }
 
-func TestApprovesThePinnedCSV(t *testing.T) {
-	f := &fake{
-		sub:       Subscription{InstallPlan: "install-abc", State: "UpgradePending"},
-		plans:     []Plan{{Name: "install-abc", CSVs: []string{v4213}, Phase: "RequiresApproval"}},
-		csv:       map[string]string{},
-		onApprove: install,
-	}
-	log, err := run(t, f, v4213)
-	if err != nil {
-		t.Fatalf("Run: %v\n%s", err, log)
-	}
-	if strings.Join(f.approved, ",") != "install-abc" {
-		t.Errorf("approved %v, want [install-abc]", f.approved)
+// installed is a Subscription with csv installed and Succeeded.
+func installed(csv string) *fake {
+	return &fake{
+		sub:   Subscription{InstalledCSV: csv, InstallPlan: "install-0", State: "AtLatestKnown"},
+		plans: []Plan{{Name: "install-0", CSVs: []string{csv}, Approved: true, Phase: "Complete"}},
+		csv:   map[string]string{csv: "Succeeded"},
 	}
 }
 
-func TestRefusesACSVOffThePath(t *testing.T) {
-	f := &fake{
-		sub:   Subscription{InstalledCSV: v4213, InstallPlan: "install-new"},
-		plans: []Plan{{Name: "install-old", CSVs: []string{v4213}, Approved: true, Phase: "Complete"}, {Name: "install-new", CSVs: []string{v4216}, Phase: "RequiresApproval"}},
-		csv:   map[string]string{v4213: "Succeeded"},
+// A first install: OLM proposes the startingCSV, whatever the head.
+func TestApprovesThePinnedCSV(t *testing.T) {
+	f := &fake{sub: Subscription{State: ""}, csv: map[string]string{}}
+	olm(f, hcoCatalog(v4226), v4213)
+	log, err := run(t, f, v4213, v4218)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, log)
 	}
-	// Git pins 4.21.3 → nothing to do: installed and Succeeded, and the
-	// pending 4.21.6 plan is left alone.
-	if _, err := run(t, f, v4213); err != nil || len(f.approved) != 0 {
-		t.Fatalf("pinned version installed: err %v, approved %v", err, f.approved)
+	if strings.Join(f.approved, ",") != "install-4.21.3" || f.sub.InstalledCSV != v4213 {
+		t.Errorf("approved %v, installed %s", f.approved, f.sub.InstalledCSV)
 	}
-	// Git pins 4.22.x's path but the catalog proposes 4.21.6: refused,
-	// naming what it saw.
-	f.sub.InstalledCSV = v4203
-	_, err := run(t, f, v4210, v42021)
+}
+
+// Several plans, one step after another, each proposed by the in-memory
+// OLM only after the previous one is installed: 4.20.5 → 4.20.21 → 4.21.0
+// → 4.21.3 in a catalog whose head is 4.21.3, and 4.22.2 → 4.22.5, 4.21.8 →
+// 4.22.0 → 4.22.3 the same way: the route lands on the pin.
+func TestWalksTheRoute(t *testing.T) {
+	for _, tc := range []struct {
+		from, pin, approved string
+	}{
+		{v4205, v4213, "install-4.20.21 install-4.21.0 install-4.21.3"},
+		{v4222, v4225, "install-4.22.5"},
+		{v4218, v4223, "install-4.22.0 install-4.22.3"},
+		{v4213, v4226, "install-4.21.8 install-4.22.0 install-4.22.6"},
+	} {
+		f := installed(tc.from)
+		olm(f, hcoCatalog(tc.pin), "")
+		log, err := run(t, f, tc.pin, tc.pin)
+		if err != nil {
+			t.Fatalf("%s → %s: %v\n%s", tc.from, tc.pin, err, log)
+		}
+		if got := strings.Join(f.approved, " "); got != tc.approved || f.sub.InstalledCSV != tc.pin {
+			t.Errorf("%s → %s: approved %q, installed %s; want %q", tc.from, tc.pin, got, f.sub.InstalledCSV, tc.approved)
+		}
+	}
+}
+
+// The issue's three upgrades in the default catalog, where OLM passes the
+// pin: the approver refuses before approving anything, naming where OLM
+// goes. (Approving 4.20.21 and 4.21.0 and then refusing 4.21.8 would leave
+// the cluster half-way, with the HyperConverged of the old minor.)
+func TestRefusesBeforeApprovingWhenOLMPassesThePin(t *testing.T) {
+	for _, tc := range []struct {
+		from, pin, head string
+		want            []string
+	}{
+		{v4222, v4225, v4226, []string{"offers " + v4226, `">=4.22.0 <4.22.6" includes 4.22.2`, "newer than " + v4225}},
+		{v4205, v4213, v4218, []string{"installs " + v42021, "then " + v4210, "then offers " + v4218}},
+		{v4218, v4223, v4226, []string{"installs " + v4220, "then offers " + v4226}},
+	} {
+		f := installed(tc.from)
+		olm(f, hcoCatalog(tc.head), "")
+		_, err := run(t, f, tc.pin, tc.head)
+		if err == nil || !IsRefusal(err) {
+			t.Fatalf("%s → %s: want a refusal, got %v", tc.from, tc.pin, err)
+		}
+		for _, w := range append(tc.want, "approves none of its InstallPlans", "does not land on "+tc.pin) {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s → %s: refusal %q does not say %q", tc.from, tc.pin, err, w)
+			}
+		}
+		if len(f.approved) != 0 || f.n != 0 {
+			t.Errorf("%s → %s: approved %v after %d polls", tc.from, tc.pin, f.approved, f.n)
+		}
+	}
+}
+
+// The catalog is not the one the build assumed: Red Hat published 4.22.7,
+// so OLM proposes it where virtc's route expects 4.22.6: refused before
+// approving, naming both.
+func TestRefusesAPlanOffTheRoute(t *testing.T) {
+	f := installed(v4222)
+	olm(f, hcoCatalog(v4227), "")
+	_, err := run(t, f, v4226, v4226)
 	if err == nil || !IsRefusal(err) {
 		t.Fatalf("want a refusal, got %v", err)
 	}
-	for _, want := range []string{"install-new", v4216, "not on the path to " + v4210, v42021, "install-old [" + v4213 + "] (approved, Complete)"} {
+	for _, want := range []string{"install-4.22.7", "proposes " + v4227, v4222 + " → " + v4226, "not approved;", "install-0 [" + v4222 + "] (approved, Complete)"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("refusal %q does not name %q", err, want)
 		}
@@ -128,41 +310,25 @@ func TestRefusesACSVOffThePath(t *testing.T) {
 	if len(f.approved) != 0 {
 		t.Errorf("approved %v", f.approved)
 	}
-}
-
-// Several plans, one step after another: 4.20.3 → 4.20.21 → 4.21.0 →
-// 4.21.3, each proposed only after the previous one is installed, as OLM
-// does with Manual approval.
-func TestWalksThePath(t *testing.T) {
-	next := map[string]string{v4203: v42021, v42021: v4210, v4210: v4213}
-	f := &fake{
-		sub: Subscription{InstalledCSV: v4203},
-		plans: []Plan{
-			{Name: "install-0", CSVs: []string{v4203}, Approved: true, Phase: "Complete"},
-		},
-		csv:       map[string]string{v4203: "Succeeded"},
-		onApprove: install,
+	// Git pins the installed CSV: nothing to do, and OLM's pending plan
+	// past it is left alone.
+	f = installed(v4213)
+	f.plans = append(f.plans, Plan{Name: "install-new", CSVs: []string{v4216}, Phase: "RequiresApproval"})
+	f.sub.InstallPlan = "install-new"
+	if _, err := run(t, f, v4213, v4218); err != nil || len(f.approved) != 0 {
+		t.Fatalf("pinned version installed: err %v, approved %v", err, f.approved)
 	}
-	f.tick = func(f *fake, n int) {
-		// OLM resolves the next step one poll after an install.
-		if f.sub.InstallPlan == "" || planPhase(f, f.sub.InstallPlan) == "Complete" {
-			if csv, ok := next[f.sub.InstalledCSV]; ok {
-				name := "install-" + strings.TrimPrefix(csv, "kubevirt-hyperconverged-operator.v")
-				f.plans = append(f.plans, Plan{Name: name, CSVs: []string{csv}, Phase: "RequiresApproval"})
-				f.sub.InstallPlan = name
-			}
-		}
+	// Two minors at once: OLM would walk 4.20 → 4.21 → 4.22 in a catalog
+	// holding all three, but OpenShift Virtualization runs only on its own
+	// OpenShift minor: refused before approving 4.20.21.
+	f = installed(v4205)
+	olm(f, hcoCatalog(v4226), "")
+	if _, err := run(t, f, v4226, v4226); err == nil || !strings.Contains(err.Error(), "one minor release at a time") || len(f.approved) != 0 {
+		t.Errorf("two minors: %v, approved %v", err, f.approved)
 	}
-	f.sub.InstallPlan = "install-0"
-	log, err := run(t, f, v4213, v42021, v4210)
-	if err != nil {
-		t.Fatalf("Run: %v\n%s", err, log)
-	}
-	if got := strings.Join(f.approved, " "); got != "install-4.20.21 install-4.21.0 install-4.21.3" {
-		t.Errorf("approved %q", got)
-	}
-	if len(f.approved) != 3 || f.sub.InstalledCSV != v4213 {
-		t.Errorf("approved %v, installed %s", f.approved, f.sub.InstalledCSV)
+	// A pin the catalog does not have.
+	if _, err := run(t, installed(v4213), v4216, v4213); err == nil || !strings.Contains(err.Error(), "not in the catalog") {
+		t.Errorf("pin past the head: %v", err)
 	}
 }
 
@@ -187,7 +353,7 @@ func TestAlreadyApproved(t *testing.T) {
 			install(f, "install-abc")
 		}
 	}
-	if _, err := run(t, f, v4213); err != nil {
+	if _, err := run(t, f, v4213, v4218); err != nil {
 		t.Fatal(err)
 	}
 	if len(f.approved) != 0 {
@@ -198,7 +364,7 @@ func TestAlreadyApproved(t *testing.T) {
 // No plan ever: the approver gives up after the timeout and says so.
 func TestNoPlanTimesOut(t *testing.T) {
 	f := &fake{csv: map[string]string{}}
-	log, err := run(t, f, v4213)
+	log, err := run(t, f, v4213, v4218)
 	if err == nil || !strings.Contains(err.Error(), "timed out after 5m0s") || !strings.Contains(err.Error(), "no InstallPlan yet") {
 		t.Fatalf("want a timeout naming the wait, got %v", err)
 	}
@@ -216,22 +382,22 @@ func TestNoPlanTimesOut(t *testing.T) {
 			f.sub.InstallPlan = "install-x"
 		}
 	}
-	if _, err := run(t, f, v4213); err != nil || len(f.approved) != 1 {
+	if _, err := run(t, f, v4213, v4218); err != nil || len(f.approved) != 1 {
 		t.Fatalf("late plan: %v, approved %v", err, f.approved)
 	}
 }
 
 func TestRefusesANewerInstalledCSVAndFailures(t *testing.T) {
 	f := &fake{sub: Subscription{InstalledCSV: v4216}, csv: map[string]string{}}
-	if _, err := run(t, f, v4213); err == nil || !strings.Contains(err.Error(), "newer than "+v4213) {
+	if _, err := run(t, f, v4213, v4218); err == nil || !strings.Contains(err.Error(), "newer than "+v4213) {
 		t.Errorf("installed newer: %v", err)
 	}
 	f = &fake{sub: Subscription{InstallPlan: "p"}, plans: []Plan{{Name: "p", CSVs: []string{v4213}, Approved: true, Phase: "Failed"}}, csv: map[string]string{}}
-	if _, err := run(t, f, v4213); err == nil || !strings.Contains(err.Error(), "failed") {
+	if _, err := run(t, f, v4213, v4218); err == nil || !strings.Contains(err.Error(), "failed") {
 		t.Errorf("failed plan: %v", err)
 	}
 	f = &fake{sub: Subscription{InstalledCSV: v4213}, csv: map[string]string{v4213: "Failed"}}
-	if _, err := run(t, f, v4213); err == nil || !strings.Contains(err.Error(), "failed") {
+	if _, err := run(t, f, v4213, v4218); err == nil || !strings.Contains(err.Error(), "failed") {
 		t.Errorf("failed CSV: %v", err)
 	}
 }

@@ -79,7 +79,7 @@ func runAPI(t *testing.T, srv *httptest.Server, timeout time.Duration) (string, 
 	var waits []time.Duration
 	now := time.Unix(0, 0)
 	err := Run(context.Background(), a, Options{
-		Namespace: "openshift-cnv", Subscription: "hco-operatorhub", CSV: v4213,
+		Namespace: "openshift-cnv", Subscription: "hco-operatorhub", CSV: v4213, CatalogHead: v4218,
 		Timeout: timeout, Interval: 10 * time.Second, Log: &log,
 		Now: func() time.Time { return now },
 		Sleep: func(_ context.Context, d time.Duration) error {

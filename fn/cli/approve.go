@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/virtc/virtc/fn/approve"
@@ -18,22 +17,16 @@ func runApprove(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	ns := fs.String("namespace", "", "the operator's namespace (the Subscription's)")
 	sub := fs.String("subscription", "", "the Subscription's name")
 	csv := fs.String("csv", "", "the ClusterServiceVersion pinned in Git")
-	via := fs.String("via", "", "comma-separated CSVs OLM may pass on the way to --csv")
+	head := fs.String("catalog-head", "", "the CSV at the head of the catalog's channel, as the build assumed it: OLM's route to --csv is modelled in that catalog")
 	timeout := fs.Duration("timeout", 45*time.Minute, "give up after this long; transient API errors are retried until then")
 	interval := fs.Duration("interval", 10*time.Second, "polling period")
 	rest, code, ok := parse(fs, args)
 	if !ok {
 		return code
 	}
-	if len(rest) > 0 || *ns == "" || *sub == "" || *csv == "" {
-		fmt.Fprintln(stderr, "virtc approve-installplan: --namespace, --subscription and --csv are required, and nothing else")
+	if len(rest) > 0 || *ns == "" || *sub == "" || *csv == "" || *head == "" {
+		fmt.Fprintln(stderr, "virtc approve-installplan: --namespace, --subscription, --csv and --catalog-head are required, and nothing else")
 		return ExitUsage
-	}
-	var viaList []string
-	for _, v := range strings.Split(*via, ",") {
-		if v = strings.TrimSpace(v); v != "" {
-			viaList = append(viaList, v)
-		}
 	}
 	api, err := approve.InCluster()
 	if err != nil {
@@ -41,7 +34,7 @@ func runApprove(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return ExitFailed
 	}
 	err = approve.Run(context.Background(), api, approve.Options{
-		Namespace: *ns, Subscription: *sub, CSV: *csv, Via: viaList,
+		Namespace: *ns, Subscription: *sub, CSV: *csv, CatalogHead: *head,
 		Timeout: *timeout, Interval: *interval, Log: stdout,
 	})
 	if err != nil {

@@ -41,7 +41,7 @@ func commands() []command {
 		{"version", "print virtc's version", runVersion},
 		{"install", "copy this virtc executable to a file or directory (the image's init container)", runInstall},
 		{"cmp", "run as the Argo CD plugin: build . with flags from the plugin's parameters and env", runCMP},
-		{"approve-installplan", "in the platform's approver Job: approve the InstallPlans on the path to the pinned CSV", runApprove},
+		{"approve-installplan", "in the platform's approver Job: approve the InstallPlans on OLM's route to the pinned CSV, refusing before any approval a route that does not land on it", runApprove},
 		{"fn", "run as a KRM function (kustomize, kpt): ResourceList on stdin, result on stdout", runFn},
 	}
 }

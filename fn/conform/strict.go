@@ -44,6 +44,7 @@ var types = map[string]reflect.Type{
 	"hco.kubevirt.io/v1beta1/HyperConverged":               reflect.TypeFor[extapi.HyperConverged](),
 	"operators.coreos.com/v1/OperatorGroup":                reflect.TypeFor[extapi.OperatorGroup](),
 	"operators.coreos.com/v1alpha1/Subscription":           reflect.TypeFor[extapi.Subscription](),
+	"operators.coreos.com/v1alpha1/CatalogSource":          reflect.TypeFor[extapi.CatalogSource](),
 	"k8s.cni.cncf.io/v1/NetworkAttachmentDefinition":       reflect.TypeFor[extapi.NetworkAttachmentDefinition](),
 	"k8s.ovn.org/v1/UserDefinedNetwork":                    reflect.TypeFor[extapi.UserDefinedNetwork](),
 	"k8s.ovn.org/v1/ClusterUserDefinedNetwork":             reflect.TypeFor[extapi.ClusterUserDefinedNetwork](),

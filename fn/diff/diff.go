@@ -115,10 +115,10 @@ type Change struct {
 	// runStrategy, backup, migration, cloudInit, sshKeys, retired, labels,
 	// pool, spread, migrationPolicy, health, snapshotBefore, backupBefore,
 	// class, quota, access, vm, tenant, other. A platform change has
-	// version, platform, olm-path, oadp, workloadUpdate, vm (a running VM
-	// the upgrade moves or cannot move, Name ns/vm), quota (the live
-	// migrations a tenant's quota holds, Name the tenant) or precondition
-	// (a check before merging).
+	// version, platform, catalog, olm-path, oadp, workloadUpdate, vm (a
+	// running VM the upgrade moves or cannot move, Name ns/vm), quota (the
+	// live migrations a tenant's quota holds, Name the tenant) or
+	// precondition (a check before merging).
 	Field string `json:"field"`
 	// Name is the disk or network concerned.
 	Name string `json:"name,omitempty"`

@@ -18,7 +18,8 @@ import (
 func (c *comparison) platform(base, head compile.Result) {
 	c.version(platformOf(base.Model), platformOf(head.Model))
 	if old, new := platformOf(base.Model), platformOf(head.Model); old != nil && new != nil {
-		if path, err := versions.Path(old.Version, new.Version); err == nil && len(path) > 0 {
+		c.catalog(old, new)
+		if path, err := versions.Path(old.Version, new.Version, new.CatalogHead); err == nil && len(path) > 0 {
 			c.upgrade(head.Model, old, new, path)
 		}
 	}
@@ -39,12 +40,14 @@ func catalogOf(m *resolve.Model) *catalog.Catalog {
 	return m.Catalog
 }
 
-// version refuses a platform version that goes down, or that skips a minor
-// release OLM must pass through. OLM moves an operator forward only: along
-// the channel, a z-stream replaces every earlier z-stream of its minor
-// release (the OLM docs' "Z-stream support", through olm.skipRange), and a
-// minor release is reached only through the CSV its first bundle replaces
-// (the version table's replaces and upgradesFrom; versions.Path). Nothing
+// version refuses a platform version that goes down, that skips a minor
+// release OpenShift upgrades through, or on which OLM's upgrade does not
+// land. OLM moves an operator forward only, to the bundle nearest the
+// channel head whose replaces or olm.skipRange names the installed CSV
+// (operator-lifecycle-manager v0.42.0 pkg/controller/registry/resolver/
+// resolver.go getSubscriptionVariables and sortChannel; solver/
+// constraints.go: earlier candidates are preferred), in the catalog the
+// new side installs from (versions.Path on the head's CatalogHead). Nothing
 // in OLM downgrades an installed operator.
 func (c *comparison) version(old, new *resolve.Platform) {
 	switch {
@@ -67,8 +70,9 @@ func (c *comparison) version(old, new *resolve.Platform) {
 	if from == to {
 		return
 	}
-	_, err := versions.Path(from, to)
+	_, err := versions.Path(from, to, new.CatalogHead)
 	var pe *versions.PathError
+	var ue *versions.UnreachableError
 	switch {
 	case errors.As(err, &pe) && pe.Downgrade:
 		c.report.Platform = append(c.report.Platform, Change{Field: "version", From: from.String(), To: to.String(), Effect: EffectRefused,
@@ -76,6 +80,13 @@ func (c *comparison) version(old, new *resolve.Platform) {
 		c.refuse("platform-downgrade", obj,
 			fmt.Sprintf("the platform version goes down %s → %s: OLM does not downgrade an installed operator", from, to),
 			fmt.Sprintf("keep spec.version at %s or later; going back means restoring the cluster, not a pull request", from))
+	case errors.As(err, &ue):
+		c.report.Platform = append(c.report.Platform, Change{Field: "version", From: from.String(), To: to.String(), Effect: EffectRefused,
+			Detail: fmt.Sprintf("OpenShift Virtualization %s → %s: OLM's upgrade does not land on %s, refused", from, to, to)})
+		fix := fmt.Sprintf("pin %s, where OLM lands, or name an index image pinned by digest whose kubevirt-hyperconverged channel head is %s in spec.catalogSource", landing(ue.Route), to)
+		c.refuse("platform-upgrade-unreachable", obj,
+			fmt.Sprintf("the platform version goes %s → %s, but in the catalog %s (channel head %s), %s: the approver refuses that before approving anything, and the cluster stays on %s", from, to, catalogName(new), new.CatalogHead, ue.Route.Explain(), from),
+			fix)
 	case err != nil:
 		c.report.Platform = append(c.report.Platform, Change{Field: "version", From: from.String(), To: to.String(), Effect: EffectRefused,
 			Detail: fmt.Sprintf("OpenShift Virtualization %s → %s: skips what OLM upgrades through, refused", from, to)})
@@ -129,4 +140,36 @@ func (c *comparison) published(old, new *catalog.Catalog) {
 func sameShape(a, b api.SizeSpec) bool {
 	a.Restricted, b.Restricted = false, false
 	return reflect.DeepEqual(a, b)
+}
+
+// catalog reports a change of the catalog the Subscriptions install from,
+// or of its channel head: where OLM's upgrades land from then on.
+func (c *comparison) catalog(old, new *resolve.Platform) {
+	from, to := catalogName(old), catalogName(new)
+	// The default catalog's head follows the minor: not a change of its own.
+	if from == to && (old.CatalogHead == new.CatalogHead || new.Obj.Spec.CatalogSource == nil) {
+		return
+	}
+	c.report.Platform = append(c.report.Platform, Change{Field: "catalog", From: fmt.Sprintf("%s (head %s)", from, old.CatalogHead), To: fmt.Sprintf("%s (head %s)", to, new.CatalogHead), Effect: EffectNone,
+		Detail: fmt.Sprintf("the Subscriptions install from %s, whose kubevirt-hyperconverged channel head is %s (was %s, head %s): OLM's upgrades land on that head or on a minor's first bundle", to, new.CatalogHead, from, old.CatalogHead)})
+}
+
+// landing is where OLM's upgrade ends on the way to the pin: the CSV it
+// offers past the pin, or the last one it installs.
+func landing(r *versions.Route) versions.Version {
+	if r.Past != nil {
+		return r.Past.Version
+	}
+	if n := len(r.Steps); n > 0 {
+		return r.Steps[n-1].Version
+	}
+	return r.From
+}
+
+// catalogName names the catalog a Platform's Subscriptions install from.
+func catalogName(p *resolve.Platform) string {
+	if cs := p.Obj.Spec.CatalogSource; cs != nil {
+		return cs.Image
+	}
+	return "redhat-operators"
 }

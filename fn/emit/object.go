@@ -73,6 +73,7 @@ type Object struct {
 // as `kubectl apply` and readers of a diff expect.
 var kindOrder = []string{
 	"Namespace",
+	"CatalogSource",
 	"OperatorGroup",
 	"Subscription",
 	"ServiceAccount",

@@ -40,3 +40,22 @@ type SubscriptionConfig struct {
 	NodeSelector map[string]string   `json:"nodeSelector,omitempty"`
 	Tolerations  []corev1.Toleration `json:"tolerations,omitempty"`
 }
+
+// CatalogSource is operators.coreos.com/v1alpha1 CatalogSource: an index
+// image that OLM's catalog operator serves from a registry pod (sourceType
+// grpc with spec.image; operator-lifecycle-manager v0.42.0
+// pkg/controller/registry/reconciler/grpc.go) and that Subscriptions name
+// in spec.source and spec.sourceNamespace.
+type CatalogSource struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              CatalogSourceSpec `json:"spec"`
+}
+
+// CatalogSourceSpec is the image and how the catalog is shown.
+type CatalogSourceSpec struct {
+	SourceType  string `json:"sourceType"`
+	Image       string `json:"image,omitempty"`
+	DisplayName string `json:"displayName,omitempty"`
+	Publisher   string `json:"publisher,omitempty"`
+}

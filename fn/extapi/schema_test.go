@@ -51,6 +51,21 @@ func TestTypesMatchUpstreamSchemas(t *testing.T) {
 	}
 }
 
+// CatalogSource's schema is not in the shared folder: it is kept in the
+// repository (test/schemas/README.md), from operator-lifecycle-manager
+// v0.42.0's CRD.
+func TestCatalogSourceMatchesOLMSchema(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "test", "schemas", "4.22", "crds", "operators.coreos.com", "catalogsource_v1alpha1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(data, &schema); err != nil {
+		t.Fatal(err)
+	}
+	checkFields(t, "4.22", "4.22 CatalogSource", reflect.TypeFor[CatalogSource](), schema, "")
+}
+
 // checkFields walks the struct fields declared in this package; types of
 // other packages (Kubernetes, CDI) are upstream's own and not walked.
 // A field tagged since:"4.21" is checked only against that version and later.

@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -29,29 +28,23 @@ const (
 // approval is one operator the approver approves InstallPlans of.
 type approval struct {
 	namespace, subscription string
-	// csv is the pinned CSV; via the CSVs OLM may pass on the way there.
-	csv string
-	via []string
+	// csv is the pinned CSV; head the CSV at the head of the catalog's
+	// channel, in which the approver models OLM's route (fn/approve).
+	csv, head string
 }
 
-// hcoApproval: the pinned CSV, and on the way from the previous minor its
-// last z-stream (which the minor's first bundle replaces) and the minor's
-// first bundle (versions.Path).
+// hcoApproval: the pinned CSV and the head of the catalog the Subscription
+// installs from (spec.catalogSource.head, or the default catalog's).
 func hcoApproval(p *resolve.Platform) approval {
-	a := approval{namespace: CNVNamespace, subscription: "hco-operatorhub", csv: versions.HCOCSV(p.Version)}
-	if r, err := versions.Parse(p.Release.Replaces); err == nil {
-		a.via = append(a.via, versions.HCOCSV(r))
-		if first := (versions.Version{Major: p.Version.Major, Minor: p.Version.Minor}); first != p.Version {
-			a.via = append(a.via, versions.HCOCSV(first))
-		}
-	}
-	return a
+	return approval{namespace: CNVNamespace, subscription: "hco-operatorhub", csv: versions.HCOCSV(p.Version), head: versions.HCOCSV(p.CatalogHead)}
 }
 
-// oadpApproval: OADP's pinned CSV; its bundle replaces the previous
-// platform release's OADP directly.
+// oadpApproval: OADP's pinned CSV, the OADP release of the platform
+// release, which is also the head of OADP's channel in the catalog (each
+// OADP bundle skips every earlier version: versions.OADPChannel).
 func oadpApproval(p *resolve.Platform) approval {
-	return approval{namespace: OADPNamespace, subscription: OADPPackage, csv: versions.OADPCSV(p.Release.OADP.Version)}
+	csv := versions.OADPCSV(p.Release.OADP.Version)
+	return approval{namespace: OADPNamespace, subscription: OADPPackage, csv: csv, head: csv}
 }
 
 // Approver renders the InstallPlan approver of one operator: a
@@ -100,10 +93,7 @@ func Approver(p *resolve.Platform, a approval) []emit.Object {
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: ApproverName, Namespace: a.namespace}},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ApproverName},
 	}
-	args := []string{"approve-installplan", "--namespace=" + a.namespace, "--subscription=" + a.subscription, "--csv=" + a.csv}
-	if len(a.via) > 0 {
-		args = append(args, "--via="+strings.Join(a.via, ","))
-	}
+	args := []string{"approve-installplan", "--namespace=" + a.namespace, "--subscription=" + a.subscription, "--csv=" + a.csv, "--catalog-head=" + a.head}
 	args = append(args, fmt.Sprintf("--timeout=%dm", timeout))
 	jobMeta := withWave(objectMeta("Job", a.namespace, ApproverName, src, labels, nil), waveOperator)
 	jobMeta.Annotations[AnnotationHook] = "Sync"

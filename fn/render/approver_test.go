@@ -11,6 +11,7 @@ import (
 
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/decode"
+	"github.com/virtc/virtc/fn/extapi"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/source"
 	"github.com/virtc/virtc/fn/versions"
@@ -23,7 +24,7 @@ func approverPlatform(t *testing.T, version string) *resolve.Platform {
 		t.Fatal(err)
 	}
 	obj := &api.Platform{Spec: api.PlatformSpec{Version: version, Approver: &api.Approver{Image: "quay.io/virtc/virtc@sha256:" + strings.Repeat("a", 64)}}}
-	return &resolve.Platform{Entry: decode.Entry[api.Platform]{Obj: obj, Doc: &source.Doc{Rel: "platform.yaml"}}, Name: "lab", Release: r, Version: v}
+	return &resolve.Platform{Entry: decode.Entry[api.Platform]{Obj: obj, Doc: &source.Doc{Rel: "platform.yaml"}}, Name: "lab", Release: r, Version: v, CatalogHead: versions.DefaultHead(v)}
 }
 
 // The approver's Role is least privilege: a namespaced Role with no
@@ -67,7 +68,7 @@ func TestApproverLeastPrivilege(t *testing.T) {
 		t.Errorf("job annotations %v", a)
 	}
 	args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " ")
-	if args != "approve-installplan --namespace=openshift-cnv --subscription=hco-operatorhub --csv=kubevirt-hyperconverged-operator.v4.21.3 --via=kubevirt-hyperconverged-operator.v4.20.21,kubevirt-hyperconverged-operator.v4.21.0 --timeout=45m" {
+	if args != "approve-installplan --namespace=openshift-cnv --subscription=hco-operatorhub --csv=kubevirt-hyperconverged-operator.v4.21.3 --catalog-head=kubevirt-hyperconverged-operator.v4.21.8 --timeout=45m" {
 		t.Errorf("args %s", args)
 	}
 	if *job.Spec.BackoffLimit != 0 || job.Spec.Template.Spec.ServiceAccountName != ApproverName {
@@ -75,27 +76,34 @@ func TestApproverLeastPrivilege(t *testing.T) {
 	}
 }
 
-// The CSVs the approver may pass agree with versions.Path from any
-// version of the previous minor or the same minor: whatever OLM proposes
-// on the way is allowed, nothing else is.
-func TestApproverViaCoversPath(t *testing.T) {
-	for _, target := range []string{"4.21.0", "4.21.3", "4.22.0", "4.22.5"} {
-		p := approverPlatform(t, target)
-		a := hcoApproval(p)
-		allowed := append(slices.Clone(a.via), a.csv)
-		for _, r := range versions.Releases() {
-			for z := r.Patches[0]; z <= r.Patches[1]; z++ {
-				from, _ := versions.Parse(r.Minor + "." + strconv.Itoa(z))
-				path, err := versions.Path(from, p.Version)
-				if err != nil {
-					continue
-				}
-				for _, v := range path {
-					if !slices.Contains(allowed, versions.HCOCSV(v)) {
-						t.Errorf("%s → %s passes %s, which the approver of %s does not allow (%v)", from, target, v, target, allowed)
-					}
-				}
-			}
-		}
+// The approver models OLM's route in the catalog the Subscription installs
+// from: the default catalog's head, or the head of the Platform's pinned
+// catalog, whose CatalogSource the HCO and OADP Subscriptions both name.
+func TestApproverCatalogHead(t *testing.T) {
+	p := approverPlatform(t, "4.22.5")
+	if a := hcoApproval(p); a.head != "kubevirt-hyperconverged-operator.v4.22.6" {
+		t.Errorf("default catalog: head %s", a.head)
+	}
+	if a := oadpApproval(p); a.head != "oadp-operator.v1.6.0" || a.csv != a.head {
+		t.Errorf("OADP: %+v", a)
+	}
+	if PinnedCatalog(p) != nil || catalogSourceName(p) != CatalogSource {
+		t.Error("a CatalogSource without spec.catalogSource")
+	}
+	p.Obj.Spec.CatalogSource = &api.CatalogSource{Image: "registry.example/redhat/redhat-operator-index@sha256:" + strings.Repeat("b", 64), Head: "4.22.5"}
+	p.CatalogHead = p.Version
+	if a := hcoApproval(p); a.head != "kubevirt-hyperconverged-operator.v4.22.5" {
+		t.Errorf("pinned catalog: head %s", a.head)
+	}
+	objs := PinnedCatalog(p)
+	if len(objs) != 1 || objs[0].Namespace != CatalogSourceNS || objs[0].Name != PinnedCatalogSource || catalogSourceName(p) != PinnedCatalogSource {
+		t.Fatalf("pinned catalog objects %+v", objs)
+	}
+	cs := objs[0].Body.(*extapi.CatalogSource)
+	if cs.Spec.SourceType != "grpc" || cs.Spec.Image != p.Obj.Spec.CatalogSource.Image || cs.Annotations[AnnotationSyncWave] != strconv.Itoa(waveCatalog) {
+		t.Errorf("CatalogSource %+v", cs)
+	}
+	if waveCatalog >= waveOperator {
+		t.Error("the CatalogSource's wave is not before the Subscriptions'")
 	}
 }

@@ -42,6 +42,9 @@ const (
 // HyperConverged, then what uses the CRDs it installs.
 const (
 	waveOperator = -30
+	// waveCatalog: a pinned CatalogSource exists before the Subscriptions
+	// that name it.
+	waveCatalog = -35
 	// waveMigrationNetwork: the live-migration network exists before the
 	// HyperConverged makes virt-handler use it.
 	waveMigrationNetwork = -25

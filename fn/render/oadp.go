@@ -44,7 +44,7 @@ func DataProtection(p *resolve.Platform) []emit.Object {
 		Spec: extapi.SubscriptionSpec{
 			Channel:             p.Release.OADP.Channel,
 			Name:                OADPPackage,
-			Source:              CatalogSource,
+			Source:              catalogSourceName(p),
 			SourceNamespace:     CatalogSourceNS,
 			StartingCSV:         versions.OADPCSV(p.Release.OADP.Version),
 			InstallPlanApproval: "Manual",

@@ -12,13 +12,17 @@ import (
 
 // Where OpenShift Virtualization is installed from and into.
 const (
-	CNVNamespace     = "openshift-cnv"
-	HCOName          = "kubevirt-hyperconverged"
-	HCOPackage       = "kubevirt-hyperconverged"
-	CatalogSource    = "redhat-operators"
-	CatalogSourceNS  = "openshift-marketplace"
-	LabelPlatform    = "virtc.dev/platform"
-	operatorGroupCNV = "kubevirt-hyperconverged-group"
+	CNVNamespace    = "openshift-cnv"
+	HCOName         = "kubevirt-hyperconverged"
+	HCOPackage      = "kubevirt-hyperconverged"
+	CatalogSource   = "redhat-operators"
+	CatalogSourceNS = "openshift-marketplace"
+	// PinnedCatalogSource names the CatalogSource of a Platform's
+	// spec.catalogSource, beside redhat-operators in the global catalog
+	// namespace (visible to Subscriptions of every namespace).
+	PinnedCatalogSource = "virtc-redhat-operators"
+	LabelPlatform       = "virtc.dev/platform"
+	operatorGroupCNV    = "kubevirt-hyperconverged-group"
 )
 
 // Platform renders the operator install and the HyperConverged.
@@ -42,7 +46,7 @@ func Platform(m *resolve.Model, p *resolve.Platform) []emit.Object {
 		Spec: extapi.SubscriptionSpec{
 			Channel:         firstNonEmpty(spec.Channel, p.Release.Channel),
 			Name:            HCOPackage,
-			Source:          CatalogSource,
+			Source:          catalogSourceName(p),
 			SourceNamespace: CatalogSourceNS,
 			StartingCSV:     versions.HCOCSV(p.Version),
 			// Manual: an upgrade is a reviewed change in Git (a new version
@@ -56,9 +60,49 @@ func Platform(m *resolve.Model, p *resolve.Platform) []emit.Object {
 		{APIVersion: "operators.coreos.com/v1", Kind: "OperatorGroup", Namespace: CNVNamespace, Name: operatorGroupCNV, Scope: emit.Cluster, Body: og},
 		{APIVersion: "operators.coreos.com/v1alpha1", Kind: "Subscription", Namespace: CNVNamespace, Name: "hco-operatorhub", Scope: emit.Cluster, Body: sub},
 	}
+	objs = append(objs, PinnedCatalog(p)...)
 	objs = append(objs, Approver(p, hcoApproval(p))...)
 	objs = append(objs, MigrationNetwork(m, p)...)
 	return append(objs, HyperConverged(m, p))
+}
+
+// catalogSourceName is the CatalogSource the Subscriptions install from.
+func catalogSourceName(p *resolve.Platform) string {
+	if p.Obj.Spec.CatalogSource != nil {
+		return PinnedCatalogSource
+	}
+	return CatalogSource
+}
+
+// PinnedCatalog renders the CatalogSource of spec.catalogSource: sourceType
+// grpc with the digest-pinned index image, which OLM's catalog operator
+// serves from a registry pod in openshift-marketplace
+// (operator-lifecycle-manager v0.42.0 pkg/controller/registry/reconciler/
+// grpc.go, EnsureRegistryServer; no updateStrategy: a digest never
+// changes, so there is nothing to poll; no grpcPodConfig: reconciler.go
+// getDefaultPodContextConfig picks restricted or legacy from the
+// namespace's pod-security enforce label, as for redhat-operators). The Subscriptions name it in
+// spec.source, and the resolver takes its candidates from that source only
+// (resolver.go getSubscriptionVariables: catalog := SourceKey{sub.Spec.
+// CatalogSource, sub.Spec.CatalogSourceNamespace}). It comes one wave
+// before the Subscriptions, so they never name a missing catalog.
+func PinnedCatalog(p *resolve.Platform) []emit.Object {
+	cs := p.Obj.Spec.CatalogSource
+	if cs == nil {
+		return nil
+	}
+	labels := map[string]string{LabelPlatform: p.Name}
+	obj := &extapi.CatalogSource{
+		TypeMeta:   typeMeta("operators.coreos.com/v1alpha1", "CatalogSource"),
+		ObjectMeta: withWave(objectMeta("CatalogSource", CatalogSourceNS, PinnedCatalogSource, p.Doc.Rel, labels, nil), waveCatalog),
+		Spec: extapi.CatalogSourceSpec{
+			SourceType:  "grpc",
+			Image:       cs.Image,
+			DisplayName: "Red Hat Operators (pinned by virtc: kubevirt-hyperconverged " + p.CatalogHead.String() + ")",
+			Publisher:   "Red Hat",
+		},
+	}
+	return []emit.Object{{APIVersion: "operators.coreos.com/v1alpha1", Kind: "CatalogSource", Namespace: CatalogSourceNS, Name: PinnedCatalogSource, Scope: emit.Cluster, Body: obj}}
 }
 
 func firstNonEmpty(a, b string) string {

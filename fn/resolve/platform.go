@@ -21,6 +21,11 @@ type Platform struct {
 	Name    string
 	Release versions.Release
 	Version versions.Version
+	// CatalogHead is the kubevirt-hyperconverged channel head of the
+	// catalog the Subscription installs from: spec.catalogSource.head, or
+	// the default catalog's (versions.DefaultHead). OLM's route to Version
+	// is modelled on it (versions.Path).
+	CatalogHead versions.Version
 	// FeatureGates are the gates to enable, sorted.
 	FeatureGates []string
 	// DisabledGates are the beta gates (on by default) that the Platform
@@ -194,6 +199,8 @@ func resolvePlatform(cat *catalog.Catalog, diags *diag.List) *Platform {
 		return nil
 	}
 	p.Release, p.Version = rel, v
+	p.CatalogHead = versions.DefaultHead(v)
+	catalogSource(p, diags)
 	liveMigrationLimits(e, diags)
 	featureGates(p, diags)
 	workloadUpdate(p, diags)
@@ -238,6 +245,51 @@ func resolvePlatform(cat *catalog.Catalog, diags *diag.List) *Platform {
 		}
 	}
 	return p
+}
+
+// catalogSource checks a digest-pinned catalog against the pin: its head is
+// a version of the table and of the pin's minor (the index of the
+// cluster's OpenShift minor), and OLM's upgrades in it land on the pin.
+// OLM upgrades an installed CSV to the bundle nearest the channel head
+// that replaces or skips it (operator-lifecycle-manager v0.42.0
+// pkg/controller/registry/resolver/resolver.go getSubscriptionVariables,
+// solver/constraints.go Dependency order); only a first install
+// (spec.startingCSV) lands anywhere else. With the default catalog the
+// head floats as Red Hat publishes z-streams, so a pin there is checked on
+// a change, by virtc diff, and by the approver on the cluster.
+func catalogSource(p *Platform, diags *diag.List) {
+	cs := p.Obj.Spec.CatalogSource
+	if cs == nil || cs.Head == "" {
+		return
+	}
+	pos := p.Doc.Pos("spec.catalogSource.head")
+	rel, head, err := versions.Lookup(cs.Head)
+	switch {
+	case err != nil:
+		diags.Errorf(pos, "spec.catalogSource.head", "%v", err)
+		return
+	case rel.Minor != p.Release.Minor:
+		diags.Errorf(pos, "spec.catalogSource.head", "the catalog's head %s is not of %s, the minor of spec.version %s: the Subscription installs from the index of the cluster's OpenShift minor (name an index image whose kubevirt-hyperconverged head is a %s release)", head, p.Release.Minor, p.Version, p.Release.Minor)
+		return
+	}
+	p.CatalogHead = head
+	ch, err := versions.HCOChannel(head)
+	if err != nil {
+		diags.Errorf(pos, "spec.catalogSource.head", "%v", err)
+		return
+	}
+	vpos := p.Doc.Pos("spec.version")
+	switch {
+	case p.Version.Compare(head) > 0:
+		diags.Errorf(vpos, "spec.version", "%s is not in the catalog %s, whose kubevirt-hyperconverged channel head is %s: OLM cannot install it (pin %s, the channel head, or name an index image whose head is %s)", p.Version, cs.Image, head, head, p.Version)
+	case !ch.Lands(p.Version):
+		// Where OLM goes from the CSV the pin's bundle replaces.
+		why := "no earlier CSV upgrades to it"
+		if i := slices.IndexFunc(ch.Bundles, func(b versions.Bundle) bool { return b.Version == p.Version }); i >= 0 && ch.Bundles[i].Replaces != nil {
+			why = ch.Route(*ch.Bundles[i].Replaces, p.Version).Explain()
+		}
+		diags.Errorf(vpos, "spec.version", "OLM's upgrades in the catalog %s do not land on %s: %s; only a first install does (pin %s, the channel head, or name an index image whose head is %s in spec.catalogSource)", cs.Image, p.Version, why, head, p.Version)
+	}
 }
 
 // featureGates checks the Platform's feature gates against the phases of

@@ -214,46 +214,46 @@ func (e *PathError) Error() string {
 }
 
 // Path is every version OLM installs, in order, to go from an installed
-// version to a pinned one: one InstallPlan each (the table's update graph:
-// a z-stream bundle skips the earlier z-streams of its minor, the first
-// bundle of a minor replaces the previous minor's Replaces CSV). It ends at
-// to; it is empty when from equals to. Only one minor per change: a skip or
-// a downgrade is a *PathError.
-func Path(from, to Version) ([]Version, error) {
-	switch c := to.Compare(from); {
-	case c == 0:
+// version to a pinned one, in a catalog whose channel head is head: one
+// InstallPlan each, chosen as OLM's resolver chooses (Channel.Route). It
+// ends at to; it is empty when from equals to. A downgrade, or a change
+// of more than one minor release (OpenShift Virtualization follows the
+// OpenShift minor, upgraded one at a time), is a *PathError; an upgrade
+// on which OLM passes the pin or stops before it is an *UnreachableError.
+func Path(from, to, head Version) ([]Version, error) {
+	if from == to {
 		return nil, nil
-	case c < 0:
-		return nil, &PathError{From: from, To: to, Downgrade: true}
-	case from.MinorString() == to.MinorString():
-		return []Version{to}, nil
+	}
+	if err := CheckMinors(from, to); err != nil {
+		return nil, err
+	}
+	ch, err := HCOChannel(head)
+	if err != nil {
+		return nil, err
+	}
+	r := ch.Route(from, to)
+	if !r.Reached {
+		return nil, &UnreachableError{Route: r}
+	}
+	return r.Versions(), nil
+}
+
+// CheckMinors refuses what OpenShift Virtualization never does, whatever
+// the catalog: a downgrade, or a change of more than one minor release
+// (it runs only on its own OpenShift minor, upgraded one at a time): a
+// *PathError.
+func CheckMinors(from, to Version) error {
+	if to.Compare(from) < 0 {
+		return &PathError{From: from, To: to, Downgrade: true}
 	}
 	rel, ok := release(to.MinorString())
 	if !ok {
-		return nil, fmt.Errorf("version %s is not supported by this virtc (supported: %s)", to, SupportedList())
+		return fmt.Errorf("version %s is not supported by this virtc (supported: %s)", to, SupportedList())
 	}
-	if !slices.Contains(rel.UpgradesFrom, from.MinorString()) || rel.Replaces == "" {
-		return nil, &PathError{From: from, To: to, Via: rel.UpgradesFrom}
+	if from.MinorString() != to.MinorString() && !slices.Contains(rel.UpgradesFrom, from.MinorString()) {
+		return &PathError{From: from, To: to, Via: rel.UpgradesFrom}
 	}
-	entry, err := Parse(rel.Replaces)
-	if err != nil {
-		return nil, fmt.Errorf("versions table: %s replaces: %v", rel.Minor, err)
-	}
-	if from.Compare(entry) > 0 {
-		// A z-stream newer than the one the next minor replaces has no
-		// edge into that minor in this table.
-		return nil, fmt.Errorf("%s → %s: OLM enters %s only from %s, and %s is newer", from, to, to.MinorString(), entry, from)
-	}
-	var path []Version
-	if from.Compare(entry) < 0 {
-		path = append(path, entry)
-	}
-	first := Version{to.Major, to.Minor, 0}
-	path = append(path, first)
-	if to != first {
-		path = append(path, to)
-	}
-	return path, nil
+	return nil
 }
 
 // OADPPath is the OADP CSVs OLM installs, in order, when the platform

@@ -199,27 +199,41 @@ func readJSON(t *testing.T, path string, v any) {
 	}
 }
 
-// Path walks the table's update graph: a z-stream in one InstallPlan, a
-// minor through the previous minor's last z-stream and the new minor's
-// first bundle, never two minors or backwards.
+// Path is OLM's route to the pin in the catalog whose head virtc assumes:
+// the default catalog's head is the newest z-stream of the pin's minor, so
+// an upgrade lands on that head or on a minor's first bundle, and is
+// refused anywhere else; never two minors or backwards.
 func TestPath(t *testing.T) {
 	for _, tc := range []struct {
-		from, to string
-		want     string // versions joined by " ", or "error"
+		from, to, head string // head "": DefaultHead(to)
+		want           string // versions joined by " ", or "error"
 	}{
-		{"4.22.2", "4.22.5", "4.22.5"},
-		{"4.22.5", "4.22.5", ""},
-		{"4.20.5", "4.21.3", "4.20.21 4.21.0 4.21.3"},
-		{"4.20.21", "4.21.0", "4.21.0"},
-		{"4.21.8", "4.22.3", "4.22.0 4.22.3"},
-		{"4.21.2", "4.22.0", "4.21.8 4.22.0"},
-		{"4.20.5", "4.22.3", "error"},
-		{"4.22.3", "4.21.8", "error"},
-		{"4.22.5", "4.22.2", "error"},
+		{"4.22.2", "4.22.6", "", "4.22.6"},
+		{"4.22.5", "4.22.5", "", ""},
+		{"4.20.5", "4.21.8", "", "4.20.21 4.21.0 4.21.8"},
+		{"4.20.21", "4.21.0", "", "4.21.0"},
+		{"4.20.5", "4.21.0", "", "4.20.21 4.21.0"},
+		{"4.21.8", "4.22.6", "", "4.22.0 4.22.6"},
+		{"4.21.2", "4.22.0", "", "4.21.8 4.22.0"},
+		// The issue's three: with the default catalog OLM passes the pin.
+		{"4.22.2", "4.22.5", "", "error"},
+		{"4.20.5", "4.21.3", "", "error"},
+		{"4.21.8", "4.22.3", "", "error"},
+		// With a catalog whose head is the pin they land on it.
+		{"4.22.2", "4.22.5", "4.22.5", "4.22.5"},
+		{"4.20.5", "4.21.3", "4.21.3", "4.20.21 4.21.0 4.21.3"},
+		{"4.21.8", "4.22.3", "4.22.3", "4.22.0 4.22.3"},
+		{"4.20.5", "4.22.3", "", "error"},
+		{"4.22.3", "4.21.8", "", "error"},
+		{"4.22.5", "4.22.2", "", "error"},
 	} {
 		from, _ := Parse(tc.from)
 		to, _ := Parse(tc.to)
-		path, err := Path(from, to)
+		head := DefaultHead(to)
+		if tc.head != "" {
+			head, _ = Parse(tc.head)
+		}
+		path, err := Path(from, to, head)
 		var got []string
 		for _, v := range path {
 			got = append(got, v.String())
@@ -228,9 +242,120 @@ func TestPath(t *testing.T) {
 			got = []string{"error"}
 		}
 		if strings.Join(got, " ") != tc.want {
-			t.Errorf("Path(%s, %s) = %q (%v), want %q", tc.from, tc.to, got, err, tc.want)
+			t.Errorf("Path(%s, %s, head %s) = %q (%v), want %q", tc.from, tc.to, head, got, err, tc.want)
 		}
 	}
+}
+
+// The issue's examples, against the model of OLM's resolver
+// (operator-lifecycle-manager v0.42.0 pkg/controller/registry/resolver/
+// resolver.go getSubscriptionVariables and sortChannel; solver/
+// constraints.go Dependency: the candidate nearest the channel head wins):
+// where OLM goes, and why, with the default catalog.
+func TestRouteIssueExamples(t *testing.T) {
+	for _, tc := range []struct {
+		from, to string
+		steps    string // versions OLM installs
+		past     string // what it offers past the pin
+		explain  string
+	}{
+		{"4.22.2", "4.22.5", "", "4.22.6",
+			`from kubevirt-hyperconverged-operator.v4.22.2, OLM offers kubevirt-hyperconverged-operator.v4.22.6 (its olm.skipRange ">=4.22.0 <4.22.6" includes 4.22.2), newer than kubevirt-hyperconverged-operator.v4.22.5 pinned in Git`},
+		{"4.20.5", "4.21.3", "4.20.21 4.21.0", "4.21.8",
+			`from kubevirt-hyperconverged-operator.v4.20.5, OLM installs kubevirt-hyperconverged-operator.v4.20.21 (its olm.skipRange ">=4.20.0 <4.20.21" includes 4.20.5), then kubevirt-hyperconverged-operator.v4.21.0 (its replaces names 4.20.21), then offers kubevirt-hyperconverged-operator.v4.21.8 (its olm.skipRange ">=4.21.0 <4.21.8" includes 4.21.0), newer than kubevirt-hyperconverged-operator.v4.21.3 pinned in Git`},
+		{"4.21.8", "4.22.3", "4.22.0", "4.22.6", ""},
+	} {
+		from, _ := Parse(tc.from)
+		to, _ := Parse(tc.to)
+		ch, err := HCOChannel(DefaultHead(to))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := ch.Route(from, to)
+		var steps []string
+		for _, v := range r.Versions() {
+			steps = append(steps, v.String())
+		}
+		if r.Reached || strings.Join(steps, " ") != tc.steps || r.Past == nil || r.Past.Version.String() != tc.past {
+			t.Errorf("%s → %s: reached %v, steps %q, past %+v; want steps %q then %s offered", tc.from, tc.to, r.Reached, steps, r.Past, tc.steps, tc.past)
+		}
+		if tc.explain != "" && r.Explain() != tc.explain {
+			t.Errorf("%s → %s explains\n%s\nwant\n%s", tc.from, tc.to, r.Explain(), tc.explain)
+		}
+	}
+	// OLM stops before the pin: nothing in the channel replaces a 4.19
+	// CSV (the table records no 4.20.0 replaces) nor skips it.
+	from, _ := Parse("4.19.2")
+	to, _ := Parse("4.20.21")
+	ch, _ := HCOChannel(to)
+	if r := ch.Route(from, to); r.Reached || r.Past != nil || len(r.Steps) != 0 ||
+		!strings.Contains(r.Explain(), "offers nothing after kubevirt-hyperconverged-operator.v4.19.2") {
+		t.Errorf("4.19.2 → 4.20.21: %+v: %s", r, r.Explain())
+	}
+}
+
+// The modelled channel is what sortChannel accepts: one replaces chain
+// from the head through every bundle (else OLM fails "a unique replacement
+// chain within a channel is required"), and OLM lands on the default
+// catalog's head and on each minor's first bundle only.
+func TestChannelShape(t *testing.T) {
+	for _, r := range Releases() {
+		head := DefaultHead(Version{4, mustMinor(t, r.Minor), 0})
+		ch, err := HCOChannel(head)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ch.Head() != head {
+			t.Errorf("head %s, want %s", ch.Head(), head)
+		}
+		for i, b := range ch.Bundles[:len(ch.Bundles)-1] {
+			if b.Replaces == nil || *b.Replaces != ch.Bundles[i+1].Version {
+				t.Errorf("%s: bundle %s replaces %v, want %s (one chain)", head, b.Version, b.Replaces, ch.Bundles[i+1].Version)
+			}
+		}
+		var lands []string
+		for _, b := range ch.Bundles {
+			if ch.Lands(b.Version) {
+				lands = append(lands, b.Version.String())
+			}
+		}
+		want := map[string]string{
+			"4.22.6":  "4.22.6 4.22.0 4.21.8 4.21.0 4.20.21",
+			"4.21.8":  "4.21.8 4.21.0 4.20.21",
+			"4.20.21": "4.20.21",
+		}[head.String()]
+		if strings.Join(lands, " ") != want {
+			t.Errorf("head %s: OLM lands on %q, want %q", head, lands, want)
+		}
+	}
+	// OADP: every bundle skips all earlier versions, so OLM goes to the
+	// head from anywhere.
+	oadp, err := OADPChannel("1.6.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v150, _ := Parse("1.5.0")
+	v160, _ := Parse("1.6.0")
+	if r := oadp.Route(v150, v160); !r.Reached || len(r.Steps) != 1 || oadp.Bundles[0].SkipRange() != ">=0.0.0 <1.6.0" {
+		t.Errorf("OADP 1.5.0 → 1.6.0: %s", r.Explain())
+	}
+	if _, err := ChannelOf("oadp-operator.v1.6.0"); err != nil {
+		t.Error(err)
+	}
+	if ch, err := ChannelOf("kubevirt-hyperconverged-operator.v4.22.5"); err != nil || ch.Head().String() != "4.22.5" {
+		t.Errorf("ChannelOf: %v", err)
+	}
+	if _, err := ChannelOf("kubevirt-hyperconverged-operator.v4.22.9"); err == nil {
+		t.Error("a head the table does not have is accepted")
+	}
+}
+
+func mustMinor(t *testing.T, minor string) int {
+	v, err := Parse(minor + ".0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.Minor
 }
 
 // The graph's edges are consistent with the table: a minor's first bundle
