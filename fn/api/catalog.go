@@ -270,10 +270,23 @@ type NetworkProfileSpec struct {
 	Localnet *LocalnetNetwork `json:"localnet,omitempty"`
 	// Layer2 configures a udn-primary profile.
 	Layer2 *Layer2Network `json:"layer2,omitempty"`
-	// Restricted profiles are usable only by tenants that allow them in
-	// spec.allow.networks.
+	// Restricted is deprecated and has no effect (a warning says so):
+	// every additional network (any type but pod) is restricted. The
+	// target architecture offers additional networks "only for approved
+	// workload needs" and "not enabled by default" (doc 000, "Runtime,
+	// storage, and network model" and the workload eligibility matrix), so
+	// such a profile reaches only the tenants that list it in
+	// spec.allow.networks: its attachment is rendered into their
+	// namespaces alone, and VMs of other tenants are refused. The pod
+	// network (OVN masquerade, the general default) is open to every
+	// tenant.
 	Restricted bool `json:"restricted,omitempty"`
 }
+
+// Additional reports whether the profile is an additional network (any
+// type but the pod network): usable only by tenants that allow it by name
+// in spec.allow.networks.
+func (s NetworkProfileSpec) Additional() bool { return s.Type != NetworkPod }
 
 // BridgeNetwork is a Linux bridge on the nodes.
 type BridgeNetwork struct {

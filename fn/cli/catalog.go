@@ -203,7 +203,7 @@ func view(cat *catalog.Catalog, t *resolve.Tenant) catalogView {
 	for _, n := range cat.NetworkProfiles.Names() {
 		p, _ := cat.NetworkProfiles.Get(n)
 		migrationOnly := p.Spec.Bridge != nil && p.Spec.Bridge.IPRange != ""
-		if !allowed(func(a *api.TenantAllow) []string { return a.Networks }, n, p.Spec.Restricted) || migrationOnly && t != nil {
+		if t != nil && (!t.AllowsNetwork(n, p) || migrationOnly) {
 			continue
 		}
 		nv := networkView{Name: n, Type: p.Spec.Type, Migratable: p.Spec.Migratable}
