@@ -367,6 +367,12 @@ type StorageProfileSpec struct {
 	Restricted bool `json:"restricted,omitempty"`
 }
 
+// Backup methods of a BackupPolicy (spec.method).
+const (
+	BackupDataMover = "DataMover"
+	BackupSnapshot  = "Snapshot"
+)
+
 // BackupPolicy is how often and how long a VM is backed up.
 type BackupPolicy struct {
 	TypeMeta `json:",inline"`
@@ -389,7 +395,10 @@ type BackupPolicySpec struct {
 	// Method is how disks are captured: DataMover (a CSI snapshot whose data
 	// the node agent copies to the object store, so the backup survives the
 	// loss of the storage system; the default) or Snapshot (a CSI snapshot
-	// that stays on the storage system).
+	// that stays on the storage system: lost with it, so not a backup, and
+	// refused for production VMs). Both start from a CSI snapshot: a disk
+	// on a storage profile without snapshots cannot be captured (refused
+	// for production VMs, warned for others).
 	Method string `json:"method,omitempty" enum:"DataMover,Snapshot"`
 	// Evidence lists what must be shown before production VMs rely on this
 	// policy (for example a restore drill).

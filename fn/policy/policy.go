@@ -27,6 +27,8 @@ func Check(m *resolve.Model, diags *diag.List) {
 		for _, vm := range t.VMs {
 			migration(vm, diags)
 			productionBackup(vm, diags)
+			snapshotOnlyBackup(vm, diags)
+			uncapturedDisks(vm, diags)
 			productionEvidence(vm, ctx, diags)
 			snapshotBefore(vm, diags)
 			excluded(m, vm, diags)
