@@ -21,6 +21,7 @@ func Check(m *resolve.Model, diags *diag.List) {
 	ctx := eligibility.ContextOf(m)
 	evidenceNames(m, diags)
 	placementRules(m, diags)
+	bootImageOwners(m, diags)
 	for _, t := range m.Tenants {
 		retiredTenant(t, diags)
 		quotaFit(t, diags)

@@ -47,6 +47,14 @@ type Release struct {
 		// when it differs from the previous platform release's.
 		Replaces string `yaml:"replaces"`
 	} `yaml:"oadp"`
+	// CommonBootImages are the DataSources HyperConverged's common boot-image
+	// import manages in the golden-image namespace (its
+	// commonBootImageNamespace): one DataImportCron per
+	// dataImportCronTemplate, whose spec.managedDataSource CDI's
+	// DataImportCron controller creates and re-points at every new import.
+	// A DataSource virtc writes under one of these names would have two
+	// owners.
+	CommonBootImages []string `yaml:"commonBootImages"`
 	// FeatureGates are the HyperConverged feature gates of the release by
 	// phase, as HCO's CRD states it. HCO lists no generally available gate:
 	// a graduated feature is always on and leaves the list.
@@ -69,6 +77,13 @@ func (r Release) HasBuiltinSize(name string) bool {
 		}
 	}
 	return true
+}
+
+// ManagesBootImage reports whether HyperConverged's common boot-image
+// import of the release manages a DataSource of this name in the
+// golden-image namespace.
+func (r Release) ManagesBootImage(name string) bool {
+	return slices.Contains(r.CommonBootImages, name)
 }
 
 // Supported describes the patch range, such as 4.22.0-4.22.6.

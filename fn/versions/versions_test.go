@@ -390,3 +390,21 @@ func TestGraphEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestCommonBootImages holds every release's commonBootImages to the
+// managedDataSource names of HCO's own dataImportCronTemplates
+// (assets/dataImportCronTemplates/dataImportCronTemplates.yaml of v1.16.0,
+// v1.17.3 and v1.18.1: centos-stream9, centos-stream10, fedora), which the
+// OpenShift Virtualization build extends with its RHEL boot sources.
+func TestCommonBootImages(t *testing.T) {
+	for _, r := range Releases() {
+		for _, name := range []string{"centos-stream9", "centos-stream10", "fedora", "rhel9"} {
+			if !r.ManagesBootImage(name) {
+				t.Errorf("%s (HCO %s): commonBootImages lacks %s", r.Minor, r.HCO, name)
+			}
+		}
+		if r.ManagesBootImage("fedora-pinned") {
+			t.Errorf("%s: fedora-pinned is not an HCO boot source", r.Minor)
+		}
+	}
+}
