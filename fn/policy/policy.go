@@ -22,6 +22,8 @@ func Check(m *resolve.Model, diags *diag.List) {
 	evidenceNames(m, diags)
 	placementRules(m, diags)
 	bootImageOwners(m, diags)
+	productionTarget(m, diags)
+	compatibilityGate(m, diags)
 	for _, t := range m.Tenants {
 		retiredTenant(t, diags)
 		quotaFit(t, diags)

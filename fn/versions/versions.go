@@ -47,6 +47,21 @@ type Release struct {
 		// when it differs from the previous platform release's.
 		Replaces string `yaml:"replaces"`
 	} `yaml:"oadp"`
+	// Baseline marks the product baseline release (doc 000, Summary:
+	// "publicly released OpenShift Virtualization 4.22"): the only release a
+	// production VM may settle on. The other releases are on the upgrade
+	// path to it: a Platform may run them, and production VMs only while
+	// the Platform names the baseline version it is on its way to
+	// (spec.upgradingTo).
+	Baseline bool `yaml:"baseline"`
+	// CompatibilityGate are the checks of the release's exact-version
+	// compatibility gate (doc 000, Summary: "an exact 4.22.z compatibility
+	// gate covering OpenShift, the OpenShift Virtualization operator,
+	// supported storage/network integrations, and planned management
+	// tooling before promotion"): before a Platform on a version of the
+	// release runs production VMs, each needs an Evidence with that check
+	// on the Platform's exact version.
+	CompatibilityGate []GateCheck `yaml:"compatibilityGate"`
 	// CommonBootImages are the DataSources HyperConverged's common boot-image
 	// import manages in the golden-image namespace (its
 	// commonBootImageNamespace): one DataImportCron per
@@ -77,6 +92,24 @@ func (r Release) HasBuiltinSize(name string) bool {
 		}
 	}
 	return true
+}
+
+// GateCheck is one check of a release's compatibility gate.
+type GateCheck struct {
+	// Check is the identifier an Evidence's spec.check names.
+	Check string `yaml:"check"`
+	// Description says what the check covers, for people.
+	Description string `yaml:"description"`
+}
+
+// BaselineRelease is the product baseline release.
+func BaselineRelease() (Release, bool) {
+	for _, r := range load() {
+		if r.Baseline {
+			return r, true
+		}
+	}
+	return Release{}, false
 }
 
 // ManagesBootImage reports whether HyperConverged's common boot-image

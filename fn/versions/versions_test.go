@@ -408,3 +408,35 @@ func TestCommonBootImages(t *testing.T) {
 		}
 	}
 }
+
+// TestBaseline: exactly one release is the product baseline (doc 000,
+// Summary: 4.22), the newest, and it has an exact-version compatibility
+// gate covering OpenShift and the operator, the storage and network
+// integrations and the management tooling; the other releases are upgrade
+// paths into it.
+func TestBaseline(t *testing.T) {
+	var baselines []string
+	for _, r := range Releases() {
+		if r.Baseline {
+			baselines = append(baselines, r.Minor)
+		}
+	}
+	if len(baselines) != 1 || baselines[0] != Releases()[0].Minor {
+		t.Fatalf("baselines = %v, want exactly the newest release %s", baselines, Releases()[0].Minor)
+	}
+	base, ok := BaselineRelease()
+	if !ok || base.Minor != "4.22" {
+		t.Fatalf("BaselineRelease() = %s, %v; want 4.22", base.Minor, ok)
+	}
+	var checks []string
+	for _, g := range base.CompatibilityGate {
+		if g.Description == "" {
+			t.Errorf("gate check %s has no description", g.Check)
+		}
+		checks = append(checks, g.Check)
+	}
+	want := []string{"openshift-compatibility", "storage-integration", "network-integration", "management-tooling"}
+	if !slices.Equal(checks, want) {
+		t.Errorf("compatibility gate = %v, want %v", checks, want)
+	}
+}
