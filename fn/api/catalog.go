@@ -186,6 +186,13 @@ type ImageSpec struct {
 	// Restricted images are usable only by tenants that allow them by name
 	// in spec.allow.images.
 	Restricted bool `json:"restricted,omitempty"`
+	// Provenance is the image's provenance record: where the image comes
+	// from, who approved it and where its scan is (a URL or a reference
+	// such as a ticket). Doc 000 ("Runtime, storage, and network model",
+	// Images and provisioning): sources must be "approved, scanned where
+	// the platform standard requires it, versioned, and traceable to a
+	// provenance record". A production VM's image must have one.
+	Provenance string `json:"provenance,omitempty"`
 	// GuestAgent: the guest runs the QEMU guest agent. VMs from the image
 	// get a readiness probe on it (guestAgentPing), and a liveness probe
 	// when they ask for one (spec.health.liveness). KubeVirt also freezes
@@ -222,7 +229,19 @@ type DataSourceRef struct {
 	// Namespace of the DataSource. Absent: the platform's golden-image
 	// namespace (openshift-virtualization-os-images).
 	Namespace string `json:"namespace,omitempty"`
+	// ManagedBy HyperConverged marks one of HyperConverged's common boot
+	// sources (rhel9, fedora, …: the release's commonBootImages in the
+	// golden-image namespace). It is not pinned: its DataImportCron polls
+	// a tag and re-points the DataSource at every new image, so VMs clone
+	// whatever was imported last (the digest is in the DataImportCron's
+	// status.currentImports, not in Git). virtc warns about an unmarked
+	// reference to such a DataSource and refuses the mark on any other.
+	ManagedBy string `json:"managedBy,omitempty" enum:"HyperConverged"`
 }
+
+// ManagedByHyperConverged is the DataSourceRef.ManagedBy of HyperConverged's
+// common boot sources.
+const ManagedByHyperConverged = "HyperConverged"
 
 // Network profile types.
 const (

@@ -197,6 +197,10 @@ func view(cat *catalog.Catalog, t *resolve.Tenant) catalogView {
 		default:
 			ds := resolve.ImageDataSource(n, img, cat)
 			iv.Source = "DataSource " + ds.Namespace + "/" + ds.Name
+			if s.DataSource != nil && s.DataSource.ManagedBy == api.ManagedByHyperConverged {
+				// Not pinned: HCO's DataImportCron re-points it.
+				iv.Source += " (HyperConverged, auto-updated)"
+			}
 		}
 		v.Images = append(v.Images, iv)
 	}

@@ -1,6 +1,11 @@
 package policy
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/versions"
@@ -48,4 +53,69 @@ func bootImageOwners(m *resolve.Model, diags *diag.List) {
 			break
 		}
 	}
+}
+
+// bootSourceMarks holds catalog images that refer to a DataSource to what
+// it is: one of HyperConverged's auto-updated boot sources in the
+// golden-image namespace must say so (spec.dataSource.managedBy:
+// HyperConverged, a warning otherwise: VMs clone an image no digest in Git
+// pins), and the mark on any other DataSource is refused (HCO would never
+// create it). The names are the Platform's release's commonBootImages, or
+// those of every supported release without a Platform.
+func bootSourceMarks(m *resolve.Model, diags *diag.List) {
+	releases := versions.Releases()
+	if p := m.Platform; p != nil {
+		releases = []versions.Release{p.Release}
+	}
+	managed := func(name string) (string, bool) {
+		for _, r := range releases {
+			if r.ManagesBootImage(name) {
+				return r.Minor, true
+			}
+		}
+		return "", false
+	}
+	for _, name := range m.Catalog.Images.Names() {
+		e, _ := m.Catalog.Images.Entry(name)
+		ref := e.Obj.Spec.DataSource
+		if ref == nil {
+			continue
+		}
+		ds := resolve.ImageDataSource(name, e.Obj, m.Catalog)
+		minor, ok := managed(ds.Name)
+		ok = ok && ds.Namespace == m.Catalog.GoldenImageNamespace
+		switch {
+		case ok && ref.ManagedBy == "":
+			diags.Warnf(e.Doc.Pos("spec.dataSource"), "spec.dataSource", "image %q refers to DataSource %s/%s, which HyperConverged's common boot-image import of OpenShift Virtualization %s keeps re-pointing at the newest image of a tag (no digest in Git pins what VMs clone): mark it spec.dataSource.managedBy: HyperConverged, or import a digest-pinned image under another name",
+				name, ds.Namespace, ds.Name, minor)
+		case !ok && ref.ManagedBy == api.ManagedByHyperConverged:
+			diags.Errorf(e.Doc.Pos("spec.dataSource.managedBy"), "spec.dataSource.managedBy", "%s", fmt.Sprintf("DataSource %s/%s is not one of HyperConverged's common boot sources (%s in %s): remove managedBy", ds.Namespace, ds.Name, bootSourceList(releases), m.Catalog.GoldenImageNamespace))
+		}
+	}
+}
+
+func bootSourceList(releases []versions.Release) string {
+	var names []string
+	for _, r := range releases {
+		for _, n := range r.CommonBootImages {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// imageProvenance refuses a production VM whose image has no provenance
+// record (image spec.provenance). Doc 000, "Runtime, storage, and network
+// model" (Images and provisioning: sources "traceable to a provenance
+// record") and the workload eligibility matrix (the standard class needs
+// "Template/image provenance" before onboarding).
+func imageProvenance(vm *resolve.VM, diags *diag.List) {
+	if vm.Tier != resolve.TierProduction || vm.Image == nil || vm.Image.Spec.Provenance != "" || vm.Doc.Shadows("spec.tier") {
+		return
+	}
+	diags.Errorf(vm.Doc.Pos("spec.image"), "spec.image", "VM %s/%s is production tier but image %q has no provenance record (the catalog image's spec.provenance: where it comes from, who approved it, its scan); add it to the image, or use tier standard",
+		vm.Namespace, vm.Name, vm.ImageName)
 }

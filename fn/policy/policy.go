@@ -22,6 +22,7 @@ func Check(m *resolve.Model, diags *diag.List) {
 	evidenceNames(m, diags)
 	placementRules(m, diags)
 	bootImageOwners(m, diags)
+	bootSourceMarks(m, diags)
 	productionTarget(m, diags)
 	compatibilityGate(m, diags)
 	for _, t := range m.Tenants {
@@ -32,6 +33,7 @@ func Check(m *resolve.Model, diags *diag.List) {
 			productionBackup(vm, diags)
 			snapshotOnlyBackup(vm, diags)
 			uncapturedDisks(vm, diags)
+			imageProvenance(vm, diags)
 			productionEvidence(vm, ctx, diags)
 			snapshotBefore(vm, diags)
 			excluded(m, vm, diags)
