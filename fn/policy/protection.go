@@ -56,7 +56,8 @@ func snapshotOnlyBackup(vm *resolve.VM, diags *diag.List) {
 // onboarding; "Control and data flows": CSI snapshot capability must be
 // selected per VM profile), any other tier is warned.
 func uncapturedDisks(vm *resolve.VM, diags *diag.List) {
-	if !vm.TakesBackups() || vm.Doc.Shadows("spec.tier") {
+	onDemand := vm.Spec.BackupBefore != ""
+	if (!vm.TakesBackups() && !onDemand) || vm.Doc.Shadows("spec.tier") {
 		return
 	}
 	var without []string
@@ -75,13 +76,21 @@ func uncapturedDisks(vm *resolve.VM, diags *diag.List) {
 	if len(without) == 0 {
 		return
 	}
-	method := vm.Backup.Spec.Method
-	if method == "" {
-		method = api.BackupDataMover
+	method := api.BackupDataMover
+	if vm.Backup.BackupPolicy != nil && vm.Backup.Spec.Method != "" {
+		method = vm.Backup.Spec.Method
 	}
 	pos, field := backupField(vm)
-	msg := fmt.Sprintf("VM %s/%s: backup policy %q captures disks by CSI snapshot (method %s), but %s %s no snapshot support (storage profile spec.snapshots is false): Velero fails %s and the backup is PartiallyFailed without %s",
-		vm.Namespace, vm.Name, vm.Backup.Name, method, strings.Join(without, ", "), verb(len(without)), them(len(without)), them(len(without)))
+	what := fmt.Sprintf("backup policy %q captures", vm.Backup.Name)
+	if !vm.TakesBackups() {
+		// Only the one-off backup of spec.backupBefore (render
+		// OnDemandBackups: the same Velero backup spec).
+		p := vm.Doc.Pos("spec.backupBefore")
+		pos, field = &p, "spec.backupBefore"
+		what = "the backup of spec.backupBefore captures"
+	}
+	msg := fmt.Sprintf("VM %s/%s: %s disks by CSI snapshot (method %s), but %s %s no snapshot support (storage profile spec.snapshots is false): Velero fails %s and the backup is PartiallyFailed without %s",
+		vm.Namespace, vm.Name, what, method, strings.Join(without, ", "), verb(len(without)), them(len(without)), them(len(without)))
 	if vm.Tier == resolve.TierProduction {
 		diags.Errorf(*pos, field, "%s (move %s to a storage profile with snapshots; a production VM's disks must all be captured)", msg, them(len(without)))
 		return
