@@ -186,6 +186,13 @@ type ImageSpec struct {
 	// Restricted images are usable only by tenants that allow them by name
 	// in spec.allow.images.
 	Restricted bool `json:"restricted,omitempty"`
+	// Provenance is the image's provenance record: where the image comes
+	// from, who approved it and where its scan is (a URL or a reference
+	// such as a ticket). Doc 000 ("Runtime, storage, and network model",
+	// Images and provisioning): sources must be "approved, scanned where
+	// the platform standard requires it, versioned, and traceable to a
+	// provenance record". A production VM's image must have one.
+	Provenance string `json:"provenance,omitempty"`
 	// GuestAgent: the guest runs the QEMU guest agent. VMs from the image
 	// get a readiness probe on it (guestAgentPing), and a liveness probe
 	// when they ask for one (spec.health.liveness). KubeVirt also freezes
@@ -222,7 +229,19 @@ type DataSourceRef struct {
 	// Namespace of the DataSource. Absent: the platform's golden-image
 	// namespace (openshift-virtualization-os-images).
 	Namespace string `json:"namespace,omitempty"`
+	// ManagedBy HyperConverged marks one of HyperConverged's common boot
+	// sources (rhel9, fedora, …: the release's commonBootImages in the
+	// golden-image namespace). It is not pinned: its DataImportCron polls
+	// a tag and re-points the DataSource at every new image, so VMs clone
+	// whatever was imported last (the digest is in the DataImportCron's
+	// status.currentImports, not in Git). virtc warns about an unmarked
+	// reference to such a DataSource and refuses the mark on any other.
+	ManagedBy string `json:"managedBy,omitempty" enum:"HyperConverged"`
 }
+
+// ManagedByHyperConverged is the DataSourceRef.ManagedBy of HyperConverged's
+// common boot sources.
+const ManagedByHyperConverged = "HyperConverged"
 
 // Network profile types.
 const (
@@ -270,10 +289,23 @@ type NetworkProfileSpec struct {
 	Localnet *LocalnetNetwork `json:"localnet,omitempty"`
 	// Layer2 configures a udn-primary profile.
 	Layer2 *Layer2Network `json:"layer2,omitempty"`
-	// Restricted profiles are usable only by tenants that allow them in
-	// spec.allow.networks.
+	// Restricted is deprecated and has no effect (a warning says so):
+	// every additional network (any type but pod) is restricted. The
+	// target architecture offers additional networks "only for approved
+	// workload needs" and "not enabled by default" (doc 000, "Runtime,
+	// storage, and network model" and the workload eligibility matrix), so
+	// such a profile reaches only the tenants that list it in
+	// spec.allow.networks: its attachment is rendered into their
+	// namespaces alone, and VMs of other tenants are refused. The pod
+	// network (OVN masquerade, the general default) is open to every
+	// tenant.
 	Restricted bool `json:"restricted,omitempty"`
 }
+
+// Additional reports whether the profile is an additional network (any
+// type but the pod network): usable only by tenants that allow it by name
+// in spec.allow.networks.
+func (s NetworkProfileSpec) Additional() bool { return s.Type != NetworkPod }
 
 // BridgeNetwork is a Linux bridge on the nodes.
 type BridgeNetwork struct {
@@ -354,6 +386,12 @@ type StorageProfileSpec struct {
 	Restricted bool `json:"restricted,omitempty"`
 }
 
+// Backup methods of a BackupPolicy (spec.method).
+const (
+	BackupDataMover = "DataMover"
+	BackupSnapshot  = "Snapshot"
+)
+
 // BackupPolicy is how often and how long a VM is backed up.
 type BackupPolicy struct {
 	TypeMeta `json:",inline"`
@@ -376,7 +414,10 @@ type BackupPolicySpec struct {
 	// Method is how disks are captured: DataMover (a CSI snapshot whose data
 	// the node agent copies to the object store, so the backup survives the
 	// loss of the storage system; the default) or Snapshot (a CSI snapshot
-	// that stays on the storage system).
+	// that stays on the storage system: lost with it, so not a backup, and
+	// refused for production VMs). Both start from a CSI snapshot: a disk
+	// on a storage profile without snapshots cannot be captured (refused
+	// for production VMs, warned for others).
 	Method string `json:"method,omitempty" enum:"DataMover,Snapshot"`
 	// Evidence lists what must be shown before production VMs rely on this
 	// policy (for example a restore drill).

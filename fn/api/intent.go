@@ -24,7 +24,9 @@ type TenantSpec struct {
 	// this tenant's VMs. Absent: the catalog's default policy.
 	Backup string `json:"backup,omitempty"`
 	// Allow restricts what the tenant's VMs may use. Absent lists allow
-	// every catalog entry that is not marked restricted.
+	// every catalog entry that is not marked restricted, except
+	// additional networks, which a tenant may use only when it lists them
+	// (spec.allow.networks).
 	Allow *TenantAllow `json:"allow,omitempty"`
 	// Tier of the tenant's VMs: production VMs must have a backup policy
 	// that takes backups. Absent: standard.
@@ -42,7 +44,11 @@ type TenantAllow struct {
 	Sizes []string `json:"sizes,omitempty"`
 	// Images are image names.
 	Images []string `json:"images,omitempty"`
-	// Networks are network profile names.
+	// Networks are the additional network profiles (names or glob
+	// patterns) the tenant may use: every type but pod. An additional
+	// network reaches only the tenants that list it here (its attachment
+	// is rendered into their namespaces alone); absent, the tenant has the
+	// pod network only. The pod network needs no entry.
 	Networks []string `json:"networks,omitempty"`
 	// Storage are storage profile names.
 	Storage []string `json:"storage,omitempty"`

@@ -18,6 +18,13 @@ type PlatformSpec struct {
 	// 4.22.3). Only versions in virtc's support table are accepted; `virtc
 	// catalog` lists them.
 	Version string `json:"version" pattern:"^[0-9]+\\.[0-9]+\\.[0-9]+$" hint:"an exact version such as 4.22.3"`
+	// UpgradingTo is the baseline version (an exact 4.22.z) a Platform on an
+	// upgrade-path release (4.20, 4.21) is on its way to. Only the
+	// baseline release is a production target (doc 000, Summary): on an
+	// upgrade-path release production VMs are refused unless the Platform
+	// says, with this field, that it is passing through. Absent on the
+	// baseline release.
+	UpgradingTo string `json:"upgradingTo,omitempty" pattern:"^[0-9]+\\.[0-9]+\\.[0-9]+$" hint:"an exact baseline version such as 4.22.5"`
 	// Channel is the OLM channel. Absent: the version's default (stable).
 	Channel string `json:"channel,omitempty"`
 	// CatalogSource pins the operator catalog the Subscriptions install

@@ -197,13 +197,17 @@ func view(cat *catalog.Catalog, t *resolve.Tenant) catalogView {
 		default:
 			ds := resolve.ImageDataSource(n, img, cat)
 			iv.Source = "DataSource " + ds.Namespace + "/" + ds.Name
+			if s.DataSource != nil && s.DataSource.ManagedBy == api.ManagedByHyperConverged {
+				// Not pinned: HCO's DataImportCron re-points it.
+				iv.Source += " (HyperConverged, auto-updated)"
+			}
 		}
 		v.Images = append(v.Images, iv)
 	}
 	for _, n := range cat.NetworkProfiles.Names() {
 		p, _ := cat.NetworkProfiles.Get(n)
 		migrationOnly := p.Spec.Bridge != nil && p.Spec.Bridge.IPRange != ""
-		if !allowed(func(a *api.TenantAllow) []string { return a.Networks }, n, p.Spec.Restricted) || migrationOnly && t != nil {
+		if t != nil && (!t.AllowsNetwork(n, p) || migrationOnly) {
 			continue
 		}
 		nv := networkView{Name: n, Type: p.Spec.Type, Migratable: p.Spec.Migratable}

@@ -246,6 +246,13 @@ func validate(d *decoder, obj any) {
 		d.catalogMeta(o.Metadata)
 		d.dnsLabel("metadata.name", "network profile name (it names interfaces and attachments)", o.Metadata.Name)
 		d.networkProfile(o)
+		if d.at("spec.restricted") != d.at("spec") {
+			if o.Spec.Type == api.NetworkPod {
+				d.warnf("spec.restricted", "has no effect: the pod network is open to every tenant (remove the field)")
+			} else {
+				d.warnf("spec.restricted", "has no effect: every additional network is restricted, reaching only the tenants that list it in spec.allow.networks (remove the field)")
+			}
+		}
 	case *api.Preference:
 		d.catalogMeta(o.Metadata)
 		if o.Spec.PersistentEFI && !strings.HasPrefix(o.Spec.Firmware, "efi") {

@@ -228,6 +228,9 @@ func tenantFile(r *rng, f facts, name string, count int) []byte {
 		fmt.Fprintf(&b, "  quota:\n    cpu: %d\n    memory: %dGi\n    storage: %dGi\n    vms: %d\n",
 			grow(cpu), grow((mem+gi-1)/gi), grow(disk), grow(int64(count)))
 	}
+	// Every tenant may use the bridge network some of its VMs attach to
+	// (an additional network reaches only the tenants that list it).
+	fmt.Fprintf(&b, "  allow:\n    networks: [%s]\n", BridgeNetwork)
 	fmt.Fprintf(&b, "  backup: %s\n", backup)
 	if production {
 		b.WriteString("  tier: production\n")

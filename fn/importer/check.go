@@ -26,7 +26,7 @@ func (im *importer) compileVM(vm *api.VM, catalogDocs []*source.Doc, opts catalo
 	for _, f := range im.pending {
 		add(path.Join("catalog", f+".yaml"), im.newCatalog[f])
 	}
-	add(path.Join(vm.Metadata.Namespace, "tenant.yaml"), tenant(vm.Metadata.Namespace))
+	add(path.Join(vm.Metadata.Namespace, "tenant.yaml"), tenant(vm.Metadata.Namespace, im.additionalNetworks(vm)))
 	add(path.Join(vm.Metadata.Namespace, vm.Metadata.Name+".yaml"), vm)
 	res := compile.Compile(docs, compile.Options{Catalog: opts}, diags)
 	if !diags.HasErrors() {

@@ -89,6 +89,9 @@ func Import(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Options)
 	im := &importer{cat: cat, objs: objs, newCatalog: map[string]any{}}
 	var res Result
 	namespaces := map[string]bool{}
+	// nets are the additional networks the imported VMs of each namespace
+	// use: its Tenant allows them.
+	nets := map[string][]string{}
 	for _, o := range objs {
 		if o.Kind != "VirtualMachine" {
 			continue
@@ -103,6 +106,7 @@ func Import(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Options)
 			continue
 		}
 		namespaces[o.Namespace] = true
+		nets[o.Namespace] = append(nets[o.Namespace], im.additionalNetworks(vm)...)
 		res.Imported = append(res.Imported, ref)
 		res.Files = append(res.Files, File{Path: path.Join(o.Namespace, o.Name+".yaml"), Data: marshal(vm)})
 		res.NotCarried = append(res.NotCarried, im.notCarried(vm, o, catalogDocs, opts)...)
@@ -113,7 +117,7 @@ func Import(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Options)
 		refusedIn[ns], refusedVM[rf.VM] = true, true
 	}
 	for _, ns := range slices.Sorted(maps.Keys(namespaces)) {
-		t := tenant(ns)
+		t := tenant(ns, nets[ns])
 		if refusedIn[ns] {
 			q, hotplug, unknown := im.namespaceQuota(ns, refusedVM)
 			if len(unknown) > 0 {
@@ -173,8 +177,32 @@ func (r *Result) dropNamespace(ns, why string) {
 	slices.SortFunc(r.Refused, func(a, b Refusal) int { return cmp.Compare(a.VM, b.VM) })
 }
 
-func tenant(ns string) *api.Tenant {
-	return &api.Tenant{TypeMeta: api.TypeMeta{APIVersion: apiVersion, Kind: "Tenant"}, Metadata: api.ObjectMeta{Name: ns}}
+// tenant is the Tenant of an imported namespace. It allows the additional
+// networks its imported VMs are attached to (an additional network reaches
+// only the tenants that list it in spec.allow.networks): the live VMs
+// already use them, so the intents keep what the cluster has.
+func tenant(ns string, networks []string) *api.Tenant {
+	t := &api.Tenant{TypeMeta: api.TypeMeta{APIVersion: apiVersion, Kind: "Tenant"}, Metadata: api.ObjectMeta{Name: ns}}
+	if len(networks) > 0 {
+		t.Spec.Allow = &api.TenantAllow{Networks: slices.Compact(slices.Sorted(slices.Values(networks)))}
+	}
+	return t
+}
+
+// additionalNetworks are the networks of an imported VM that are not the
+// pod network, by the catalog's profile or the one the import adds.
+func (im *importer) additionalNetworks(vm *api.VM) []string {
+	var out []string
+	for _, n := range vm.Spec.Networks {
+		p, ok := im.cat.NetworkProfiles.Get(n)
+		if !ok {
+			p, ok = im.newCatalog["network-"+n].(*api.NetworkProfile)
+		}
+		if ok && p.Spec.Additional() {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // marshal writes an intent as YAML.

@@ -127,7 +127,7 @@ func backupSpec(m *resolve.Model, namespace string, p *api.BackupPolicy, selecto
 			}
 		}
 		spec.StorageLocation = p.Spec.StorageLocation
-		move = p.Spec.Method != "Snapshot"
+		move = p.Spec.Method != api.BackupSnapshot
 	}
 	if spec.StorageLocation == "" && m.Platform != nil {
 		spec.StorageLocation = m.Platform.DefaultLocation

@@ -11,6 +11,9 @@ func HyperConverged(m *resolve.Model, p *resolve.Platform) emit.Object {
 	spec := p.Obj.Spec
 	// No dataImportCronTemplates: virtc's images are pinned and imported
 	// once by a DataVolume in the golden-image namespace (GoldenImages).
+	// enableCommonBootImageImport stays at HCO's default (on): HCO owns
+	// its boot sources (rhel9, fedora, ...) and virtc never writes a
+	// DataSource of theirs (policy bootImageOwners refuses the name).
 	hs := extapi.HyperConvergedSpec{
 		Infra:                    placement(spec.Infra),
 		Workloads:                placement(spec.Workloads),

@@ -85,7 +85,7 @@ func ClusterNetworks(m *resolve.Model, p *resolve.Platform) []emit.Object {
 		}
 		var namespaces []string
 		for _, t := range m.Tenants {
-			if t.AllowsNetwork(name, e.Obj.Spec.Restricted) {
+			if t.AllowsNetwork(name, e.Obj) {
 				namespaces = append(namespaces, t.Name)
 			}
 		}
@@ -126,7 +126,7 @@ func TenantNetworks(m *resolve.Model, t *resolve.Tenant) []emit.Object {
 	for _, name := range m.Catalog.NetworkProfiles.Names() {
 		e, _ := m.Catalog.NetworkProfiles.Entry(name)
 		br := e.Obj.Spec.Bridge
-		if e.Obj.Spec.Type != api.NetworkBridge || br == nil || br.IPRange != "" || !t.AllowsNetwork(name, e.Obj.Spec.Restricted) {
+		if e.Obj.Spec.Type != api.NetworkBridge || br == nil || br.IPRange != "" || !t.AllowsNetwork(name, e.Obj) {
 			continue
 		}
 		cfg, _ := json.Marshal(bridgeConfig{

@@ -201,6 +201,7 @@ func resolvePlatform(cat *catalog.Catalog, diags *diag.List) *Platform {
 	p.Release, p.Version = rel, v
 	p.CatalogHead = versions.DefaultHead(v)
 	catalogSource(p, diags)
+	upgradingTo(p, diags)
 	liveMigrationLimits(e, diags)
 	featureGates(p, diags)
 	workloadUpdate(p, diags)
@@ -373,4 +374,29 @@ func migrationNetwork(cat *catalog.Catalog, e *decode.Entry[api.Platform], name 
 		return &Network{Name: name, NetworkProfile: np.Obj}
 	}
 	return nil
+}
+
+// upgradingTo checks the baseline version an upgrade-path Platform names
+// as its destination: a supported version of the baseline release, later
+// than spec.version. A Platform on the baseline release names none.
+func upgradingTo(p *Platform, diags *diag.List) {
+	to := p.Obj.Spec.UpgradingTo
+	if to == "" {
+		return
+	}
+	pos := p.Doc.Pos("spec.upgradingTo")
+	if p.Release.Baseline {
+		diags.Errorf(pos, "spec.upgradingTo", "platform %q is on the baseline release %s already: remove spec.upgradingTo", p.Name, p.Release.Minor)
+		return
+	}
+	rel, v, err := versions.Lookup(to)
+	switch {
+	case err != nil:
+		diags.Errorf(pos, "spec.upgradingTo", "%v", err)
+	case !rel.Baseline:
+		base, _ := versions.BaselineRelease()
+		diags.Errorf(pos, "spec.upgradingTo", "%s is not a baseline version: an upgrade-path Platform is on its way to the baseline release %s (%s)", to, base.Minor, base.Supported())
+	case v.Compare(p.Version) <= 0:
+		diags.Errorf(pos, "spec.upgradingTo", "%s is not later than spec.version %s", to, p.Version)
+	}
 }

@@ -289,9 +289,11 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 			errorf(fmt.Sprintf("spec.networks[%d]", i), "network profile %q is a live-migration network (it has spec.bridge.ipRange): VMs cannot attach to it", n)
 			continue
 		}
-		if len(spec.Networks) > 0 {
-			t.allow(diags, v, fmt.Sprintf("spec.networks[%d]", i), "network profile", n, t.allowNetworks(), p.Spec.Restricted)
+		field := fmt.Sprintf("spec.networks[%d]", i)
+		if len(spec.Networks) == 0 {
+			field = "spec.networks"
 		}
+		t.network(diags, v, field, n, p)
 		rv.Networks = append(rv.Networks, Network{Name: n, NetworkProfile: p})
 	}
 	resolvePlacement(rv, cat, diags)

@@ -47,6 +47,29 @@ type Release struct {
 		// when it differs from the previous platform release's.
 		Replaces string `yaml:"replaces"`
 	} `yaml:"oadp"`
+	// Baseline marks the product baseline release (doc 000, Summary:
+	// "publicly released OpenShift Virtualization 4.22"): the only release a
+	// production VM may settle on. The other releases are on the upgrade
+	// path to it: a Platform may run them, and production VMs only while
+	// the Platform names the baseline version it is on its way to
+	// (spec.upgradingTo).
+	Baseline bool `yaml:"baseline"`
+	// CompatibilityGate are the checks of the release's exact-version
+	// compatibility gate (doc 000, Summary: "an exact 4.22.z compatibility
+	// gate covering OpenShift, the OpenShift Virtualization operator,
+	// supported storage/network integrations, and planned management
+	// tooling before promotion"): before a Platform on a version of the
+	// release runs production VMs, each needs an Evidence with that check
+	// on the Platform's exact version.
+	CompatibilityGate []GateCheck `yaml:"compatibilityGate"`
+	// CommonBootImages are the DataSources HyperConverged's common boot-image
+	// import manages in the golden-image namespace (its
+	// commonBootImageNamespace): one DataImportCron per
+	// dataImportCronTemplate, whose spec.managedDataSource CDI's
+	// DataImportCron controller creates and re-points at every new import.
+	// A DataSource virtc writes under one of these names would have two
+	// owners.
+	CommonBootImages []string `yaml:"commonBootImages"`
 	// FeatureGates are the HyperConverged feature gates of the release by
 	// phase, as HCO's CRD states it. HCO lists no generally available gate:
 	// a graduated feature is always on and leaves the list.
@@ -69,6 +92,31 @@ func (r Release) HasBuiltinSize(name string) bool {
 		}
 	}
 	return true
+}
+
+// GateCheck is one check of a release's compatibility gate.
+type GateCheck struct {
+	// Check is the identifier an Evidence's spec.check names.
+	Check string `yaml:"check"`
+	// Description says what the check covers, for people.
+	Description string `yaml:"description"`
+}
+
+// BaselineRelease is the product baseline release.
+func BaselineRelease() (Release, bool) {
+	for _, r := range load() {
+		if r.Baseline {
+			return r, true
+		}
+	}
+	return Release{}, false
+}
+
+// ManagesBootImage reports whether HyperConverged's common boot-image
+// import of the release manages a DataSource of this name in the
+// golden-image namespace.
+func (r Release) ManagesBootImage(name string) bool {
+	return slices.Contains(r.CommonBootImages, name)
 }
 
 // Supported describes the patch range, such as 4.22.0-4.22.6.

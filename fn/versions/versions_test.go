@@ -390,3 +390,53 @@ func TestGraphEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestCommonBootImages holds every release's commonBootImages to the
+// managedDataSource names of HCO's own dataImportCronTemplates
+// (assets/dataImportCronTemplates/dataImportCronTemplates.yaml of v1.16.0,
+// v1.17.3 and v1.18.1: centos-stream9, centos-stream10, fedora), which the
+// OpenShift Virtualization build extends with its RHEL boot sources.
+func TestCommonBootImages(t *testing.T) {
+	for _, r := range Releases() {
+		for _, name := range []string{"centos-stream9", "centos-stream10", "fedora", "rhel9"} {
+			if !r.ManagesBootImage(name) {
+				t.Errorf("%s (HCO %s): commonBootImages lacks %s", r.Minor, r.HCO, name)
+			}
+		}
+		if r.ManagesBootImage("fedora-pinned") {
+			t.Errorf("%s: fedora-pinned is not an HCO boot source", r.Minor)
+		}
+	}
+}
+
+// TestBaseline: exactly one release is the product baseline (doc 000,
+// Summary: 4.22), the newest, and it has an exact-version compatibility
+// gate covering OpenShift and the operator, the storage and network
+// integrations and the management tooling; the other releases are upgrade
+// paths into it.
+func TestBaseline(t *testing.T) {
+	var baselines []string
+	for _, r := range Releases() {
+		if r.Baseline {
+			baselines = append(baselines, r.Minor)
+		}
+	}
+	if len(baselines) != 1 || baselines[0] != Releases()[0].Minor {
+		t.Fatalf("baselines = %v, want exactly the newest release %s", baselines, Releases()[0].Minor)
+	}
+	base, ok := BaselineRelease()
+	if !ok || base.Minor != "4.22" {
+		t.Fatalf("BaselineRelease() = %s, %v; want 4.22", base.Minor, ok)
+	}
+	var checks []string
+	for _, g := range base.CompatibilityGate {
+		if g.Description == "" {
+			t.Errorf("gate check %s has no description", g.Check)
+		}
+		checks = append(checks, g.Check)
+	}
+	want := []string{"openshift-compatibility", "storage-integration", "network-integration", "management-tooling"}
+	if !slices.Equal(checks, want) {
+		t.Errorf("compatibility gate = %v, want %v", checks, want)
+	}
+}
