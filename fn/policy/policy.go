@@ -20,6 +20,7 @@ func Check(m *resolve.Model, diags *diag.List) {
 	oadpInstalled(m, diags)
 	ctx := eligibility.ContextOf(m)
 	evidenceNames(m, diags)
+	previewGates(m, ctx, diags)
 	placementRules(m, diags)
 	bootImageOwners(m, diags)
 	bootSourceMarks(m, diags)
@@ -36,7 +37,7 @@ func Check(m *resolve.Model, diags *diag.List) {
 			imageProvenance(vm, diags)
 			productionEvidence(vm, ctx, diags)
 			snapshotBefore(vm, diags)
-			excluded(m, vm, diags)
+			excluded(m, vm, ctx, diags)
 			requirements(m, vm, diags)
 			limits(m, vm, diags)
 			inlineSecrets(vm, diags)
@@ -214,6 +215,18 @@ func evidenceNames(m *resolve.Model, diags *diag.List) {
 		}
 		if c.Tenant != "" && len(tenants) > 0 && !slices.Contains(tenants, c.Tenant) {
 			warn("spec.covers.tenant", diag.UnknownName("tenant", c.Tenant, tenants))
+		}
+		if f := c.Feature; f != "" && m.Platform != nil {
+			var known []string
+			switch e.Obj.Spec.Check {
+			case eligibility.AssessmentCheck:
+				known = append([]string{"dedicatedCPU", "hugepages", "sriov"}, m.Platform.PermittedDevices()...)
+			case eligibility.PreviewCheck:
+				known = slices.Concat(m.Platform.Release.FeatureGates.Alpha, m.Platform.Release.FeatureGates.Beta)
+			}
+			if known != nil && !slices.Contains(known, f) {
+				warn("spec.covers.feature", diag.UnknownName(fmt.Sprintf("feature of check %s", e.Obj.Spec.Check), f, known))
+			}
 		}
 	}
 }

@@ -452,7 +452,10 @@ func (v *VM) CanMigrate() bool {
 			return false
 		}
 	}
-	return true
+	// KubeVirt v1.8.4 sets LiveMigratable false on a VMI with a GPU or host
+	// device (pkg/virt-handler/vm.go, calculateLiveMigrationCondition:
+	// HostDeviceNotLiveMigratable).
+	return len(v.Devices()) == 0
 }
 
 // MigrationBlockers say why the VM cannot live-migrate: storage that is not
@@ -471,6 +474,9 @@ func (v *VM) MigrationBlockers() []string {
 		if n.NetworkProfile != nil && !n.Spec.Migratable {
 			out = append(out, fmt.Sprintf("network %q does not allow live migration", n.Name))
 		}
+	}
+	if len(v.Devices()) > 0 {
+		out = append(out, "a GPU or host device is passed through: KubeVirt does not live-migrate such a VM, its LiveMigratable condition is false with reason HostDeviceNotLiveMigratable")
 	}
 	return out
 }
