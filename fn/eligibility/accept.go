@@ -128,7 +128,17 @@ const PreviewClass = "confidential-or-tech-preview"
 // cluster-wide).
 func JudgeGate(gate string, ctx Context) Judged {
 	q := Requirement{Check: PreviewCheck, Description: "support review of feature gate " + gate, Class: PreviewClass, Feature: gate}
-	return judgeWith(q, ctx, func(c api.EvidenceCovers) bool { return c.Tenant == "" && c.VM == "" && c.Size == "" })
+	clusterWide := func(c api.EvidenceCovers) bool { return c.Tenant == "" && c.VM == "" && c.Size == "" }
+	j := judgeWith(q, ctx, clusterWide)
+	if j.Evidence == "" && j.Why == "no evidence" {
+		for _, e := range ctx.Evidence {
+			if c := e.Obj.Spec.Covers; e.Obj.Spec.Check == q.Check && covers(c, q) && !clusterWide(c) {
+				j.Why = fmt.Sprintf("evidence %s is narrowed to a tenant, VM or size, and a feature gate is on for the whole cluster", e.Obj.Metadata.Name)
+				break
+			}
+		}
+	}
+	return j
 }
 
 func judgeWith(q Requirement, ctx Context, applies func(api.EvidenceCovers) bool) Judged {

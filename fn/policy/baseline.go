@@ -68,7 +68,6 @@ func excluded(m *resolve.Model, vm *resolve.VM, ctx eligibility.Context, diags *
 			what, feature, assessed, j.Why, eligibility.AssessmentCheck, assessed, cmp.Or(ctx.PlatformVersion, "<the Platform's version>"))
 		return true
 	}
-	var entitled []resolve.DeviceUse
 	for _, d := range vm.Devices() {
 		feature, what, field := "hostDevices", "host (PCI) device passthrough", d.List
 		if d.GPU {
@@ -78,8 +77,12 @@ func excluded(m *resolve.Model, vm *resolve.VM, ctx eligibility.Context, diags *
 			}
 		}
 		if slices.Contains(on, feature) {
+			// An assessment counts only for a device the tenant may use
+			// and the cluster permits.
+			if !device(m, vm, d, diags) {
+				continue
+			}
 			what, field = fmt.Sprintf("%s of %q", what, d.ResourceName), d.Field
-			entitled = append(entitled, d)
 		}
 		need(feature, field, what, d.ResourceName)
 	}
@@ -99,51 +102,47 @@ func excluded(m *resolve.Model, vm *resolve.VM, ctx eligibility.Context, diags *
 	if c := vm.Spec.Confidential; c != "" {
 		diags.Errorf(vm.Doc.Pos("spec.confidential"), "spec.confidential", "confidential VMs (%s) are excluded from the platform baseline: memory encryption is a Technology Preview in OpenShift Virtualization and cannot be enabled; remove spec.confidential", c)
 	}
-	devices(m, vm, entitled, diags)
 }
 
-// devices refuses a device the tenant is not entitled to or the cluster
-// does not permit. The target architecture grants tenants "no implied
-// device entitlement" and no "unrestricted privileged-device access"
-// (workload eligibility matrix; authorization and lifecycle boundaries):
-// a tenant uses only the devices its spec.allow.devices names. KubeVirt
-// v1.8.4's virt-controller renders no virt-launcher pod for a VMI whose
-// deviceName is not in the KubeVirt CR's permittedHostDevices
-// (pkg/virt-controller/services/renderresources.go,
+// device refuses a device the tenant is not entitled to or the cluster
+// does not permit, and reports whether it may be used. The target
+// architecture grants tenants "no implied device entitlement" and no
+// "unrestricted privileged-device access" (workload eligibility matrix;
+// authorization and lifecycle boundaries): a tenant uses only the devices
+// its spec.allow.devices names. KubeVirt v1.8.4's virt-controller renders
+// no virt-launcher pod for a VMI whose deviceName is not in the KubeVirt
+// CR's permittedHostDevices (pkg/virt-controller/services/renderresources.go,
 // validatePermittedHostDevices), which HCO fills from the HyperConverged
 // (the Platform's spec.hostDevices).
-func devices(m *resolve.Model, vm *resolve.VM, uses []resolve.DeviceUse, diags *diag.List) {
-	t := vm.Tenant
-	var allowed []string
-	if t.Spec.Allow != nil {
-		allowed = t.Spec.Allow.Devices
+func device(m *resolve.Model, vm *resolve.VM, d resolve.DeviceUse, diags *diag.List) bool {
+	if d.ResourceName == "" || vm.Doc.Shadows(d.Field) {
+		return false
 	}
-	for _, d := range uses {
-		if d.ResourceName == "" || vm.Doc.Shadows(d.Field) {
-			continue
-		}
-		if !t.AllowsDevice(d.ResourceName) {
-			why := fmt.Sprintf("tenant %q allows no devices (a platform team entitles it in the tenant's spec.allow.devices)", t.Name)
-			if len(allowed) > 0 {
-				why = fmt.Sprintf("tenant %q does not allow it (spec.allow.devices: %s)", t.Name, strings.Join(allowed, ", "))
-				if s, ok := diag.Nearest(d.ResourceName, allowed); ok {
-					why += fmt.Sprintf("; did you mean %q?", s)
-				}
+	ok := true
+	if t := vm.Tenant; !t.AllowsDevice(d.ResourceName) {
+		ok = false
+		why := fmt.Sprintf("tenant %q allows no devices (a platform team entitles it in the tenant's spec.allow.devices)", t.Name)
+		if a := t.Spec.Allow; a != nil && len(a.Devices) > 0 {
+			why = fmt.Sprintf("tenant %q does not allow it (spec.allow.devices: %s)", t.Name, strings.Join(a.Devices, ", "))
+			if s, near := diag.Nearest(d.ResourceName, a.Devices); near {
+				why += fmt.Sprintf("; did you mean %q?", s)
 			}
-			diags.Errorf(vm.Doc.Pos(d.Field), d.Field, "device %q: %s", d.ResourceName, why)
 		}
-		if p := m.Platform; p != nil && !slices.Contains(p.PermittedDevices(), d.ResourceName) {
-			permitted := p.PermittedDevices()
-			which := "the Platform's spec.hostDevices permits none"
-			if len(permitted) > 0 {
-				which = "the Platform's spec.hostDevices permits " + strings.Join(permitted, ", ")
-				if s, ok := diag.Nearest(d.ResourceName, permitted); ok {
-					which += fmt.Sprintf("; did you mean %q?", s)
-				}
-			}
-			diags.Errorf(vm.Doc.Pos(d.Field), d.Field, "device %q is not permitted on cluster %s, so KubeVirt would start no virt-launcher pod for the VM (%s)", d.ResourceName, p.Name, which)
-		}
+		diags.Errorf(vm.Doc.Pos(d.Field), d.Field, "device %q: %s", d.ResourceName, why)
 	}
+	if p := m.Platform; p != nil && !slices.Contains(p.PermittedDevices(), d.ResourceName) {
+		ok = false
+		permitted := p.PermittedDevices()
+		which := "the Platform's spec.hostDevices permits none"
+		if len(permitted) > 0 {
+			which = "the Platform's spec.hostDevices permits " + strings.Join(permitted, ", ")
+			if s, near := diag.Nearest(d.ResourceName, permitted); near {
+				which += fmt.Sprintf("; did you mean %q?", s)
+			}
+		}
+		diags.Errorf(vm.Doc.Pos(d.Field), d.Field, "device %q is not permitted on cluster %s, so KubeVirt would start no virt-launcher pod for the VM (%s)", d.ResourceName, p.Name, which)
+	}
+	return ok
 }
 
 // previewGates refuses a preview feature gate the Platform accepts without

@@ -56,7 +56,11 @@ func migration(vm *resolve.VM, diags *diag.List) {
 	}
 	switch vm.Migration {
 	case api.MigrationRequired:
-		diags.Errorf(vm.Doc.Pos("spec.migration"), "spec.migration", "migration: Required cannot be met: %s (use ReadWriteMany storage and migratable networks, or migration: IfPossible or Never)", strings.Join(blockers, "; "))
+		hint := "use ReadWriteMany storage and migratable networks, or migration: IfPossible or Never"
+		if len(vm.Devices()) > 0 {
+			hint = "a VM with a GPU or host device is stopped during node maintenance: use migration: Never"
+		}
+		diags.Errorf(vm.Doc.Pos("spec.migration"), "spec.migration", "migration: Required cannot be met: %s (%s)", strings.Join(blockers, "; "), hint)
 	case api.MigrationIfPossible:
 		diags.Warnf(vm.Doc.Pos("spec.migration"), "spec.migration", "the VM cannot live-migrate (%s): it gets evictionStrategy None and is stopped during node maintenance", strings.Join(blockers, "; "))
 	}

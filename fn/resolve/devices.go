@@ -49,7 +49,7 @@ func (p *Platform) PermittedDevices() []string {
 		out = append(out, d.ResourceName)
 	}
 	slices.Sort(out)
-	return out
+	return slices.Compact(out)
 }
 
 // AllowsDevice reports whether the tenant may pass a device through: its
