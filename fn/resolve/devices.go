@@ -88,6 +88,10 @@ func (v *VM) Devices() []DeviceUse {
 			out = append(out, DeviceUse{List: "spec.size", Field: "spec.size", ResourceName: g.DeviceName, GPU: true})
 		}
 	}
+	if v.VM.VM == nil {
+		// A VM built without its intent (tests of the sizing model).
+		return out
+	}
 	for i, g := range v.Spec.GPUs {
 		out = append(out, DeviceUse{List: "spec.gpus", Field: fmt.Sprintf("spec.gpus[%d].deviceName", i), ResourceName: g.DeviceName, GPU: true})
 	}
