@@ -87,7 +87,12 @@ type PlatformSpec struct {
 	// scope after product maturity and support review" (target
 	// architecture, workload eligibility matrix): each gate named here
 	// needs an Evidence of check support-review whose covers.feature is the
-	// gate, on this exact version. Absent: none.
+	// gate, on this exact version. No VM virtc compiles uses a gated
+	// feature (KubeVirt v1.8.4 reaches them only through VM fields and
+	// annotations the VM intent does not have: devices.downwardMetrics,
+	// devices.video, a disk's reservation, the
+	// EmulatorThreadCompleteToEvenParity annotation, …), so a gate marks no
+	// VM: the review is the gate's own. Absent: none.
 	AcceptPreviewGates []string `json:"acceptPreviewGates,omitempty"`
 	// Enable lifts features excluded from the platform baseline, for nodes
 	// prepared for them: gpu, hostDevices, sriov, dedicatedCPU, hugepages.

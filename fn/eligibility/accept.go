@@ -113,6 +113,21 @@ func judge(vm *resolve.VM, class Class, q Requirement, ctx Context) Judged {
 	return judgeWith(q, ctx, func(c api.EvidenceCovers) bool { return applies(c, vm, class) })
 }
 
+// Assessments judges the architecture assessment of each excluded hardware
+// feature the VM uses (class hardware-passthrough's own requirements),
+// whatever row of the matrix the VM falls in first: a VM that also runs a
+// preview feature still needs them.
+func Assessments(vm *resolve.VM, ctx Context) []Judged {
+	c := class("hardware-passthrough")
+	var out []Judged
+	for _, q := range evidence(vm, c, nil) {
+		if q.Class == c.Name {
+			out = append(out, judge(vm, c, q, ctx))
+		}
+	}
+	return out
+}
+
 // PreviewCheck is the check that accepts a Technology or Developer Preview
 // feature gate: "separate approved scope after product maturity and support
 // review" (target architecture, workload eligibility matrix).

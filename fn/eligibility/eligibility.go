@@ -151,6 +151,9 @@ func Classify(vm *resolve.VM) Result {
 	if vm.Spec.Confidential != "" {
 		excludedTP = append(excludedTP, "confidential: "+vm.Spec.Confidential)
 	}
+	for _, u := range vm.PreviewFeatures {
+		excludedTP = append(excludedTP, fmt.Sprintf("feature gate %s (%s): %s", u.Gate, resolve.PreviewPhase(u.Phase), u.Why))
+	}
 	if s := vm.Size; s != nil {
 		if len(s.Spec.GPUs) > 0 {
 			passthrough = append(passthrough, fmt.Sprintf("size %s passes GPUs through", vm.SizeName))

@@ -37,7 +37,7 @@ func enabled(m *resolve.Model) []string {
 // cannot be enabled at all ("Excluded ... Not part of the 4.22 baseline").
 func excluded(m *resolve.Model, vm *resolve.VM, ctx eligibility.Context, diags *diag.List) {
 	on := enabled(m)
-	// assessed: the accepted (or missing) assessments, by feature.
+	// missing: the assessments without evidence that counts, by feature.
 	var missing map[string]eligibility.Judged
 	refused := map[string]bool{}
 	// need reports a feature the Platform does not enable (once per field
@@ -53,9 +53,8 @@ func excluded(m *resolve.Model, vm *resolve.VM, ctx eligibility.Context, diags *
 		}
 		if missing == nil {
 			missing = map[string]eligibility.Judged{}
-			r := eligibility.Classify(vm)
-			for _, j := range eligibility.Accept(vm, r, ctx).Missing() {
-				if j.Check == eligibility.AssessmentCheck {
+			for _, j := range eligibility.Assessments(vm, ctx) {
+				if j.Evidence == "" {
 					missing[j.Feature] = j
 				}
 			}
@@ -169,13 +168,29 @@ func previewGates(m *resolve.Model, ctx eligibility.Context, diags *diag.List) {
 			continue
 		}
 		diags.Errorf(p.Doc.Pos(field), field, "feature gate %q is %s in OpenShift Virtualization %s, which the target architecture excludes from the baseline until a separate support review approves its scope, and it has none that counts: %s (record an Evidence of check %s with covers.class %s, covers.feature %q and covers.platformVersion %s, or remove the gate)",
-			g, previewPhase[phase], p.Release.Minor, j.Why, eligibility.PreviewCheck, eligibility.PreviewClass, g, ctx.PlatformVersion)
+			g, resolve.PreviewPhase(phase), p.Release.Minor, j.Why, eligibility.PreviewCheck, eligibility.PreviewClass, g, ctx.PlatformVersion)
 	}
 }
 
-var previewPhase = map[string]string{
-	versions.PhaseAlpha: "a Developer Preview",
-	versions.PhaseBeta:  "a Technology Preview",
+// previewInProduction refuses a production VM that runs a preview feature:
+// the target architecture leaves Technology Preview features out of the
+// 4.22 baseline ("Not part of the 4.22 baseline", workload eligibility
+// matrix), so no availability commitment rests on one; a standard-tier VM
+// may run it once the gate's support review is recorded (previewGates).
+func previewInProduction(vm *resolve.VM, diags *diag.List) {
+	if len(vm.PreviewFeatures) == 0 || vm.Tier != resolve.TierProduction || vm.Doc.Shadows("spec.tier") {
+		return
+	}
+	var uses []string
+	for _, u := range vm.PreviewFeatures {
+		uses = append(uses, fmt.Sprintf("feature gate %s (%s) applies to it: %s", u.Gate, resolve.PreviewPhase(u.Phase), u.Why))
+	}
+	doc := vm.Doc
+	if vm.Spec.Tier == "" {
+		doc = vm.Tenant.Doc
+	}
+	diags.Errorf(doc.Pos("spec.tier"), "spec.tier", "VM %s/%s is production tier but runs a preview feature, which is not part of the platform baseline: %s (use tier standard, or remove the gate from the Platform)",
+		vm.Namespace, vm.Name, strings.Join(uses, "; "))
 }
 
 // limits refuses names the cluster cannot hold and sizes beyond the

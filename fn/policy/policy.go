@@ -38,6 +38,7 @@ func Check(m *resolve.Model, diags *diag.List) {
 			productionEvidence(vm, ctx, diags)
 			snapshotBefore(vm, diags)
 			excluded(m, vm, ctx, diags)
+			previewInProduction(vm, diags)
 			requirements(m, vm, diags)
 			limits(m, vm, diags)
 			inlineSecrets(vm, diags)

@@ -77,6 +77,9 @@ type VM struct {
 	// Spread is the VM's spread group with its defaults applied (nil
 	// without one).
 	Spread *api.Spread
+	// PreviewFeatures are the preview features (feature gates that are on
+	// in the build's Platform) that change what the VM runs.
+	PreviewFeatures []PreviewUse
 }
 
 // Pool is a worker pool with its name.
@@ -162,6 +165,7 @@ func Resolve(set *decode.Set, cat *catalog.Catalog, diags *diag.List) *Model {
 			continue
 		}
 		rv := resolveVM(v, t, cat, diags)
+		rv.PreviewFeatures = previewUses(m.Platform, rv)
 		seen[k] = rv
 		t.VMs = append(t.VMs, rv)
 	}
