@@ -5,8 +5,6 @@ import (
 	"path"
 	"slices"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/diag"
 )
 
@@ -15,8 +13,8 @@ import (
 // pciHostDevices are keyed by pciDeviceSelector, mediatedDevices by
 // mdevNameSelector), its resource name is unique (KubeVirt's device
 // plugins advertise one resource per name), and passthrough is enabled.
-func hostDevices(e *decode.Entry[api.Platform], diags *diag.List) {
-	spec := e.Obj.Spec
+func hostDevices(p *Platform, diags *diag.List) {
+	e, spec := &p.Entry, p.Obj.Spec
 	if len(spec.HostDevices) > 0 && !slices.Contains(spec.Enable, "gpu") && !slices.Contains(spec.Enable, "hostDevices") {
 		diags.Errorf(e.Doc.Pos("spec.hostDevices"), "spec.hostDevices", "host devices are permitted but no VM may use one: device passthrough is excluded from the platform baseline (enable it for prepared nodes with spec.enable: [gpu] or [hostDevices], or remove spec.hostDevices)")
 	}
@@ -33,6 +31,10 @@ func hostDevices(e *decode.Entry[api.Platform], diags *diag.List) {
 			diags.Errorf(e.Doc.Pos(field), field, "host device %q names no device: set pciDeviceSelector (vendor_id:product_id of a PCI device) or mdevNameSelector (a mediated device type such as a vGPU)", d.ResourceName)
 		case d.MdevType != "" && d.MdevNameSelector == "":
 			diags.Errorf(e.Doc.Pos(field+".mdevType"), field+".mdevType", "mdevType is the mediated device type KubeVirt creates for mdevNameSelector: only with mdevNameSelector")
+		case d.MdevType != "" && slices.Contains(p.FeatureGates, disableMDev):
+			// HCO v1.18.1 controllers/handlers/kubevirt.go,
+			// toKvMediatedDevicesConfiguration: enabled false.
+			diags.Errorf(e.Doc.Pos(field+".mdevType"), field+".mdevType", "feature gate %s is on, so KubeVirt creates no mediated devices (HCO sets the KubeVirt CR's mediatedDevicesConfiguration.enabled false): remove mdevType and create the devices outside KubeVirt, or remove the gate", disableMDev)
 		}
 		if j, dup := seen[d.ResourceName]; dup {
 			diags.Errorf(e.Doc.Pos(field+".resourceName"), field+".resourceName", "resource name %q is already spec.hostDevices[%d]: each permitted device is advertised under a name of its own", d.ResourceName, j)
@@ -41,6 +43,10 @@ func hostDevices(e *decode.Entry[api.Platform], diags *diag.List) {
 		}
 	}
 }
+
+// disableMDev is the HyperConverged gate that stops KubeVirt's handling of
+// mediated devices.
+const disableMDev = "disableMDevConfiguration"
 
 // PermittedDevices are the resource names of the Platform's host devices.
 func (p *Platform) PermittedDevices() []string {
