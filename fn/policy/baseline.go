@@ -41,15 +41,14 @@ func excluded(m *resolve.Model, vm *resolve.VM, ctx eligibility.Context, diags *
 	var missing map[string]eligibility.Judged
 	refused := map[string]bool{}
 	// need reports a feature the Platform does not enable (once per field
-	// and feature), or one whose assessment is missing; it returns whether
-	// the Platform enables it.
-	need := func(feature, field, what, assessed string) bool {
+	// and feature), or one whose assessment is missing.
+	need := func(feature, field, what, assessed string) {
 		if !slices.Contains(on, feature) {
 			if !refused[field+" "+feature] {
 				refused[field+" "+feature] = true
 				diags.Errorf(vm.Doc.Pos(field), field, "%s, which is excluded from the platform baseline (a Platform enables it for prepared nodes with spec.enable: [%s])", what, feature)
 			}
-			return false
+			return
 		}
 		if missing == nil {
 			missing = map[string]eligibility.Judged{}
@@ -61,11 +60,10 @@ func excluded(m *resolve.Model, vm *resolve.VM, ctx eligibility.Context, diags *
 		}
 		j, ok := missing[assessed]
 		if !ok || vm.Doc.Shadows(field) {
-			return true
+			return
 		}
 		diags.Errorf(vm.Doc.Pos(field), field, "%s, which is excluded from the platform baseline: the Platform enables %s, but the workload eligibility matrix asks for a separate architecture and vendor support assessment first, in every tier, and %s has none that counts: %s (record an Evidence of check %s with covers.class hardware-passthrough, covers.feature %q and covers.platformVersion %s)",
 			what, feature, assessed, j.Why, eligibility.AssessmentCheck, assessed, cmp.Or(ctx.PlatformVersion, "<the Platform's version>"))
-		return true
 	}
 	for _, d := range vm.Devices() {
 		feature, what, field := "hostDevices", "host (PCI) device passthrough", d.List
