@@ -4,6 +4,7 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -30,7 +31,7 @@ func Check(m *resolve.Model, diags *diag.List) {
 		retiredTenant(t, diags)
 		quotaFit(t, diags)
 		for _, vm := range t.VMs {
-			migration(vm, diags)
+			migration(m, vm, diags)
 			productionBackup(vm, diags)
 			snapshotOnlyBackup(vm, diags)
 			uncapturedDisks(vm, diags)
@@ -50,7 +51,7 @@ func Check(m *resolve.Model, diags *diag.List) {
 
 // migration refuses a VM that claims live migration it cannot have, and
 // warns when IfPossible will in fact stop the VM during maintenance.
-func migration(vm *resolve.VM, diags *diag.List) {
+func migration(m *resolve.Model, vm *resolve.VM, diags *diag.List) {
 	blockers := migrationBlockers(vm)
 	if len(blockers) == 0 {
 		return
@@ -63,7 +64,39 @@ func migration(vm *resolve.VM, diags *diag.List) {
 		}
 		diags.Errorf(vm.Doc.Pos("spec.migration"), "spec.migration", "migration: Required cannot be met: %s (%s)", strings.Join(blockers, "; "), hint)
 	case api.MigrationIfPossible:
+		if slices.Contains(vm.Spec.KubeVirtDefaults, api.DefaultEvictionStrategy) {
+			clusterEviction(m, vm, blockers, diags)
+			return
+		}
 		diags.Warnf(vm.Doc.Pos("spec.migration"), "spec.migration", "the VM cannot live-migrate (%s): it gets evictionStrategy None and is stopped during node maintenance", strings.Join(blockers, "; "))
+	}
+}
+
+// clusterEviction judges a VM that cannot live-migrate but leaves its
+// eviction strategy to the cluster's (spec.kubevirtDefaults:
+// [evictionStrategy], as virtc import writes for a VM that sets none).
+// With the cluster's LiveMigrate, KubeVirt v1.8.4 denies every eviction of
+// its virt-launcher pod (pkg/virt-api/webhooks/validating-webhook/admitters/
+// pod-eviction-admitter.go: "is configured with an eviction strategy but is
+// not live-migratable"), so each drain of its node blocks until someone
+// stops the VM. HCO v1.18.1 defaults the cluster's strategy to LiveMigrate
+// on clusters with more than one worker (pkg/webhooks/mutator,
+// mutateV1beta1EvictionStrategy).
+func clusterEviction(m *resolve.Model, vm *resolve.VM, blockers []string, diags *diag.List) {
+	const field = "spec.kubevirtDefaults"
+	why := strings.Join(blockers, "; ")
+	if m.Platform == nil {
+		diags.Warnf(vm.Doc.Pos(field), field, "the VM cannot live-migrate (%s) and leaves its eviction strategy to the cluster's: with LiveMigrate (HCO's default on clusters with several workers) KubeVirt denies the eviction of its launcher and every drain of its node blocks (remove evictionStrategy from spec.kubevirtDefaults: virtc then writes None)", why)
+		return
+	}
+	strategy := cmp.Or(m.Platform.Obj.Spec.EvictionStrategy, "LiveMigrate")
+	switch strategy {
+	case "External":
+		// The drain waits for the external controller, by design.
+	case "LiveMigrate":
+		diags.Errorf(vm.Doc.Pos(field), field, "the VM cannot live-migrate (%s) and leaves its eviction strategy to the cluster's, %s: KubeVirt denies the eviction of its launcher, and every drain of its node blocks (remove evictionStrategy from spec.kubevirtDefaults: virtc then writes None, and maintenance stops the VM)", why, strategy)
+	default:
+		diags.Warnf(vm.Doc.Pos("spec.migration"), "spec.migration", "the VM cannot live-migrate (%s): with the cluster's evictionStrategy %s it is stopped during node maintenance", why, strategy)
 	}
 }
 
