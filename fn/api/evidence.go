@@ -56,6 +56,12 @@ type EvidenceCovers struct {
 	// Class is the workload class of the eligibility matrix the check
 	// covered (for example worker-virtualization).
 	Class string `json:"class,omitempty"`
+	// Feature is the excluded feature an assessment covered: for check
+	// architecture-assessment (class hardware-passthrough) a device's
+	// resource name (nvidia.com/GA102GL_A10) or sriov, dedicatedCPU or
+	// hugepages; for check support-review a feature gate of the
+	// Platform's spec.acceptPreviewGates (videoConfig).
+	Feature string `json:"feature,omitempty"`
 	// Size narrows the evidence to VMs of this size.
 	Size string `json:"size,omitempty"`
 	// Tenant narrows the evidence to this tenant's VMs.

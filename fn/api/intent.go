@@ -54,6 +54,13 @@ type TenantAllow struct {
 	Storage []string `json:"storage,omitempty"`
 	// Pools are worker pool names.
 	Pools []string `json:"pools,omitempty"`
+	// Devices are the resource names of the host devices (GPUs, vGPUs,
+	// PCI devices; the Platform's spec.hostDevices) the tenant's VMs may
+	// pass through, by name or glob pattern (nvidia.com/*). Unlike the
+	// other lists, absent allows none: the target architecture grants "no
+	// implied device entitlement" and no "unrestricted privileged-device
+	// access".
+	Devices []string `json:"devices,omitempty"`
 }
 
 // TenantAccess lists group names per role.
@@ -137,10 +144,14 @@ type VMSpec struct {
 	// Tier overrides the tenant's tier for this VM: production or standard.
 	Tier string `json:"tier,omitempty" enum:"production,standard"`
 	// GPUs passes GPUs through to the guest. Excluded from the platform
-	// baseline unless the Platform enables gpu.
+	// baseline unless the Platform enables gpu; each deviceName must be a
+	// resource name of the Platform's spec.hostDevices that the tenant's
+	// spec.allow.devices allows. A VM with a GPU or host device cannot
+	// live-migrate (KubeVirt v1.8.4 pkg/virt-handler/vm.go: condition
+	// LiveMigratable false, HostDeviceNotLiveMigratable).
 	GPUs []Device `json:"gpus,omitempty"`
 	// HostDevices passes host PCI devices through to the guest. Excluded
-	// unless the Platform enables hostDevices.
+	// unless the Platform enables hostDevices; deviceName as for gpus.
 	HostDevices []Device `json:"hostDevices,omitempty"`
 	// Confidential asks for memory encryption (SEV, SEV-SNP, TDX).
 	// Confidential VMs are excluded from the platform baseline.

@@ -82,12 +82,39 @@ type PlatformSpec struct {
 	// does not support in production: each feature gate named here may be
 	// enabled in featureGates. A beta gate is on by default in HCO: virtc
 	// turns it off (featureGates <gate>: false) unless it is named here, so
-	// a cluster runs no preview feature nobody accepted. Absent: none.
+	// a cluster runs no preview feature nobody accepted. Technology Preview
+	// features are excluded from the baseline and need "a separate approved
+	// scope after product maturity and support review" (target
+	// architecture, workload eligibility matrix): each gate named here
+	// needs an Evidence of check support-review whose covers.feature is the
+	// gate, on this exact version. No VM virtc compiles uses a gated
+	// feature (KubeVirt v1.8.4 reaches them only through VM fields and
+	// annotations the VM intent does not have: devices.downwardMetrics,
+	// devices.video, a disk's reservation, the
+	// EmulatorThreadCompleteToEvenParity annotation, …), so a gate marks no
+	// VM: the review is the gate's own. Absent: none.
 	AcceptPreviewGates []string `json:"acceptPreviewGates,omitempty"`
 	// Enable lifts features excluded from the platform baseline, for nodes
 	// prepared for them: gpu, hostDevices, sriov, dedicatedCPU, hugepages.
 	// (Confidential VMs and Technology Preview features cannot be enabled.)
+	// Enabling is not enough for a VM to use one: the workload eligibility
+	// matrix puts it in class hardware-passthrough, which needs "a separate
+	// architecture and vendor support assessment" (an Evidence of check
+	// architecture-assessment whose covers.feature names the feature, or
+	// the device's resource name for gpu and hostDevices, on this exact
+	// version) in every tier; a device must also be among hostDevices here
+	// and in its tenant's spec.allow.devices.
 	Enable []string `json:"enable,omitempty" enum:"gpu,hostDevices,sriov,dedicatedCPU,hugepages"`
+	// HostDevices are the host devices the cluster permits for passthrough:
+	// the HyperConverged's spec.permittedHostDevices (pciHostDevices and
+	// mediatedDevices) and, for mediated devices KubeVirt creates, its
+	// spec.mediatedDevicesConfiguration. KubeVirt v1.8.4's virt-controller
+	// renders no virt-launcher pod for a VM whose gpus or hostDevices name
+	// a deviceName that is not permitted here
+	// (pkg/virt-controller/services/renderresources.go,
+	// validatePermittedHostDevices), so virtc refuses such a VM. Needs
+	// spec.enable gpu or hostDevices.
+	HostDevices []HostDevice `json:"hostDevices,omitempty"`
 	// Limits bound what VMs may ask for.
 	Limits *Limits `json:"limits,omitempty"`
 	// DataProtection installs OADP and names where backups go, or says that
@@ -141,6 +168,36 @@ type CatalogSource struct {
 	// version of the table, of spec.version's minor. OADP's channel head in
 	// the image is taken to be the OADP release of that version.
 	Head string `json:"head" pattern:"^[0-9]+\\.[0-9]+\\.[0-9]+$" hint:"the channel head's version, such as 4.22.5"`
+}
+
+// HostDevice is a device KubeVirt may pass through to VMs: a whole PCI
+// device (pciDeviceSelector) or a mediated device such as a vGPU
+// (mdevNameSelector), advertised to the scheduler as resourceName.
+// Exactly one of pciDeviceSelector and mdevNameSelector.
+type HostDevice struct {
+	// ResourceName is the name the device is advertised and requested by
+	// (vendor.com/NAME, for example nvidia.com/GA102GL_A10): a VM's
+	// gpus[].deviceName or hostDevices[].deviceName, and a tenant's
+	// spec.allow.devices, name it.
+	ResourceName string `json:"resourceName" pattern:"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?/[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$" hint:"a resource name vendor.com/NAME, such as nvidia.com/GA102GL_A10"`
+	// PCIDeviceSelector is the PCI vendor_id:product_id of a device passed
+	// through whole (for example 10de:2236), bound to vfio-pci on the
+	// nodes.
+	PCIDeviceSelector string `json:"pciDeviceSelector,omitempty" pattern:"^[0-9a-fA-F]{4}:[0-9a-fA-F]{4}$" hint:"vendor_id:product_id in hex, such as 10de:2236"`
+	// MdevNameSelector is the name of a mediated device type as the node's
+	// sysfs states it (for example "GRID A10-4Q").
+	MdevNameSelector string `json:"mdevNameSelector,omitempty"`
+	// MdevType is the mediated device type KubeVirt creates on the nodes
+	// for mdevNameSelector (for example nvidia-592): virtc lists it in the
+	// HyperConverged's spec.mediatedDevicesConfiguration.mediatedDeviceTypes.
+	// Absent: the mediated devices are created outside KubeVirt (the NVIDIA
+	// GPU Operator). Only with mdevNameSelector.
+	MdevType string `json:"mdevType,omitempty"`
+	// ExternalResourceProvider says that a device plugin other than
+	// KubeVirt's advertises the device (the NVIDIA GPU Operator's):
+	// virt-handler then starts no device plugin for it
+	// (pkg/virt-handler/device-manager/device_controller.go).
+	ExternalResourceProvider bool `json:"externalResourceProvider,omitempty"`
 }
 
 // Approver is the InstallPlan approver Job's image and patience.

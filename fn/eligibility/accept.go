@@ -17,8 +17,8 @@ const (
 	// Pending: a required check has no Evidence that counts (the class is
 	// conditional until it has).
 	Pending = "conditional"
-	// Refused: the class is excluded from the baseline; no evidence makes
-	// it acceptable.
+	// Refused: the class is excluded from the baseline: no evidence makes
+	// it acceptable, or the assessment that would lift it is missing.
 	Refused = "excluded"
 )
 
@@ -89,12 +89,19 @@ func AsOf(evidence []decode.Entry[api.Evidence]) time.Time {
 // Accept judges a classified VM's requirements against the evidence.
 func Accept(vm *resolve.VM, r Result, ctx Context) Acceptance {
 	a := Acceptance{Status: Accepted}
-	if r.Class.Status == Excluded {
+	// An excluded class stays refused unless every assessment the class
+	// asks for (its own requirements) is accepted; then its VMs are judged
+	// on the rest, as a conditional class's.
+	if r.Class.Status == Excluded && (len(r.Class.Evidence) == 0 || !slices.ContainsFunc(r.Requirements, func(q Requirement) bool { return q.Class == r.Class.Name })) {
 		a.Status = Refused
 	}
 	for _, q := range r.Requirements {
 		j := judge(vm, r.Class, q, ctx)
-		if j.Evidence == "" && a.Status == Accepted {
+		switch {
+		case j.Evidence != "":
+		case r.Class.Status == Excluded && q.Class == r.Class.Name:
+			a.Status = Refused
+		case a.Status == Accepted:
 			a.Status = Pending
 		}
 		a.Judged = append(a.Judged, j)
@@ -103,6 +110,53 @@ func Accept(vm *resolve.VM, r Result, ctx Context) Acceptance {
 }
 
 func judge(vm *resolve.VM, class Class, q Requirement, ctx Context) Judged {
+	return judgeWith(q, ctx, func(c api.EvidenceCovers) bool { return applies(c, vm, class) })
+}
+
+// Assessments judges the architecture assessment of each excluded hardware
+// feature the VM uses (class hardware-passthrough's own requirements),
+// whatever row of the matrix the VM falls in first: a VM that also runs a
+// preview feature still needs them.
+func Assessments(vm *resolve.VM, ctx Context) []Judged {
+	c := class("hardware-passthrough")
+	var out []Judged
+	for _, q := range evidence(vm, c, nil) {
+		if q.Class == c.Name {
+			out = append(out, judge(vm, c, q, ctx))
+		}
+	}
+	return out
+}
+
+// PreviewCheck is the check that accepts a Technology or Developer Preview
+// feature gate: "separate approved scope after product maturity and support
+// review" (target architecture, workload eligibility matrix).
+const PreviewCheck = "support-review"
+
+// PreviewClass is the matrix's row of Technology Preview features.
+const PreviewClass = "confidential-or-tech-preview"
+
+// JudgeGate judges the support review of a preview feature gate the
+// Platform accepts: an Evidence of check support-review with covers.class
+// confidential-or-tech-preview and covers.feature the gate, on the
+// Platform's exact version, not narrowed to a tenant, VM or size (a gate is
+// cluster-wide).
+func JudgeGate(gate string, ctx Context) Judged {
+	q := Requirement{Check: PreviewCheck, Description: "support review of feature gate " + gate, Class: PreviewClass, Feature: gate}
+	clusterWide := func(c api.EvidenceCovers) bool { return c.Tenant == "" && c.VM == "" && c.Size == "" }
+	j := judgeWith(q, ctx, clusterWide)
+	if j.Evidence == "" && j.Why == "no evidence" {
+		for _, e := range ctx.Evidence {
+			if c := e.Obj.Spec.Covers; e.Obj.Spec.Check == q.Check && covers(c, q) && !clusterWide(c) {
+				j.Why = fmt.Sprintf("evidence %s is narrowed to a tenant, VM or size, and a feature gate is on for the whole cluster", e.Obj.Metadata.Name)
+				break
+			}
+		}
+	}
+	return j
+}
+
+func judgeWith(q Requirement, ctx Context, applies func(api.EvidenceCovers) bool) Judged {
 	j := Judged{Requirement: q}
 	if ctx.PlatformVersion == "" {
 		j.Why = "no Platform in the build, and evidence counts only on the Platform's exact version"
@@ -110,7 +164,7 @@ func judge(vm *resolve.VM, class Class, q Requirement, ctx Context) Judged {
 	}
 	var candidates []decode.Entry[api.Evidence]
 	for _, e := range ctx.Evidence {
-		if e.Obj.Spec.Check == q.Check && applies(e.Obj.Spec.Covers, vm, class) && covers(e.Obj.Spec.Covers, q) {
+		if e.Obj.Spec.Check == q.Check && applies(e.Obj.Spec.Covers) && covers(e.Obj.Spec.Covers, q) {
 			candidates = append(candidates, e)
 		}
 	}
@@ -178,6 +232,9 @@ func covers(c api.EvidenceCovers, q Requirement) bool {
 		}
 	}
 	if q.BackupPolicy != "" && c.BackupPolicy != q.BackupPolicy {
+		return false
+	}
+	if q.Feature != "" && c.Feature != q.Feature {
 		return false
 	}
 	return q.Class == "" || c.Class == q.Class

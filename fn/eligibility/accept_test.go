@@ -110,3 +110,95 @@ func TestAcceptEvidence(t *testing.T) {
 		})
 	}
 }
+
+// model compiles intents and returns the model and its evidence context,
+// whatever the diagnostics (a VM refused for a missing assessment is still
+// resolved).
+func model(t *testing.T, all string) (compile.Result, eligibility.Context) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "in.yaml"), []byte(all), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	diags := &diag.List{}
+	res := compile.Compile(source.Read([]string{dir}, source.Options{}, diags), compile.Options{}, diags)
+	if res.Model == nil {
+		t.Fatal(diag.Format(diags.Sorted()))
+	}
+	return res, eligibility.ContextOf(res.Model)
+}
+
+// The hardware-passthrough class is excluded until every feature the VM
+// uses has an architecture assessment (doc 000, workload eligibility
+// matrix); then it is judged on its other checks as a conditional class.
+func TestExcludedNeedsAssessment(t *testing.T) {
+	base := strings.Replace(intents, "dataProtection: {external: true}", "dataProtection: {external: true}\n  enable: [dedicatedCPU, hugepages]", 1) + `---
+apiVersion: virtc.dev/v1alpha1
+kind: VM
+metadata: {name: dpdk, namespace: shop}
+spec: {size: cx1.large, image: rhel9, migration: Never}
+`
+	assess := func(feature string) string {
+		return evidence("assess-"+strings.ToLower(feature), "architecture-assessment", "class: hardware-passthrough, feature: "+feature, "2026-11-01")
+	}
+	// The storage profile's and backup policy's checks.
+	drill := evidence("drill", "restore-drill", "backupPolicy: daily", "2026-11-20") + evidence("ceph", "storage-failover", "storageProfile: ceph-rbd", "2026-11-01")
+	for _, c := range []struct {
+		name  string
+		extra []string
+		want  string
+	}{
+		{"no assessment", nil, eligibility.Refused},
+		{"one of two features assessed", []string{assess("hugepages"), drill}, eligibility.Refused},
+		{"another class's evidence does not count", []string{strings.Replace(assess("hugepages"), "hardware-passthrough", "standard", 1), assess("dedicatedCPU"), drill}, eligibility.Refused},
+		{"assessed, restore drill missing", []string{assess("hugepages"), assess("dedicatedCPU")}, eligibility.Pending},
+		{"assessed and drilled", []string{assess("hugepages"), assess("dedicatedCPU"), drill}, eligibility.Accepted},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, ctx := model(t, base+strings.Join(c.extra, ""))
+			for _, tn := range res.Model.Tenants {
+				for _, vm := range tn.VMs {
+					if vm.Name != "dpdk" {
+						continue
+					}
+					r := eligibility.Classify(vm)
+					if r.Class.Name != "hardware-passthrough" {
+						t.Fatalf("class %s", r.Class.Name)
+					}
+					if got := eligibility.Accept(vm, r, ctx).Status; got != c.want {
+						t.Errorf("status %s, want %s", got, c.want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// A preview gate's support review counts only for the gate, on the exact
+// version, and not narrowed (a gate is cluster-wide).
+func TestJudgeGate(t *testing.T) {
+	review := func(name, covers string) string {
+		return evidence(name, "support-review", "class: confidential-or-tech-preview, "+covers, "2026-11-01")
+	}
+	for _, c := range []struct {
+		name, extra, want string // want: the accepting Evidence, or "why:…"
+	}{
+		{"none", "", "why:no evidence"},
+		{"counts", review("r", "feature: videoConfig"), "r"},
+		{"another gate", review("r", "feature: objectGraph"), "why:no evidence"},
+		{"narrowed to a tenant", review("r", "feature: videoConfig, tenant: shop"), "why:narrowed to a tenant"},
+		{"another version", strings.Replace(review("r", "feature: videoConfig"), "4.22.2", "4.22.1", 1), "why:recorded on platform 4.22.1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, ctx := model(t, intents+c.extra)
+			j := eligibility.JudgeGate("videoConfig", ctx)
+			if why, ok := strings.CutPrefix(c.want, "why:"); ok {
+				if j.Evidence != "" || !strings.Contains(j.Why, why) {
+					t.Errorf("accepted by %q, why %q; want missing because %q", j.Evidence, j.Why, why)
+				}
+			} else if j.Evidence != c.want {
+				t.Errorf("accepted by %q (why %q), want %q", j.Evidence, j.Why, c.want)
+			}
+		})
+	}
+}

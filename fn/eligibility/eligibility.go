@@ -40,7 +40,12 @@ type Class struct {
 // class it matches.
 var Classes = []Class{
 	{Name: "confidential-or-tech-preview", Status: Excluded, Title: "confidential VM or Technology Preview feature"},
-	{Name: "hardware-passthrough", Status: Excluded, Title: "GPU, host device, SR-IOV, dedicated CPU or huge pages"},
+	// "Separate architecture and vendor support assessment" (target
+	// architecture, workload eligibility matrix): one per excluded feature
+	// the VM uses, a device by its resource name. With every assessment
+	// accepted (and the Platform's spec.enable) the class is lifted.
+	{Name: "hardware-passthrough", Status: Excluded, Title: "GPU, host device, SR-IOV, dedicated CPU or huge pages",
+		Evidence: []api.EvidenceRequirement{{Check: AssessmentCheck, Description: "architecture and vendor support assessment of %s"}}},
 	{Name: "worker-virtualization", Status: Conditional, Title: "VM running a Kubernetes worker node",
 		Evidence: []api.EvidenceRequirement{
 			{Check: "node-drain-test", Description: "node drain and VM restart test of the nested worker"},
@@ -50,6 +55,34 @@ var Classes = []Class{
 	{Name: "additional-network", Status: Conditional, Title: "VM on an additional network or a user-defined network",
 		Evidence: []api.EvidenceRequirement{{Check: "network-failover", Description: "connectivity and failover test on network profile %s"}}},
 	{Name: "standard", Status: Eligible, Title: "standard business VM"},
+}
+
+// AssessmentCheck is the check that lifts an excluded hardware feature
+// for the VMs that use it.
+const AssessmentCheck = "architecture-assessment"
+
+// Features are the excluded hardware features a VM uses, as an
+// assessment's covers.feature names them: each passed-through device by
+// its resource name, then sriov, dedicatedCPU and hugepages.
+func Features(vm *resolve.VM) []string {
+	var out []string
+	for _, d := range vm.Devices() {
+		if !slices.Contains(out, d.ResourceName) {
+			out = append(out, d.ResourceName)
+		}
+	}
+	if slices.ContainsFunc(vm.Networks, func(n resolve.Network) bool { return n.NetworkProfile != nil && n.Spec.Type == api.NetworkSRIOV }) {
+		out = append(out, "sriov")
+	}
+	if s := vm.Size; s != nil {
+		if s.Spec.DedicatedCPU {
+			out = append(out, "dedicatedCPU")
+		}
+		if s.Spec.Hugepages != "" {
+			out = append(out, "hugepages")
+		}
+	}
+	return out
 }
 
 // Requirement is one check a VM needs accepted evidence for: the check's
@@ -62,6 +95,8 @@ type Requirement struct {
 	NetworkProfiles []string
 	BackupPolicy    string
 	Class           string
+	// Feature is the excluded feature an assessment covers.
+	Feature string
 	// ValidFor is how long after its date evidence counts; zero: always.
 	ValidFor time.Duration
 	// ValidForText is ValidFor as the catalog wrote it (90d), for messages.
@@ -82,6 +117,9 @@ func (r Requirement) Subject() string {
 	}
 	if r.Class != "" {
 		parts = append(parts, "class "+r.Class)
+	}
+	if r.Feature != "" {
+		parts = append(parts, "feature "+r.Feature)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -112,6 +150,9 @@ func Classify(vm *resolve.VM) Result {
 	var excludedTP, passthrough, extraNets []string
 	if vm.Spec.Confidential != "" {
 		excludedTP = append(excludedTP, "confidential: "+vm.Spec.Confidential)
+	}
+	for _, u := range vm.PreviewFeatures {
+		excludedTP = append(excludedTP, fmt.Sprintf("feature gate %s (%s): %s", u.Gate, resolve.PreviewPhase(u.Phase), u.Why))
 	}
 	if s := vm.Size; s != nil {
 		if len(s.Spec.GPUs) > 0 {
@@ -185,6 +226,11 @@ func evidence(vm *resolve.VM, c Class, extraNets []string) []Requirement {
 		e := c.Evidence[0]
 		add(Requirement{Check: e.Check, Description: fmt.Sprintf(e.Description, vm.RootStorage.Name, strings.Join(nets, ", ")),
 			StorageProfile: vm.RootStorage.Name, NetworkProfiles: nets})
+	case "hardware-passthrough":
+		e := c.Evidence[0]
+		for _, f := range Features(vm) {
+			add(Requirement{Check: e.Check, Description: fmt.Sprintf(e.Description, f), Class: c.Name, Feature: f})
+		}
 	case "additional-network":
 		for _, n := range extraNets {
 			e := c.Evidence[0]
@@ -195,7 +241,9 @@ func evidence(vm *resolve.VM, c Class, extraNets []string) []Requirement {
 			add(Requirement{Check: e.Check, Description: e.Description, Class: c.Name})
 		}
 	}
-	if c.Status == Excluded {
+	if c.Status == Excluded && len(c.Evidence) == 0 {
+		// No evidence lifts the class (confidential VMs, Technology
+		// Preview features).
 		return out
 	}
 	storage := func(st resolve.Storage) {

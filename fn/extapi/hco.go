@@ -27,6 +27,38 @@ type HyperConvergedSpec struct {
 	VMStateStorageClass      string                   `json:"vmStateStorageClass,omitempty"`
 	UninstallStrategy        string                   `json:"uninstallStrategy"`
 	WorkloadUpdateStrategy   *WorkloadUpdateStrategy  `json:"workloadUpdateStrategy,omitempty"`
+	// PermittedHostDevices and MediatedDevicesConfiguration: HCO v1.18.1
+	// copies them into the KubeVirt CR (controllers/handlers/kubevirt.go,
+	// toKvPermittedHostDevices, toKvMediatedDevicesConfiguration).
+	PermittedHostDevices         *PermittedHostDevices         `json:"permittedHostDevices,omitempty"`
+	MediatedDevicesConfiguration *MediatedDevicesConfiguration `json:"mediatedDevicesConfiguration,omitempty"`
+}
+
+// PermittedHostDevices is HCO's permittedHostDevices (api/v1
+// hyperconverged_types.go): the devices KubeVirt may pass through.
+type PermittedHostDevices struct {
+	PciHostDevices  []PciHostDevice      `json:"pciHostDevices,omitempty"`
+	MediatedDevices []MediatedHostDevice `json:"mediatedDevices,omitempty"`
+}
+
+// PciHostDevice is a PCI device permitted for passthrough.
+type PciHostDevice struct {
+	PCIDeviceSelector        string `json:"pciDeviceSelector"`
+	ResourceName             string `json:"resourceName"`
+	ExternalResourceProvider bool   `json:"externalResourceProvider,omitempty"`
+}
+
+// MediatedHostDevice is a mediated device type permitted for passthrough.
+type MediatedHostDevice struct {
+	MDEVNameSelector         string `json:"mdevNameSelector"`
+	ResourceName             string `json:"resourceName"`
+	ExternalResourceProvider bool   `json:"externalResourceProvider,omitempty"`
+}
+
+// MediatedDevicesConfiguration is the mediated device types KubeVirt
+// creates on the nodes.
+type MediatedDevicesConfiguration struct {
+	MediatedDeviceTypes []string `json:"mediatedDeviceTypes"`
 }
 
 // WorkloadUpdateStrategy is HCO's workloadUpdateStrategy: how KubeVirt

@@ -285,6 +285,22 @@ kind: Tenant
 metadata: {name: t1}
 spec: {backup: none}
 `
+	// Dedicated CPUs and huge pages are excluded until assessed (doc 000,
+	// workload eligibility matrix).
+	for _, f := range []string{"dedicatedCPU", "hugepages"} {
+		in += fmt.Sprintf(`
+---
+apiVersion: virtc.dev/v1alpha1
+kind: Evidence
+metadata: {name: assess-%[2]s}
+spec:
+  check: architecture-assessment
+  covers: {platformVersion: 4.22.1, class: hardware-passthrough, feature: %[1]s}
+  date: "2026-11-01"
+  by: platform-architecture
+  link: https://tickets.example.com/%[1]s
+`, f, strings.ToLower(f))
+	}
 	for i := range 4 {
 		in += fmt.Sprintf(`
 ---

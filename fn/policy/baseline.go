@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -8,7 +9,9 @@ import (
 
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/eligibility"
 	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/fn/versions"
 )
 
 // Default limits when the Platform sets none.
@@ -25,42 +28,167 @@ func enabled(m *resolve.Model) []string {
 	return m.Platform.Obj.Spec.Enable
 }
 
-// excluded refuses what the platform baseline excludes, unless the
-// Platform enables it: passthrough devices, SR-IOV, dedicated CPUs and huge
-// pages need prepared nodes; confidential VMs cannot be enabled at all.
-func excluded(m *resolve.Model, vm *resolve.VM, diags *diag.List) {
+// excluded refuses what the platform baseline excludes (target
+// architecture, workload eligibility matrix: "GPU/vGPU, SR-IOV, PCI
+// passthrough, or other hardware passthrough: Excluded from initial
+// baseline; separate architecture and vendor support assessment"), unless
+// the Platform enables it for prepared nodes and an assessment of it on the
+// Platform's exact version is recorded, in every tier. Confidential VMs
+// cannot be enabled at all ("Excluded ... Not part of the 4.22 baseline").
+func excluded(m *resolve.Model, vm *resolve.VM, ctx eligibility.Context, diags *diag.List) {
 	on := enabled(m)
-	need := func(feature, field, what string) {
-		if slices.Contains(on, feature) {
+	// missing: the assessments without evidence that counts, by feature.
+	var missing map[string]eligibility.Judged
+	refused := map[string]bool{}
+	// need reports a feature the Platform does not enable (once per field
+	// and feature), or one whose assessment is missing.
+	need := func(feature, field, what, assessed string) {
+		if !slices.Contains(on, feature) {
+			if !refused[field+" "+feature] {
+				refused[field+" "+feature] = true
+				diags.Errorf(vm.Doc.Pos(field), field, "%s, which is excluded from the platform baseline (a Platform enables it for prepared nodes with spec.enable: [%s])", what, feature)
+			}
 			return
 		}
-		diags.Errorf(vm.Doc.Pos(field), field, "%s, which is excluded from the platform baseline (a Platform enables it for prepared nodes with spec.enable: [%s])", what, feature)
+		if missing == nil {
+			missing = map[string]eligibility.Judged{}
+			for _, j := range eligibility.Assessments(vm, ctx) {
+				if j.Evidence == "" {
+					missing[j.Feature] = j
+				}
+			}
+		}
+		j, ok := missing[assessed]
+		if !ok || vm.Doc.Shadows(field) {
+			return
+		}
+		diags.Errorf(vm.Doc.Pos(field), field, "%s, which is excluded from the platform baseline: the Platform enables %s, but the workload eligibility matrix asks for a separate architecture and vendor support assessment first, in every tier, and %s has none that counts: %s (record an Evidence of check %s with covers.class hardware-passthrough, covers.feature %q and covers.platformVersion %s)",
+			what, feature, assessed, j.Why, eligibility.AssessmentCheck, assessed, cmp.Or(ctx.PlatformVersion, "<the Platform's version>"))
+	}
+	for _, d := range vm.Devices() {
+		feature, what, field := "hostDevices", "host (PCI) device passthrough", d.List
+		if d.GPU {
+			feature, what = "gpu", "GPU passthrough"
+			if d.List == "spec.size" {
+				what = fmt.Sprintf("size %q passes GPUs through", vm.SizeName)
+			}
+		}
+		if slices.Contains(on, feature) {
+			// An assessment counts only for a device the tenant may use
+			// and the cluster permits.
+			if !device(m, vm, d, diags) {
+				continue
+			}
+			what, field = fmt.Sprintf("%s of %q", what, d.ResourceName), d.Field
+		}
+		need(feature, field, what, d.ResourceName)
 	}
 	if s := vm.Size; s != nil {
-		if len(s.Spec.GPUs) > 0 {
-			need("gpu", "spec.size", fmt.Sprintf("size %q passes GPUs through", vm.SizeName))
-		}
 		if s.Spec.DedicatedCPU {
-			need("dedicatedCPU", "spec.size", fmt.Sprintf("size %q needs dedicated CPUs", vm.SizeName))
+			need("dedicatedCPU", "spec.size", fmt.Sprintf("size %q needs dedicated CPUs", vm.SizeName), "dedicatedCPU")
 		}
 		if s.Spec.Hugepages != "" {
-			need("hugepages", "spec.size", fmt.Sprintf("size %q needs %s huge pages", vm.SizeName, s.Spec.Hugepages))
+			need("hugepages", "spec.size", fmt.Sprintf("size %q needs %s huge pages", vm.SizeName, s.Spec.Hugepages), "hugepages")
 		}
 	}
-	if len(vm.Spec.GPUs) > 0 {
-		need("gpu", "spec.gpus", "GPU passthrough")
-	}
-	if len(vm.Spec.HostDevices) > 0 {
-		need("hostDevices", "spec.hostDevices", "host (PCI) device passthrough")
-	}
 	for i, n := range vm.Networks {
-		if n.Spec.Type == api.NetworkSRIOV {
-			need("sriov", fmt.Sprintf("spec.networks[%d]", i), fmt.Sprintf("network %q is SR-IOV", n.Name))
+		if n.NetworkProfile != nil && n.Spec.Type == api.NetworkSRIOV {
+			need("sriov", fmt.Sprintf("spec.networks[%d]", i), fmt.Sprintf("network %q is SR-IOV", n.Name), "sriov")
 		}
 	}
 	if c := vm.Spec.Confidential; c != "" {
 		diags.Errorf(vm.Doc.Pos("spec.confidential"), "spec.confidential", "confidential VMs (%s) are excluded from the platform baseline: memory encryption is a Technology Preview in OpenShift Virtualization and cannot be enabled; remove spec.confidential", c)
 	}
+}
+
+// device refuses a device the tenant is not entitled to or the cluster
+// does not permit, and reports whether it may be used. The target
+// architecture grants tenants "no implied device entitlement" and no
+// "unrestricted privileged-device access" (workload eligibility matrix;
+// authorization and lifecycle boundaries): a tenant uses only the devices
+// its spec.allow.devices names. KubeVirt v1.8.4's virt-controller renders
+// no virt-launcher pod for a VMI whose deviceName is not in the KubeVirt
+// CR's permittedHostDevices (pkg/virt-controller/services/renderresources.go,
+// validatePermittedHostDevices), which HCO fills from the HyperConverged
+// (the Platform's spec.hostDevices).
+func device(m *resolve.Model, vm *resolve.VM, d resolve.DeviceUse, diags *diag.List) bool {
+	if d.ResourceName == "" || vm.Doc.Shadows(d.Field) {
+		return false
+	}
+	ok := true
+	if t := vm.Tenant; !t.AllowsDevice(d.ResourceName) {
+		ok = false
+		why := fmt.Sprintf("tenant %q allows no devices (a platform team entitles it in the tenant's spec.allow.devices)", t.Name)
+		if a := t.Spec.Allow; a != nil && len(a.Devices) > 0 {
+			why = fmt.Sprintf("tenant %q does not allow it (spec.allow.devices: %s)", t.Name, strings.Join(a.Devices, ", "))
+			if s, near := diag.Nearest(d.ResourceName, a.Devices); near {
+				why += fmt.Sprintf("; did you mean %q?", s)
+			}
+		}
+		diags.Errorf(vm.Doc.Pos(d.Field), d.Field, "device %q: %s", d.ResourceName, why)
+	}
+	if p := m.Platform; p != nil && !slices.Contains(p.PermittedDevices(), d.ResourceName) {
+		ok = false
+		permitted := p.PermittedDevices()
+		which := "the Platform's spec.hostDevices permits none"
+		if len(permitted) > 0 {
+			which = "the Platform's spec.hostDevices permits " + strings.Join(permitted, ", ")
+			if s, near := diag.Nearest(d.ResourceName, permitted); near {
+				which += fmt.Sprintf("; did you mean %q?", s)
+			}
+		}
+		diags.Errorf(vm.Doc.Pos(d.Field), d.Field, "device %q is not permitted on cluster %s, so KubeVirt would start no virt-launcher pod for the VM (%s)", d.ResourceName, p.Name, which)
+	}
+	return ok
+}
+
+// previewGates refuses a preview feature gate the Platform accepts without
+// a recorded support review: the target architecture excludes Technology
+// Preview features from the 4.22 baseline ("Separate approved scope after
+// product maturity and support review", workload eligibility matrix;
+// Decisions: "Excluded: Technology Preview features"), and a Developer
+// Preview is further from support still. Every HyperConverged gate of HCO
+// v1.18.1 is one or the other (api/v1/hyperconverged_types.go,
+// FeatureGates "Phase:" lines; catalog/versions/versions.yaml).
+func previewGates(m *resolve.Model, ctx eligibility.Context, diags *diag.List) {
+	p := m.Platform
+	if p == nil {
+		return
+	}
+	for i, g := range p.Obj.Spec.AcceptPreviewGates {
+		field := fmt.Sprintf("spec.acceptPreviewGates[%d]", i)
+		phase := p.Release.GatePhase(g)
+		if (phase != versions.PhaseAlpha && phase != versions.PhaseBeta) || p.Doc.Shadows(field) {
+			continue // refused by the Platform's resolution
+		}
+		j := eligibility.JudgeGate(g, ctx)
+		if j.Evidence != "" {
+			continue
+		}
+		diags.Errorf(p.Doc.Pos(field), field, "feature gate %q is %s in OpenShift Virtualization %s, which the target architecture excludes from the baseline until a separate support review approves its scope, and it has none that counts: %s (record an Evidence of check %s with covers.class %s, covers.feature %q and covers.platformVersion %s, or remove the gate)",
+			g, resolve.PreviewPhase(phase), p.Release.Minor, j.Why, eligibility.PreviewCheck, eligibility.PreviewClass, g, ctx.PlatformVersion)
+	}
+}
+
+// previewInProduction refuses a production VM that runs a preview feature:
+// the target architecture leaves Technology Preview features out of the
+// 4.22 baseline ("Not part of the 4.22 baseline", workload eligibility
+// matrix), so no availability commitment rests on one; a standard-tier VM
+// may run it once the gate's support review is recorded (previewGates).
+func previewInProduction(vm *resolve.VM, diags *diag.List) {
+	if len(vm.PreviewFeatures) == 0 || vm.Tier != resolve.TierProduction || vm.Doc.Shadows("spec.tier") {
+		return
+	}
+	var uses []string
+	for _, u := range vm.PreviewFeatures {
+		uses = append(uses, fmt.Sprintf("feature gate %s (%s) applies to it: %s", u.Gate, resolve.PreviewPhase(u.Phase), u.Why))
+	}
+	doc := vm.Doc
+	if vm.Spec.Tier == "" {
+		doc = vm.Tenant.Doc
+	}
+	diags.Errorf(doc.Pos("spec.tier"), "spec.tier", "VM %s/%s is production tier but runs a preview feature, which is not part of the platform baseline: %s (use tier standard, or remove the gate from the Platform)",
+		vm.Namespace, vm.Name, strings.Join(uses, "; "))
 }
 
 // limits refuses names the cluster cannot hold and sizes beyond the

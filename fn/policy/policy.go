@@ -4,6 +4,7 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -20,6 +21,7 @@ func Check(m *resolve.Model, diags *diag.List) {
 	oadpInstalled(m, diags)
 	ctx := eligibility.ContextOf(m)
 	evidenceNames(m, diags)
+	previewGates(m, ctx, diags)
 	placementRules(m, diags)
 	bootImageOwners(m, diags)
 	bootSourceMarks(m, diags)
@@ -29,14 +31,15 @@ func Check(m *resolve.Model, diags *diag.List) {
 		retiredTenant(t, diags)
 		quotaFit(t, diags)
 		for _, vm := range t.VMs {
-			migration(vm, diags)
+			migration(m, vm, diags)
 			productionBackup(vm, diags)
 			snapshotOnlyBackup(vm, diags)
 			uncapturedDisks(vm, diags)
 			imageProvenance(vm, diags)
 			productionEvidence(vm, ctx, diags)
 			snapshotBefore(vm, diags)
-			excluded(m, vm, diags)
+			excluded(m, vm, ctx, diags)
+			previewInProduction(vm, diags)
 			requirements(m, vm, diags)
 			limits(m, vm, diags)
 			inlineSecrets(vm, diags)
@@ -48,16 +51,52 @@ func Check(m *resolve.Model, diags *diag.List) {
 
 // migration refuses a VM that claims live migration it cannot have, and
 // warns when IfPossible will in fact stop the VM during maintenance.
-func migration(vm *resolve.VM, diags *diag.List) {
+func migration(m *resolve.Model, vm *resolve.VM, diags *diag.List) {
 	blockers := migrationBlockers(vm)
 	if len(blockers) == 0 {
 		return
 	}
 	switch vm.Migration {
 	case api.MigrationRequired:
-		diags.Errorf(vm.Doc.Pos("spec.migration"), "spec.migration", "migration: Required cannot be met: %s (use ReadWriteMany storage and migratable networks, or migration: IfPossible or Never)", strings.Join(blockers, "; "))
+		hint := "use ReadWriteMany storage and migratable networks, or migration: IfPossible or Never"
+		if len(vm.Devices()) > 0 {
+			hint = "a VM with a GPU or host device is stopped during node maintenance: use migration: Never"
+		}
+		diags.Errorf(vm.Doc.Pos("spec.migration"), "spec.migration", "migration: Required cannot be met: %s (%s)", strings.Join(blockers, "; "), hint)
 	case api.MigrationIfPossible:
+		if slices.Contains(vm.Spec.KubeVirtDefaults, api.DefaultEvictionStrategy) {
+			clusterEviction(m, vm, blockers, diags)
+			return
+		}
 		diags.Warnf(vm.Doc.Pos("spec.migration"), "spec.migration", "the VM cannot live-migrate (%s): it gets evictionStrategy None and is stopped during node maintenance", strings.Join(blockers, "; "))
+	}
+}
+
+// clusterEviction judges a VM that cannot live-migrate but leaves its
+// eviction strategy to the cluster's (spec.kubevirtDefaults:
+// [evictionStrategy], as virtc import writes for a VM that sets none).
+// With the cluster's LiveMigrate, KubeVirt v1.8.4 denies every eviction of
+// its virt-launcher pod (pkg/virt-api/webhooks/validating-webhook/admitters/
+// pod-eviction-admitter.go: "is configured with an eviction strategy but is
+// not live-migratable"), so each drain of its node blocks until someone
+// stops the VM. HCO v1.18.1 defaults the cluster's strategy to LiveMigrate
+// on clusters with more than one worker (pkg/webhooks/mutator,
+// mutateV1beta1EvictionStrategy).
+func clusterEviction(m *resolve.Model, vm *resolve.VM, blockers []string, diags *diag.List) {
+	const field = "spec.kubevirtDefaults"
+	why := strings.Join(blockers, "; ")
+	if m.Platform == nil {
+		diags.Warnf(vm.Doc.Pos(field), field, "the VM cannot live-migrate (%s) and leaves its eviction strategy to the cluster's: with LiveMigrate (HCO's default on clusters with several workers) KubeVirt denies the eviction of its launcher and every drain of its node blocks (remove evictionStrategy from spec.kubevirtDefaults: virtc then writes None)", why)
+		return
+	}
+	strategy := cmp.Or(m.Platform.Obj.Spec.EvictionStrategy, "LiveMigrate")
+	switch strategy {
+	case "External":
+		// The drain waits for the external controller, by design.
+	case "LiveMigrate":
+		diags.Errorf(vm.Doc.Pos(field), field, "the VM cannot live-migrate (%s) and leaves its eviction strategy to the cluster's, %s: KubeVirt denies the eviction of its launcher, and every drain of its node blocks (remove evictionStrategy from spec.kubevirtDefaults: virtc then writes None, and maintenance stops the VM)", why, strategy)
+	default:
+		diags.Warnf(vm.Doc.Pos("spec.migration"), "spec.migration", "the VM cannot live-migrate (%s): with the cluster's evictionStrategy %s it is stopped during node maintenance", why, strategy)
 	}
 }
 
@@ -214,6 +253,18 @@ func evidenceNames(m *resolve.Model, diags *diag.List) {
 		}
 		if c.Tenant != "" && len(tenants) > 0 && !slices.Contains(tenants, c.Tenant) {
 			warn("spec.covers.tenant", diag.UnknownName("tenant", c.Tenant, tenants))
+		}
+		if f := c.Feature; f != "" && m.Platform != nil {
+			var known []string
+			switch e.Obj.Spec.Check {
+			case eligibility.AssessmentCheck:
+				known = append([]string{"dedicatedCPU", "hugepages", "sriov"}, m.Platform.PermittedDevices()...)
+			case eligibility.PreviewCheck:
+				known = slices.Concat(m.Platform.Release.FeatureGates.Alpha, m.Platform.Release.FeatureGates.Beta)
+			}
+			if known != nil && !slices.Contains(known, f) {
+				warn("spec.covers.feature", diag.UnknownName(fmt.Sprintf("feature of check %s", e.Obj.Spec.Check), f, known))
+			}
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package render
 
 import (
+	"slices"
+
+	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/extapi"
 	"github.com/virtc/virtc/fn/resolve"
@@ -63,6 +66,7 @@ func HyperConverged(m *resolve.Model, p *resolve.Platform) emit.Object {
 			hs.FeatureGates[g] = false
 		}
 	}
+	hs.PermittedHostDevices, hs.MediatedDevicesConfiguration = permittedDevices(spec.HostDevices)
 	hco := &extapi.HyperConverged{
 		TypeMeta:   typeMeta("hco.kubevirt.io/v1beta1", "HyperConverged"),
 		ObjectMeta: objectMeta("HyperConverged", CNVNamespace, HCOName, p.Doc.Rel, map[string]string{LabelPlatform: p.Name}, nil),
@@ -78,4 +82,37 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// permittedDevices are the HyperConverged's permittedHostDevices and
+// mediatedDevicesConfiguration for the Platform's host devices, in the
+// Platform's order. HCO v1.18.1 copies both into the KubeVirt CR
+// (controllers/handlers/kubevirt.go); KubeVirt v1.8.4's virt-handler
+// starts a device plugin per permitted device found on its node, unless an
+// external provider advertises it
+// (pkg/virt-handler/device-manager/device_controller.go,
+// updatePermittedHostDevicePlugins), and creates the listed mediated
+// device types (pkg/virt-handler/device-manager/mediated_devices_types.go).
+func permittedDevices(ds []api.HostDevice) (*extapi.PermittedHostDevices, *extapi.MediatedDevicesConfiguration) {
+	if len(ds) == 0 {
+		return nil, nil
+	}
+	p := &extapi.PermittedHostDevices{}
+	var types []string
+	for _, d := range ds {
+		switch {
+		case d.PCIDeviceSelector != "":
+			p.PciHostDevices = append(p.PciHostDevices, extapi.PciHostDevice{PCIDeviceSelector: d.PCIDeviceSelector, ResourceName: d.ResourceName, ExternalResourceProvider: d.ExternalResourceProvider})
+		case d.MdevNameSelector != "":
+			p.MediatedDevices = append(p.MediatedDevices, extapi.MediatedHostDevice{MDEVNameSelector: d.MdevNameSelector, ResourceName: d.ResourceName, ExternalResourceProvider: d.ExternalResourceProvider})
+			if d.MdevType != "" {
+				types = append(types, d.MdevType)
+			}
+		}
+	}
+	if len(types) == 0 {
+		return p, nil
+	}
+	slices.Sort(types)
+	return p, &extapi.MediatedDevicesConfiguration{MediatedDeviceTypes: slices.Compact(types)}
 }

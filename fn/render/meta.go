@@ -30,10 +30,13 @@ const (
 	LabelPool = "virtc.dev/pool"
 	// LabelSpreadGroup names a VM's spread group on its template: the
 	// pod anti-affinity of the group's VMs selects it.
-	LabelSpreadGroup      = "virtc.dev/spread-group"
-	AnnotationSource      = "virtc.dev/source"
-	AnnotationSyncWave    = "argocd.argoproj.io/sync-wave"
-	AnnotationSyncOptions = "argocd.argoproj.io/sync-options"
+	LabelSpreadGroup = "virtc.dev/spread-group"
+	AnnotationSource = "virtc.dev/source"
+	// AnnotationPreviewFeatures lists, on a VirtualMachine, the preview
+	// feature gates that change what it runs (comma-separated).
+	AnnotationPreviewFeatures = "virtc.dev/preview-features"
+	AnnotationSyncWave        = "argocd.argoproj.io/sync-wave"
+	AnnotationSyncOptions     = "argocd.argoproj.io/sync-options"
 	// LabelRetired marks the objects of a retired VM, disk or tenant.
 	LabelRetired = "virtc.dev/retired"
 )

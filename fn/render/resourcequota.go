@@ -34,6 +34,9 @@ func ResourceQuota(m *resolve.Model, t *resolve.Tenant) emit.Object {
 	for _, class := range h.Classes() {
 		hard[corev1.ResourceName(class+".storageclass.storage.k8s.io/requests.storage")] = sizing.Bytes(h.ByClass[class])
 	}
+	for name, n := range deviceQuota(m, t) {
+		hard[corev1.ResourceName("requests."+name)] = *resourceCount(n)
+	}
 	q := &corev1.ResourceQuota{
 		TypeMeta:   typeMeta("v1", "ResourceQuota"),
 		ObjectMeta: objectMeta("ResourceQuota", t.Name, QuotaName, t.Doc.Rel, map[string]string{LabelTenant: t.Name}, nil),
@@ -43,3 +46,29 @@ func ResourceQuota(m *resolve.Model, t *resolve.Tenant) emit.Object {
 }
 
 func resourceCount(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }
+
+// deviceQuota is the number of each passed-through device the tenant's VMs
+// hold: KubeVirt v1.8.4 requests one of a device's resource name on the
+// virt-launcher pod for each GPU or host device
+// (pkg/virt-controller/services/renderresources.go, WithGPUsDevicePlugins,
+// WithHostDevicesDevicePlugins), and such a VM never live-migrates, so no
+// second launcher holds one. Every other device the Platform permits gets
+// 0: a VM created outside Git cannot take a device the tenant is not
+// entitled to (target architecture, doc 000: "No implied device
+// entitlement"; no "unrestricted privileged-device access").
+func deviceQuota(m *resolve.Model, t *resolve.Tenant) map[string]int64 {
+	out := map[string]int64{}
+	if m.Platform != nil {
+		for _, name := range m.Platform.PermittedDevices() {
+			out[name] = 0
+		}
+	}
+	for _, vm := range t.VMs {
+		for _, d := range vm.Devices() {
+			if d.ResourceName != "" {
+				out[d.ResourceName]++
+			}
+		}
+	}
+	return out
+}

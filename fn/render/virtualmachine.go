@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
@@ -144,9 +145,23 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 		evictionRef = nil
 	}
 
+	annotations := vm.Metadata.Annotations
+	if len(vm.PreviewFeatures) > 0 {
+		// Marked for people and tools: the VM runs a feature that is not
+		// generally available (class confidential-or-tech-preview).
+		annotations = maps.Clone(annotations)
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		var gates []string
+		for _, u := range vm.PreviewFeatures {
+			gates = append(gates, u.Gate)
+		}
+		annotations[AnnotationPreviewFeatures] = strings.Join(gates, ",")
+	}
 	obj := &kubevirtv1.VirtualMachine{
 		TypeMeta:   typeMeta("kubevirt.io/v1", "VirtualMachine"),
-		ObjectMeta: safe.meta(objectMeta("VirtualMachine", vm.Namespace, vm.Name, vm.Doc.Rel, labels, vm.Metadata.Annotations)),
+		ObjectMeta: safe.meta(objectMeta("VirtualMachine", vm.Namespace, vm.Name, vm.Doc.Rel, labels, annotations)),
 		Spec: kubevirtv1.VirtualMachineSpec{
 			RunStrategy:         &runStrategy,
 			Instancetype:        &kubevirtv1.InstancetypeMatcher{Kind: "VirtualMachineClusterInstancetype", Name: vm.SizeName},

@@ -204,6 +204,7 @@ func resolvePlatform(cat *catalog.Catalog, diags *diag.List) *Platform {
 	upgradingTo(p, diags)
 	liveMigrationLimits(e, diags)
 	featureGates(p, diags)
+	hostDevices(p, diags)
 	workloadUpdate(p, diags)
 	if a := spec.Approver; a != nil && a.TimeoutMinutes != nil && (*a.TimeoutMinutes < 1 || *a.TimeoutMinutes > 1440) {
 		diags.Errorf(e.Doc.Pos("spec.approver.timeoutMinutes"), "spec.approver.timeoutMinutes", "%d minutes is out of range (1 to 1440; the default is 45)", *a.TimeoutMinutes)

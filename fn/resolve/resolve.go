@@ -77,6 +77,9 @@ type VM struct {
 	// Spread is the VM's spread group with its defaults applied (nil
 	// without one).
 	Spread *api.Spread
+	// PreviewFeatures are the preview features (feature gates that are on
+	// in the build's Platform) that change what the VM runs.
+	PreviewFeatures []PreviewUse
 }
 
 // Pool is a worker pool with its name.
@@ -162,6 +165,7 @@ func Resolve(set *decode.Set, cat *catalog.Catalog, diags *diag.List) *Model {
 			continue
 		}
 		rv := resolveVM(v, t, cat, diags)
+		rv.PreviewFeatures = previewUses(m.Platform, rv)
 		seen[k] = rv
 		t.VMs = append(t.VMs, rv)
 	}
@@ -452,7 +456,10 @@ func (v *VM) CanMigrate() bool {
 			return false
 		}
 	}
-	return true
+	// KubeVirt v1.8.4 sets LiveMigratable false on a VMI with a GPU or host
+	// device (pkg/virt-handler/vm.go, calculateLiveMigrationCondition:
+	// HostDeviceNotLiveMigratable).
+	return len(v.Devices()) == 0
 }
 
 // MigrationBlockers say why the VM cannot live-migrate: storage that is not
@@ -471,6 +478,9 @@ func (v *VM) MigrationBlockers() []string {
 		if n.NetworkProfile != nil && !n.Spec.Migratable {
 			out = append(out, fmt.Sprintf("network %q does not allow live migration", n.Name))
 		}
+	}
+	if len(v.Devices()) > 0 {
+		out = append(out, "a GPU or host device is passed through: KubeVirt does not live-migrate such a VM, its LiveMigratable condition is false with reason HostDeviceNotLiveMigratable")
 	}
 	return out
 }

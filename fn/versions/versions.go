@@ -80,6 +80,11 @@ type Release struct {
 		Beta []string `yaml:"beta"`
 		// Deprecated gates are ignored by HCO.
 		Deprecated []string `yaml:"deprecated"`
+		// VMUse names, for each gate that changes what some VMs run, the
+		// VM trait it applies to (resolve's preview traits: dedicatedCPU).
+		// A VM with the trait on a cluster where the gate is on uses the
+		// preview feature.
+		VMUse map[string]string `yaml:"vmUse"`
 	} `yaml:"featureGates"`
 }
 
