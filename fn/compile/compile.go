@@ -39,6 +39,10 @@ type Options struct {
 	// newest Evidence date in the inputs, so that the output depends only
 	// on the inputs, never on the clock.
 	AsOf time.Time
+	// Report turns the eligibility gate's refusals into warnings, for
+	// virtc report, whose point is to show what each VM still lacks; a
+	// build never sets it.
+	Report bool
 }
 
 // Result is the outcome of a compile.
@@ -69,7 +73,7 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 		m.AsOf = eligibility.AsOf(m.Evidence)
 	}
 	res.Model = m
-	policy.Check(m, diags)
+	policy.CheckWith(m, policy.Options{GateWarns: opts.Report}, diags)
 	if opts.Tenant != "" && !slices.ContainsFunc(m.Tenants, func(t *resolve.Tenant) bool { return t.Name == opts.Tenant }) {
 		names := make([]string, len(m.Tenants))
 		for i, t := range m.Tenants {
