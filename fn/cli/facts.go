@@ -27,7 +27,7 @@ func runFacts(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	diags := &diag.List{}
 	docs := source.Read(paths, source.Options{Evaluate: jsonnet.Options{}.Evaluate}, diags)
 	// The facts are the Platform's: VMs that lack evidence do not stop them.
-	res := compile.Compile(docs, compile.Options{Report: true}, diags)
+	res := compile.Compile(docs, compile.Options{GateWarnings: true}, diags)
 	if code := report(res, stderr); code != ExitOK {
 		return code
 	}

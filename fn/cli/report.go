@@ -130,7 +130,7 @@ func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	diags := &diag.List{}
 	docs := source.Read(paths, source.Options{Evaluate: jsonnet.Options{}.Evaluate}, diags)
-	res := compile.Compile(docs, compile.Options{AsOf: asOfDate, Report: true}, diags)
+	res := compile.Compile(docs, compile.Options{AsOf: asOfDate, GateWarnings: true}, diags)
 	if code := report(res, stderr); code != ExitOK {
 		return code
 	}

@@ -186,7 +186,7 @@ func Compare(base, head compile.Result, opts Options) (*Report, error) {
 		}
 		r.Objects = append(r.Objects, o.Object)
 	}
-	c := &comparison{report: r, cluster: opts.Cluster, objects: objs, newCatalog: catalogOf(head.Model),
+	c := &comparison{report: r, cluster: opts.Cluster, objects: objs, newCatalog: catalogOf(head.Model), oldCatalog: catalogOf(base.Model),
 		confirm: base.Model != nil && base.Model.ConfirmDeletion()}
 	if base.Model != nil {
 		c.oldPlacement = placement.Analyze(base.Model)
@@ -229,8 +229,9 @@ type comparison struct {
 	report  *Report
 	cluster Cluster
 	objects []objectDiff
-	// newCatalog is the head's catalog (nil for an empty head).
-	newCatalog *catalog.Catalog
+	// newCatalog is the head's catalog (nil for an empty head), oldCatalog
+	// the base's.
+	newCatalog, oldCatalog *catalog.Catalog
 	// confirm: the base's VMs and disks carry Argo CD's Prune=confirm, so
 	// Argo CD asks a person before it deletes them.
 	confirm bool
