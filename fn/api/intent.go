@@ -42,7 +42,8 @@ type TenantSpec struct {
 	// needs before onboarding in every tier. It is never silent: every
 	// build warns about each such VM, the Namespace is labelled
 	// virtc.dev/environment: lab, and virtc report shows it. A production
-	// tenant cannot be lab. Absent: the full gate.
+	// tenant cannot be lab, nor can a lab tenant's VM be production tier.
+	// Absent: the full gate.
 	Environment string `json:"environment,omitempty" enum:"lab"`
 	// Retired marks a tenant being decommissioned: every VM of a retired
 	// tenant must be retired too, and its Namespace is labelled

@@ -149,4 +149,7 @@ func tierOwnership(vm *resolve.VM, diags *diag.List) {
 	if vm.Spec.Tier == resolve.TierStandard && t.Spec.Tier == resolve.TierProduction {
 		diags.Errorf(vm.Doc.Pos("spec.tier"), "spec.tier", "tier standard is lower than tenant %q's tier production: a VM cannot lower its tenant's tier (remove spec.tier; the tenant's tier is the platform team's to change)", t.Name)
 	}
+	if vm.Spec.Tier == resolve.TierProduction && t.Spec.Environment == EnvironmentLab {
+		diags.Errorf(vm.Doc.Pos("spec.tier"), "spec.tier", "tenant %q is in the lab environment (not onboarded): none of its VMs may be production tier (onboard the tenant first: remove its spec.environment and record the evidence)", t.Name)
+	}
 }
