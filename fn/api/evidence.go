@@ -5,9 +5,11 @@ package api
 // migration and maintenance test, a storage or network failover, a security
 // review …), what it covered, when, by whom, and where its record is.
 // Evidence lives in Git beside the catalog; `virtc report` shows, for each
-// VM, which of its class's and profiles' required checks are accepted by
-// Evidence and which are missing, and a VM of tier production whose checks
-// are not all accepted is refused.
+// VM, which of its classes' and profiles' required checks are accepted by
+// Evidence and which are missing. A VM in a conditional class is refused
+// until its classes' checks are accepted, in every tier (unless its tenant
+// is lab); a VM of tier production also needs its profiles' and backup
+// policy's checks.
 //
 // An Evidence satisfies a required check when its spec.check is the
 // check's identifier, spec.covers names what the check is about (the
