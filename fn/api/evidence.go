@@ -26,9 +26,12 @@ type Evidence struct {
 // EvidenceSpec describes one check that was done.
 type EvidenceSpec struct {
 	// Check is the identifier of the check of the matrix this evidence
-	// satisfies, as a requirement's check names it: restore-drill,
-	// migration-test, storage-failover, network-failover, node-drain-test,
-	// capacity-plan, security-review, or one the platform's catalog defines.
+	// satisfies, as a requirement's check names it: one of the eligibility
+	// matrix's (fn/eligibility/matrix.yaml: migration-test,
+	// network-failover, security-review, storage-validation,
+	// worker-role-design, node-drain-test, capacity-plan,
+	// supportability-review) or one the platform's catalog defines
+	// (restore-drill, storage-failover, …).
 	Check string `json:"check" pattern:"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$" hint:"a check identifier such as restore-drill or migration-test"`
 	// Covers says what the check was done on.
 	Covers EvidenceCovers `json:"covers"`
