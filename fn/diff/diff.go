@@ -17,6 +17,7 @@ import (
 
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/compile"
+	"github.com/virtc/virtc/fn/eligibility"
 	"github.com/virtc/virtc/fn/placement"
 	"github.com/virtc/virtc/fn/resolve"
 )
@@ -193,6 +194,7 @@ func Compare(base, head compile.Result, opts Options) (*Report, error) {
 	}
 	if head.Model != nil {
 		c.newPlacement = placement.Analyze(head.Model)
+		c.headEvidence = eligibility.ContextOf(head.Model)
 	}
 	c.platform(base, head)
 	c.tenants(tenantsOf(base.Model), tenantsOf(head.Model))
@@ -235,6 +237,9 @@ type comparison struct {
 	// confirm: the base's VMs and disks carry Argo CD's Prune=confirm, so
 	// Argo CD asks a person before it deletes them.
 	confirm bool
+	// headEvidence judges the head's VMs' required checks against the
+	// head's Evidence (zero for an empty head).
+	headEvidence eligibility.Context
 	// oldPlacement and newPlacement place the VMs of each side (nil for
 	// an empty side).
 	oldPlacement, newPlacement *placement.Result

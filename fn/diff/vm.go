@@ -643,13 +643,32 @@ func (v *vmChange) eligibility() {
 	}
 	if len(added) > 0 {
 		detail += "; evidence now required: " + strings.Join(added, "; ")
-		when := "before it runs in production"
-		if len(new.Conditional()) > 0 {
-			when = "before onboarding, in every tier"
+		// Which of them the head's Evidence already accepts (the build of
+		// the head holds the gate; a lab tenant's or a standard VM's
+		// profile checks may still be missing).
+		var accepted, missing []string
+		for _, j := range eligibility.Accept(v.new, new, v.headEvidence).Judged {
+			if !slices.Contains(added, j.Description) {
+				continue
+			}
+			if j.Evidence != "" {
+				accepted = append(accepted, j.Description+" (accepted by "+j.Evidence+")")
+			} else {
+				missing = append(missing, j.Description)
+			}
 		}
-		v.warn("evidence-required", vmRef(v.new),
-			fmt.Sprintf("VM %s/%s needs new evidence %s (eligibility %s %s): %s", v.new.Namespace, v.new.Name, when, classWord(new), newNames, strings.Join(added, "; ")),
-			"attach the evidence to the onboarding record (virtc report lists what each VM still needs)")
+		if len(accepted) > 0 {
+			detail += "; accepted: " + strings.Join(accepted, "; ")
+		}
+		if len(missing) > 0 {
+			when := "before it runs in production"
+			if len(new.Conditional()) > 0 {
+				when = "before onboarding, in every tier"
+			}
+			v.warn("evidence-required", vmRef(v.new),
+				fmt.Sprintf("VM %s/%s needs new evidence %s (eligibility %s %s): %s", v.new.Namespace, v.new.Name, when, classWord(new), newNames, strings.Join(missing, "; ")),
+				"record an Evidence for each check (virtc report lists what each VM still needs)")
+		}
 	}
 	v.add(Change{Field: "class", From: oldNames, To: newNames, Effect: EffectNone, Detail: detail})
 }
