@@ -221,7 +221,7 @@ spec: {type: bridge, migratable: true, bridge: {name: br1, vlan: 7}}
 apiVersion: virtc.dev/v1alpha1
 kind: Tenant
 metadata: {name: ops}
-spec: {environment: lab}
+spec: {environment: lab, allow: {networks: [default, vlan7]}}
 ---
 apiVersion: virtc.dev/v1alpha1
 kind: VM
