@@ -78,7 +78,9 @@ func gate(vm *resolve.VM, ctx eligibility.Context, opts Options, diags *diag.Lis
 		return
 	}
 	a := eligibility.Accept(vm, r, ctx)
-	if a.Status == eligibility.Accepted {
+	if a.Status != eligibility.Pending {
+		// Accepted; or refused for a missing assessment of an excluded
+		// row, which excluded reports (fn/policy/baseline.go).
 		return
 	}
 	var missing []string
