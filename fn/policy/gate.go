@@ -40,7 +40,9 @@ func gate(vm *resolve.VM, ctx eligibility.Context, opts Options, diags *diag.Lis
 			diags.Errorf(vm.Doc.Pos("spec.image"), "spec.image", "%s: the platform baseline is a dedicated x86 (amd64) worker pool, and no class of the eligibility matrix admits another architecture (use an amd64 image)", m.Reasons[0].Text)
 		}
 	}
-	if slices.ContainsFunc(r.Rows, func(m eligibility.Match) bool { return m.Class.Status == eligibility.Excluded && len(m.Class.Evidence) == 0 }) {
+	if slices.ContainsFunc(r.Rows, func(m eligibility.Match) bool {
+		return m.Class.Status == eligibility.Excluded && len(m.Class.Evidence) == 0
+	}) {
 		// Nothing lifts the row: excluded refuses the VM.
 		return
 	}
