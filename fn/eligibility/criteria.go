@@ -47,9 +47,12 @@ var criteria = map[string]func(vm *resolve.VM) []Reason{
 		return out
 	},
 	"non-x86": func(vm *resolve.VM) []Reason {
-		// The architecture is the image's preference's (KubeVirt v1.8.4
-		// pkg/instancetype/preference/apply: preferredArchitecture sets
-		// the VM's spec.template.spec.architecture when it has none).
+		// The architecture is the image's preference's, as virtc writes it
+		// on the VM's template (fn/render Architecture) and as KubeVirt
+		// v1.8.4 would set an empty VMI spec.architecture from the
+		// preference's preferredArchitecture
+		// (pkg/instancetype/preference/apply/architecture.go
+		// ApplyArchitecturePreferences).
 		p := vm.Preference
 		if p == nil || p.Spec.Architecture == "" || p.Spec.Architecture == "amd64" {
 			return nil
