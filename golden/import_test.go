@@ -73,8 +73,15 @@ func TestImport(t *testing.T) {
 				return
 			}
 			// The imported intents compile; the result passes kubeconform.
+			// A scenario's evidence.yaml holds the platform's facts and the
+			// acceptance evidence its adopted VMs' eligibility classes need
+			// (the eligibility gate holds for adopted VMs too).
+			inputs := []string{out}
+			if _, err := os.Stat(filepath.Join(dir, evidenceFile)); err == nil {
+				inputs = append(inputs, filepath.Join(dir, evidenceFile))
+			}
 			var build, buildErr bytes.Buffer
-			if code := cli.Main([]string{"build", out}, nil, &build, &buildErr); code != 0 {
+			if code := cli.Main(append([]string{"build"}, inputs...), nil, &build, &buildErr); code != 0 {
 				t.Fatalf("build of the import exits %d:\n%s", code, buildErr.String())
 			}
 			golden(t, filepath.Join(dir, "build.yaml"), build.String())
@@ -89,7 +96,7 @@ func TestImport(t *testing.T) {
 				adopted = withoutLastApplied(t, exportFile)
 			}
 			var js, jsErr bytes.Buffer
-			if code := cli.Main([]string{"diff", "--live", adopted, "--format", "json", out}, nil, &js, &jsErr); code != 0 {
+			if code := cli.Main(append([]string{"diff", "--live", adopted, "--format", "json"}, inputs...), nil, &js, &jsErr); code != 0 {
 				t.Fatalf("diff --live exits %d:\n%s%s", code, js.String(), jsErr.String())
 			}
 			var rep diff.Report
@@ -108,7 +115,7 @@ func TestImport(t *testing.T) {
 			}
 			checkAdoption(t, e.Name(), rep)
 			var text, textErr bytes.Buffer
-			cli.Main([]string{"diff", "--live", exportFile, "--color", "never", out}, nil, &text, &textErr)
+			cli.Main(append([]string{"diff", "--live", exportFile, "--color", "never"}, inputs...), nil, &text, &textErr)
 			golden(t, filepath.Join(dir, "diff.txt"), strings.ReplaceAll(text.String(), out, "OUT"))
 		})
 	}
@@ -118,6 +125,10 @@ func TestImport(t *testing.T) {
 }
 
 const reportFileName = "IMPORT-REPORT.txt"
+
+// evidenceFile, in an import scenario, is added to the build of the
+// imported intents: the PlatformFacts and Evidence their classes need.
+const evidenceFile = "evidence.yaml"
 
 // adoptionException is a difference of an object of no VM that an
 // adoption is allowed to show, with the reason.

@@ -384,6 +384,15 @@ type StorageProfileSpec struct {
 	// Restricted profiles are usable only by tenants that allow them in
 	// spec.allow.storage.
 	Restricted bool `json:"restricted,omitempty"`
+	// Qualified says the platform team qualified the profile's
+	// StorageClass as the eligibility matrix's storage for VM disks (design
+	// document 000: "qualified RBD raw-block"), for the exact 4.22.z the
+	// Platform pins. Only a qualified profile with volumeMode Block keeps a
+	// VM in the standard class; a disk on any other profile places the VM
+	// in the conditional class unqualified-storage, which needs a
+	// storage-validation Evidence of the profile before onboarding. Absent:
+	// false.
+	Qualified bool `json:"qualified,omitempty"`
 }
 
 // Backup methods of a BackupPolicy (spec.method).

@@ -5,9 +5,11 @@ package api
 // migration and maintenance test, a storage or network failover, a security
 // review …), what it covered, when, by whom, and where its record is.
 // Evidence lives in Git beside the catalog; `virtc report` shows, for each
-// VM, which of its class's and profiles' required checks are accepted by
-// Evidence and which are missing, and a VM of tier production whose checks
-// are not all accepted is refused.
+// VM, which of its classes' and profiles' required checks are accepted by
+// Evidence and which are missing. A VM in a conditional class is refused
+// until its classes' checks are accepted, in every tier (unless its tenant
+// is lab); a VM of tier production also needs its profiles' and backup
+// policy's checks.
 //
 // An Evidence satisfies a required check when its spec.check is the
 // check's identifier, spec.covers names what the check is about (the
@@ -24,9 +26,12 @@ type Evidence struct {
 // EvidenceSpec describes one check that was done.
 type EvidenceSpec struct {
 	// Check is the identifier of the check of the matrix this evidence
-	// satisfies, as a requirement's check names it: restore-drill,
-	// migration-test, storage-failover, network-failover, node-drain-test,
-	// capacity-plan, security-review, or one the platform's catalog defines.
+	// satisfies, as a requirement's check names it: one of the eligibility
+	// matrix's (fn/eligibility/matrix.yaml: migration-test,
+	// network-failover, security-review, storage-validation,
+	// worker-role-design, node-drain-test, capacity-plan,
+	// supportability-review) or one the platform's catalog defines
+	// (restore-drill, storage-failover, …).
 	Check string `json:"check" pattern:"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$" hint:"a check identifier such as restore-drill or migration-test"`
 	// Covers says what the check was done on.
 	Covers EvidenceCovers `json:"covers"`

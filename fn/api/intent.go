@@ -29,8 +29,22 @@ type TenantSpec struct {
 	// (spec.allow.networks).
 	Allow *TenantAllow `json:"allow,omitempty"`
 	// Tier of the tenant's VMs: production VMs must have a backup policy
-	// that takes backups. Absent: standard.
+	// that takes backups, and accepted evidence for their eligibility
+	// class and profiles. The tenant (the platform team) owns the tier and
+	// through it the backup protection: a VM may raise its tier, never
+	// lower it, so a production tenant's VMs all take backups. Absent:
+	// standard.
 	Tier string `json:"tier,omitempty" enum:"production,standard"`
+	// Environment lab marks a tenant that is not onboarded: its VMs in a
+	// conditional class of the eligibility matrix (live migration,
+	// additional networks, worker virtualization, unqualified storage)
+	// compile without that class's evidence, which every other tenant
+	// needs before onboarding in every tier. It is never silent: every
+	// build warns about each such VM, the Namespace is labelled
+	// virtc.dev/environment: lab, and virtc report shows it. A production
+	// tenant cannot be lab, nor can a lab tenant's VM be production tier.
+	// Absent: the full gate.
+	Environment string `json:"environment,omitempty" enum:"lab"`
 	// Retired marks a tenant being decommissioned: every VM of a retired
 	// tenant must be retired too, and its Namespace is labelled
 	// virtc.dev/retired. Only a tenant that is retired on the base branch
@@ -134,14 +148,17 @@ type VMSpec struct {
 	// (evictionStrategy LiveMigrate), IfPossible (LiveMigrateIfPossible) or
 	// Never (None). Absent: IfPossible.
 	Migration string `json:"migration,omitempty" enum:"Required,IfPossible,Never"`
-	// Backup is a backup policy of the catalog. Absent: the tenant's.
+	// Backup is a backup policy of the catalog. Absent: the tenant's. A
+	// production VM's policy must take backups.
 	Backup string `json:"backup,omitempty"`
 	// CloudInit configures the guest at first boot.
 	CloudInit *CloudInit `json:"cloudInit,omitempty"`
 	// SSHKeySecrets name Secrets in the VM's namespace whose values are SSH
 	// public keys, injected through cloud-init (accessCredentials).
 	SSHKeySecrets []string `json:"sshKeySecrets,omitempty"`
-	// Tier overrides the tenant's tier for this VM: production or standard.
+	// Tier raises the tenant's tier for this VM to production. A VM
+	// cannot lower its tenant's tier: standard in a production tenant is
+	// refused.
 	Tier string `json:"tier,omitempty" enum:"production,standard"`
 	// GPUs passes GPUs through to the guest. Excluded from the platform
 	// baseline unless the Platform enables gpu; each deviceName must be a

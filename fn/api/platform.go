@@ -331,3 +331,26 @@ type LiveMigration struct {
 	// that address. Absent: the pod network.
 	Network string `json:"network,omitempty"`
 }
+
+// PlatformFacts carries the facts of a Platform that a build without the
+// Platform needs for the eligibility gate (design document 000, "Workload
+// eligibility matrix" and "Acceptance evidence": evidence counts on the
+// exact 4.22.z it was recorded on). The platform repository's build
+// publishes it (`virtc facts DIR...` prints it from the Platform there);
+// a tenant repository commits that file beside its tenants, so that its
+// build judges evidence on the platform's version. A build with VMs that
+// need the gate (a conditional class, or tier production) and neither a
+// Platform nor PlatformFacts is refused. Beside a Platform, its version
+// must be the Platform's.
+type PlatformFacts struct {
+	TypeMeta `json:",inline"`
+	// Metadata.name names the cluster, as the Platform's does.
+	Metadata ObjectMeta        `json:"metadata"`
+	Spec     PlatformFactsSpec `json:"spec"`
+}
+
+// PlatformFactsSpec are the Platform's facts.
+type PlatformFactsSpec struct {
+	// Version is the Platform's exact OpenShift Virtualization version.
+	Version string `json:"version" pattern:"^[0-9]+\\.[0-9]+\\.[0-9]+$" hint:"an exact version such as 4.22.3"`
+}

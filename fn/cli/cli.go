@@ -33,6 +33,7 @@ func commands() []command {
 		{"validate", "check intents and catalog; print nothing on success", runValidate},
 		{"catalog", "list the catalog: sizes, images, profiles, backup policies", runCatalog},
 		{"report", "print each VM's eligibility class and the evidence it still needs", runReport},
+		{"facts", "print the PlatformFacts of the Platform among the inputs, for tenant repositories' builds", runFacts},
 		{"restore-plan", "print a recovery script for a VM or a tenant that works under Argo CD automated sync (in place, a copy with --to, a tenant with --tenant, --other-cluster, a snapshot with --snapshot)", runRestorePlan},
 		{"schema", "print the JSON Schema of a kind, for editors and validators", runSchema},
 		{"diff", "show what a change does to the cluster; refuse destructive changes", runDiff},

@@ -19,9 +19,12 @@ import (
 
 // vmReport is one row of `virtc report`, also its JSON form.
 type vmReport struct {
-	Tenant    string   `json:"tenant"`
-	VM        string   `json:"vm"`
-	Class     string   `json:"class"`
+	Tenant string `json:"tenant"`
+	VM     string `json:"vm"`
+	Class  string `json:"class"`
+	// Classes are all the rows of the eligibility matrix the VM is in,
+	// most restrictive (Class) first: it needs every row's evidence.
+	Classes   []string `json:"classes"`
 	Status    string   `json:"status"`
 	Reasons   []string `json:"reasons,omitempty"`
 	Storage   []string `json:"storageProfiles"`
@@ -30,7 +33,10 @@ type vmReport struct {
 	Eviction  string   `json:"evictionStrategy"`
 	Backup    string   `json:"backupPolicy"`
 	Tier      string   `json:"tier"`
-	Evidence  []string `json:"evidenceRequired"`
+	// Environment is lab for a tenant that is not onboarded (Tenant
+	// spec.environment): its conditional classes run without evidence.
+	Environment string   `json:"environment,omitempty"`
+	Evidence    []string `json:"evidenceRequired"`
 	// Acceptance is accepted (every required check has evidence that
 	// counts), conditional (some have none) or excluded.
 	Acceptance string `json:"acceptance"`
@@ -124,7 +130,7 @@ func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	diags := &diag.List{}
 	docs := source.Read(paths, source.Options{Evaluate: jsonnet.Options{}.Evaluate}, diags)
-	res := compile.Compile(docs, compile.Options{AsOf: asOfDate}, diags)
+	res := compile.Compile(docs, compile.Options{AsOf: asOfDate, GateWarnings: true}, diags)
 	if code := report(res, stderr); code != ExitOK {
 		return code
 	}
@@ -162,8 +168,9 @@ func reportRows(m *resolve.Model, pl *placement.Result) []vmReport {
 			r := eligibility.Classify(vm)
 			a := eligibility.Accept(vm, r, ctx)
 			row := vmReport{
-				Tenant: t.Name, VM: vm.Name, Class: r.Class.Name, Status: string(r.Class.Status), Reasons: r.Reasons,
-				Migration: vm.Migration, Eviction: string(render.EvictionStrategy(vm)),
+				Tenant: t.Name, VM: vm.Name, Class: r.Class.Name, Classes: r.Names(), Status: string(r.Class.Status), Reasons: r.Reasons,
+				Environment: t.Spec.Environment,
+				Migration:   vm.Migration, Eviction: string(render.EvictionStrategy(vm)),
 				Backup: vm.Backup.Name, Tier: vm.Tier, Evidence: r.Evidence,
 			}
 			seen := map[string]bool{}
@@ -202,6 +209,14 @@ func reportRows(m *resolve.Model, pl *placement.Result) []vmReport {
 	return rows
 }
 
+// tierText is a VM's tier, marked (lab) when its tenant is not onboarded.
+func tierText(r vmReport) string {
+	if r.Environment != "" {
+		return r.Tier + " (" + r.Environment + ")"
+	}
+	return r.Tier
+}
+
 func disksStorage(vm *resolve.VM) []resolve.Storage {
 	var out []resolve.Storage
 	for _, d := range vm.Disks {
@@ -215,14 +230,14 @@ func writeReportText(w io.Writer, rows []vmReport) {
 	fmt.Fprintln(tw, "TENANT\tVM\tCLASS\tSTATUS\tACCEPTANCE\tSTORAGE\tNETWORKS\tMIGRATION\tBACKUP\tTIER")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s (%s)\t%s\t%s\n", r.Tenant, r.VM, r.Class, r.Status, r.Acceptance,
-			strings.Join(r.Storage, ","), strings.Join(r.Networks, ","), r.Migration, r.Eviction, r.Backup, r.Tier)
+			strings.Join(r.Storage, ","), strings.Join(r.Networks, ","), r.Migration, r.Eviction, r.Backup, tierText(r))
 	}
 	tw.Flush()
 	for _, r := range rows {
 		if len(r.Missing) == 0 && len(r.Accepted) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s/%s (%s, %s):\n", r.Tenant, r.VM, r.Class, r.Acceptance)
+		fmt.Fprintf(w, "\n%s/%s (%s, %s):\n", r.Tenant, r.VM, strings.Join(r.Classes, ", "), r.Acceptance)
 		for _, e := range r.Accepted {
 			fmt.Fprintf(w, "  accepted  %s\n", e)
 		}
@@ -243,7 +258,7 @@ func writeReportMarkdown(w io.Writer, rows []vmReport) {
 		return cell(strings.Join(l, "<br>"))
 	}
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s (`%s`) | %s | %s | %s | %s |\n", r.Tenant, r.VM, r.Class, r.Status, r.Acceptance,
-			strings.Join(r.Storage, ", "), strings.Join(r.Networks, ", "), r.Migration, r.Eviction, r.Backup, r.Tier, list(r.Accepted), list(r.Missing))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s (`%s`) | %s | %s | %s | %s |\n", r.Tenant, r.VM, strings.Join(r.Classes, "<br>"), r.Status, r.Acceptance,
+			strings.Join(r.Storage, ", "), strings.Join(r.Networks, ", "), r.Migration, r.Eviction, r.Backup, tierText(r), list(r.Accepted), list(r.Missing))
 	}
 }

@@ -39,6 +39,12 @@ type Options struct {
 	// newest Evidence date in the inputs, so that the output depends only
 	// on the inputs, never on the clock.
 	AsOf time.Time
+	// GateWarnings turns the eligibility gate's refusals into warnings:
+	// for virtc report, whose point is to show what each VM still lacks,
+	// virtc facts, which needs only the Platform, and virtc import, which
+	// compares an adopted VM's manifest with the live one (the build of
+	// the imported intents is gated). A build never sets it.
+	GateWarnings bool
 }
 
 // Result is the outcome of a compile.
@@ -69,7 +75,7 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 		m.AsOf = eligibility.AsOf(m.Evidence)
 	}
 	res.Model = m
-	policy.Check(m, diags)
+	policy.CheckWith(m, policy.Options{GateWarns: opts.GateWarnings}, diags)
 	if opts.Tenant != "" && !slices.ContainsFunc(m.Tenants, func(t *resolve.Tenant) bool { return t.Name == opts.Tenant }) {
 		names := make([]string, len(m.Tenants))
 		for i, t := range m.Tenants {

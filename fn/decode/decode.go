@@ -46,6 +46,7 @@ type Set struct {
 	WorkerPools       []Entry[api.WorkerPool]
 	MigrationPolicies []Entry[api.MigrationPolicy]
 	Evidence          []Entry[api.Evidence]
+	PlatformFacts     []Entry[api.PlatformFacts]
 	// Other holds documents that are not virtc objects, for callers that pass
 	// them through (the KRM function). The CLI reports them.
 	Other []*source.Doc
@@ -56,7 +57,7 @@ type Set struct {
 }
 
 // Kinds lists the virtc kinds in the order they are documented.
-var Kinds = []string{"Tenant", "VM", "Platform", "Size", "Preference", "Image", "NetworkProfile", "StorageProfile", "BackupPolicy", "WorkerPool", "MigrationPolicy", "Evidence", "Compiler"}
+var Kinds = []string{"Tenant", "VM", "Platform", "Size", "Preference", "Image", "NetworkProfile", "StorageProfile", "BackupPolicy", "WorkerPool", "MigrationPolicy", "Evidence", "PlatformFacts", "Compiler"}
 
 // kindTypes maps each kind to its Go type.
 var kindTypes = map[string]reflect.Type{
@@ -72,6 +73,7 @@ var kindTypes = map[string]reflect.Type{
 	"WorkerPool":      reflect.TypeFor[api.WorkerPool](),
 	"MigrationPolicy": reflect.TypeFor[api.MigrationPolicy](),
 	"Evidence":        reflect.TypeFor[api.Evidence](),
+	"PlatformFacts":   reflect.TypeFor[api.PlatformFacts](),
 	"Compiler":        reflect.TypeFor[api.Compiler](),
 }
 
@@ -251,6 +253,8 @@ func (s *Set) add(obj any, doc *source.Doc) {
 		s.MigrationPolicies = append(s.MigrationPolicies, Entry[api.MigrationPolicy]{o, doc})
 	case *api.Evidence:
 		s.Evidence = append(s.Evidence, Entry[api.Evidence]{o, doc})
+	case *api.PlatformFacts:
+		s.PlatformFacts = append(s.PlatformFacts, Entry[api.PlatformFacts]{o, doc})
 	default:
 		panic(fmt.Sprintf("decode: %T has no slot", obj))
 	}

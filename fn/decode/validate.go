@@ -314,6 +314,8 @@ func validate(d *decoder, obj any) {
 				d.fail("spec.drillInterval", "%v", err)
 			}
 		}
+	case *api.PlatformFacts:
+		d.catalogMeta(o.Metadata)
 	case *api.Evidence:
 		d.catalogMeta(o.Metadata)
 		if o.Spec.Date != "" {

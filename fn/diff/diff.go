@@ -17,6 +17,7 @@ import (
 
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/compile"
+	"github.com/virtc/virtc/fn/eligibility"
 	"github.com/virtc/virtc/fn/placement"
 	"github.com/virtc/virtc/fn/resolve"
 )
@@ -186,13 +187,14 @@ func Compare(base, head compile.Result, opts Options) (*Report, error) {
 		}
 		r.Objects = append(r.Objects, o.Object)
 	}
-	c := &comparison{report: r, cluster: opts.Cluster, objects: objs, newCatalog: catalogOf(head.Model),
+	c := &comparison{report: r, cluster: opts.Cluster, objects: objs, newCatalog: catalogOf(head.Model), oldCatalog: catalogOf(base.Model),
 		confirm: base.Model != nil && base.Model.ConfirmDeletion()}
 	if base.Model != nil {
 		c.oldPlacement = placement.Analyze(base.Model)
 	}
 	if head.Model != nil {
 		c.newPlacement = placement.Analyze(head.Model)
+		c.headEvidence = eligibility.ContextOf(head.Model)
 	}
 	c.platform(base, head)
 	c.tenants(tenantsOf(base.Model), tenantsOf(head.Model))
@@ -229,11 +231,15 @@ type comparison struct {
 	report  *Report
 	cluster Cluster
 	objects []objectDiff
-	// newCatalog is the head's catalog (nil for an empty head).
-	newCatalog *catalog.Catalog
+	// newCatalog is the head's catalog (nil for an empty head), oldCatalog
+	// the base's.
+	newCatalog, oldCatalog *catalog.Catalog
 	// confirm: the base's VMs and disks carry Argo CD's Prune=confirm, so
 	// Argo CD asks a person before it deletes them.
 	confirm bool
+	// headEvidence judges the head's VMs' required checks against the
+	// head's Evidence (zero for an empty head).
+	headEvidence eligibility.Context
 	// oldPlacement and newPlacement place the VMs of each side (nil for
 	// an empty side).
 	oldPlacement, newPlacement *placement.Result

@@ -1,10 +1,12 @@
 package diff
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/render"
 	"github.com/virtc/virtc/fn/resolve"
 )
@@ -97,5 +99,57 @@ func (c *comparison) changedTenant(old, new *resolve.Tenant, s *Subject) {
 	if old.Backup != new.Backup {
 		s.Changes = append(s.Changes, Change{Field: "backup", From: old.Backup, To: new.Backup, Effect: EffectNone,
 			Detail: fmt.Sprintf("default backup policy %s → %s (for VMs that name none)", old.Backup, new.Backup)})
+		if takesBackups(c.oldCatalog, old.Backup) && !takesBackups(c.newCatalog, new.Backup) {
+			c.warn("tenant-backup-downgrade", ref("Namespace", "", new.Name),
+				fmt.Sprintf("tenant %s's default backup policy is lowered from %s, which takes backups, to %s, which takes none: its VMs that name no policy are no longer backed up", new.Name, old.Backup, new.Backup),
+				"the platform team, which owns the tenant, confirms the downgrade in review; backups already taken are kept until their retention expires")
+		}
 	}
+	c.tenantGate(old, new, s)
+}
+
+// tenantGate names a change of the tenant's tier or environment. The
+// tenant owns both (design document 000, "Availability, maintenance, and
+// remediation contract": a workload is eligible for a stated tier only
+// after its evidence; "Workload eligibility matrix": conditional classes
+// need evidence before onboarding): a downgrade from production, or a move
+// into the lab environment, lifts the gate from all its VMs at once, so it
+// is a warning every reviewer sees. It is not refused: the tenant is the
+// platform team's, and Git review is the production change boundary (000,
+// "Authorization and lifecycle boundaries").
+func (c *comparison) tenantGate(old, new *resolve.Tenant, s *Subject) {
+	tier := func(t *resolve.Tenant) string {
+		if t.Spec.Tier == "" {
+			return resolve.TierStandard
+		}
+		return t.Spec.Tier
+	}
+	if from, to := tier(old), tier(new); from != to {
+		s.Changes = append(s.Changes, Change{Field: "tier", From: from, To: to, Effect: EffectNone,
+			Detail: fmt.Sprintf("tier %s → %s (for its VMs that set none)", from, to)})
+		if from == resolve.TierProduction {
+			c.warn("tenant-tier-downgrade", ref("Namespace", "", new.Name),
+				fmt.Sprintf("tenant %s is downgraded from tier production to %s: its VMs lose the production gate (backups that must be taken, accepted evidence for their profiles and backup policy)", new.Name, to),
+				"the platform team, which owns the tenant's tier, confirms the downgrade in review; a VM that must stay production sets spec.tier: production itself")
+		}
+	}
+	if old.Spec.Environment != new.Spec.Environment {
+		from, to := cmp.Or(old.Spec.Environment, "onboarded"), cmp.Or(new.Spec.Environment, "onboarded")
+		s.Changes = append(s.Changes, Change{Field: "environment", From: from, To: to, Effect: EffectNone,
+			Detail: fmt.Sprintf("environment %s → %s", from, to)})
+		if new.Spec.Environment != "" {
+			c.warn("tenant-environment-lab", ref("Namespace", "", new.Name),
+				fmt.Sprintf("tenant %s moves into the %s environment: its VMs in conditional classes of the eligibility matrix compile without evidence from now on", new.Name, new.Spec.Environment),
+				"only for a tenant that is not onboarded; it cannot be production tier")
+		}
+	}
+}
+
+// takesBackups reports whether the catalog's backup policy takes backups.
+func takesBackups(cat *catalog.Catalog, name string) bool {
+	if cat == nil {
+		return false
+	}
+	p, ok := cat.BackupPolicies.Get(name)
+	return ok && p.Spec.Schedule != ""
 }

@@ -72,9 +72,9 @@ func (c *comparison) addedVM(v *resolve.VM) Subject {
 	}
 	detail += "; " + startsOrNot(v.RunStrategy)
 	if e := eligibility.Classify(v); len(e.Evidence) > 0 {
-		detail += fmt.Sprintf("; eligibility class %s, evidence required: %s", e.Class.Name, strings.Join(e.Evidence, "; "))
+		detail += fmt.Sprintf("; eligibility %s %s, evidence required: %s", classWord(e), strings.Join(e.Names(), ", "), strings.Join(e.Evidence, "; "))
 	} else {
-		detail += fmt.Sprintf("; eligibility class %s", e.Class.Name)
+		detail += fmt.Sprintf("; eligibility %s %s", classWord(e), strings.Join(e.Names(), ", "))
 	}
 	s.Changes = append(s.Changes, Change{Field: "vm", To: v.SizeName, Effect: EffectCreated, Detail: detail})
 	return s
@@ -633,20 +633,52 @@ func (v *vmChange) eligibility() {
 			added = append(added, e)
 		}
 	}
-	if old.Class.Name == new.Class.Name && len(added) == 0 {
+	oldNames, newNames := strings.Join(old.Names(), ", "), strings.Join(new.Names(), ", ")
+	if oldNames == newNames && len(added) == 0 {
 		return
 	}
-	detail := fmt.Sprintf("eligibility class %s → %s (%s)", old.Class.Name, new.Class.Name, new.Class.Status)
-	if old.Class.Name == new.Class.Name {
-		detail = fmt.Sprintf("eligibility class %s (%s) unchanged", new.Class.Name, new.Class.Status)
+	detail := fmt.Sprintf("eligibility %s %s → %s (%s)", classWord(new), oldNames, newNames, new.Class.Status)
+	if oldNames == newNames {
+		detail = fmt.Sprintf("eligibility %s %s (%s) unchanged", classWord(new), newNames, new.Class.Status)
 	}
 	if len(added) > 0 {
 		detail += "; evidence now required: " + strings.Join(added, "; ")
-		v.warn("evidence-required", vmRef(v.new),
-			fmt.Sprintf("VM %s/%s needs new evidence before it runs in production (eligibility class %s): %s", v.new.Namespace, v.new.Name, new.Class.Name, strings.Join(added, "; ")),
-			"attach the evidence to the onboarding record (virtc report lists what each VM still needs)")
+		// Which of them the head's Evidence already accepts (the build of
+		// the head holds the gate; a lab tenant's or a standard VM's
+		// profile checks may still be missing).
+		var accepted, missing []string
+		for _, j := range eligibility.Accept(v.new, new, v.headEvidence).Judged {
+			if !slices.Contains(added, j.Description) {
+				continue
+			}
+			if j.Evidence != "" {
+				accepted = append(accepted, j.Description+" (accepted by "+j.Evidence+")")
+			} else {
+				missing = append(missing, j.Description)
+			}
+		}
+		if len(accepted) > 0 {
+			detail += "; accepted: " + strings.Join(accepted, "; ")
+		}
+		if len(missing) > 0 {
+			when := "before it runs in production"
+			if len(new.Conditional()) > 0 {
+				when = "before onboarding, in every tier"
+			}
+			v.warn("evidence-required", vmRef(v.new),
+				fmt.Sprintf("VM %s/%s needs new evidence %s (eligibility %s %s): %s", v.new.Namespace, v.new.Name, when, classWord(new), newNames, strings.Join(missing, "; ")),
+				"record an Evidence for each check (virtc report lists what each VM still needs)")
+		}
 	}
-	v.add(Change{Field: "class", From: old.Class.Name, To: new.Class.Name, Effect: EffectNone, Detail: detail})
+	v.add(Change{Field: "class", From: oldNames, To: newNames, Effect: EffectNone, Detail: detail})
+}
+
+// classWord is "class", or "classes" for a VM in several rows.
+func classWord(r eligibility.Result) string {
+	if len(r.Rows) > 1 {
+		return "classes"
+	}
+	return "class"
 }
 
 func (v *vmChange) labels() {

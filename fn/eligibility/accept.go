@@ -56,8 +56,9 @@ func (a Acceptance) Missing() []Judged {
 // Context is what evidence is judged against.
 type Context struct {
 	Evidence []decode.Entry[api.Evidence]
-	// PlatformVersion is the Platform's exact version (4.22.2); empty:
-	// the build has no Platform, and no evidence can be checked.
+	// PlatformVersion is the Platform's exact version (4.22.2), or its
+	// published PlatformFacts' in a build without it; empty: the build has
+	// neither, and no evidence can be checked.
 	PlatformVersion string
 	// AsOf is the day evidence expiry is judged on.
 	AsOf time.Time
@@ -67,8 +68,11 @@ type Context struct {
 // version and its as-of date.
 func ContextOf(m *resolve.Model) Context {
 	c := Context{Evidence: m.Evidence, AsOf: m.AsOf}
-	if m.Platform != nil {
+	switch {
+	case m.Platform != nil:
 		c.PlatformVersion = m.Platform.Version.String()
+	case m.Facts != nil:
+		c.PlatformVersion = m.Facts.Obj.Spec.Version
 	}
 	return c
 }
@@ -86,20 +90,27 @@ func AsOf(evidence []decode.Entry[api.Evidence]) time.Time {
 	return newest
 }
 
-// Accept judges a classified VM's requirements against the evidence.
+// Accept judges a classified VM's requirements against the evidence. An
+// excluded row stays refused unless it asks for evidence that lifts it (the
+// architecture assessments of hardware-passthrough) and all of it is
+// accepted; then the VM is judged on the rest, as a conditional row's.
 func Accept(vm *resolve.VM, r Result, ctx Context) Acceptance {
 	a := Acceptance{Status: Accepted}
-	// An excluded class stays refused unless every assessment the class
-	// asks for (its own requirements) is accepted; then its VMs are judged
-	// on the rest, as a conditional class's.
-	if r.Class.Status == Excluded && (len(r.Class.Evidence) == 0 || !slices.ContainsFunc(r.Requirements, func(q Requirement) bool { return q.Class == r.Class.Name })) {
-		a.Status = Refused
+	excluded := map[string]bool{}
+	for _, m := range r.Rows {
+		if m.Class.Status != Excluded {
+			continue
+		}
+		excluded[m.Class.Name] = true
+		if len(m.Class.Evidence) == 0 || !slices.ContainsFunc(r.Requirements, func(q Requirement) bool { return q.Row == m.Class.Name }) {
+			a.Status = Refused
+		}
 	}
 	for _, q := range r.Requirements {
-		j := judge(vm, r.Class, q, ctx)
+		j := judge(vm, r, q, ctx)
 		switch {
 		case j.Evidence != "":
-		case r.Class.Status == Excluded && q.Class == r.Class.Name:
+		case excluded[q.Row]:
 			a.Status = Refused
 		case a.Status == Accepted:
 			a.Status = Pending
@@ -109,20 +120,16 @@ func Accept(vm *resolve.VM, r Result, ctx Context) Acceptance {
 	return a
 }
 
-func judge(vm *resolve.VM, class Class, q Requirement, ctx Context) Judged {
-	return judgeWith(q, ctx, func(c api.EvidenceCovers) bool { return applies(c, vm, class) })
-}
-
 // Assessments judges the architecture assessment of each excluded hardware
-// feature the VM uses (class hardware-passthrough's own requirements),
-// whatever row of the matrix the VM falls in first: a VM that also runs a
-// preview feature still needs them.
+// feature the VM uses (row hardware-passthrough's own requirements),
+// whatever other rows of the matrix the VM is in.
 func Assessments(vm *resolve.VM, ctx Context) []Judged {
 	c := class("hardware-passthrough")
+	r := Result{Class: c, Rows: []Match{{Class: c}}}
 	var out []Judged
-	for _, q := range evidence(vm, c, nil) {
-		if q.Class == c.Name {
-			out = append(out, judge(vm, c, q, ctx))
+	for _, q := range r.requirements(vm) {
+		if q.Row == c.Name {
+			out = append(out, judge(vm, r, q, ctx))
 		}
 	}
 	return out
@@ -156,10 +163,14 @@ func JudgeGate(gate string, ctx Context) Judged {
 	return j
 }
 
+func judge(vm *resolve.VM, r Result, q Requirement, ctx Context) Judged {
+	return judgeWith(q, ctx, func(c api.EvidenceCovers) bool { return applies(c, vm, r) })
+}
+
 func judgeWith(q Requirement, ctx Context, applies func(api.EvidenceCovers) bool) Judged {
 	j := Judged{Requirement: q}
 	if ctx.PlatformVersion == "" {
-		j.Why = "no Platform in the build, and evidence counts only on the Platform's exact version"
+		j.Why = "no Platform and no PlatformFacts in the build, and evidence counts only on the platform's exact version"
 		return j
 	}
 	var candidates []decode.Entry[api.Evidence]
@@ -213,12 +224,12 @@ func judgeWith(q Requirement, ctx Context, applies func(api.EvidenceCovers) bool
 }
 
 // applies reports whether evidence narrowed to a tenant, VM, size or class
-// is about this VM.
-func applies(c api.EvidenceCovers, vm *resolve.VM, class Class) bool {
+// is about this VM (a class: one of the VM's rows).
+func applies(c api.EvidenceCovers, vm *resolve.VM, r Result) bool {
 	return (c.Tenant == "" || c.Tenant == vm.Namespace) &&
 		(c.VM == "" || c.VM == vm.Namespace+"/"+vm.Name) &&
 		(c.Size == "" || c.Size == vm.SizeName) &&
-		(c.Class == "" || c.Class == class.Name)
+		(c.Class == "" || slices.Contains(r.Names(), c.Class))
 }
 
 // covers reports whether evidence covers what the requirement is about.

@@ -202,3 +202,64 @@ func TestJudgeGate(t *testing.T) {
 		})
 	}
 }
+
+// TestMultiRow: a VM in several rows needs every row's checks, and an
+// Evidence narrowed to a class counts for a VM in that class even when it
+// is not the VM's most restrictive one.
+func TestMultiRow(t *testing.T) {
+	dir := t.TempDir()
+	in := `apiVersion: virtc.dev/v1alpha1
+kind: PlatformFacts
+metadata: {name: lab}
+spec: {version: 4.22.2}
+---
+apiVersion: virtc.dev/v1alpha1
+kind: NetworkProfile
+metadata: {name: vlan7}
+spec: {type: bridge, migratable: true, bridge: {name: br1, vlan: 7}}
+---
+apiVersion: virtc.dev/v1alpha1
+kind: Tenant
+metadata: {name: ops}
+spec: {environment: lab, allow: {networks: [default, vlan7]}}
+---
+apiVersion: virtc.dev/v1alpha1
+kind: VM
+metadata: {name: node, namespace: ops}
+spec: {size: u1.small, image: rhel9, workerNode: true, migration: Required, networks: [default, vlan7]}
+` + evidence("mig", "migration-test", "storageProfile: ceph-rbd, networkProfiles: [default, vlan7], class: additional-network", "2026-11-20")
+	if err := os.WriteFile(filepath.Join(dir, "in.yaml"), []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	diags := &diag.List{}
+	res := compile.Compile(source.Read([]string{dir}, source.Options{}, diags), compile.Options{}, diags)
+	if diags.HasErrors() {
+		t.Fatal(diag.Format(diags.Sorted()))
+	}
+	vm := res.Model.Tenants[0].VMs[0]
+	r := eligibility.Classify(vm)
+	if got, want := strings.Join(r.Names(), ","), "worker-virtualization,live-migration,additional-network"; got != want {
+		t.Fatalf("rows %s, want %s", got, want)
+	}
+	if r.Class.Name != "worker-virtualization" {
+		t.Errorf("label class %s, want the most restrictive row", r.Class.Name)
+	}
+	rows := map[string]bool{}
+	for _, q := range r.Requirements {
+		rows[q.Row] = true
+	}
+	for _, want := range []string{"worker-virtualization", "live-migration", "additional-network"} {
+		if !rows[want] {
+			t.Errorf("no requirement of row %s: %+v", want, r.Requirements)
+		}
+	}
+	a := eligibility.Accept(vm, r, eligibility.ContextOf(res.Model))
+	for _, j := range a.Judged {
+		if j.Check == "migration-test" && j.Evidence != "mig" {
+			t.Errorf("migration test: accepted by %q (%s), want mig (narrowed to additional-network, one of the VM's rows)", j.Evidence, j.Why)
+		}
+	}
+	if a.Status != eligibility.Pending {
+		t.Errorf("status %s, want %s: the other rows' checks have no evidence", a.Status, eligibility.Pending)
+	}
+}

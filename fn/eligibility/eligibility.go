@@ -1,6 +1,8 @@
 // Package eligibility places each VM in the platform's workload
-// eligibility matrix and lists the evidence its class and profiles still
-// require before it may run in production.
+// eligibility matrix (design document 000, "Workload eligibility matrix")
+// and lists the evidence its rows and profiles require before onboarding.
+// The matrix itself is data, matrix.yaml, which other compilers of the
+// same policy read too.
 package eligibility
 
 import (
@@ -15,46 +17,33 @@ import (
 	"github.com/virtc/virtc/fn/resolve"
 )
 
-// Status of a class in the matrix.
-type Status string
-
-const (
-	Eligible    Status = "eligible"
-	Conditional Status = "conditional"
-	Excluded    Status = "excluded"
-)
-
-// Class is a row of the eligibility matrix.
-type Class struct {
-	// Name is the class's label value.
-	Name   string
-	Status Status
-	// Title describes the class.
-	Title string
-	// Evidence is what every VM of the class must show, with %s standing
-	// for the VM's profiles where the description names them.
-	Evidence []api.EvidenceRequirement
-}
-
-// Classes is the matrix, most restrictive first: a VM falls in the first
-// class it matches.
-var Classes = []Class{
-	{Name: "confidential-or-tech-preview", Status: Excluded, Title: "confidential VM or Technology Preview feature"},
-	// "Separate architecture and vendor support assessment" (target
-	// architecture, workload eligibility matrix): one per excluded feature
-	// the VM uses, a device by its resource name. With every assessment
-	// accepted (and the Platform's spec.enable) the class is lifted.
-	{Name: "hardware-passthrough", Status: Excluded, Title: "GPU, host device, SR-IOV, dedicated CPU or huge pages",
-		Evidence: []api.EvidenceRequirement{{Check: AssessmentCheck, Description: "architecture and vendor support assessment of %s"}}},
-	{Name: "worker-virtualization", Status: Conditional, Title: "VM running a Kubernetes worker node",
-		Evidence: []api.EvidenceRequirement{
-			{Check: "node-drain-test", Description: "node drain and VM restart test of the nested worker"},
-			{Check: "capacity-plan", Description: "capacity plan for the nested cluster's workloads"}}},
-	{Name: "live-migration", Status: Conditional, Title: "VM requiring live migration",
-		Evidence: []api.EvidenceRequirement{{Check: "migration-test", Description: "planned migration and maintenance test on storage profile %s and network profiles %s"}}},
-	{Name: "additional-network", Status: Conditional, Title: "VM on an additional network or a user-defined network",
-		Evidence: []api.EvidenceRequirement{{Check: "network-failover", Description: "connectivity and failover test on network profile %s"}}},
-	{Name: "standard", Status: Eligible, Title: "standard business VM"},
+// Classify places a resolved VM in the matrix: every row it matches, most
+// restrictive first, and the evidence they and its profiles require.
+func Classify(vm *resolve.VM) Result {
+	var r Result
+	for _, c := range Classes {
+		var reasons []Reason
+		for _, id := range c.Criteria {
+			reasons = append(reasons, criteria[id](vm)...)
+		}
+		if len(reasons) > 0 {
+			r.Rows = append(r.Rows, Match{Class: c, Reasons: reasons})
+		}
+	}
+	if len(r.Rows) == 0 {
+		r.Rows = []Match{{Class: class(Standard)}}
+	}
+	r.Class = r.Rows[0].Class
+	for _, m := range r.Rows {
+		for _, why := range m.Reasons {
+			r.Reasons = append(r.Reasons, why.Text)
+		}
+	}
+	r.Requirements = r.requirements(vm)
+	for _, q := range r.Requirements {
+		r.Evidence = append(r.Evidence, q.Description)
+	}
+	return r
 }
 
 // AssessmentCheck is the check that lifts an excluded hardware feature
@@ -85,6 +74,66 @@ func Features(vm *resolve.VM) []string {
 	return out
 }
 
+// Standard is the name of the matrix's eligible row.
+const Standard = "standard"
+
+// Match is one row of the matrix a VM is in, and why.
+type Match struct {
+	Class   Class
+	Reasons []Reason
+}
+
+// Reason is why a VM meets a criterion: for people, and the intent field
+// that makes it so.
+type Reason struct {
+	Text  string
+	Field string
+	// Subject is the catalog entry the reason names (the network or
+	// storage profile), for rows whose evidence is per profile.
+	Subject string
+}
+
+// Result is a VM's place in the matrix.
+type Result struct {
+	// Class is the most restrictive row the VM is in: its
+	// virtc.dev/eligibility label.
+	Class Class
+	// Rows are all the rows the VM is in, most restrictive first.
+	Rows []Match
+	// Reasons say why the VM is in its rows.
+	Reasons []string
+	// Evidence is required before onboarding: the rows', the profiles'
+	// and the backup policy's, as descriptions.
+	Evidence []string
+	// Requirements are the same as checks that Evidence can satisfy.
+	Requirements []Requirement
+}
+
+// Excluded reports whether the VM is in a row excluded from the baseline.
+func (r Result) Excluded() bool {
+	return slices.ContainsFunc(r.Rows, func(m Match) bool { return m.Class.Status == Excluded })
+}
+
+// Conditional lists the conditional rows the VM is in.
+func (r Result) Conditional() []Match {
+	var out []Match
+	for _, m := range r.Rows {
+		if m.Class.Status == Conditional {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Names lists the names of the VM's rows.
+func (r Result) Names() []string {
+	var out []string
+	for _, m := range r.Rows {
+		out = append(out, m.Class.Name)
+	}
+	return out
+}
+
 // Requirement is one check a VM needs accepted evidence for: the check's
 // identifier, what it must cover, and for how long evidence counts.
 type Requirement struct {
@@ -97,6 +146,9 @@ type Requirement struct {
 	Class           string
 	// Feature is the excluded feature an assessment covers.
 	Feature string
+	// Row is the conditional row of the matrix that asks for the check;
+	// empty for a catalog entry's (a profile's, a backup policy's).
+	Row string
 	// ValidFor is how long after its date evidence counts; zero: always.
 	ValidFor time.Duration
 	// ValidForText is ValidFor as the catalog wrote it (90d), for messages.
@@ -124,126 +176,52 @@ func (r Requirement) Subject() string {
 	return strings.Join(parts, ", ")
 }
 
-// Result is a VM's place in the matrix.
-type Result struct {
-	Class Class
-	// Reasons say why the VM is in its class.
-	Reasons []string
-	// Evidence is still required before onboarding: the class's, the
-	// profiles' and the backup policy's, as descriptions.
-	Evidence []string
-	// Requirements are the same as checks that Evidence can satisfy.
-	Requirements []Requirement
-}
-
-func class(name string) Class {
-	for _, c := range Classes {
-		if c.Name == name {
-			return c
-		}
-	}
-	panic("eligibility: no class " + name)
-}
-
-// Classify places a resolved VM in the matrix.
-func Classify(vm *resolve.VM) Result {
-	var excludedTP, passthrough, extraNets []string
-	if vm.Spec.Confidential != "" {
-		excludedTP = append(excludedTP, "confidential: "+vm.Spec.Confidential)
-	}
-	for _, u := range vm.PreviewFeatures {
-		excludedTP = append(excludedTP, fmt.Sprintf("feature gate %s (%s): %s", u.Gate, resolve.PreviewPhase(u.Phase), u.Why))
-	}
-	if s := vm.Size; s != nil {
-		if len(s.Spec.GPUs) > 0 {
-			passthrough = append(passthrough, fmt.Sprintf("size %s passes GPUs through", vm.SizeName))
-		}
-		if s.Spec.DedicatedCPU {
-			passthrough = append(passthrough, fmt.Sprintf("size %s has dedicated CPUs", vm.SizeName))
-		}
-		if s.Spec.Hugepages != "" {
-			passthrough = append(passthrough, fmt.Sprintf("size %s uses %s huge pages", vm.SizeName, s.Spec.Hugepages))
-		}
-	}
-	if len(vm.Spec.GPUs) > 0 {
-		passthrough = append(passthrough, "GPU passthrough")
-	}
-	if len(vm.Spec.HostDevices) > 0 {
-		passthrough = append(passthrough, "host device passthrough")
-	}
-	for _, n := range vm.Networks {
-		switch n.Spec.Type {
-		case api.NetworkSRIOV:
-			passthrough = append(passthrough, "SR-IOV network "+n.Name)
-		case api.NetworkPod:
-		default:
-			extraNets = append(extraNets, n.Name)
-		}
-	}
-	var r Result
-	switch {
-	case len(excludedTP) > 0:
-		r.Class, r.Reasons = class("confidential-or-tech-preview"), excludedTP
-	case len(passthrough) > 0:
-		r.Class, r.Reasons = class("hardware-passthrough"), passthrough
-	case vm.Spec.WorkerNode:
-		r.Class, r.Reasons = class("worker-virtualization"), []string{"spec.workerNode"}
-	case vm.Migration == api.MigrationRequired:
-		r.Class, r.Reasons = class("live-migration"), []string{"migration: Required"}
-	case len(extraNets) > 0:
-		r.Class = class("additional-network")
-		for _, n := range extraNets {
-			r.Reasons = append(r.Reasons, "network "+n)
-		}
-	default:
-		r.Class = class("standard")
-	}
-	r.Requirements = evidence(vm, r.Class, extraNets)
-	for _, q := range r.Requirements {
-		r.Evidence = append(r.Evidence, q.Description)
-	}
-	return r
-}
-
-func evidence(vm *resolve.VM, c Class, extraNets []string) []Requirement {
+func (r Result) requirements(vm *resolve.VM) []Requirement {
 	var out []Requirement
 	add := func(reqs ...Requirement) {
-		for _, r := range reqs {
+		for _, q := range reqs {
 			// One check of the same thing is one requirement, whichever
-			// entries ask for it (an additional-network class and its
+			// entries ask for it (an additional-network row and its
 			// profile both ask for its network failover test).
-			if !slices.ContainsFunc(out, func(o Requirement) bool { return o.Check == r.Check && o.Subject() == r.Subject() }) {
-				out = append(out, r)
+			if !slices.ContainsFunc(out, func(o Requirement) bool { return o.Check == q.Check && o.Subject() == q.Subject() }) {
+				out = append(out, q)
 			}
 		}
 	}
-	switch c.Name {
-	case "live-migration":
-		var nets []string
-		for _, n := range vm.Networks {
-			nets = append(nets, n.Name)
-		}
-		e := c.Evidence[0]
-		add(Requirement{Check: e.Check, Description: fmt.Sprintf(e.Description, vm.RootStorage.Name, strings.Join(nets, ", ")),
-			StorageProfile: vm.RootStorage.Name, NetworkProfiles: nets})
-	case "hardware-passthrough":
-		e := c.Evidence[0]
-		for _, f := range Features(vm) {
-			add(Requirement{Check: e.Check, Description: fmt.Sprintf(e.Description, f), Class: c.Name, Feature: f})
-		}
-	case "additional-network":
-		for _, n := range extraNets {
-			e := c.Evidence[0]
-			add(Requirement{Check: e.Check, Description: fmt.Sprintf(e.Description, n), NetworkProfiles: []string{n}})
-		}
-	default:
-		for _, e := range c.Evidence {
-			add(Requirement{Check: e.Check, Description: e.Description, Class: c.Name})
+	for _, m := range r.Rows {
+		for _, e := range m.Class.Evidence {
+			switch e.About {
+			case AboutClass:
+				add(Requirement{Check: e.Check, Description: e.Description, Class: m.Class.Name, Row: m.Class.Name})
+			case AboutMigrationProfile:
+				var nets []string
+				for _, n := range vm.Networks {
+					nets = append(nets, n.Name)
+				}
+				add(Requirement{Check: e.Check, Description: fmt.Sprintf(e.Description, vm.RootStorage.Name, strings.Join(nets, ", ")),
+					StorageProfile: vm.RootStorage.Name, NetworkProfiles: nets, Row: m.Class.Name})
+			case AboutFeature:
+				// One assessment per excluded feature the VM uses.
+				for _, f := range Features(vm) {
+					add(Requirement{Check: e.Check, Description: fmt.Sprintf(e.Description, f), Class: m.Class.Name, Feature: f, Row: m.Class.Name})
+				}
+			case AboutNetwork, AboutStorage:
+				// One requirement per profile the row's criteria name.
+				for _, why := range m.Reasons {
+					q := Requirement{Check: e.Check, Description: fmt.Sprintf(e.Description, why.Subject), Row: m.Class.Name}
+					if e.About == AboutNetwork {
+						q.NetworkProfiles = []string{why.Subject}
+					} else {
+						q.StorageProfile = why.Subject
+					}
+					add(q)
+				}
+			}
 		}
 	}
-	if c.Status == Excluded && len(c.Evidence) == 0 {
-		// No evidence lifts the class (confidential VMs, Technology
-		// Preview features).
+	if slices.ContainsFunc(r.Rows, func(m Match) bool { return m.Class.Status == Excluded && len(m.Class.Evidence) == 0 }) {
+		// No evidence lifts the row (confidential VMs, Technology
+		// Preview features): the profiles' checks would never count.
 		return out
 	}
 	storage := func(st resolve.Storage) {

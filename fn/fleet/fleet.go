@@ -186,7 +186,34 @@ spec:
   bridge:
     name: br1
     vlan: 120
-`)
+` + evidenceYAML)
+}
+
+// evidenceYAML is what the fleet's builds need for the eligibility gate
+// (design document 000, "Workload eligibility matrix"): the platform's
+// published facts, since the fleet has no Platform, and accepted evidence
+// for what its VMs use: the production tenants' restore drills and storage
+// failover, the bridge network's failover test and security review (the
+// additional-network class), and the migration tests of the two network
+// layouts whose VMs require live migration.
+var evidenceYAML = `---
+apiVersion: virtc.dev/v1alpha1
+kind: PlatformFacts
+metadata:
+  name: fleet
+spec:
+  version: 4.22.3
+` + fleetEvidence("ceph-rbd-failover", "storage-failover", "storageProfile: ceph-rbd") +
+	fleetEvidence("daily-restore-drill", "restore-drill", "backupPolicy: daily") +
+	fleetEvidence("weekly-restore-drill", "restore-drill", "backupPolicy: weekly") +
+	fleetEvidence(BridgeNetwork+"-failover", "network-failover", "networkProfiles: ["+BridgeNetwork+"]") +
+	fleetEvidence(BridgeNetwork+"-security-review", "security-review", "networkProfiles: ["+BridgeNetwork+"]") +
+	fleetEvidence("migration-default", "migration-test", "storageProfile: ceph-rbd, networkProfiles: [default]") +
+	fleetEvidence("migration-default-"+BridgeNetwork, "migration-test", "storageProfile: ceph-rbd, networkProfiles: [default, "+BridgeNetwork+"]")
+
+func fleetEvidence(name, check, covers string) string {
+	return "---\napiVersion: virtc.dev/v1alpha1\nkind: Evidence\nmetadata:\n  name: " + name + "\nspec:\n  check: " + check +
+		"\n  covers: {platformVersion: 4.22.3, " + covers + "}\n  date: \"2026-11-20\"\n  by: platform-team\n  link: https://tickets.example.com/fleet/" + name + "\n"
 }
 
 // vm is one generated VM with what the quota needs to know about it.

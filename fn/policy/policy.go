@@ -17,7 +17,18 @@ import (
 )
 
 // Check runs every rule over the model.
-func Check(m *resolve.Model, diags *diag.List) {
+func Check(m *resolve.Model, diags *diag.List) { CheckWith(m, Options{}, diags) }
+
+// Options change how rules report.
+type Options struct {
+	// GateWarns reports the eligibility gate's refusals (missing
+	// evidence, no platform version) as warnings: virtc report shows
+	// them rather than failing.
+	GateWarns bool
+}
+
+// CheckWith runs every rule over the model.
+func CheckWith(m *resolve.Model, opts Options, diags *diag.List) {
 	oadpInstalled(m, diags)
 	ctx := eligibility.ContextOf(m)
 	evidenceNames(m, diags)
@@ -28,6 +39,7 @@ func Check(m *resolve.Model, diags *diag.List) {
 	productionTarget(m, diags)
 	compatibilityGate(m, diags)
 	for _, t := range m.Tenants {
+		labTenant(t, diags)
 		retiredTenant(t, diags)
 		quotaFit(t, diags)
 		for _, vm := range t.VMs {
@@ -36,7 +48,8 @@ func Check(m *resolve.Model, diags *diag.List) {
 			snapshotOnlyBackup(vm, diags)
 			uncapturedDisks(vm, diags)
 			imageProvenance(vm, diags)
-			productionEvidence(vm, ctx, diags)
+			tierOwnership(vm, diags)
+			gate(vm, ctx, opts, diags)
 			snapshotBefore(vm, diags)
 			excluded(m, vm, ctx, diags)
 			previewInProduction(vm, diags)
@@ -184,32 +197,6 @@ func productionBackup(vm *resolve.VM, diags *diag.List) {
 		}
 	}
 	diags.Errorf(doc.Pos(field), field, "VM %s/%s is production tier but its backup policy %q takes no backups (use a policy with a schedule, such as daily)", vm.Namespace, vm.Name, vm.Backup.Name)
-}
-
-// productionEvidence refuses a production VM whose class and profiles lack
-// accepted evidence (an Evidence in Git for each required check, on the
-// Platform's exact version, not expired), naming what is missing. Without
-// a Platform in the build the version is unknown: the platform
-// repository's build, which has it, is where the gate holds.
-func productionEvidence(vm *resolve.VM, ctx eligibility.Context, diags *diag.List) {
-	if vm.Tier != resolve.TierProduction || ctx.PlatformVersion == "" || vm.Doc.Shadows("spec.tier") {
-		return
-	}
-	r := eligibility.Classify(vm)
-	a := eligibility.Accept(vm, r, ctx)
-	if a.Status != eligibility.Pending {
-		return
-	}
-	var missing []string
-	for _, j := range a.Missing() {
-		missing = append(missing, j.Missing())
-	}
-	doc := vm.Doc
-	if vm.Spec.Tier == "" {
-		doc = vm.Tenant.Doc
-	}
-	diags.Errorf(doc.Pos("spec.tier"), "spec.tier", "VM %s/%s is production tier but its class %s lacks accepted evidence on platform %s: %s (record an Evidence for each check, or use tier standard)",
-		vm.Namespace, vm.Name, r.Class.Name, ctx.PlatformVersion, strings.Join(missing, "; "))
 }
 
 // evidenceNames warns about Evidence that names a catalog entry, class or

@@ -39,6 +39,10 @@ const (
 	AnnotationSyncOptions     = "argocd.argoproj.io/sync-options"
 	// LabelRetired marks the objects of a retired VM, disk or tenant.
 	LabelRetired = "virtc.dev/retired"
+	// LabelEnvironment marks the Namespace and VMs of a tenant in the lab
+	// environment (Tenant spec.environment): not onboarded, its VMs in
+	// conditional classes of the eligibility matrix run without evidence.
+	LabelEnvironment = "virtc.dev/environment"
 )
 
 // Sync waves of the cluster side: the operator first, then the

@@ -32,6 +32,9 @@ func namespaceLabels(t *resolve.Tenant) map[string]string {
 	if t.Spec.Retired {
 		labels[LabelRetired] = "true"
 	}
+	if e := t.Spec.Environment; e != "" {
+		labels[LabelEnvironment] = e
+	}
 	for k, v := range t.Metadata.Labels {
 		labels[k] = v
 	}

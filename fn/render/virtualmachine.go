@@ -75,6 +75,9 @@ func vmLabels(vm *resolve.VM) map[string]string {
 	labels[LabelBackupPolicy] = vm.Backup.Name
 	labels[LabelVM] = vm.Name
 	labels[LabelEligibility] = eligibility.Classify(vm).Class.Name
+	if e := vm.Tenant.Spec.Environment; e != "" {
+		labels[LabelEnvironment] = e
+	}
 	return labels
 }
 

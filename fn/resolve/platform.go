@@ -401,3 +401,24 @@ func upgradingTo(p *Platform, diags *diag.List) {
 		diags.Errorf(pos, "spec.upgradingTo", "%s is not later than spec.version %s", to, p.Version)
 	}
 }
+
+// resolveFacts checks the PlatformFacts of the inputs: at most one, of a
+// supported version, and the Platform's when the build has both.
+func resolveFacts(facts []decode.Entry[api.PlatformFacts], p *Platform, diags *diag.List) *decode.Entry[api.PlatformFacts] {
+	if len(facts) == 0 {
+		return nil
+	}
+	for _, f := range facts[1:] {
+		first := facts[0].Doc.Pos("metadata.name")
+		diags.Errorf(f.Doc.Pos("metadata.name"), "metadata.name", "a second PlatformFacts (the first is at %s:%d): a build compiles for one platform", first.File, first.Line)
+	}
+	f := facts[0]
+	if _, _, err := versions.Lookup(f.Obj.Spec.Version); err != nil {
+		diags.Errorf(f.Doc.Pos("spec.version"), "spec.version", "%v", err)
+		return nil
+	}
+	if p != nil && p.Version.String() != f.Obj.Spec.Version {
+		diags.Errorf(f.Doc.Pos("spec.version"), "spec.version", "the PlatformFacts say version %s but the Platform %q in the build is %s (publish the facts again: virtc facts)", f.Obj.Spec.Version, p.Name, p.Version.String())
+	}
+	return &f
+}

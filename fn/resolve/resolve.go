@@ -29,6 +29,9 @@ type Model struct {
 	Tenants  []*Tenant
 	// Evidence is the acceptance evidence among the inputs.
 	Evidence []decode.Entry[api.Evidence]
+	// Facts are the published facts of the Platform a build without it
+	// compiles for (nil when the inputs have none).
+	Facts *decode.Entry[api.PlatformFacts]
 	// AsOf is the day evidence expiry is judged on (compile.Options.AsOf,
 	// else the newest Evidence date; zero without evidence).
 	AsOf time.Time
@@ -123,6 +126,7 @@ type Backup struct {
 // Resolve binds the decoded intents to the catalog.
 func Resolve(set *decode.Set, cat *catalog.Catalog, diags *diag.List) *Model {
 	m := &Model{Catalog: cat, Platform: resolvePlatform(cat, diags), Evidence: set.Evidence}
+	m.Facts = resolveFacts(set.PlatformFacts, m.Platform, diags)
 	byName := map[string]*Tenant{}
 	for _, t := range set.Tenants {
 		name := t.Metadata.Name

@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/virtc/virtc/fn/compile"
+	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/jsonnet"
+	"github.com/virtc/virtc/fn/source"
+)
+
+// runFacts prints the PlatformFacts of the Platform among the inputs: the
+// file a platform repository publishes and tenant repositories commit, so
+// that their builds judge acceptance evidence on the platform's exact
+// version instead of skipping the eligibility gate.
+func runFacts(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("facts", "PATH...", stderr)
+	paths, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	if len(paths) == 0 {
+		fmt.Fprintln(stderr, "virtc facts: name the platform repository's files or directories")
+		return ExitUsage
+	}
+	diags := &diag.List{}
+	docs := source.Read(paths, source.Options{Evaluate: jsonnet.Options{}.Evaluate}, diags)
+	// The facts are the Platform's: VMs that lack evidence do not stop them.
+	res := compile.Compile(docs, compile.Options{GateWarnings: true}, diags)
+	if code := report(res, stderr); code != ExitOK {
+		return code
+	}
+	p := res.Model.Platform
+	if p == nil {
+		fmt.Fprintln(stderr, "virtc facts: the inputs have no Platform: run it on the platform repository")
+		return ExitFailed
+	}
+	fmt.Fprintf(stdout, "# The facts of Platform %s, published by virtc facts: commit this file\n# to tenant repositories, and publish it again after every platform upgrade.\n", p.Name)
+	fmt.Fprintf(stdout, "apiVersion: virtc.dev/v1alpha1\nkind: PlatformFacts\nmetadata:\n  name: %s\nspec:\n  version: %s\n", p.Name, p.Version.String())
+	return ExitOK
+}

@@ -1,0 +1,159 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/eligibility"
+	"github.com/virtc/virtc/fn/resolve"
+)
+
+// EnvironmentLab is the Tenant spec.environment of a tenant that is not
+// onboarded.
+const EnvironmentLab = "lab"
+
+// gate is the eligibility gate (design document 000, "Workload
+// eligibility matrix": "Required evidence before onboarding"; "Acceptance
+// evidence"). A VM in a conditional row of the matrix needs accepted
+// evidence for every row it is in, in every tier: the rows' boundaries
+// ("not enabled by default", "no migration commitment until evidence is
+// accepted", "not automatically offered") hold before onboarding, not only
+// in production. A production VM needs the evidence of its profiles and
+// backup policy as well ("protection selection and restore evidence are
+// mandatory before production onboarding", 000 Applicable Principles).
+// Evidence counts only on the platform's exact version: without a
+// Platform or its PlatformFacts in the build, a VM that needs the gate is
+// refused rather than let through. A tenant in the lab environment relaxes
+// the conditional rows, visibly (a warning per VM), never in production.
+// A VM in the non-x86 row is refused here; the other excluded rows are
+// refused by excluded (fn/policy/baseline.go).
+func gate(vm *resolve.VM, ctx eligibility.Context, opts Options, diags *diag.List) {
+	refuse := diags.Errorf
+	if opts.GateWarns {
+		refuse = diags.Warnf
+	}
+	r := eligibility.Classify(vm)
+	for _, m := range r.Rows {
+		if m.Class.Name == "non-x86" {
+			diags.Errorf(vm.Doc.Pos("spec.image"), "spec.image", "%s: the platform baseline is a dedicated x86 (amd64) worker pool, and no class of the eligibility matrix admits another architecture (use an amd64 image)", m.Reasons[0].Text)
+		}
+	}
+	if slices.ContainsFunc(r.Rows, func(m eligibility.Match) bool {
+		return m.Class.Status == eligibility.Excluded && len(m.Class.Evidence) == 0
+	}) {
+		// Nothing lifts the row: excluded refuses the VM.
+		return
+	}
+	cond := r.Conditional()
+	production := vm.Tier == resolve.TierProduction && !vm.Doc.Shadows("spec.tier")
+	if len(cond) == 0 && !production {
+		return
+	}
+	var names []string
+	for _, m := range cond {
+		names = append(names, m.Class.Name)
+	}
+	field, doc := "spec.tier", vm.Doc
+	if len(cond) > 0 {
+		field = cond[0].Reasons[0].Field
+	} else if vm.Spec.Tier == "" {
+		doc = vm.Tenant.Doc
+	}
+	pos := doc.Pos(field)
+	what := fmt.Sprintf("VM %s/%s is production tier", vm.Namespace, vm.Name)
+	if len(cond) > 0 {
+		classes := "class"
+		if len(names) > 1 {
+			classes = "classes"
+		}
+		what = fmt.Sprintf("VM %s/%s is in the conditional %s %s (%s), whose evidence is required before onboarding in every tier", vm.Namespace, vm.Name,
+			classes, strings.Join(names, ", "), strings.Join(reasons(cond), "; "))
+	}
+	if len(cond) > 0 && !production && vm.Tenant.Spec.Environment == EnvironmentLab {
+		diags.Warnf(pos, field, "%s: it compiles without that evidence only because tenant %q is in the lab environment (spec.environment: lab): it is not onboarded and has no availability commitment", what, vm.Namespace)
+		return
+	}
+	if ctx.PlatformVersion == "" {
+		refuse(pos, field, "%s, but the build has no Platform and no PlatformFacts, and evidence counts only on the platform's exact version: add the platform repository's published facts (virtc facts, a PlatformFacts document) to the inputs", what)
+		return
+	}
+	a := eligibility.Accept(vm, r, ctx)
+	if a.Status != eligibility.Pending {
+		// Accepted; or refused for a missing assessment of an excluded
+		// row, which excluded reports (fn/policy/baseline.go).
+		return
+	}
+	var missing []string
+	for _, j := range a.Missing() {
+		if !production && j.Row == "" {
+			// Profiles' and backup policies' checks gate production only.
+			continue
+		}
+		if slices.ContainsFunc(r.Rows, func(m eligibility.Match) bool { return m.Class.Name == j.Row && m.Class.Status == eligibility.Excluded }) {
+			// A missing assessment of an excluded row is excluded's
+			// refusal (fn/policy/baseline.go).
+			continue
+		}
+		missing = append(missing, j.Missing())
+	}
+	if len(missing) == 0 {
+		return
+	}
+	hint := "record an Evidence for each check"
+	switch {
+	case production && len(cond) == 0 && vm.Tenant.Spec.Tier != resolve.TierProduction:
+		hint += ", or use tier standard"
+	case !production:
+		hint += ", or, while the tenant is not onboarded, set its spec.environment: lab"
+	}
+	if len(cond) == 0 {
+		refuse(pos, field, "%s but its class %s lacks accepted evidence on platform %s: %s (%s)", what, r.Class.Name, ctx.PlatformVersion, strings.Join(missing, "; "), hint)
+		return
+	}
+	refuse(pos, field, "%s, and lacks accepted evidence on platform %s: %s (%s)", what, ctx.PlatformVersion, strings.Join(missing, "; "), hint)
+}
+
+func reasons(rows []eligibility.Match) []string {
+	var out []string
+	for _, m := range rows {
+		for _, r := range m.Reasons {
+			out = append(out, r.Text)
+		}
+	}
+	return out
+}
+
+// labTenant refuses a production tenant in the lab environment, and
+// warns about every lab tenant on every build, so that the relaxed gate is
+// never silent.
+func labTenant(t *resolve.Tenant, diags *diag.List) {
+	if t.Spec.Environment != EnvironmentLab {
+		return
+	}
+	if t.Spec.Tier == resolve.TierProduction {
+		diags.Errorf(t.Doc.Pos("spec.environment"), "spec.environment", "tenant %q is production tier and cannot be in the lab environment (remove spec.environment, or give the tenant tier standard)", t.Name)
+		return
+	}
+	diags.Warnf(t.Doc.Pos("spec.environment"), "spec.environment", "tenant %q is in the lab environment: its VMs in conditional classes of the eligibility matrix compile without evidence; it is not onboarded, and none of its VMs may be production tier", t.Name)
+}
+
+// tierOwnership refuses a VM that lowers its tenant's tier: the tenant
+// (the platform team) owns it (design document 000, "Authorization and
+// lifecycle boundaries": tenant teams operate approved VMs, they do not set
+// the platform's commitments; "Availability, maintenance, and remediation
+// contract": a workload is eligible for a stated tier only after its
+// evidence). With the tier held, a production tenant's VM cannot drop its
+// backups either: productionBackup refuses a production VM whose policy
+// takes none. A standard tenant's VM may choose a policy without backups:
+// no commitment is lowered.
+func tierOwnership(vm *resolve.VM, diags *diag.List) {
+	t := vm.Tenant
+	if vm.Spec.Tier == resolve.TierStandard && t.Spec.Tier == resolve.TierProduction {
+		diags.Errorf(vm.Doc.Pos("spec.tier"), "spec.tier", "tier standard is lower than tenant %q's tier production: a VM cannot lower its tenant's tier (remove spec.tier; the tenant's tier is the platform team's to change)", t.Name)
+	}
+	if vm.Spec.Tier == resolve.TierProduction && t.Spec.Environment == EnvironmentLab {
+		diags.Errorf(vm.Doc.Pos("spec.tier"), "spec.tier", "tenant %q is in the lab environment (not onboarded): none of its VMs may be production tier (onboard the tenant first: remove its spec.environment and record the evidence)", t.Name)
+	}
+}
