@@ -143,6 +143,10 @@ var adoptionExceptions = map[string][]adoptionException{
 		object: "NetworkAttachmentDefinition erp/vlan10", field: "spec.config",
 		reason: "virtc writes the bridge NAD as its NetworkProfile says: no empty ipam (no IPAM either way), and disableContainerInterface: true (the bridge CNI sets the pod-side veth down). Multus reads a NAD only when a VM's pod starts (next start), running VMs keep theirs; the VM itself is unchanged",
 	}},
+	"mtv-vsphere": {{
+		object: "NetworkAttachmentDefinition migrated/vlan30", field: "spec.config",
+		reason: "as bridge-mac: the NAD the MTV plan's network map names, rewritten as its imported NetworkProfile says (no empty ipam, disableContainerInterface: true, preserveDefaultVlan: false); Multus reads it when a VM's pod starts, running VMs keep theirs",
+	}},
 }
 
 // checkAdoption holds that diff --live of an import shows, for every

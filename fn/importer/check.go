@@ -80,6 +80,15 @@ func (im *importer) check(vm *api.VM, o live.Object, catalogDocs []*source.Doc, 
 		}
 	}
 	if len(why) == 0 {
+		// Never dropped without refusal: what the guest would lose if the
+		// VM were rebuilt from Git.
+		for _, it := range im.notCarried(vm, o, catalogDocs, opts) {
+			if guestVisible(it.Path, o) {
+				why = append(why, fmt.Sprintf("%s: the intent cannot carry it, and the guest boots or sees it: a VM rebuilt from Git would differ (virtc does not write it; keep the VM out of Git, or remove the field from the VM first if the guest does without it)", it.Path))
+			}
+		}
+	}
+	if len(why) == 0 {
 		if im.used == nil {
 			im.used = map[string]bool{}
 		}
@@ -108,6 +117,23 @@ var setByCluster = []string{
 	"spec.template.metadata.creationTimestamp",
 	`spec.template.metadata.annotations["kubevirt.io/pci-topology-version"]`,
 	"spec.template.spec.domain.machine.type",
+}
+
+// guestVisible reports whether a live VM path that the intent does not
+// carry changes how the guest boots or what it sees: the domain (firmware,
+// features, devices, clock, CPU, memory) and the guest's host and domain
+// name, but not the pod's resources, nor autoattachPodInterface of a VM
+// that lists its interfaces (KubeVirt v1.8.4 attaches the pod network
+// only to a VM without any: pkg/network/vmispec/defaults.go
+// SetDefaultNetworkInterface).
+func guestVisible(p string, o live.Object) bool {
+	if strings.HasPrefix(p, "spec.template.spec.domain.resources") {
+		return false
+	}
+	if p == "spec.template.spec.domain.devices.autoattachPodInterface" {
+		return len(listAt(o.Body, "spec", "template", "spec", "domain", "devices", "interfaces")) == 0
+	}
+	return strings.HasPrefix(p, "spec.template.spec.domain.") || p == "spec.template.spec.subdomain" || p == "spec.template.spec.hostname"
 }
 
 // notCarried lists the live VM's fields the compiled VM does not write.
@@ -149,10 +175,16 @@ func uncovered(prefix string, have, desired map[string]any) []string {
 		if k == "apiVersion" || k == "kind" || have[k] == nil {
 			continue
 		}
+		p := live.JoinPath(prefix, k)
 		if m, ok := have[k].(map[string]any); ok && len(m) == 0 {
+			// An empty map is a setting of its own (bootloader.bios: {},
+			// features.smm: {}, devices.rng: {}), except an empty
+			// resources (no requests or limits).
+			if _, ok := desired[k]; !ok && k != "resources" {
+				out = append(out, p)
+			}
 			continue
 		}
-		p := live.JoinPath(prefix, k)
 		d, ok := desired[k]
 		lm, lIsMap := have[k].(map[string]any)
 		if !ok && lIsMap {
@@ -216,4 +248,15 @@ func (r Result) Report() string {
 		}
 	}
 	return b.String()
+}
+
+// listAt is the list at a path of a live object (nil if there is none).
+func listAt(m map[string]any, path ...string) []any {
+	var cur any = m
+	for _, k := range path {
+		mm, _ := cur.(map[string]any)
+		cur = mm[k]
+	}
+	l, _ := cur.([]any)
+	return l
 }
