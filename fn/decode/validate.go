@@ -429,7 +429,7 @@ func (d *decoder) devices(o *api.VM) {
 		}
 		if dev.Target == api.TargetUnset || dev.Target == api.TargetNone {
 			if dev.Bus != "" || dev.Serial != "" {
-				d.fail(path+".target", "a %s target has no bus or serial (KubeVirt gives it a disk on the default bus): remove bus and serial, or set target disk", dev.Target)
+				d.fail(path+".target", "target %s has no bus or serial (KubeVirt gives it a disk on the default bus): remove bus and serial, or set target disk", dev.Target)
 			}
 		}
 		if dev.BootOrder == nil {

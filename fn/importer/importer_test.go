@@ -15,6 +15,7 @@ import (
 	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/live"
+	"github.com/virtc/virtc/fn/source"
 )
 
 func goldenExport(t *testing.T, name string) []live.Object {
@@ -199,5 +200,44 @@ func TestQuotaHoldsRefusedVMsAttachmentPods(t *testing.T) {
 				t.Errorf("quota report %q, want %q", res.Quotas, want)
 			}
 		})
+	}
+}
+
+// The MTV corpus's Windows guest (golden/import/mtv-vsphere win03: EFI
+// with Secure Boot, SMM, a persistent vTPM, a sata disk, an e1000e NIC, a
+// usb tablet, the namespace/name NAD reference) is refused only because
+// the catalog has no image of its preference; with one, it is adopted as
+// it runs: Import compiles the intent and holds the rebuilt VM equal to
+// the live one beyond virtc's own metadata.
+func TestMTVWindowsAdoptedWithCatalogImage(t *testing.T) {
+	objs := goldenExport(t, "mtv-vsphere")
+	diags := &diag.List{}
+	docs := source.Parse("catalog.yaml", "catalog.yaml", []byte(`apiVersion: virtc.dev/v1alpha1
+kind: Image
+metadata:
+  name: windows2k22
+spec:
+  dataSource:
+    name: win2k22
+  preference: windows.2k22
+  minRootDisk: 60Gi
+`), diags)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	res := Import(objs, docs, catalog.Options{})
+	for _, rf := range res.Refused {
+		t.Errorf("refused %s: %s", rf.VM, strings.Join(rf.Reasons, "; "))
+	}
+	var win string
+	for _, f := range res.Files {
+		if f.Path == "migrated/win03.yaml" {
+			win = string(f.Data)
+		}
+	}
+	for _, want := range []string{"bootloader: efi", "secureBoot: true", "smm:\n      enabled: true", "tpm:\n      persistent: true", "bus: sata", "model: e1000e", "tablet: usb", "qualifiedNetworkName: true", "preference: lowercase"} {
+		if !strings.Contains(win, want) {
+			t.Errorf("win03's intent lacks %q:\n%s", want, win)
+		}
 	}
 }
