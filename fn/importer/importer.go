@@ -116,6 +116,10 @@ func Import(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Options)
 	for _, rf := range res.Refused {
 		ns, _, _ := strings.Cut(rf.VM, "/")
 		refusedIn[ns], refusedVM[rf.VM] = true, true
+		// A namespace whose VMs are all refused still gets its Tenant
+		// (with a quota that covers them): the namespace comes under Git
+		// first, its VMs as they are fixed and imported again.
+		namespaces[ns] = true
 	}
 	for _, ns := range slices.Sorted(maps.Keys(namespaces)) {
 		t := tenant(ns, nets[ns])
