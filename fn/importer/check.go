@@ -18,6 +18,25 @@ import (
 // compileVM compiles one VM's intent with its tenant, the catalog entries it
 // needs and the user's catalog.
 func (im *importer) compileVM(vm *api.VM, catalogDocs []*source.Doc, opts catalog.Options) (compile.Result, []string) {
+	res, errs := im.compile(vm, catalogDocs, opts)
+	var why []string
+	for _, d := range errs {
+		why = append(why, fmt.Sprintf("the intent does not compile: %s: %s", d.Field, d.Message))
+	}
+	return res, why
+}
+
+// compileVMDiags is compileVM with the fields of the errors only.
+func (im *importer) compileVMDiags(vm *api.VM, catalogDocs []*source.Doc, opts catalog.Options) (compile.Result, []string) {
+	res, errs := im.compile(vm, catalogDocs, opts)
+	var fields []string
+	for _, d := range errs {
+		fields = append(fields, d.Field)
+	}
+	return res, fields
+}
+
+func (im *importer) compile(vm *api.VM, catalogDocs []*source.Doc, opts catalog.Options) (compile.Result, []diag.Diagnostic) {
 	diags := &diag.List{}
 	docs := slices.Clone(catalogDocs)
 	add := func(rel string, v any) {
@@ -30,14 +49,7 @@ func (im *importer) compileVM(vm *api.VM, catalogDocs []*source.Doc, opts catalo
 	add(path.Join(vm.Metadata.Namespace, vm.Metadata.Name+".yaml"), vm)
 	// The gate's refusals are the build's: the import compares manifests.
 	res := compile.Compile(docs, compile.Options{Catalog: opts, GateWarnings: true}, diags)
-	if !diags.HasErrors() {
-		return res, nil
-	}
-	var why []string
-	for _, d := range diags.Errors() {
-		why = append(why, fmt.Sprintf("the intent does not compile: %s: %s", d.Field, d.Message))
-	}
-	return res, why
+	return res, diags.Errors()
 }
 
 // vmObjects are the compiled objects of one VM (the VM and its disks).
@@ -59,12 +71,15 @@ func vmObjects(objs []emit.Object, vm *api.VM) []emit.Object {
 
 // check compiles the intent and compares it with the live objects: any
 // difference but virtc's own labels and annotations refuses the VM.
-func (im *importer) check(vm *api.VM, o live.Object, catalogDocs []*source.Doc, opts catalog.Options) []string {
+//
+// changes are deferred changes of the VM: the intent is compared with the
+// live VM as it will be once they apply.
+func (im *importer) check(vm *api.VM, o live.Object, catalogDocs []*source.Doc, opts catalog.Options, changes []deferral) []string {
 	res, why := im.compileVM(vm, catalogDocs, opts)
 	if len(why) > 0 {
 		return why
 	}
-	rep, err := live.Diff(vmObjects(res.Objects, vm), im.objs, "live", "import", res.Model)
+	rep, err := live.Diff(vmObjects(res.Objects, vm), withDeferred(im.objs, o, changes), "live", "import", res.Model)
 	if err != nil {
 		return []string{err.Error()}
 	}
@@ -82,7 +97,7 @@ func (im *importer) check(vm *api.VM, o live.Object, catalogDocs []*source.Doc, 
 	if len(why) == 0 {
 		// Never dropped without refusal: what the guest would lose if the
 		// VM were rebuilt from Git.
-		for _, it := range im.notCarried(vm, o, catalogDocs, opts) {
+		for _, it := range im.notCarried(vm, withDeferred([]live.Object{o}, o, changes)[0], catalogDocs, opts) {
 			if guestVisible(it.Path, o) {
 				why = append(why, fmt.Sprintf("%s: the intent cannot carry it, and the guest boots or sees it: a VM rebuilt from Git would differ (virtc does not write it; keep the VM out of Git, or remove the field from the VM first if the guest does without it)", it.Path))
 			}
@@ -224,7 +239,12 @@ func (r Result) Report() string {
 			}
 		}
 		for _, it := range r.NotCarried {
-			if it.VM == v && !it.Action {
+			if it.VM == v && it.Deferred {
+				fmt.Fprintf(&b, "  deferred change: %s: %s\n", it.Path, it.Why)
+			}
+		}
+		for _, it := range r.NotCarried {
+			if it.VM == v && !it.Action && !it.Deferred {
 				fmt.Fprintf(&b, "  not carried: %s: %s\n", it.Path, it.Why)
 			}
 		}

@@ -76,6 +76,9 @@ type Item struct {
 	Why string
 	// Action: something to do on the cluster before the first sync.
 	Action bool
+	// Deferred: a change of the live VM the intent makes (the
+	// deferred-change mode, Options.DeferChanges).
+	Deferred bool
 }
 
 // apiVersion of intents.
@@ -84,7 +87,7 @@ const apiVersion = "virtc.dev/v1alpha1"
 // Import maps the live objects to intents, compiled and compared with the
 // live objects against the catalog (the embedded one unless opts say
 // otherwise, plus user catalog docs).
-func Import(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Options) Result {
+func Import(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Options, mode Options) Result {
 	diags := &diag.List{}
 	cat := catalog.Build(decode.Decode(catalogDocs, false, diags), opts, diags)
 	im := &importer{cat: cat, objs: objs, newCatalog: map[string]any{}}
@@ -99,8 +102,12 @@ func Import(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Options)
 		}
 		ref := o.Namespace + "/" + o.Name
 		vm, reasons := im.vm(o)
+		var changes []deferral
+		if len(reasons) == 0 && mode.DeferChanges {
+			changes = im.deferChanges(vm, catalogDocs, opts)
+		}
 		if len(reasons) == 0 {
-			reasons = im.check(vm, o, catalogDocs, opts)
+			reasons = im.check(vm, o, catalogDocs, opts, changes)
 		}
 		if len(reasons) > 0 {
 			res.Refused = append(res.Refused, Refusal{VM: ref, Reasons: reasons})
@@ -110,7 +117,8 @@ func Import(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Options)
 		nets[o.Namespace] = append(nets[o.Namespace], im.additionalNetworks(vm)...)
 		res.Imported = append(res.Imported, ref)
 		res.Files = append(res.Files, File{Path: path.Join(o.Namespace, o.Name+".yaml"), Data: marshal(vm)})
-		res.NotCarried = append(res.NotCarried, im.notCarried(vm, o, catalogDocs, opts)...)
+		res.NotCarried = append(res.NotCarried, deferredItems(ref, changes)...)
+		res.NotCarried = append(res.NotCarried, im.notCarried(vm, withDeferred([]live.Object{o}, o, changes)[0], catalogDocs, opts)...)
 	}
 	refusedIn, refusedVM := map[string]bool{}, map[string]bool{}
 	for _, rf := range res.Refused {

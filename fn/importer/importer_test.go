@@ -38,7 +38,7 @@ func TestUnknownFieldRefused(t *testing.T) {
 			tmpl["futureField"] = true
 		}
 	}
-	res := Import(objs, nil, catalog.Options{})
+	res := Import(objs, nil, catalog.Options{}, Options{})
 	if len(res.Refused) != 1 || !strings.Contains(strings.Join(res.Refused[0].Reasons, "\n"), "futureField") {
 		t.Fatalf("refused %+v, want the VM refused for futureField", res.Refused)
 	}
@@ -48,7 +48,7 @@ func TestUnknownFieldRefused(t *testing.T) {
 func TestDeterministic(t *testing.T) {
 	var first []File
 	for i := range 5 {
-		res := Import(goldenExport(t, "bridge-mac"), nil, catalog.Options{})
+		res := Import(goldenExport(t, "bridge-mac"), nil, catalog.Options{}, Options{})
 		if i == 0 {
 			first = res.Files
 			continue
@@ -77,7 +77,7 @@ func tenantFile(res Result, ns string) string {
 // (from their live spec): the compiled ResourceQuota is never below what
 // the namespace's live VMs use.
 func TestQuotaCoversRefusedVMs(t *testing.T) {
-	res := Import(goldenExport(t, "not-expressible"), nil, catalog.Options{})
+	res := Import(goldenExport(t, "not-expressible"), nil, catalog.Options{}, Options{})
 	if len(res.Imported) != 1 || len(res.Refused) != 2 {
 		t.Fatalf("imported %v refused %d, want 1 and 2", res.Imported, len(res.Refused))
 	}
@@ -91,7 +91,7 @@ func TestQuotaCoversRefusedVMs(t *testing.T) {
 		}
 	}
 	// Without refusals the quota is left to virtc (derived from the VMs).
-	if tenant := tenantFile(Import(goldenExport(t, "virtctl"), nil, catalog.Options{}), "shop"); tenant == "" || strings.Contains(tenant, "quota") {
+	if tenant := tenantFile(Import(goldenExport(t, "virtctl"), nil, catalog.Options{}, Options{}), "shop"); tenant == "" || strings.Contains(tenant, "quota") {
 		t.Errorf("a namespace without refused VMs got a quota:\n%s", tenant)
 	}
 }
@@ -108,7 +108,7 @@ func TestQuotaUnknownRefusesNamespace(t *testing.T) {
 			delete(domain, "resources")
 		}
 	}
-	res := Import(objs, nil, catalog.Options{})
+	res := Import(objs, nil, catalog.Options{}, Options{})
 	if len(res.Imported) != 0 || len(res.Refused) != 3 {
 		t.Fatalf("imported %v refused %d, want 0 and 3", res.Imported, len(res.Refused))
 	}
@@ -181,7 +181,7 @@ func TestQuotaHoldsRefusedVMsAttachmentPods(t *testing.T) {
 					tmpl["volumes"] = append(tmpl["volumes"].([]any), map[string]any{"name": "scratch", "dataVolume": map[string]any{"name": "scratch", "hotpluggable": true}})
 				}
 			}
-			res := Import(objs, nil, catalog.Options{})
+			res := Import(objs, nil, catalog.Options{}, Options{})
 			if len(res.Imported) != 1 || len(res.Refused) != 1 {
 				t.Fatalf("imported %v, refused %+v; want app01 imported, legacy02 refused", res.Imported, res.Refused)
 			}
@@ -225,7 +225,7 @@ spec:
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	res := Import(objs, docs, catalog.Options{})
+	res := Import(objs, docs, catalog.Options{}, Options{})
 	for _, rf := range res.Refused {
 		t.Errorf("refused %s: %s", rf.VM, strings.Join(rf.Reasons, "; "))
 	}
