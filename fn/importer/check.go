@@ -164,7 +164,7 @@ func (im *importer) notCarried(vm *api.VM, o live.Object, catalogDocs []*source.
 	var items []Item
 	if len(live.LastApplied(desired, o.Body)) > 0 {
 		items = append(items, Item{VM: ref, Path: `metadata.annotations["` + live.LastAppliedAnnotation + `"]`, Action: true,
-			Why: fmt.Sprintf("BEFORE THE FIRST SYNC: oc annotate vm/%s -n %s %s- (the VM was created with kubectl apply: Argo CD's client-side apply would delete the fields of that configuration virtc does not write; or sync with ServerSideApply=true)", o.Name, o.Namespace, live.LastAppliedAnnotation)})
+			Why: fmt.Sprintf("BEFORE THE FIRST SYNC: oc annotate vm/%s -n %s %s- (the VM was created with kubectl apply: Argo CD's client-side apply would delete the fields of that configuration virtc does not write; ServerSideApply=true alone does the same on Argo CD 3.x, whose client-side-apply migration hands kubectl's fields to its own manager: add ClientSideApplyMigration=false if you sync server-side)", o.Name, o.Namespace, live.LastAppliedAnnotation)})
 	}
 	for _, p := range uncovered("", o.Body, desired) {
 		if slices.Contains(setByCluster, p) || p == `metadata.annotations["`+live.LastAppliedAnnotation+`"]` {
