@@ -278,10 +278,12 @@ type VMSpec struct {
 	MatcherKinds *MatcherKinds `json:"matcherKinds,omitempty"`
 	// MachineType is the QEMU machine type the VM runs as
 	// (spec.template.spec.domain.machine.type), for example
-	// pc-q35-rhel9.6.0. Absent: none written; KubeVirt's VM mutator
-	// writes the cluster's default when the VM is created. A VM created
-	// with a machine type keeps its guest-visible chipset across cluster
-	// upgrades only while it is stated.
+	// pc-q35-rhel9.6.0: the chipset version the guest sees. Absent: none
+	// written; KubeVirt v1.8.4's VM mutator writes the cluster's default
+	// when the VM is created (pkg/defaults/defaults.go
+	// setVMDefaultMachineType), so a VM re-created after an upgrade may get
+	// a newer one. virtc import sets it to the machine type the VM runs
+	// with.
 	MachineType string `json:"machineType,omitempty" pattern:"^[a-z0-9][a-z0-9._-]*$" hint:"a machine type such as pc-q35-rhel9.6.0"`
 	// Subdomain is the guest's DNS subdomain (spec.template.spec.subdomain):
 	// with a headless Service of that name in the namespace, the VM is

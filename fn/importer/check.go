@@ -131,7 +131,6 @@ var setByCluster = []string{
 	"spec.preference.revisionName",
 	"spec.template.metadata.creationTimestamp",
 	`spec.template.metadata.annotations["kubevirt.io/pci-topology-version"]`,
-	"spec.template.spec.domain.machine.type",
 }
 
 // guestVisible reports whether a live VM path that the intent does not

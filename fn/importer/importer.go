@@ -578,6 +578,13 @@ func (im *importer) boot(tmpl kubevirtv1.VirtualMachineInstanceSpec, spec *api.V
 		spec.Tablet = string(in[0].Bus)
 	}
 	spec.Subdomain = tmpl.Subdomain
+	// The machine type the guest runs with: KubeVirt v1.8.4's VM mutator
+	// writes the cluster's default on create only
+	// (pkg/defaults/defaults.go setVMDefaultMachineType), so a VM rebuilt
+	// from Git after an upgrade would get a newer chipset without it.
+	if m := dom.Machine; m != nil {
+		spec.MachineType = m.Type
+	}
 }
 
 func ptrTrue(b *bool) bool { return b != nil && *b }
