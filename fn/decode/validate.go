@@ -451,6 +451,20 @@ func (d *decoder) devices(o *api.VM) {
 			boots[*dev.BootOrder] = path
 		}
 	}
+	if slices.Contains(o.Spec.KubeVirtDefaults, api.DefaultDisks) {
+		// No disk entries are written: nothing to spell.
+		if o.Spec.RootDiskDevice != nil {
+			d.fail("spec.rootDiskDevice", "disks left to KubeVirt (spec.kubevirtDefaults) have no device entry to spell: remove it")
+		}
+		for i, disk := range o.Spec.Disks {
+			if disk.BootOrder != nil || disk.Target != "" {
+				d.fail(fmt.Sprintf("spec.disks[%d]", i), "disks left to KubeVirt (spec.kubevirtDefaults) have no device entry: remove bootOrder and target")
+			}
+		}
+		if ci := o.Spec.CloudInit; ci != nil && ci.Device != nil {
+			d.fail("spec.cloudInit.device", "disks left to KubeVirt (spec.kubevirtDefaults) have no device entry to spell: remove it")
+		}
+	}
 	root := o.Spec.RootDiskDevice
 	if root == nil || root.BootOrder == nil {
 		// The root disk boots first unless it says otherwise.
