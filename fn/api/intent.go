@@ -371,6 +371,11 @@ type Interface struct {
 	// ACPIIndex is the interface's ACPI index (guests name it eno<index>).
 	// Absent: none.
 	ACPIIndex int64 `json:"acpiIndex,omitempty"`
+	// State is the interface's link state as the guest sees it: up or
+	// down (KubeVirt v1.8.4 InterfaceStateLinkUp/LinkDown; the console
+	// writes up for a NIC it adds, forklift down for a source NIC that was
+	// not connected). Absent: none written (up).
+	State string `json:"state,omitempty" enum:"up,down"`
 	// QualifiedNetworkName writes a bridge or localnet profile's Multus
 	// network as <namespace>/<name> (as forklift does) instead of <name>:
 	// the same NetworkAttachmentDefinition of the VM's namespace.

@@ -918,8 +918,11 @@ func (im *importer) network(ns string, n kubevirtv1.Network, i kubevirtv1.Interf
 		refuse("spec.template.spec.domain.devices.interfaces[%s]: settings virtc does not write (ports, boot order, DHCP options, tag)", i.Name)
 	}
 	sp := api.Interface{Model: i.Model, PCIAddress: i.PciAddress, ACPIIndex: int64(i.ACPIIndex)}
-	if i.State != "" {
-		refuse("spec.template.spec.domain.devices.interfaces[%s].state: %s; virtc does not write link states (a hot-unplugged or link-down interface)", i.Name, i.State)
+	switch i.State {
+	case "", kubevirtv1.InterfaceStateLinkUp, kubevirtv1.InterfaceStateLinkDown:
+		sp.State = string(i.State)
+	default:
+		refuse("spec.template.spec.domain.devices.interfaces[%s].state: %s; an interface being hot-unplugged (wait until KubeVirt removed it)", i.Name, i.State)
 	}
 	switch {
 	case n.Pod != nil:

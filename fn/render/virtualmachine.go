@@ -427,7 +427,7 @@ func cloudInit(vm *resolve.VM) *kubevirtv1.CloudInitNoCloudSource {
 // intent's spec.interfaces spells it.
 func attachment(n resolve.Network, namespace string, sp api.Interface) (kubevirtv1.Interface, kubevirtv1.Network) {
 	name := cmp.Or(sp.Name, n.Name)
-	iface := kubevirtv1.Interface{Name: name, Model: sp.Model, PciAddress: sp.PCIAddress, ACPIIndex: int(sp.ACPIIndex)}
+	iface := kubevirtv1.Interface{Name: name, Model: sp.Model, PciAddress: sp.PCIAddress, ACPIIndex: int(sp.ACPIIndex), State: kubevirtv1.InterfaceState(sp.State)}
 	net := kubevirtv1.Network{Name: name}
 	nad := n.Name
 	if sp.QualifiedNetworkName {
