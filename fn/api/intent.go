@@ -405,9 +405,11 @@ type Firmware struct {
 	// Bootloader is bios or efi (spec.template.spec.domain.firmware.bootloader).
 	// Absent: the preference's firmware, else BIOS.
 	Bootloader string `json:"bootloader,omitempty" enum:"bios,efi"`
-	// SecureBoot states efi.secureBoot (efi only). Absent: not written
-	// (KubeVirt v1.8.4 then enables Secure Boot with EFI unless the
-	// preference says otherwise).
+	// SecureBoot states efi.secureBoot (efi only). Absent: not written;
+	// KubeVirt v1.8.4 then boots with Secure Boot
+	// (pkg/virt-launcher/virtwrap/manager.go), which needs SMM, from
+	// spec.firmware.smm or the preference (vmi-create-admitter.go refuses
+	// Secure Boot without it).
 	SecureBoot *bool `json:"secureBoot,omitempty"`
 	// PersistentEFI states efi.persistent (efi only): EFI variables kept
 	// on KubeVirt's backend-storage claim across restarts.
