@@ -245,6 +245,141 @@ type VMSpec struct {
 	// evictionStrategy: none written (the cluster's default applies: HCO
 	// sets LiveMigrate), so spec.migration only informs virtc's checks.
 	KubeVirtDefaults []string `json:"kubevirtDefaults,omitempty" enum:"disks,networks,evictionStrategy"`
+	// RootDiskDevice is how the guest sees the root disk (its entry in
+	// spec.template.spec.domain.devices.disks). Absent: a disk on the
+	// preference's bus (KubeVirt's default, virtio, without one) that boots
+	// first. virtc import sets it to keep an adopted VM's device as it runs:
+	// a bus, serial or boot order the guest booted with is part of what it
+	// sees (device names, the firmware's boot entries).
+	RootDiskDevice *DiskDevice `json:"rootDiskDevice,omitempty"`
+	// Interfaces spell the VM's network interfaces, by network profile name
+	// (a name of spec.networks, or of the default networks when
+	// spec.networks is absent): the NIC model, PCI address and ACPI index the
+	// guest sees, and the interface's name. Absent: KubeVirt's defaults
+	// (virtio, addresses assigned in order) and the profile's name. Kept
+	// beside spec.networks, as spec.macAddresses is.
+	Interfaces map[string]Interface `json:"interfaces,omitempty"`
+	// SSHKeyGuestAgentUsers propagates the keys of spec.sshKeySecrets
+	// through the QEMU guest agent into these guest users'
+	// authorized_keys (KubeVirt's qemuGuestAgent propagation: the agent
+	// rewrites them whenever the Secrets change, also while the VM runs;
+	// `virtctl create vm --access-cred type:ssh` does this by default).
+	// Absent: through cloud-init NoCloud, at first boot. The image must run
+	// the guest agent, and an SELinux guest must allow it
+	// (virt_qemu_ga_manage_ssh).
+	SSHKeyGuestAgentUsers []string `json:"sshKeyGuestAgentUsers,omitempty"`
+	// MatcherKinds spells the kinds of spec.instancetype and
+	// spec.preference of the VirtualMachine. KubeVirt v1.8.4 reads an absent
+	// or lower-case kind as the cluster-wide kind
+	// (pkg/instancetype/find/spec.go),
+	// but writes no default itself (no mutator code, no CRD default), so
+	// writing a kind onto a VM that has none is a spec change. Absent:
+	// VirtualMachineClusterInstancetype and VirtualMachineClusterPreference.
+	MatcherKinds *MatcherKinds `json:"matcherKinds,omitempty"`
+	// MachineType is the QEMU machine type the VM runs as
+	// (spec.template.spec.domain.machine.type), for example
+	// pc-q35-rhel9.6.0: the chipset version the guest sees. Absent: none
+	// written; KubeVirt v1.8.4's VM mutator writes the cluster's default
+	// when the VM is created (pkg/defaults/defaults.go
+	// setVMDefaultMachineType), so a VM re-created after an upgrade may get
+	// a newer one. virtc import sets it to the machine type the VM runs
+	// with.
+	MachineType string `json:"machineType,omitempty" pattern:"^[a-z0-9][a-z0-9._-]*$" hint:"a machine type such as pc-q35-rhel9.6.0"`
+	// Subdomain is the guest's DNS subdomain (spec.template.spec.subdomain):
+	// with a headless Service of that name in the namespace, the VM is
+	// <hostname>.<subdomain>.<namespace>.svc, and the guest gets that
+	// domain over DHCP. The console sets headless (with the template label
+	// network.kubevirt.io/headlessService). Absent: none.
+	Subdomain string `json:"subdomain,omitempty" pattern:"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$" hint:"a DNS label such as headless"`
+	// Clock states the guest's clock offset. Absent: UTC (KubeVirt's
+	// default).
+	Clock *Clock `json:"clock,omitempty"`
+	// Tablet adds a tablet input device named tablet on this bus (virtio
+	// or usb), as forklift and the Windows templates do: the pointer
+	// follows the console's VNC cursor. Absent: none.
+	Tablet string `json:"tablet,omitempty" enum:"virtio,usb"`
+}
+
+// Kind spellings of spec.matcherKinds.
+const (
+	// KindAbsent writes no kind.
+	KindAbsent = "absent"
+	// KindLowercase writes the resource's singular name
+	// (virtualmachineclusterinstancetype, virtualmachineclusterpreference),
+	// as forklift and `virtctl create vm --preference
+	// virtualmachineclusterpreference/NAME` do.
+	KindLowercase = "lowercase"
+)
+
+// MatcherKinds spells the kinds of a VM's instance type and preference
+// references.
+type MatcherKinds struct {
+	// Instancetype: absent or lowercase. Absent: VirtualMachineClusterInstancetype.
+	Instancetype string `json:"instancetype,omitempty" enum:"absent,lowercase"`
+	// Preference: absent or lowercase. Absent: VirtualMachineClusterPreference.
+	Preference string `json:"preference,omitempty" enum:"absent,lowercase"`
+}
+
+// Disk targets of DiskDevice.target.
+const (
+	// TargetDisk writes a disk target (disk: {bus: ...}).
+	TargetDisk = "disk"
+	// TargetUnset writes the entry with its name (and boot order) only.
+	TargetUnset = "unset"
+	// TargetNone writes no entry for the volume.
+	TargetNone = "none"
+)
+
+// DiskDevice is how the guest sees a disk.
+type DiskDevice struct {
+	// Bus is virtio, scsi or sata. Absent: the preference's disk bus, else
+	// virtio.
+	Bus string `json:"bus,omitempty" enum:"virtio,scsi,sata"`
+	// BootOrder is the disk's place in the firmware's boot order (1
+	// first). 0 writes none: the firmware boots the first bootable device.
+	// Absent: 1 for the root disk, none for other disks. Boot orders are
+	// unique among a VM's disks.
+	BootOrder *int64 `json:"bootOrder,omitempty"`
+	// Serial is the disk's serial number as the guest sees it (forklift
+	// keeps the source disk's). Absent: none.
+	Serial string `json:"serial,omitempty"`
+	// Target says how the device entry is written: disk (a disk target,
+	// the default), unset (only the name and boot order: KubeVirt gives it
+	// a disk target on the default bus when it creates the VM instance,
+	// staging/src/kubevirt.io/api/core/v1/defaults.go
+	// SetDefaults_DiskDevice) or none (no entry: KubeVirt adds one for a
+	// volume without, pkg/util/util.go SetDefaultVolumeDisk). unset and
+	// none take no bus or serial; none no boot order. They are the
+	// spellings of `virtctl create vm` and the console: the guest sees the
+	// same disk either way.
+	Target string `json:"target,omitempty" enum:"disk,unset,none"`
+}
+
+// Interface spells one network interface.
+type Interface struct {
+	// Name of the interface and its network inside the VM. Absent: the
+	// network profile's name. (forklift names them net-0, net-1, …; the
+	// console nic-<adjective>-<animal>-<n>.)
+	Name string `json:"name,omitempty" pattern:"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$" hint:"a DNS label such as net-0"`
+	// Model is the NIC model the guest sees (KubeVirt v1.8.4
+	// pkg/network/admitter/netiface.go: validInterfaceModels). Absent:
+	// virtio.
+	Model string `json:"model,omitempty" enum:"virtio,e1000e,e1000,igb,rtl8139,ne2k_pci,pcnet"`
+	// PCIAddress fixes the interface's PCI address in the guest
+	// (0000:03:00.0); guests name NICs after it. Absent: assigned in order.
+	PCIAddress string `json:"pciAddress,omitempty" pattern:"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\\.[0-7]$" hint:"a PCI address such as 0000:03:00.0"`
+	// ACPIIndex is the interface's ACPI index (guests name it eno<index>).
+	// Absent: none.
+	ACPIIndex int64 `json:"acpiIndex,omitempty"`
+	// State is the interface's link state as the guest sees it: up or
+	// down (KubeVirt v1.8.4 InterfaceStateLinkUp/LinkDown; the console
+	// writes up for a NIC it adds, forklift down for a source NIC that was
+	// not connected). Absent: none written (up).
+	State string `json:"state,omitempty" enum:"up,down"`
+	// QualifiedNetworkName writes a bridge or localnet profile's Multus
+	// network as <namespace>/<name> (as forklift does) instead of <name>:
+	// the same NetworkAttachmentDefinition of the VM's namespace.
+	QualifiedNetworkName bool `json:"qualifiedNetworkName,omitempty"`
 }
 
 // Parts of a VM that spec.kubevirtDefaults leaves to KubeVirt.
@@ -254,13 +389,59 @@ const (
 	DefaultEvictionStrategy = "evictionStrategy"
 )
 
-// Firmware is a VM's SMBIOS identity.
+// Firmware is a VM's SMBIOS identity and, for a VM that states them itself
+// (an adopted one), the firmware it boots with and the devices that guard
+// its boot. Absent boot fields leave them to the image's preference (its
+// firmware, SMM and TPM). A guest installed for BIOS does not boot with EFI
+// (nor the reverse), and one that sealed secrets in its TPM or enrolled
+// Secure Boot keys needs the same again: virtc import keeps them as they
+// run, and refuses a VM whose boot settings it cannot write.
 type Firmware struct {
 	// UUID is the SMBIOS system UUID (spec.template.spec.domain.firmware.uuid).
 	UUID string `json:"uuid,omitempty" pattern:"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$" hint:"a UUID such as 5b2c7f4e-1d3a-4c8b-9e6f-0a1b2c3d4e5f"`
 	// Serial is the SMBIOS system serial number
 	// (spec.template.spec.domain.firmware.serial).
 	Serial string `json:"serial,omitempty"`
+	// Bootloader is bios or efi (spec.template.spec.domain.firmware.bootloader).
+	// Absent: the preference's firmware, else BIOS.
+	Bootloader string `json:"bootloader,omitempty" enum:"bios,efi"`
+	// SecureBoot states efi.secureBoot (efi only). Absent: not written;
+	// KubeVirt v1.8.4 then boots with Secure Boot
+	// (pkg/virt-launcher/virtwrap/manager.go), which needs SMM, from
+	// spec.firmware.smm or the preference (vmi-create-admitter.go refuses
+	// Secure Boot without it).
+	SecureBoot *bool `json:"secureBoot,omitempty"`
+	// PersistentEFI states efi.persistent (efi only): EFI variables kept
+	// on KubeVirt's backend-storage claim across restarts.
+	PersistentEFI *bool `json:"persistentEFI,omitempty"`
+	// SMM states spec.template.spec.domain.features.smm (System
+	// Management Mode, which Secure Boot needs).
+	SMM *FeatureState `json:"smm,omitempty"`
+	// TPM states spec.template.spec.domain.devices.tpm.
+	TPM *TPM `json:"tpm,omitempty"`
+}
+
+// FeatureState switches a feature as KubeVirt's FeatureState does.
+type FeatureState struct {
+	// Enabled: absent means enabled (KubeVirt writes the feature as {}).
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// TPM is a VM's virtual TPM device, as KubeVirt's TPMDevice.
+type TPM struct {
+	// Enabled: false removes the TPM (forklift writes it for guests whose
+	// vTPM it cannot carry over). Absent: enabled.
+	Enabled *bool `json:"enabled,omitempty"`
+	// Persistent keeps the TPM's state on KubeVirt's backend-storage claim
+	// across restarts (BitLocker, measured boot).
+	Persistent *bool `json:"persistent,omitempty"`
+}
+
+// Clock is the guest's real-time clock offset.
+type Clock struct {
+	// Timezone the guest's clock starts in (an IANA name such as UTC or
+	// Europe/Berlin), as forklift writes the source host's.
+	Timezone string `json:"timezone,omitempty" pattern:"^[A-Za-z0-9_+/-]+$" hint:"an IANA time zone such as UTC or Europe/Berlin"`
 }
 
 // ExistingDisk names a disk that exists already: exactly one of
@@ -315,6 +496,12 @@ type Disk struct {
 	// Serial is the disk's serial number as the guest sees it (virtctl
 	// addvolume sets the volume's name). Absent: none.
 	Serial string `json:"serial,omitempty"`
+	// BootOrder is the disk's place in the firmware's boot order (see
+	// DiskDevice.bootOrder). Absent: none.
+	BootOrder *int64 `json:"bootOrder,omitempty"`
+	// Target says how the disk's device entry is written (see
+	// DiskDevice.target). Absent: disk.
+	Target string `json:"target,omitempty" enum:"disk,unset,none"`
 }
 
 // CloudInit names where the guest's cloud-init data comes from: Secrets in
@@ -328,4 +515,12 @@ type CloudInit struct {
 	// secret material (passwords, password hashes, private keys, tokens):
 	// anything secret belongs in userDataSecret.
 	UserData string `json:"userData,omitempty"`
+	// UserDataEncoding base64 writes userData base64-encoded
+	// (cloudInitNoCloud.userDataBase64), as `virtctl create vm
+	// --cloud-init-user-data` does. The intent holds it decoded, checked like
+	// any inline user data. Absent: plain text.
+	UserDataEncoding string `json:"userDataEncoding,omitempty" enum:"base64"`
+	// Device is how the guest sees the cloud-init disk (bus and target; no
+	// boot order). Absent: a disk on the preference's bus.
+	Device *DiskDevice `json:"device,omitempty"`
 }

@@ -23,6 +23,7 @@ func runImport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("import", "--out DIR (FILE... | -)", stderr)
 	out := fs.String("out", "", "directory to write the intents, tenants and new catalog entries into")
 	noDefaults := fs.Bool("no-default-catalog", false, "use only catalog entries from --catalog, not the embedded default catalog")
+	deferChanges := fs.Bool("defer-changes", false, "adopt a VM that policy refuses only for inline cloud-init secrets in the compliant form (a Secret reference), listing each changed field: KubeVirt marks it RestartRequired and the change takes effect at its next restart, the owner's decision")
 	var catalogs stringList
 	fs.Var(&catalogs, "catalog", "a catalog file or directory the intents will be compiled with (repeatable)")
 	paths, code, ok := parse(fs, args)
@@ -45,7 +46,7 @@ func runImport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		io.WriteString(stderr, diag.Format(diags.Sorted()))
 		return ExitUsage
 	}
-	res := importer.Import(objs, docs, catalog.Options{NoDefaults: *noDefaults})
+	res := importer.Import(objs, docs, catalog.Options{NoDefaults: *noDefaults}, importer.Options{DeferChanges: *deferChanges})
 	for _, f := range res.Files {
 		p := filepath.Join(*out, filepath.FromSlash(f.Path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

@@ -1,10 +1,13 @@
 package decode
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"net/netip"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -187,6 +190,7 @@ func validate(d *decoder, obj any) {
 		for i, s := range o.Spec.SSHKeySecrets {
 			d.dnsSubdomain(fmt.Sprintf("spec.sshKeySecrets[%d]", i), "Secret name", s)
 		}
+		d.devices(o)
 	case *api.Size:
 		d.catalogMeta(o.Metadata)
 		if o.Spec.CPU <= 0 {
@@ -411,5 +415,93 @@ func (d *decoder) dataProtection(dp *api.DataProtection) {
 	}
 	if len(dp.StorageLocations) > 1 && defaults == 0 {
 		d.fail("spec.dataProtection.storageLocations", "mark one storage location default: true")
+	}
+}
+
+// devices checks how an intent spells its disks and interfaces (the
+// fields virtc import sets to keep an adopted VM's devices; see
+// api.DiskDevice and api.Interface).
+func (d *decoder) devices(o *api.VM) {
+	boots := map[int64]string{}
+	device := func(path string, dev *api.DiskDevice, bootable bool) {
+		if dev == nil {
+			return
+		}
+		if dev.Target == api.TargetUnset || dev.Target == api.TargetNone {
+			if dev.Bus != "" || dev.Serial != "" {
+				d.fail(path+".target", "target %s has no bus or serial (KubeVirt gives it a disk on the default bus): remove bus and serial, or set target disk", dev.Target)
+			}
+		}
+		if dev.BootOrder == nil {
+			return
+		}
+		switch {
+		case !bootable:
+			d.fail(path+".bootOrder", "the cloud-init disk does not boot: remove bootOrder")
+		case *dev.BootOrder < 0:
+			d.fail(path+".bootOrder", "must be 0 (none) or more")
+		case *dev.BootOrder > 0 && dev.Target == api.TargetNone:
+			d.fail(path+".bootOrder", "a disk without an entry (target none) has no boot order: set target unset or disk")
+		case *dev.BootOrder > 0:
+			// KubeVirt v1.8.4 pkg/virt-api/webhooks/validating-webhook/admitters/vmi-create-admitter.go
+			// validateBootOrder refuses a boot order used twice.
+			if other, dup := boots[*dev.BootOrder]; dup {
+				d.fail(path+".bootOrder", "boot order %d is also %s's (boot orders are unique)", *dev.BootOrder, other)
+			}
+			boots[*dev.BootOrder] = path
+		}
+	}
+	if slices.Contains(o.Spec.KubeVirtDefaults, api.DefaultDisks) {
+		// No disk entries are written: nothing to spell.
+		if o.Spec.RootDiskDevice != nil {
+			d.fail("spec.rootDiskDevice", "disks left to KubeVirt (spec.kubevirtDefaults) have no device entry to spell: remove it")
+		}
+		for i, disk := range o.Spec.Disks {
+			if disk.BootOrder != nil || disk.Target != "" {
+				d.fail(fmt.Sprintf("spec.disks[%d]", i), "disks left to KubeVirt (spec.kubevirtDefaults) have no device entry: remove bootOrder and target")
+			}
+		}
+		if ci := o.Spec.CloudInit; ci != nil && ci.Device != nil {
+			d.fail("spec.cloudInit.device", "disks left to KubeVirt (spec.kubevirtDefaults) have no device entry to spell: remove it")
+		}
+	}
+	root := o.Spec.RootDiskDevice
+	if root == nil || root.BootOrder == nil {
+		// The root disk boots first unless it says otherwise.
+		boots[1] = "the root disk"
+	}
+	device("spec.rootDiskDevice", root, true)
+	for i, disk := range o.Spec.Disks {
+		device(fmt.Sprintf("spec.disks[%d]", i), &api.DiskDevice{Bus: disk.Bus, Serial: disk.Serial, BootOrder: disk.BootOrder, Target: disk.Target}, true)
+	}
+	if ci := o.Spec.CloudInit; ci != nil {
+		device("spec.cloudInit.device", ci.Device, false)
+		if ci.UserDataEncoding != "" && ci.UserData == "" {
+			d.fail("spec.cloudInit.userDataEncoding", "encodes spec.cloudInit.userData, which is absent: remove it")
+		}
+	}
+	if len(o.Spec.SSHKeyGuestAgentUsers) > 0 && len(o.Spec.SSHKeySecrets) == 0 {
+		d.fail("spec.sshKeyGuestAgentUsers", "propagates the keys of spec.sshKeySecrets, which is empty: remove it or name the Secrets")
+	}
+	for i, u := range o.Spec.SSHKeyGuestAgentUsers {
+		if u == "" || strings.ContainsAny(u, " :/\t\n") {
+			d.fail(fmt.Sprintf("spec.sshKeyGuestAgentUsers[%d]", i), "%q is not a user name", u)
+		}
+	}
+	if fw := o.Spec.Firmware; fw != nil && fw.Bootloader != "efi" {
+		if fw.SecureBoot != nil {
+			d.fail("spec.firmware.secureBoot", "Secure Boot is an EFI setting: set spec.firmware.bootloader efi, or remove it")
+		}
+		if fw.PersistentEFI != nil {
+			d.fail("spec.firmware.persistentEFI", "persistent EFI variables are an EFI setting: set spec.firmware.bootloader efi, or remove it")
+		}
+	}
+	names := map[string]string{}
+	for _, n := range slices.Sorted(maps.Keys(o.Spec.Interfaces)) {
+		name := cmp.Or(o.Spec.Interfaces[n].Name, n)
+		if other, dup := names[name]; dup {
+			d.fail("spec.interfaces."+n+".name", "interface name %q is also network %s's (interface names are unique)", name, other)
+		}
+		names[name] = n
 	}
 }

@@ -18,6 +18,25 @@ import (
 // compileVM compiles one VM's intent with its tenant, the catalog entries it
 // needs and the user's catalog.
 func (im *importer) compileVM(vm *api.VM, catalogDocs []*source.Doc, opts catalog.Options) (compile.Result, []string) {
+	res, errs := im.compile(vm, catalogDocs, opts)
+	var why []string
+	for _, d := range errs {
+		why = append(why, fmt.Sprintf("the intent does not compile: %s: %s", d.Field, d.Message))
+	}
+	return res, why
+}
+
+// compileVMDiags is compileVM with the fields of the errors only.
+func (im *importer) compileVMDiags(vm *api.VM, catalogDocs []*source.Doc, opts catalog.Options) (compile.Result, []string) {
+	res, errs := im.compile(vm, catalogDocs, opts)
+	var fields []string
+	for _, d := range errs {
+		fields = append(fields, d.Field)
+	}
+	return res, fields
+}
+
+func (im *importer) compile(vm *api.VM, catalogDocs []*source.Doc, opts catalog.Options) (compile.Result, []diag.Diagnostic) {
 	diags := &diag.List{}
 	docs := slices.Clone(catalogDocs)
 	add := func(rel string, v any) {
@@ -30,14 +49,7 @@ func (im *importer) compileVM(vm *api.VM, catalogDocs []*source.Doc, opts catalo
 	add(path.Join(vm.Metadata.Namespace, vm.Metadata.Name+".yaml"), vm)
 	// The gate's refusals are the build's: the import compares manifests.
 	res := compile.Compile(docs, compile.Options{Catalog: opts, GateWarnings: true}, diags)
-	if !diags.HasErrors() {
-		return res, nil
-	}
-	var why []string
-	for _, d := range diags.Errors() {
-		why = append(why, fmt.Sprintf("the intent does not compile: %s: %s", d.Field, d.Message))
-	}
-	return res, why
+	return res, diags.Errors()
 }
 
 // vmObjects are the compiled objects of one VM (the VM and its disks).
@@ -59,12 +71,15 @@ func vmObjects(objs []emit.Object, vm *api.VM) []emit.Object {
 
 // check compiles the intent and compares it with the live objects: any
 // difference but virtc's own labels and annotations refuses the VM.
-func (im *importer) check(vm *api.VM, o live.Object, catalogDocs []*source.Doc, opts catalog.Options) []string {
+//
+// changes are deferred changes of the VM: the intent is compared with the
+// live VM as it will be once they apply.
+func (im *importer) check(vm *api.VM, o live.Object, catalogDocs []*source.Doc, opts catalog.Options, changes []deferral) []string {
 	res, why := im.compileVM(vm, catalogDocs, opts)
 	if len(why) > 0 {
 		return why
 	}
-	rep, err := live.Diff(vmObjects(res.Objects, vm), im.objs, "live", "import", res.Model)
+	rep, err := live.Diff(vmObjects(res.Objects, vm), withDeferred(im.objs, o, changes), "live", "import", res.Model)
 	if err != nil {
 		return []string{err.Error()}
 	}
@@ -76,6 +91,15 @@ func (im *importer) check(vm *api.VM, o live.Object, catalogDocs []*source.Doc, 
 			}
 			if ch.Field != live.FieldOwnMetadata {
 				why = append(why, fmt.Sprintf("%s: the intent would change the live object: %s (%s)", ch.Name, ch.Detail, ch.Effect))
+			}
+		}
+	}
+	if len(why) == 0 {
+		// Never dropped without refusal: what the guest would lose if the
+		// VM were rebuilt from Git.
+		for _, it := range im.notCarried(vm, withDeferred([]live.Object{o}, o, changes)[0], catalogDocs, opts) {
+			if guestVisible(it.Path, o) {
+				why = append(why, fmt.Sprintf("%s: the intent cannot carry it, and the guest boots or sees it: a VM rebuilt from Git would differ (virtc does not write it; keep the VM out of Git, or remove the field from the VM first if the guest does without it)", it.Path))
 			}
 		}
 	}
@@ -107,7 +131,23 @@ var setByCluster = []string{
 	"spec.preference.revisionName",
 	"spec.template.metadata.creationTimestamp",
 	`spec.template.metadata.annotations["kubevirt.io/pci-topology-version"]`,
-	"spec.template.spec.domain.machine.type",
+}
+
+// guestVisible reports whether a live VM path that the intent does not
+// carry changes how the guest boots or what it sees: the domain (firmware,
+// features, devices, clock, CPU, memory) and the guest's host and domain
+// name, but not the pod's resources, nor autoattachPodInterface of a VM
+// that lists its interfaces (KubeVirt v1.8.4 attaches the pod network
+// only to a VM without any: pkg/network/vmispec/defaults.go
+// SetDefaultNetworkInterface).
+func guestVisible(p string, o live.Object) bool {
+	if strings.HasPrefix(p, "spec.template.spec.domain.resources") {
+		return false
+	}
+	if p == "spec.template.spec.domain.devices.autoattachPodInterface" {
+		return len(listAt(o.Body, "spec", "template", "spec", "domain", "devices", "interfaces")) == 0
+	}
+	return strings.HasPrefix(p, "spec.template.spec.domain.") || p == "spec.template.spec.subdomain" || p == "spec.template.spec.hostname"
 }
 
 // notCarried lists the live VM's fields the compiled VM does not write.
@@ -123,7 +163,7 @@ func (im *importer) notCarried(vm *api.VM, o live.Object, catalogDocs []*source.
 	var items []Item
 	if len(live.LastApplied(desired, o.Body)) > 0 {
 		items = append(items, Item{VM: ref, Path: `metadata.annotations["` + live.LastAppliedAnnotation + `"]`, Action: true,
-			Why: fmt.Sprintf("BEFORE THE FIRST SYNC: oc annotate vm/%s -n %s %s- (the VM was created with kubectl apply: Argo CD's client-side apply would delete the fields of that configuration virtc does not write; or sync with ServerSideApply=true)", o.Name, o.Namespace, live.LastAppliedAnnotation)})
+			Why: fmt.Sprintf("BEFORE THE FIRST SYNC: oc annotate vm/%s -n %s %s- (the VM was created with kubectl apply: Argo CD's client-side apply would delete the fields of that configuration virtc does not write; ServerSideApply=true alone does the same on Argo CD 3.x, whose client-side-apply migration hands kubectl's fields to its own manager: add ClientSideApplyMigration=false if you sync server-side)", o.Name, o.Namespace, live.LastAppliedAnnotation)})
 	}
 	for _, p := range uncovered("", o.Body, desired) {
 		if slices.Contains(setByCluster, p) || p == `metadata.annotations["`+live.LastAppliedAnnotation+`"]` {
@@ -149,10 +189,16 @@ func uncovered(prefix string, have, desired map[string]any) []string {
 		if k == "apiVersion" || k == "kind" || have[k] == nil {
 			continue
 		}
+		p := live.JoinPath(prefix, k)
 		if m, ok := have[k].(map[string]any); ok && len(m) == 0 {
+			// An empty map is a setting of its own (bootloader.bios: {},
+			// features.smm: {}, devices.rng: {}), except an empty
+			// resources (no requests or limits).
+			if _, ok := desired[k]; !ok && k != "resources" {
+				out = append(out, p)
+			}
 			continue
 		}
-		p := live.JoinPath(prefix, k)
 		d, ok := desired[k]
 		lm, lIsMap := have[k].(map[string]any)
 		if !ok && lIsMap {
@@ -192,7 +238,12 @@ func (r Result) Report() string {
 			}
 		}
 		for _, it := range r.NotCarried {
-			if it.VM == v && !it.Action {
+			if it.VM == v && it.Deferred {
+				fmt.Fprintf(&b, "  deferred change: %s: %s\n", it.Path, it.Why)
+			}
+		}
+		for _, it := range r.NotCarried {
+			if it.VM == v && !it.Action && !it.Deferred {
 				fmt.Fprintf(&b, "  not carried: %s: %s\n", it.Path, it.Why)
 			}
 		}
@@ -216,4 +267,15 @@ func (r Result) Report() string {
 		}
 	}
 	return b.String()
+}
+
+// listAt is the list at a path of a live object (nil if there is none).
+func listAt(m map[string]any, path ...string) []any {
+	var cur any = m
+	for _, k := range path {
+		mm, _ := cur.(map[string]any)
+		cur = mm[k]
+	}
+	l, _ := cur.([]any)
+	return l
 }

@@ -13,6 +13,7 @@ package importer
 import (
 	"bytes"
 	"cmp"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -75,6 +76,9 @@ type Item struct {
 	Why string
 	// Action: something to do on the cluster before the first sync.
 	Action bool
+	// Deferred: a change of the live VM the intent makes (the
+	// deferred-change mode, Options.DeferChanges).
+	Deferred bool
 }
 
 // apiVersion of intents.
@@ -83,7 +87,7 @@ const apiVersion = "virtc.dev/v1alpha1"
 // Import maps the live objects to intents, compiled and compared with the
 // live objects against the catalog (the embedded one unless opts say
 // otherwise, plus user catalog docs).
-func Import(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Options) Result {
+func Import(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Options, mode Options) Result {
 	diags := &diag.List{}
 	cat := catalog.Build(decode.Decode(catalogDocs, false, diags), opts, diags)
 	im := &importer{cat: cat, objs: objs, newCatalog: map[string]any{}}
@@ -98,8 +102,12 @@ func Import(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Options)
 		}
 		ref := o.Namespace + "/" + o.Name
 		vm, reasons := im.vm(o)
+		var changes []deferral
+		if len(reasons) == 0 && mode.DeferChanges {
+			changes = im.deferChanges(vm, catalogDocs, opts)
+		}
 		if len(reasons) == 0 {
-			reasons = im.check(vm, o, catalogDocs, opts)
+			reasons = im.check(vm, o, catalogDocs, opts, changes)
 		}
 		if len(reasons) > 0 {
 			res.Refused = append(res.Refused, Refusal{VM: ref, Reasons: reasons})
@@ -109,12 +117,17 @@ func Import(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Options)
 		nets[o.Namespace] = append(nets[o.Namespace], im.additionalNetworks(vm)...)
 		res.Imported = append(res.Imported, ref)
 		res.Files = append(res.Files, File{Path: path.Join(o.Namespace, o.Name+".yaml"), Data: marshal(vm)})
-		res.NotCarried = append(res.NotCarried, im.notCarried(vm, o, catalogDocs, opts)...)
+		res.NotCarried = append(res.NotCarried, deferredItems(ref, changes)...)
+		res.NotCarried = append(res.NotCarried, im.notCarried(vm, withDeferred([]live.Object{o}, o, changes)[0], catalogDocs, opts)...)
 	}
 	refusedIn, refusedVM := map[string]bool{}, map[string]bool{}
 	for _, rf := range res.Refused {
 		ns, _, _ := strings.Cut(rf.VM, "/")
 		refusedIn[ns], refusedVM[rf.VM] = true, true
+		// A namespace whose VMs are all refused still gets its Tenant
+		// (with a quota that covers them): the namespace comes under Git
+		// first, its VMs as they are fixed and imported again.
+		namespaces[ns] = true
 	}
 	for _, ns := range slices.Sorted(maps.Keys(namespaces)) {
 		t := tenant(ns, nets[ns])
@@ -303,6 +316,16 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 	tmpl := kv.Spec.Template.Spec
 
 	// Size: a published cluster instance type of the catalog.
+	kinds := &api.MatcherKinds{}
+	if it := kv.Spec.Instancetype; it != nil {
+		kinds.Instancetype = kindSpelling(it.Kind)
+	}
+	if p := kv.Spec.Preference; p != nil {
+		kinds.Preference = kindSpelling(p.Kind)
+	}
+	if *kinds != (api.MatcherKinds{}) {
+		spec.MatcherKinds = kinds
+	}
 	switch it := kv.Spec.Instancetype; {
 	case it == nil:
 		spec.Size = im.inlineSize(tmpl.Domain, refuse)
@@ -358,10 +381,11 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 		refuse("spec.template.spec.evictionStrategy: %s has no virtc equivalent", *es)
 	}
 
-	// Identity.
+	// Identity, and the firmware and devices the guest boots with.
 	if fw := tmpl.Domain.Firmware; fw != nil && (fw.UUID != "" || fw.Serial != "") {
 		spec.Firmware = &api.Firmware{UUID: string(fw.UUID), Serial: fw.Serial}
 	}
+	im.boot(tmpl, spec)
 
 	// Disks and volumes.
 	disks := map[string]kubevirtv1.Disk{}
@@ -385,19 +409,16 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 	hasRoot := false
 	for _, v := range tmpl.Volumes {
 		d, hasDisk := disks[v.Name]
+		dev, ok := diskDevice(d, hasDisk)
 		switch {
 		case v.CloudInitNoCloud != nil:
-			im.cloudInit(v, d, spec, refuse)
+			im.cloudInit(v, dev, ok, spec, refuse)
 			continue
 		case v.DataVolume == nil && v.PersistentVolumeClaim == nil:
 			refuse("spec.template.spec.volumes[%s]: a volume of a kind virtc does not write (only DataVolumes, claims and cloud-init NoCloud)", v.Name)
 			continue
-		case !hasDisk:
-			refuse("spec.template.spec.volumes[%s]: no disk of that name (virtc writes a disk per volume)", v.Name)
-			continue
-		}
-		if d.Disk == nil || d.LUN != nil || d.CDRom != nil || (d.Serial != "" && v.Name == root) || d.Cache != "" || d.IO != "" || d.Shareable != nil || d.BlockSize != nil || d.DedicatedIOThread != nil || d.ErrorPolicy != nil {
-			refuse("spec.template.spec.domain.devices.disks[%s]: a device virtc does not write (virtc writes a plain disk with a bus)", v.Name)
+		case !ok:
+			refuse("spec.template.spec.domain.devices.disks[%s]: a device virtc does not write (a CD-ROM, LUN, cache or I/O mode, shareable, block size, dedicated I/O thread or error policy; virtc writes a disk with a bus, serial and boot order)", v.Name)
 			continue
 		}
 		claim, dvName := "", ""
@@ -416,27 +437,33 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 			continue
 		}
 		if v.Name == root {
-			if d.BootOrder == nil || *d.BootOrder != 1 || d.Disk.Bus != "" || hot {
-				refuse("spec.template.spec.domain.devices.disks[%s]: the root disk as virtc writes it boots first (bootOrder 1) on the default bus and is not hot-pluggable", v.Name)
+			if hot {
+				refuse("spec.template.spec.volumes[%s]: a hot-plugged root disk; virtc's root disk is part of the VM", v.Name)
 			}
 			hasRoot = true
 			spec.ExistingRootDisk = &api.ExistingDisk{DataVolume: dvName, PersistentVolumeClaim: claim}
 			if v.Name != "rootdisk" {
 				spec.ExistingRootDisk.VolumeName = v.Name
 			}
+			if !implicitDisks {
+				spec.RootDiskDevice = rootDevice(dev)
+			}
 			q := size
 			spec.RootDisk = &q
 			spec.Image = im.image(source, pref, size, refuse)
 			continue
 		}
-		if d.BootOrder != nil {
-			refuse("spec.template.spec.domain.devices.disks[%s].bootOrder: virtc boots from the root disk only", v.Name)
+		disk := api.Disk{Name: v.Name, Size: size, ExistingClaim: claim, ExistingDataVolume: dvName, Hotpluggable: hot}
+		if !implicitDisks {
+			disk.Bus, disk.Serial, disk.BootOrder, disk.Target = dev.Bus, dev.Serial, dev.BootOrder, dev.Target
+			if disk.Target == api.TargetDisk {
+				disk.Target = ""
+			}
 		}
-		disk := api.Disk{Name: v.Name, Size: size, ExistingClaim: claim, ExistingDataVolume: dvName, Hotpluggable: hot, Bus: string(d.Disk.Bus), Serial: d.Serial}
 		disk.Storage = im.storageProfile(class)
 		spec.Disks = append(spec.Disks, disk)
 	}
-	if !hasRoot {
+	if !hasRoot && len(why) == 0 {
 		refuse("spec.template.spec.volumes: no root disk (a DataVolume or claim that boots first)")
 	}
 
@@ -452,11 +479,17 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 			refuse("spec.template.spec.networks[%s]: no interface of that name", n.Name)
 			continue
 		}
-		profile := im.network(o.Namespace, n, i, refuse)
+		profile, sp := im.network(o.Namespace, n, i, refuse)
 		if profile == "" {
 			continue
 		}
 		nets = append(nets, profile)
+		if sp != (api.Interface{}) {
+			if spec.Interfaces == nil {
+				spec.Interfaces = map[string]api.Interface{}
+			}
+			spec.Interfaces[profile] = sp
+		}
 		if i.MacAddress != "" {
 			if spec.MACAddresses == nil {
 				spec.MACAddresses = map[string]string{}
@@ -474,13 +507,30 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 	}
 
 	// Guest access.
+	noCloud, agent := false, false
 	for _, ac := range tmpl.AccessCredentials {
 		k := ac.SSHPublicKey
-		if k == nil || k.Source.Secret == nil || k.PropagationMethod.NoCloud == nil {
-			refuse("spec.template.spec.accessCredentials: only SSH keys from Secrets propagated through cloud-init NoCloud")
+		switch {
+		case k == nil || k.Source.Secret == nil:
+			refuse("spec.template.spec.accessCredentials: only SSH public keys from Secrets (not user passwords)")
+			continue
+		case k.PropagationMethod.NoCloud != nil:
+			noCloud = true
+		case k.PropagationMethod.QemuGuestAgent != nil:
+			users := k.PropagationMethod.QemuGuestAgent.Users
+			if agent && !slices.Equal(users, spec.SSHKeyGuestAgentUsers) {
+				refuse("spec.template.spec.accessCredentials: keys propagated through the guest agent to different users; virtc propagates all of a VM's keys to the same users")
+			}
+			agent = true
+			spec.SSHKeyGuestAgentUsers = slices.Clone(users)
+		default:
+			refuse("spec.template.spec.accessCredentials: SSH keys propagated through config drive; virtc writes NoCloud or guest agent propagation")
 			continue
 		}
 		spec.SSHKeySecrets = append(spec.SSHKeySecrets, k.Source.Secret.SecretName)
+	}
+	if noCloud && agent {
+		refuse("spec.template.spec.accessCredentials: keys propagated both through cloud-init and through the guest agent; virtc propagates all of a VM's keys one way")
 	}
 	for _, g := range tmpl.Domain.Devices.GPUs {
 		spec.GPUs = append(spec.GPUs, api.Device{Name: g.Name, DeviceName: g.DeviceName})
@@ -493,6 +543,51 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 	}
 	return vm, nil
 }
+
+// boot maps what the guest boots with and sees beside its disks and
+// interfaces: bootloader, SMM, TPM, clock time zone, tablet and subdomain.
+// What it cannot map it leaves on the live VM, where the adoption check
+// (guestVisible) refuses it.
+func (im *importer) boot(tmpl kubevirtv1.VirtualMachineInstanceSpec, spec *api.VMSpec) {
+	dom := tmpl.Domain
+	fw := spec.Firmware
+	if fw == nil {
+		fw = &api.Firmware{}
+	}
+	if f := dom.Firmware; f != nil && f.Bootloader != nil {
+		switch b := f.Bootloader; {
+		case b.BIOS != nil && b.EFI == nil && !ptrTrue(b.BIOS.UseSerial):
+			fw.Bootloader = "bios"
+		case b.EFI != nil && b.BIOS == nil:
+			fw.Bootloader, fw.SecureBoot, fw.PersistentEFI = "efi", b.EFI.SecureBoot, b.EFI.Persistent
+		}
+	}
+	if f := dom.Features; f != nil && f.SMM != nil {
+		fw.SMM = &api.FeatureState{Enabled: f.SMM.Enabled}
+	}
+	if t := dom.Devices.TPM; t != nil {
+		fw.TPM = &api.TPM{Enabled: t.Enabled, Persistent: t.Persistent}
+	}
+	if *fw != (api.Firmware{}) {
+		spec.Firmware = fw
+	}
+	if c := dom.Clock; c != nil && c.Timezone != nil && c.UTC == nil && c.Timer == nil {
+		spec.Clock = &api.Clock{Timezone: string(*c.Timezone)}
+	}
+	if in := dom.Devices.Inputs; len(in) == 1 && in[0].Type == kubevirtv1.InputTypeTablet && in[0].Name == "tablet" && (in[0].Bus == kubevirtv1.InputBusVirtio || in[0].Bus == kubevirtv1.InputBusUSB) {
+		spec.Tablet = string(in[0].Bus)
+	}
+	spec.Subdomain = tmpl.Subdomain
+	// The machine type the guest runs with: KubeVirt v1.8.4's VM mutator
+	// writes the cluster's default on create only
+	// (pkg/defaults/defaults.go setVMDefaultMachineType), so a VM rebuilt
+	// from Git after an upgrade would get a newer chipset without it.
+	if m := dom.Machine; m != nil {
+		spec.MachineType = m.Type
+	}
+}
+
+func ptrTrue(b *bool) bool { return b != nil && *b }
 
 // inlineSize is the catalog size of a VM that states its CPU and memory
 // itself (no instance type): a catalog size with that inline shape, else a
@@ -704,63 +799,156 @@ func (im *importer) addCatalog(file string, obj any) {
 	im.pending = append(im.pending, file)
 }
 
-// cloudInit maps the NoCloud volume.
-func (im *importer) cloudInit(v kubevirtv1.Volume, d kubevirtv1.Disk, spec *api.VMSpec, refuse func(string, ...any)) {
+// cloudInit maps the NoCloud volume; dev is its disk (ok false: a device
+// virtc does not write).
+func (im *importer) cloudInit(v kubevirtv1.Volume, dev api.DiskDevice, ok bool, spec *api.VMSpec, refuse func(string, ...any)) {
 	ci := v.CloudInitNoCloud
 	if v.Name != "cloudinitdisk" {
 		refuse("spec.template.spec.volumes[%s]: virtc names the cloud-init volume cloudinitdisk", v.Name)
 	}
-	if d.Disk == nil || d.Disk.Bus != "" || d.BootOrder != nil {
-		refuse("spec.template.spec.domain.devices.disks[%s]: virtc writes the cloud-init disk as a plain disk on the default bus", v.Name)
+	if !ok || dev.BootOrder != nil {
+		refuse("spec.template.spec.domain.devices.disks[%s]: virtc writes the cloud-init disk as a disk that does not boot", v.Name)
 	}
-	if ci.UserDataBase64 != "" || ci.NetworkDataBase64 != "" || ci.NetworkData != "" {
-		refuse("spec.template.spec.volumes[%s].cloudInitNoCloud: base64 or inline network data; virtc writes user data inline or from a Secret, network data from a Secret (move it to a Secret first)", v.Name)
+	if ci.NetworkDataBase64 != "" || ci.NetworkData != "" {
+		refuse("spec.template.spec.volumes[%s].cloudInitNoCloud: inline network data; virtc writes network data from a Secret (move it to a Secret first)", v.Name)
 	}
 	out := &api.CloudInit{UserData: ci.UserData}
+	if ci.UserDataBase64 != "" {
+		// virtctl create vm --cloud-init-user-data writes it encoded: the
+		// intent holds it decoded, checked like inline user data.
+		data, err := base64.StdEncoding.DecodeString(ci.UserDataBase64)
+		switch {
+		case err != nil:
+			refuse("spec.template.spec.volumes[%s].cloudInitNoCloud.userDataBase64: not base64 (%v)", v.Name, err)
+		case base64.StdEncoding.EncodeToString(data) != ci.UserDataBase64:
+			refuse("spec.template.spec.volumes[%s].cloudInitNoCloud.userDataBase64: not in the standard encoding virtc writes (line breaks or padding differ)", v.Name)
+		case ci.UserData != "":
+			refuse("spec.template.spec.volumes[%s].cloudInitNoCloud: both userData and userDataBase64", v.Name)
+		}
+		out.UserData, out.UserDataEncoding = string(data), "base64"
+	}
 	if ci.UserDataSecretRef != nil {
 		out.UserDataSecret = ci.UserDataSecretRef.Name
 	}
 	if ci.NetworkDataSecretRef != nil {
 		out.NetworkDataSecret = ci.NetworkDataSecretRef.Name
 	}
-	if out.UserData == "#cloud-config\n" && out.UserDataSecret == "" && out.NetworkDataSecret == "" {
+	if dev != (api.DiskDevice{}) && (dev.Target != api.TargetDisk || dev.Bus != "" || dev.Serial != "") {
+		d := dev
+		if d.Target == api.TargetDisk {
+			d.Target = ""
+		}
+		out.Device = &d
+	}
+	if out.UserData == "#cloud-config\n" && out.UserDataEncoding == "" && out.UserDataSecret == "" && out.NetworkDataSecret == "" && out.Device == nil {
 		// What virtc writes itself for SSH keys without user data.
 		return
 	}
 	spec.CloudInit = out
 }
 
-// network maps an interface to a network profile: the pod network to the
-// catalog's pod profile, a Multus network to the bridge profile named like
-// its NetworkAttachmentDefinition (a new one from the live NAD if the
-// catalog lacks it).
-func (im *importer) network(ns string, n kubevirtv1.Network, i kubevirtv1.Interface, refuse func(string, ...any)) string {
-	if i.Model != "" || i.Ports != nil || i.PciAddress != "" || i.BootOrder != nil || i.DHCPOptions != nil || i.ACPIIndex != 0 || i.State != "" {
-		refuse("spec.template.spec.domain.devices.interfaces[%s]: settings virtc does not write (model, ports, PCI address, boot order, DHCP options, ACPI index, state)", i.Name)
+// kindSpelling is the spec.matcherKinds spelling of a live instance type
+// or preference kind ("" for the CamelCase kind virtc writes by default).
+func kindSpelling(kind string) string {
+	switch {
+	case kind == "":
+		return api.KindAbsent
+	case kind == strings.ToLower(kind):
+		return api.KindLowercase
+	}
+	return ""
+}
+
+// diskDevice is how the intent spells a volume's disk entry: none (no
+// entry), unset (no target) or a disk target with its bus, serial and boot
+// order. ok is false for a device virtc does not write.
+func diskDevice(d kubevirtv1.Disk, hasDisk bool) (api.DiskDevice, bool) {
+	if !hasDisk {
+		return api.DiskDevice{Target: api.TargetNone}, true
+	}
+	if d.LUN != nil || d.CDRom != nil || d.Cache != "" || d.IO != "" || d.Shareable != nil || d.BlockSize != nil || d.DedicatedIOThread != nil || d.ErrorPolicy != nil || d.Tag != "" {
+		return api.DiskDevice{}, false
+	}
+	dev := api.DiskDevice{Target: api.TargetDisk}
+	if d.BootOrder != nil {
+		b := int64(*d.BootOrder)
+		dev.BootOrder = &b
+	}
+	if d.Disk == nil {
+		if d.Serial != "" {
+			return api.DiskDevice{}, false
+		}
+		dev.Target = api.TargetUnset
+		return dev, true
+	}
+	if d.Disk.PciAddress != "" || d.Disk.ReadOnly {
+		return api.DiskDevice{}, false
+	}
+	dev.Bus, dev.Serial = string(d.Disk.Bus), d.Serial
+	return dev, true
+}
+
+// rootDevice is the spec.rootDiskDevice of a live root disk: nil when it
+// is virtc's default (a disk on the default bus that boots first).
+func rootDevice(dev api.DiskDevice) *api.DiskDevice {
+	if dev.Target == api.TargetDisk {
+		dev.Target = ""
+	}
+	if dev.BootOrder == nil {
+		// The live root disk has no boot order: 0 writes none.
+		var none int64
+		dev.BootOrder = &none
+	} else if *dev.BootOrder == 1 {
+		dev.BootOrder = nil
+	}
+	if dev == (api.DiskDevice{}) {
+		return nil
+	}
+	return &dev
+}
+
+// network maps an interface to a network profile and the spelling of its
+// interface: the pod network to the catalog's pod profile, a Multus network
+// to the bridge profile named like its NetworkAttachmentDefinition (a new
+// one from the live NAD if the catalog lacks it). The interface keeps its
+// name, model, PCI address and ACPI index, and the Multus reference its
+// namespace/name form.
+func (im *importer) network(ns string, n kubevirtv1.Network, i kubevirtv1.Interface, refuse func(string, ...any)) (string, api.Interface) {
+	if i.Ports != nil || i.BootOrder != nil || i.DHCPOptions != nil || i.Tag != "" {
+		refuse("spec.template.spec.domain.devices.interfaces[%s]: settings virtc does not write (ports, boot order, DHCP options, tag)", i.Name)
+	}
+	sp := api.Interface{Model: i.Model, PCIAddress: i.PciAddress, ACPIIndex: int64(i.ACPIIndex)}
+	switch i.State {
+	case "", kubevirtv1.InterfaceStateLinkUp, kubevirtv1.InterfaceStateLinkDown:
+		sp.State = string(i.State)
+	default:
+		refuse("spec.template.spec.domain.devices.interfaces[%s].state: %s; an interface being hot-unplugged (wait until KubeVirt removed it)", i.Name, i.State)
 	}
 	switch {
 	case n.Pod != nil:
 		if i.Masquerade == nil {
 			refuse("spec.template.spec.domain.devices.interfaces[%s]: the pod network through another binding than masquerade", i.Name)
 		}
-		p, ok := im.cat.NetworkProfiles.Get(n.Name)
-		if !ok || p.Spec.Type != api.NetworkPod {
-			refuse("spec.template.spec.networks[%s]: the pod network; virtc names interfaces after their network profile, and the catalog's pod profile is not named %q (rename the profile or the interface)", n.Name, n.Name)
-			return ""
+		profile := im.podProfile(n.Name)
+		if profile == "" {
+			refuse("spec.template.spec.networks[%s]: the pod network; the catalog has no pod network profile of that name, nor a single one", n.Name)
+			return "", sp
 		}
-		return n.Name
+		if n.Name != profile {
+			sp.Name = n.Name
+		}
+		return profile, sp
 	case n.Multus != nil:
 		nad := n.Multus.NetworkName
 		if nsName, name, ok := strings.Cut(nad, "/"); ok {
 			if nsName != ns {
 				refuse("spec.template.spec.networks[%s].multus.networkName: %q is in another namespace; virtc attaches to its tenant's own", n.Name, nad)
-				return ""
+				return "", sp
 			}
-			nad = name
+			nad, sp.QualifiedNetworkName = name, true
 		}
 		if nad != n.Name {
-			refuse("spec.template.spec.networks[%s]: attachment %q; virtc names interface, network and attachment after the profile", n.Name, nad)
-			return ""
+			sp.Name = n.Name
 		}
 		if i.Bridge == nil {
 			refuse("spec.template.spec.domain.devices.interfaces[%s]: virtc attaches bridge profiles through the bridge binding", i.Name)
@@ -769,12 +957,12 @@ func (im *importer) network(ns string, n kubevirtv1.Network, i kubevirtv1.Interf
 			if p.Spec.Type != api.NetworkBridge {
 				refuse("spec.template.spec.networks[%s]: the catalog's profile %q is %s, not bridge", n.Name, nad, p.Spec.Type)
 			}
-			return nad
+			return nad, sp
 		}
 		o, ok := im.find("NetworkAttachmentDefinition", ns, nad)
 		if !ok {
 			refuse("spec.template.spec.networks[%s]: NetworkAttachmentDefinition %s/%s is neither in the export nor a catalog profile", n.Name, ns, nad)
-			return ""
+			return "", sp
 		}
 		spec, _ := o.Body["spec"].(map[string]any)
 		cfgText, _ := spec["config"].(string)
@@ -785,14 +973,33 @@ func (im *importer) network(ns string, n kubevirtv1.Network, i kubevirtv1.Interf
 		}
 		if err := json.Unmarshal([]byte(cfgText), &cfg); err != nil || cfg.Type != "bridge" || cfg.Bridge == "" {
 			refuse("NetworkAttachmentDefinition %s/%s: not a Linux bridge attachment (type bridge with a bridge name)", ns, nad)
-			return ""
+			return "", sp
 		}
 		im.addCatalog("network-"+nad, &api.NetworkProfile{TypeMeta: api.TypeMeta{APIVersion: apiVersion, Kind: "NetworkProfile"}, Metadata: api.ObjectMeta{Name: nad},
 			// Migratable: a Linux bridge is the same L2 segment on every
 			// node, so a migrated guest keeps its MAC and addresses.
 			Spec: api.NetworkProfileSpec{Type: api.NetworkBridge, Migratable: true, Bridge: &api.BridgeNetwork{Name: cfg.Bridge, VLAN: cfg.VLAN}}})
-		return nad
+		return nad, sp
 	}
 	refuse("spec.template.spec.networks[%s]: a network of a kind virtc does not write", n.Name)
+	return "", sp
+}
+
+// podProfile is the catalog's pod network profile for a live pod network
+// named name: the pod profile of that name, else the catalog's only pod
+// profile ("" when there is neither).
+func (im *importer) podProfile(name string) string {
+	if p, ok := im.cat.NetworkProfiles.Get(name); ok && p.Spec.Type == api.NetworkPod {
+		return name
+	}
+	var pods []string
+	for _, n := range im.cat.NetworkProfiles.Names() {
+		if p, _ := im.cat.NetworkProfiles.Get(n); p.Spec.Type == api.NetworkPod {
+			pods = append(pods, n)
+		}
+	}
+	if len(pods) == 1 {
+		return pods[0]
+	}
 	return ""
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/live"
+	"github.com/virtc/virtc/fn/source"
 )
 
 func goldenExport(t *testing.T, name string) []live.Object {
@@ -37,7 +38,7 @@ func TestUnknownFieldRefused(t *testing.T) {
 			tmpl["futureField"] = true
 		}
 	}
-	res := Import(objs, nil, catalog.Options{})
+	res := Import(objs, nil, catalog.Options{}, Options{})
 	if len(res.Refused) != 1 || !strings.Contains(strings.Join(res.Refused[0].Reasons, "\n"), "futureField") {
 		t.Fatalf("refused %+v, want the VM refused for futureField", res.Refused)
 	}
@@ -47,7 +48,7 @@ func TestUnknownFieldRefused(t *testing.T) {
 func TestDeterministic(t *testing.T) {
 	var first []File
 	for i := range 5 {
-		res := Import(goldenExport(t, "bridge-mac"), nil, catalog.Options{})
+		res := Import(goldenExport(t, "bridge-mac"), nil, catalog.Options{}, Options{})
 		if i == 0 {
 			first = res.Files
 			continue
@@ -76,7 +77,7 @@ func tenantFile(res Result, ns string) string {
 // (from their live spec): the compiled ResourceQuota is never below what
 // the namespace's live VMs use.
 func TestQuotaCoversRefusedVMs(t *testing.T) {
-	res := Import(goldenExport(t, "not-expressible"), nil, catalog.Options{})
+	res := Import(goldenExport(t, "not-expressible"), nil, catalog.Options{}, Options{})
 	if len(res.Imported) != 1 || len(res.Refused) != 2 {
 		t.Fatalf("imported %v refused %d, want 1 and 2", res.Imported, len(res.Refused))
 	}
@@ -90,7 +91,7 @@ func TestQuotaCoversRefusedVMs(t *testing.T) {
 		}
 	}
 	// Without refusals the quota is left to virtc (derived from the VMs).
-	if tenant := tenantFile(Import(goldenExport(t, "virtctl"), nil, catalog.Options{}), "shop"); tenant == "" || strings.Contains(tenant, "quota") {
+	if tenant := tenantFile(Import(goldenExport(t, "virtctl"), nil, catalog.Options{}, Options{}), "shop"); tenant == "" || strings.Contains(tenant, "quota") {
 		t.Errorf("a namespace without refused VMs got a quota:\n%s", tenant)
 	}
 }
@@ -107,7 +108,7 @@ func TestQuotaUnknownRefusesNamespace(t *testing.T) {
 			delete(domain, "resources")
 		}
 	}
-	res := Import(objs, nil, catalog.Options{})
+	res := Import(objs, nil, catalog.Options{}, Options{})
 	if len(res.Imported) != 0 || len(res.Refused) != 3 {
 		t.Fatalf("imported %v refused %d, want 0 and 3", res.Imported, len(res.Refused))
 	}
@@ -180,7 +181,7 @@ func TestQuotaHoldsRefusedVMsAttachmentPods(t *testing.T) {
 					tmpl["volumes"] = append(tmpl["volumes"].([]any), map[string]any{"name": "scratch", "dataVolume": map[string]any{"name": "scratch", "hotpluggable": true}})
 				}
 			}
-			res := Import(objs, nil, catalog.Options{})
+			res := Import(objs, nil, catalog.Options{}, Options{})
 			if len(res.Imported) != 1 || len(res.Refused) != 1 {
 				t.Fatalf("imported %v, refused %+v; want app01 imported, legacy02 refused", res.Imported, res.Refused)
 			}
@@ -199,5 +200,44 @@ func TestQuotaHoldsRefusedVMsAttachmentPods(t *testing.T) {
 				t.Errorf("quota report %q, want %q", res.Quotas, want)
 			}
 		})
+	}
+}
+
+// The MTV corpus's Windows guest (golden/import/mtv-vsphere win03: EFI
+// with Secure Boot, SMM, a persistent vTPM, a sata disk, an e1000e NIC, a
+// usb tablet, the namespace/name NAD reference) is refused only because
+// the catalog has no image of its preference; with one, it is adopted as
+// it runs: Import compiles the intent and holds the rebuilt VM equal to
+// the live one beyond virtc's own metadata.
+func TestMTVWindowsAdoptedWithCatalogImage(t *testing.T) {
+	objs := goldenExport(t, "mtv-vsphere")
+	diags := &diag.List{}
+	docs := source.Parse("catalog.yaml", "catalog.yaml", []byte(`apiVersion: virtc.dev/v1alpha1
+kind: Image
+metadata:
+  name: windows2k22
+spec:
+  dataSource:
+    name: win2k22
+  preference: windows.2k22
+  minRootDisk: 60Gi
+`), diags)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	res := Import(objs, docs, catalog.Options{}, Options{})
+	for _, rf := range res.Refused {
+		t.Errorf("refused %s: %s", rf.VM, strings.Join(rf.Reasons, "; "))
+	}
+	var win string
+	for _, f := range res.Files {
+		if f.Path == "migrated/win03.yaml" {
+			win = string(f.Data)
+		}
+	}
+	for _, want := range []string{"bootloader: efi", "secureBoot: true", "smm:\n      enabled: true", "tpm:\n      persistent: true", "bus: sata", "model: e1000e", "tablet: usb", "qualifiedNetworkName: true", "preference: lowercase"} {
+		if !strings.Contains(win, want) {
+			t.Errorf("win03's intent lacks %q:\n%s", want, win)
+		}
 	}
 }

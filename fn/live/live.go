@@ -11,7 +11,9 @@
 // creationTimestamp, generation), and the defaults of mutating webhooks
 // and controllers (KubeVirt v1.8.4 pkg/virt-api/webhooks/mutating-webhook/
 // mutators/vm-mutator.go: firmware uuid and serial on create, machine type,
-// architecture, the instancetype's kind and revisionName; CDI's
+// architecture; the VM controller the instancetype's and preference's
+// revisionName; no default kind, which neither the mutator nor the CRD
+// writes; CDI's
 // defaults on DataVolumes and PVCs such as volumeName). Applying virtc's
 // manifest leaves such fields as they are, so they are not differences:
 //

@@ -1,7 +1,9 @@
 package render
 
 import (
+	"cmp"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"maps"
 	"slices"
@@ -114,7 +116,11 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 
 	disks, volumes, templates := vmDisks(vm)
 	if ci := cloudInit(vm); ci != nil {
-		disks = append(disks, kubevirtv1.Disk{Name: CloudInitVolume, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}})
+		var dev *api.DiskDevice
+		if vm.Spec.CloudInit != nil {
+			dev = vm.Spec.CloudInit.Device
+		}
+		disks = appendDisk(disks, CloudInitVolume, dev, nil)
 		volumes = append(volumes, kubevirtv1.Volume{Name: CloudInitVolume, VolumeSource: kubevirtv1.VolumeSource{CloudInitNoCloud: ci}})
 	}
 	hotDisks, hotVolumes := dataDisks(vm, true)
@@ -122,16 +128,20 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 	var interfaces []kubevirtv1.Interface
 	var networks []kubevirtv1.Network
 	for _, n := range vm.Networks {
-		iface, net := attachment(n)
+		iface, net := attachment(n, vm.Namespace, vm.Spec.Interfaces[n.Name])
 		iface.MacAddress = vm.Spec.MACAddresses[n.Name]
 		interfaces = append(interfaces, iface)
 		networks = append(networks, net)
 	}
 	var creds []kubevirtv1.AccessCredential
 	for _, s := range vm.Spec.SSHKeySecrets {
+		method := kubevirtv1.SSHPublicKeyAccessCredentialPropagationMethod{NoCloud: &kubevirtv1.NoCloudSSHPublicKeyAccessCredentialPropagation{}}
+		if users := vm.Spec.SSHKeyGuestAgentUsers; len(users) > 0 {
+			method = kubevirtv1.SSHPublicKeyAccessCredentialPropagationMethod{QemuGuestAgent: &kubevirtv1.QemuGuestAgentSSHPublicKeyAccessCredentialPropagation{Users: slices.Clone(users)}}
+		}
 		creds = append(creds, kubevirtv1.AccessCredential{SSHPublicKey: &kubevirtv1.SSHPublicKeyAccessCredential{
 			Source:            kubevirtv1.SSHPublicKeyAccessCredentialSource{Secret: &kubevirtv1.AccessCredentialSecretSource{SecretName: s}},
-			PropagationMethod: kubevirtv1.SSHPublicKeyAccessCredentialPropagationMethod{NoCloud: &kubevirtv1.NoCloudSSHPublicKeyAccessCredentialPropagation{}},
+			PropagationMethod: method,
 		}})
 	}
 	runStrategy := kubevirtv1.VirtualMachineRunStrategy(vm.RunStrategy)
@@ -167,8 +177,8 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 		ObjectMeta: safe.meta(objectMeta("VirtualMachine", vm.Namespace, vm.Name, vm.Doc.Rel, labels, annotations)),
 		Spec: kubevirtv1.VirtualMachineSpec{
 			RunStrategy:         &runStrategy,
-			Instancetype:        &kubevirtv1.InstancetypeMatcher{Kind: "VirtualMachineClusterInstancetype", Name: vm.SizeName},
-			Preference:          &kubevirtv1.PreferenceMatcher{Kind: "VirtualMachineClusterPreference", Name: vm.Image.Spec.Preference},
+			Instancetype:        &kubevirtv1.InstancetypeMatcher{Kind: instancetypeKind(vm.Spec.MatcherKinds), Name: vm.SizeName},
+			Preference:          &kubevirtv1.PreferenceMatcher{Kind: preferenceKind(vm.Spec.MatcherKinds), Name: vm.Image.Spec.Preference},
 			DataVolumeTemplates: templates,
 			Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{
 				ObjectMeta: objectMeta("", "", "", "", templateLabels, nil),
@@ -176,6 +186,7 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 					Architecture:     Architecture(vm),
 					EvictionStrategy: evictionRef,
 					Domain: kubevirtv1.DomainSpec{
+						Machine:  machine(vm.Spec.MachineType),
 						Firmware: firmware(vm),
 						Devices:  kubevirtv1.Devices{Disks: disks, Interfaces: interfaces, GPUs: gpus(vm.Spec.GPUs), HostDevices: hostDevices(vm.Spec.HostDevices)},
 					},
@@ -186,12 +197,105 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 			},
 		},
 	}
+	bootAndDevices(vm.Spec, &obj.Spec.Template.Spec)
 	vmPlacement(vm, &obj.Spec.Template.Spec)
 	health(vm, &obj.Spec.Template.Spec)
 	if vm.Size != nil && vm.Size.Spec.Inline != nil {
 		inlineSize(obj, vm.Size.Spec)
 	}
 	return emit.Object{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Namespace: vm.Namespace, Name: vm.Name, Scope: emit.VMScope, Body: obj}
+}
+
+// Kinds of the instance type and preference references, as
+// spec.matcherKinds spells them (KubeVirt v1.8.4
+// pkg/instancetype/find/spec.go reads absent and lower-case kinds as the
+// cluster kinds).
+func instancetypeKind(k *api.MatcherKinds) string {
+	if k == nil {
+		return "VirtualMachineClusterInstancetype"
+	}
+	return kindSpelling(k.Instancetype, "VirtualMachineClusterInstancetype")
+}
+
+func preferenceKind(k *api.MatcherKinds) string {
+	if k == nil {
+		return "VirtualMachineClusterPreference"
+	}
+	return kindSpelling(k.Preference, "VirtualMachineClusterPreference")
+}
+
+func kindSpelling(spelling, kind string) string {
+	switch spelling {
+	case api.KindAbsent:
+		return ""
+	case api.KindLowercase:
+		return strings.ToLower(kind)
+	}
+	return kind
+}
+
+// machine is the stated machine type, nil when the intent states none.
+func machine(t string) *kubevirtv1.Machine {
+	if t == "" {
+		return nil
+	}
+	return &kubevirtv1.Machine{Type: t}
+}
+
+// appendDisk appends a volume's disk entry as dev spells it (nil: a disk
+// target on the default bus); boot is the boot order when dev states none.
+func appendDisk(disks []kubevirtv1.Disk, name string, dev *api.DiskDevice, boot *uint) []kubevirtv1.Disk {
+	d := kubevirtv1.Disk{Name: name, BootOrder: boot, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}}
+	if dev == nil {
+		return append(disks, d)
+	}
+	if dev.BootOrder != nil {
+		d.BootOrder = nil
+		if *dev.BootOrder > 0 {
+			b := uint(*dev.BootOrder)
+			d.BootOrder = &b
+		}
+	}
+	switch dev.Target {
+	case api.TargetNone:
+		return disks
+	case api.TargetUnset:
+		d.DiskDevice = kubevirtv1.DiskDevice{}
+	default:
+		d.Disk.Bus = kubevirtv1.DiskBus(dev.Bus)
+		d.Serial = dev.Serial
+	}
+	return append(disks, d)
+}
+
+// bootAndDevices writes the firmware, boot guards, clock, input and
+// subdomain an intent states (an adopted VM's, kept as they run).
+func bootAndDevices(spec api.VMSpec, t *kubevirtv1.VirtualMachineInstanceSpec) {
+	t.Subdomain = spec.Subdomain
+	dom := &t.Domain
+	if c := spec.Clock; c != nil && c.Timezone != "" {
+		tz := kubevirtv1.ClockOffsetTimezone(c.Timezone)
+		dom.Clock = &kubevirtv1.Clock{ClockOffset: kubevirtv1.ClockOffset{Timezone: &tz}}
+	}
+	if spec.Tablet != "" {
+		dom.Devices.Inputs = []kubevirtv1.Input{{Type: kubevirtv1.InputTypeTablet, Bus: kubevirtv1.InputBus(spec.Tablet), Name: "tablet"}}
+	}
+	fw := spec.Firmware
+	if fw == nil {
+		return
+	}
+	switch fw.Bootloader {
+	case "bios":
+		dom.Firmware.Bootloader = &kubevirtv1.Bootloader{BIOS: &kubevirtv1.BIOS{}}
+	case "efi":
+		dom.Firmware.Bootloader = &kubevirtv1.Bootloader{EFI: &kubevirtv1.EFI{SecureBoot: fw.SecureBoot, Persistent: fw.PersistentEFI}}
+	}
+	if fw.SMM != nil {
+		dom.Features = &kubevirtv1.Features{SMM: &kubevirtv1.FeatureState{Enabled: fw.SMM.Enabled}}
+	}
+	if fw.TPM != nil {
+		dom.Devices.TPM = &kubevirtv1.TPMDevice{Enabled: fw.TPM.Enabled, Persistent: fw.TPM.Persistent}
+	}
 }
 
 // inlineSize writes an inline size into the VM instead of the instance
@@ -250,7 +354,7 @@ func vmDisks(vm *resolve.VM) ([]kubevirtv1.Disk, []kubevirtv1.Volume, []kubevirt
 			},
 		}}
 	}
-	disks := []kubevirtv1.Disk{{Name: rootVolume, BootOrder: &boot, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{}}}}
+	disks := appendDisk(nil, rootVolume, vm.Spec.RootDiskDevice, &boot)
 	volumes := []kubevirtv1.Volume{{Name: rootVolume, VolumeSource: rootSource}}
 	d, v := dataDisks(vm, false)
 	return append(disks, d...), append(volumes, v...), templates
@@ -266,7 +370,7 @@ func dataDisks(vm *resolve.VM, hot bool) ([]kubevirtv1.Disk, []kubevirtv1.Volume
 		if d.Hotpluggable != hot {
 			continue
 		}
-		disks = append(disks, kubevirtv1.Disk{Name: d.Name, Serial: d.Serial, DiskDevice: kubevirtv1.DiskDevice{Disk: &kubevirtv1.DiskTarget{Bus: kubevirtv1.DiskBus(d.Bus)}}})
+		disks = appendDisk(disks, d.Name, &api.DiskDevice{Bus: d.Bus, Serial: d.Serial, BootOrder: d.BootOrder, Target: d.Target}, nil)
 		src := kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{
 			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: DiskName(vm.Name, d.Name)},
 		}}
@@ -294,7 +398,8 @@ func existingSource(dataVolume, claim string, hotpluggable bool) kubevirtv1.Volu
 func cloudInit(vm *resolve.VM) *kubevirtv1.CloudInitNoCloudSource {
 	ci := vm.Spec.CloudInit
 	if ci == nil || ci.UserDataSecret == "" && ci.NetworkDataSecret == "" && ci.UserData == "" {
-		if len(vm.Spec.SSHKeySecrets) == 0 {
+		// Keys propagated through the guest agent need no cloud-init.
+		if len(vm.Spec.SSHKeySecrets) == 0 || len(vm.Spec.SSHKeyGuestAgentUsers) > 0 {
 			return nil
 		}
 		return &kubevirtv1.CloudInitNoCloudSource{UserData: "#cloud-config\n"}
@@ -303,6 +408,9 @@ func cloudInit(vm *resolve.VM) *kubevirtv1.CloudInitNoCloudSource {
 	switch {
 	case ci.UserDataSecret != "":
 		src.UserDataSecretRef = &corev1.LocalObjectReference{Name: ci.UserDataSecret}
+	case ci.UserData != "" && ci.UserDataEncoding == "base64":
+		// virtctl create vm --cloud-init-user-data: the same data, encoded.
+		src.UserDataBase64 = base64.StdEncoding.EncodeToString([]byte(ci.UserData))
 	case ci.UserData != "":
 		// Checked by policy to hold no secret material.
 		src.UserData = ci.UserData
@@ -315,10 +423,16 @@ func cloudInit(vm *resolve.VM) *kubevirtv1.CloudInitNoCloudSource {
 	return src
 }
 
-// attachment is the interface and network of a network profile.
-func attachment(n resolve.Network) (kubevirtv1.Interface, kubevirtv1.Network) {
-	iface := kubevirtv1.Interface{Name: n.Name}
-	net := kubevirtv1.Network{Name: n.Name}
+// attachment is the interface and network of a network profile, as the
+// intent's spec.interfaces spells it.
+func attachment(n resolve.Network, namespace string, sp api.Interface) (kubevirtv1.Interface, kubevirtv1.Network) {
+	name := cmp.Or(sp.Name, n.Name)
+	iface := kubevirtv1.Interface{Name: name, Model: sp.Model, PciAddress: sp.PCIAddress, ACPIIndex: int(sp.ACPIIndex), State: kubevirtv1.InterfaceState(sp.State)}
+	net := kubevirtv1.Network{Name: name}
+	nad := n.Name
+	if sp.QualifiedNetworkName {
+		nad = namespace + "/" + n.Name
+	}
 	switch n.Spec.Type {
 	case api.NetworkPod:
 		iface.Masquerade = &kubevirtv1.InterfaceMasquerade{}
@@ -331,12 +445,12 @@ func attachment(n resolve.Network) (kubevirtv1.Interface, kubevirtv1.Network) {
 	case api.NetworkSRIOV:
 		// The SR-IOV operator creates the attachment of that name.
 		iface.SRIOV = &kubevirtv1.InterfaceSRIOV{}
-		net.Multus = &kubevirtv1.MultusNetwork{NetworkName: n.Name}
+		net.Multus = &kubevirtv1.MultusNetwork{NetworkName: nad}
 	case api.NetworkBridge, api.NetworkLocalnet:
 		// The attachment is named like the profile: a NAD virtc writes
 		// (bridge) or one the ClusterUserDefinedNetwork creates (localnet).
 		iface.Bridge = &kubevirtv1.InterfaceBridge{}
-		net.Multus = &kubevirtv1.MultusNetwork{NetworkName: n.Name}
+		net.Multus = &kubevirtv1.MultusNetwork{NetworkName: nad}
 	}
 	return iface, net
 }

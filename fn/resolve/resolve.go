@@ -353,6 +353,13 @@ func adoption(rv *VM, errorf func(field, format string, args ...any)) {
 			}
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(spec.Interfaces)) {
+		if !slices.ContainsFunc(rv.Networks, func(n Network) bool { return n.Name == name }) {
+			errorf("spec.interfaces."+name, "the VM is not attached to network %q (a key of interfaces is a network of spec.networks)", name)
+		} else if slices.Contains(spec.KubeVirtDefaults, api.DefaultNetworks) {
+			errorf("spec.interfaces."+name, "networks left to KubeVirt (spec.kubevirtDefaults) have no interface to spell")
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(spec.MACAddresses)) {
 		field := "spec.macAddresses." + name
 		if !slices.ContainsFunc(rv.Networks, func(n Network) bool { return n.Name == name }) {
