@@ -45,16 +45,23 @@ type Options struct {
 	// compares an adopted VM's manifest with the live one (the build of
 	// the imported intents is gated). A build never sets it.
 	GateWarnings bool
+	// Pieces serializes each object on its own into Result.Pieces instead
+	// of the whole stream into Result.YAML (virtc diff compares objects by
+	// their bytes).
+	Pieces bool
 }
 
 // Result is the outcome of a compile.
 type Result struct {
 	// Objects are the generated objects in output order; empty on error.
 	Objects []emit.Object
-	// YAML is Objects serialized; empty on error.
-	YAML  []byte
-	Model *resolve.Model
-	Diags *diag.List
+	// YAML is Objects serialized; empty on error and with Options.Pieces.
+	YAML []byte
+	// Pieces are, with Options.Pieces, each object of Objects serialized
+	// on its own (emit.WriteEach); empty on error.
+	Pieces [][]byte
+	Model  *resolve.Model
+	Diags  *diag.List
 	// Other are the input documents that are not virtc objects (only with
 	// Options.PassThrough).
 	Other []*source.Doc
@@ -97,6 +104,15 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 		objs = slices.DeleteFunc(objs, func(o emit.Object) bool { return !ofTenant(o, opts.Tenant) })
 	}
 	emit.Sort(objs)
+	if opts.Pieces {
+		pieces, err := emit.WriteEach(objs)
+		if err != nil {
+			diags.Errorf(diag.Pos{File: "<output>"}, "", "cannot serialize output: %v", err)
+			return res
+		}
+		res.Objects, res.Pieces = objs, pieces
+		return res
+	}
 	out, err := emit.Write(objs)
 	if err != nil {
 		diags.Errorf(diag.Pos{File: "<output>"}, "", "cannot serialize output: %v", err)

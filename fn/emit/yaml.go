@@ -56,6 +56,45 @@ func Write(objs []Object) ([]byte, error) {
 	return out, nil
 }
 
+// WriteEach serializes each object on its own, as Write writes it but
+// without the document separators: Write(objs) is WriteEach's pieces
+// joined with "---\n". Comparing two trees object by object (virtc diff)
+// then needs no second encoding. The error reported is the first
+// object's that fails.
+func WriteEach(objs []Object) ([][]byte, error) {
+	pieces, bounds := par.Chunks(len(objs), chunkSize)
+	out := make([][]byte, len(objs))
+	errs := make([]error, pieces)
+	par.For(pieces, func(c int) {
+		lo, hi := bounds(c)
+		b := chunkBuffers.Get().(*bytes.Buffer)
+		defer chunkBuffers.Put(b)
+		b.Reset()
+		ends := make([]int, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			o := objs[i]
+			if err := writeBody(b, o.Body); err != nil {
+				errs[c] = fmt.Errorf("%s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+				return
+			}
+			ends = append(ends, b.Len())
+		}
+		// One allocation per chunk; each object's piece is a slice of it.
+		all := bytes.Clone(b.Bytes())
+		start := 0
+		for j, end := range ends {
+			out[lo+j] = all[start:end:end]
+			start = end
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // Generic converts a typed object to plain maps and lists through its JSON
 // form, and drops what the API types serialize but no one writes: status,
 // null creation timestamps, and empty structs the types cannot omit.
