@@ -101,7 +101,7 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 		objs = slices.DeleteFunc(objs, func(o emit.Object) bool { return !slices.Contains(opts.Scopes, o.Scope) })
 	}
 	if opts.Tenant != "" {
-		objs = slices.DeleteFunc(objs, func(o emit.Object) bool { return !ofTenant(o, opts.Tenant) })
+		objs = slices.DeleteFunc(objs, func(o emit.Object) bool { return !OfTenant(o, opts.Tenant) })
 	}
 	emit.Sort(objs)
 	if opts.Pieces {
@@ -122,10 +122,10 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 	return res
 }
 
-// ofTenant reports whether o is one of tenant's objects: in its namespace,
-// or labelled with it (its Namespace; its Schedules, which live in
-// openshift-adp).
-func ofTenant(o emit.Object, tenant string) bool {
+// OfTenant reports whether o is one of tenant's objects (what
+// Options.Tenant keeps): in its namespace, or labelled with it (its
+// Namespace; its Schedules, which live in openshift-adp).
+func OfTenant(o emit.Object, tenant string) bool {
 	if o.Namespace == tenant {
 		return true
 	}
