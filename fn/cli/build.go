@@ -41,14 +41,14 @@ func compileArgs(name string, args []string, where place, stderr io.Writer) (com
 }
 
 func compileArgsFlags(name string, args []string, where place, stderr io.Writer) (compile.Result, buildFlags, int, bool) {
-	res, bf, _, code, ok := compileArgsWith(name, args, where, false, stderr)
+	res, bf, _, code, ok := compileArgsWith(name, args, where, nil, stderr)
 	return res, bf, code, ok
 }
 
 // compileArgsWith is compileArgsFlags that also returns the compile's
-// options; pieces sets Options.Pieces (the plugin's cache keeps each
-// object's bytes).
-func compileArgsWith(name string, args []string, where place, pieces bool, stderr io.Writer) (compile.Result, buildFlags, compile.Options, int, bool) {
+// options; tune, if not nil, sets the options of the output's form
+// (Options.Pieces, Options.Chunks) before the compile.
+func compileArgsWith(name string, args []string, where place, tune func(*compile.Options), stderr io.Writer) (compile.Result, buildFlags, compile.Options, int, bool) {
 	var bf buildFlags
 	fs := newFlags(name, "PATH...", stderr)
 	if name == "build" {
@@ -96,8 +96,11 @@ func compileArgsWith(name string, args []string, where place, pieces bool, stder
 	diags := &diag.List{}
 	jopts := jsonnet.Options{ExtStr: ext}
 	docs := source.Read(append(append([]string{}, catalogs...), paths...), source.Options{Evaluate: jopts.Evaluate, Base: where.base}, diags)
-	opts := compile.Options{Scopes: scopes, Tenant: *tenant, AsOf: asOfDate, Pieces: pieces}
+	opts := compile.Options{Scopes: scopes, Tenant: *tenant, AsOf: asOfDate}
 	opts.Catalog.NoDefaults = *noDefaults
+	if tune != nil {
+		tune(&opts)
+	}
 	return compile.Compile(docs, opts, diags), bf, opts, 0, true
 }
 

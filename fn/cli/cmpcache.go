@@ -119,7 +119,7 @@ func cmpBuild(build, env []string, where place, stdin io.Reader, stdout, stderr 
 		return ExitOK
 	}
 	var msgs bytes.Buffer
-	res, bf, opts, _, ok := compileArgsWith("build", rest, where, true, &msgs)
+	res, bf, opts, _, ok := compileArgsWith("build", rest, where, func(o *compile.Options) { o.Pieces = true }, &msgs)
 	if !ok || res.Diags.HasErrors() || bf.warnings != "" || !hasTenant(res, tenant) ||
 		len(opts.Scopes) > 0 && !slices.ContainsFunc(opts.Scopes, func(s emit.Scope) bool { return s != emit.Cluster }) {
 		// What the full build cannot answer for the tenant (errors, an

@@ -49,6 +49,12 @@ type Options struct {
 	// of the whole stream into Result.YAML (virtc diff compares objects by
 	// their bytes).
 	Pieces bool
+	// Chunks serializes the output into Result.Chunks instead of
+	// Result.YAML, and lets go of each object once it is serialized:
+	// Result.Objects is then nil. virtc build writes the chunks one by
+	// one, so that a large fleet's output is held once (not again joined),
+	// and the typed objects can be collected as they are serialized.
+	Chunks bool
 }
 
 // Result is the outcome of a compile.
@@ -60,6 +66,9 @@ type Result struct {
 	// Pieces are, with Options.Pieces, each object of Objects serialized
 	// on its own (emit.WriteEach); empty on error.
 	Pieces [][]byte
+	// Chunks are, with Options.Chunks, the output in pieces that join
+	// into what YAML would hold (emit.WriteChunks); empty on error.
+	Chunks [][]byte
 	Model  *resolve.Model
 	Diags  *diag.List
 	// Other are the input documents that are not virtc objects (only with
@@ -111,6 +120,15 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 			return res
 		}
 		res.Objects, res.Pieces = objs, pieces
+		return res
+	}
+	if opts.Chunks {
+		chunks, err := emit.WriteChunks(objs, true)
+		if err != nil {
+			diags.Errorf(diag.Pos{File: "<output>"}, "", "cannot serialize output: %v", err)
+			return res
+		}
+		res.Chunks = chunks
 		return res
 	}
 	out, err := emit.Write(objs)

@@ -22,6 +22,27 @@ var chunkBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // Chunks of objects are written on all CPUs and joined in order; the
 // error reported is the first object's that fails.
 func Write(objs []Object) ([]byte, error) {
+	chunks, err := WriteChunks(objs, false)
+	if err != nil {
+		return nil, err
+	}
+	size := 0
+	for _, c := range chunks {
+		size += len(c)
+	}
+	out := make([]byte, 0, size)
+	for _, c := range chunks {
+		out = append(out, c...)
+	}
+	return out, nil
+}
+
+// WriteChunks is Write's output in pieces of a few objects each, in
+// order: joined, they are Write's stream. A caller that writes them one
+// by one (virtc build) never holds a second copy of the output. With
+// release, each object's Body is set to nil once it is serialized, so
+// that the typed objects can be collected while the rest are written.
+func WriteChunks(objs []Object, release bool) ([][]byte, error) {
 	pieces, bounds := par.Chunks(len(objs), chunkSize)
 	bufs := make([][]byte, pieces)
 	errs := make([]error, pieces)
@@ -39,21 +60,18 @@ func Write(objs []Object) ([]byte, error) {
 				errs[c] = fmt.Errorf("%s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
 				return
 			}
+			if release {
+				objs[i].Body = nil
+			}
 		}
 		bufs[c] = bytes.Clone(b.Bytes())
 	})
-	size := 0
 	for c := range bufs {
 		if errs[c] != nil {
 			return nil, errs[c]
 		}
-		size += len(bufs[c])
 	}
-	out := make([]byte, 0, size)
-	for _, b := range bufs {
-		out = append(out, b...)
-	}
-	return out, nil
+	return bufs, nil
 }
 
 // WriteEach serializes each object on its own, as Write writes it but
