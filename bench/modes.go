@@ -88,16 +88,27 @@ func RunModes(cfg Config, sizes []int) ([]ModeRow, error) {
 			return rows, err
 		}
 		row.Changed = changed
+		// The export and the transformer's list are written by a child
+		// process: a child's peak RSS counts the parent's (the kernel
+		// records the peak of the memory a vfork child shares at exec),
+		// so the driver must never hold a fleet's output.
 		export := filepath.Join(dir, "export.yaml")
-		if row.ExportVMs, err = WriteExport(cfg.Virtc, old, export); err != nil {
-			return rows, err
-		}
-		gdir, grl, err := KRMGenerator(cfg.Virtc, app, filepath.Join(dir, "generator"))
+		trl := filepath.Join(dir, "transformer.yaml")
+		self, err := os.Executable()
 		if err != nil {
 			return rows, err
 		}
-		trl := filepath.Join(dir, "transformer.yaml")
-		if _, err := WriteTransformerList(app, trl); err != nil {
+		prep := exec.Command(self, PrepareCommand, cfg.Virtc, old, export, app, trl)
+		prep.Stderr = os.Stderr
+		vms, err := prep.Output()
+		if err != nil {
+			return rows, fmt.Errorf("%s: %v", PrepareCommand, err)
+		}
+		if _, err := fmt.Sscan(string(vms), &row.ExportVMs); err != nil {
+			return rows, fmt.Errorf("%s printed %q", PrepareCommand, vms)
+		}
+		gdir, grl, err := KRMGenerator(cfg.Virtc, app, filepath.Join(dir, "generator"))
+		if err != nil {
 			return rows, err
 		}
 		v := cfg.Virtc
@@ -156,6 +167,27 @@ func RunModes(cfg Config, sizes []int) ([]ModeRow, error) {
 		os.RemoveAll(dir)
 	}
 	return rows, nil
+}
+
+// PrepareCommand is the driver's hidden first argument that writes the
+// export and the transformer list of RunModes in a child process:
+// PrepareCommand VIRTC OLD EXPORT APP LIST; it prints the export's VMs.
+const PrepareCommand = "_prepare-modes"
+
+// Prepare is PrepareCommand's work.
+func Prepare(args []string) error {
+	if len(args) != 5 {
+		return fmt.Errorf("%s VIRTC OLD EXPORT APP LIST", PrepareCommand)
+	}
+	vms, err := WriteExport(args[0], args[1], args[2])
+	if err != nil {
+		return err
+	}
+	if _, err := WriteTransformerList(args[3], args[4]); err != nil {
+		return err
+	}
+	fmt.Println(vms)
+	return nil
 }
 
 // gitCommit makes dir a git repository with everything in it committed.

@@ -17,6 +17,12 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == bench.PrepareCommand {
+		if err := bench.Prepare(os.Args[2:]); err != nil {
+			fail(err)
+		}
+		return
+	}
 	virtc := flag.String("virtc", "bin/virtc", "the virtc binary to measure (make build)")
 	baseline := flag.String("baseline", "", "another virtc binary to time beside --virtc (before/after figures)")
 	kustomize := flag.String("kustomize", ".tools/bin/kustomize", "the kustomize binary (make tools); empty to leave kustomize out")
