@@ -116,11 +116,19 @@ type series struct {
 	missing string
 	// once: stop after a timed-out run.
 	stopped bool
+	// prepare, if set, runs before each run, untimed (a fresh output
+	// directory).
+	prepare func() error
 }
 
 func (s *series) run() error {
 	if s.missing != "" || s.stopped {
 		return nil
+	}
+	if s.prepare != nil {
+		if err := s.prepare(); err != nil {
+			return err
+		}
 	}
 	x, err := Measure(s.cmd, s.limit)
 	if err != nil {

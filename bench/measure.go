@@ -18,6 +18,8 @@ type Sample struct {
 	// PeakRSS is the process's maximum resident set, in bytes (0 where the
 	// platform does not report it).
 	PeakRSS int64
+	// CPU is the process's user and system time.
+	CPU time.Duration
 	// Output is the number of bytes the process wrote to stdout.
 	Output int64
 	// TimedOut is set when the run was killed at the time limit.
@@ -73,6 +75,7 @@ func Measure(c Command, limit time.Duration) (Sample, error) {
 	s := Sample{Wall: time.Since(start), Output: out.n}
 	if cmd.ProcessState != nil {
 		s.PeakRSS = peakRSS(cmd.ProcessState)
+		s.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
 	if ctx.Err() == context.DeadlineExceeded {
 		s.TimedOut = true
@@ -103,6 +106,7 @@ var _ io.Writer = (*limitedBuffer)(nil)
 type Summary struct {
 	Runs     int
 	Wall     time.Duration
+	CPU      time.Duration
 	PeakRSS  int64
 	Output   int64
 	TimedOut bool
@@ -120,17 +124,18 @@ func Summarize(samples []Sample, limit time.Duration) Summary {
 	if len(samples) == 0 {
 		return s
 	}
-	var walls []time.Duration
+	var walls, cpus []time.Duration
 	var rss, out []int64
 	for _, x := range samples {
 		if x.TimedOut {
 			s.TimedOut = true
 		}
 		walls = append(walls, x.Wall)
+		cpus = append(cpus, x.CPU)
 		rss = append(rss, x.PeakRSS)
 		out = append(out, x.Output)
 	}
-	s.Wall, s.PeakRSS, s.Output = median(walls), median(rss), median(out)
+	s.Wall, s.CPU, s.PeakRSS, s.Output = median(walls), median(cpus), median(rss), median(out)
 	return s
 }
 

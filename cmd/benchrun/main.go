@@ -17,6 +17,12 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == bench.PrepareCommand {
+		if err := bench.Prepare(os.Args[2:]); err != nil {
+			fail(err)
+		}
+		return
+	}
 	virtc := flag.String("virtc", "bin/virtc", "the virtc binary to measure (make build)")
 	baseline := flag.String("baseline", "", "another virtc binary to time beside --virtc (before/after figures)")
 	kustomize := flag.String("kustomize", ".tools/bin/kustomize", "the kustomize binary (make tools); empty to leave kustomize out")
@@ -29,6 +35,8 @@ func main() {
 	krm := flag.Bool("krm", true, "measure kustomize with virtc as an exec KRM function (generator form)")
 	fnSizes := flag.String("fn-sizes", "1000,10000,100000", "fleet sizes on which virtc fn (generator and transformer forms) is timed beside virtc build, without kustomize")
 	fnOnly := flag.Bool("fn-only", false, "measure only the fn-against-build fleets (--fn-sizes)")
+	modeSizes := flag.String("mode-sizes", "1000,10000,100000", "fleet sizes on which every mode (build, validate, report, diff, diff --base, diff --live, import, fn, cmp for every tenant) is timed beside virtc build")
+	modesOnly := flag.Bool("modes-only", false, "measure only every mode on --mode-sizes")
 	work := flag.String("work", "", "directory for fleets and outputs (default: a temporary one, removed at the end)")
 	flag.Parse()
 
@@ -81,6 +89,9 @@ func main() {
 	}
 	start := time.Now()
 	var rows []bench.Row
+	if *modesOnly {
+		*fnOnly, *fnSizes = true, ""
+	}
 	if !*fnOnly {
 		var err error
 		if rows, err = bench.Run(cfg); err != nil {
@@ -88,6 +99,10 @@ func main() {
 		}
 	}
 	fnRows, err := bench.RunFn(cfg, parse(*fnSizes))
+	if err != nil {
+		fail(err)
+	}
+	modeRows, err := bench.RunModes(cfg, parse(*modeSizes))
 	if err != nil {
 		fail(err)
 	}
@@ -107,6 +122,10 @@ func main() {
 	}
 	if len(fnRows) > 0 {
 		bench.FnTable(os.Stdout, fnRows)
+		fmt.Println()
+	}
+	if len(modeRows) > 0 {
+		bench.ModeTable(os.Stdout, modeRows)
 	}
 }
 

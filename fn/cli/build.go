@@ -41,6 +41,14 @@ func compileArgs(name string, args []string, where place, stderr io.Writer) (com
 }
 
 func compileArgsFlags(name string, args []string, where place, stderr io.Writer) (compile.Result, buildFlags, int, bool) {
+	res, bf, _, code, ok := compileArgsWith(name, args, where, nil, stderr)
+	return res, bf, code, ok
+}
+
+// compileArgsWith is compileArgsFlags that also returns the compile's
+// options; tune, if not nil, sets the options of the output's form
+// (Options.Pieces, Options.Chunks) before the compile.
+func compileArgsWith(name string, args []string, where place, tune func(*compile.Options), stderr io.Writer) (compile.Result, buildFlags, compile.Options, int, bool) {
 	var bf buildFlags
 	fs := newFlags(name, "PATH...", stderr)
 	if name == "build" {
@@ -56,32 +64,32 @@ func compileArgsFlags(name string, args []string, where place, stderr io.Writer)
 	asOf := addAsOfFlag(fs)
 	paths, code, ok := parse(fs, args)
 	if !ok {
-		return compile.Result{}, bf, code, false
+		return compile.Result{}, bf, compile.Options{}, code, false
 	}
 	if bf.warnings != "" {
 		if err := warnings.Check(bf.warnings); err != nil {
 			fmt.Fprintf(stderr, "virtc %s: --warnings-configmap %q: %v\n", name, bf.warnings, err)
-			return compile.Result{}, bf, ExitUsage, false
+			return compile.Result{}, bf, compile.Options{}, ExitUsage, false
 		}
 	}
 	asOfDate, ok := parseAsOf(name, *asOf, stderr)
 	if !ok {
-		return compile.Result{}, bf, ExitUsage, false
+		return compile.Result{}, bf, compile.Options{}, ExitUsage, false
 	}
 	scopes, known := emit.ParseScope(*scope)
 	if !known {
 		fmt.Fprintf(stderr, "virtc %s: unknown scope %q (%s)\n", name, *scope, emit.ScopeHelp)
-		return compile.Result{}, bf, ExitUsage, false
+		return compile.Result{}, bf, compile.Options{}, ExitUsage, false
 	}
 	ext, err := extVars()
 	if err != nil {
 		fmt.Fprintf(stderr, "virtc %s: %v\n", name, err)
-		return compile.Result{}, bf, ExitUsage, false
+		return compile.Result{}, bf, compile.Options{}, ExitUsage, false
 	}
 	if len(paths) == 0 {
 		fmt.Fprintf(stderr, "virtc %s: name at least one file or directory\n", name)
 		fs.Usage()
-		return compile.Result{}, bf, ExitUsage, false
+		return compile.Result{}, bf, compile.Options{}, ExitUsage, false
 	}
 	batchGC()
 	defer prof.start(stderr)()
@@ -90,7 +98,10 @@ func compileArgsFlags(name string, args []string, where place, stderr io.Writer)
 	docs := source.Read(append(append([]string{}, catalogs...), paths...), source.Options{Evaluate: jopts.Evaluate, Base: where.base}, diags)
 	opts := compile.Options{Scopes: scopes, Tenant: *tenant, AsOf: asOfDate}
 	opts.Catalog.NoDefaults = *noDefaults
-	return compile.Compile(docs, opts, diags), bf, 0, true
+	if tune != nil {
+		tune(&opts)
+	}
+	return compile.Compile(docs, opts, diags), bf, opts, 0, true
 }
 
 // addAsOfFlag adds --as-of, the day acceptance evidence expiry is judged

@@ -25,13 +25,18 @@ var environ = os.Environ
 // the plugin), with flags from the plugin's parameters and env. Its own
 // arguments (fixed in plugin.yaml) come first.
 func runCMP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return runCMPEnv(args, environ(), stdin, stdout, stderr)
+}
+
+// runCMPEnv is runCMP in the environment env (os.Environ form).
+func runCMPEnv(args, env []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	for _, a := range args {
 		if a == "-h" || a == "-help" || a == "--help" {
 			fmt.Fprintln(stderr, "Usage: virtc cmp [build flags]\n\nRuns `virtc build [build flags] [flags from the environment] .` for Argo CD:\neach plugin parameter NAME and each plugin env entry NAME (ARGOCD_ENV_NAME)\nbecomes the build flag --name. Run 'virtc build -h' for the flags.")
 			return ExitOK
 		}
 	}
-	envArgs, err := cmp.Args(environ())
+	envArgs, err := cmp.Args(env)
 	if err != nil {
 		fmt.Fprintf(stderr, "virtc cmp: %v\n", err)
 		return ExitUsage
@@ -45,7 +50,7 @@ func runCMP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	build := slices.Concat(args, specArgs, envArgs, []string{"--"}, paths)
 	fmt.Fprintf(stderr, "virtc cmp: virtc build %s\n", strings.Join(build, " "))
-	return runBuildAt(build, appPlace(environ()), stdin, stdout, stderr)
+	return cmpBuild(build, env, appPlace(env), stdin, stdout, stderr)
 }
 
 // AppPathEnv is the application's path in its repository, which Argo CD's

@@ -55,10 +55,13 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var extStr stringList
 	fs.Var(&extStr, "ext-str", "an external variable key=value for Jsonnet inputs, on both sides (repeatable)")
 	liveExport := fs.String("live", "", "compare PATHs (default .) with the live objects of this export (oc get vm,dv,pvc,nad -o yaml; - for stdin) instead of another tree")
+	prof := addProfileFlags(fs)
 	paths, code, ok := parse(fs, args)
 	if !ok {
 		return code
 	}
+	batchGC()
+	defer prof.start(stderr)()
 	usage := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "virtc diff: "+format+"\n", a...)
 		fs.Usage()
@@ -115,7 +118,8 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		head = diffSide{label: paths[1], paths: paths[1:], catalogs: catalogs, warnings: true, tree: paths[1]}
 	}
 
-	opts := compile.Options{Scopes: scopes}
+	// Pieces: each object serialized once, compared by its bytes.
+	opts := compile.Options{Scopes: scopes, Pieces: true}
 	opts.Catalog.NoDefaults = *noDefaults
 	read := source.Options{Evaluate: jsonnet.Options{ExtStr: ext}.Evaluate}
 	oldRes, oldOK := compileSide(old, opts, read, stderr)

@@ -26,10 +26,12 @@ func runImport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	deferChanges := fs.Bool("defer-changes", false, "adopt a VM that policy refuses only for inline cloud-init secrets in the compliant form (a Secret reference), listing each changed field: KubeVirt marks it RestartRequired and the change takes effect at its next restart, the owner's decision")
 	var catalogs stringList
 	fs.Var(&catalogs, "catalog", "a catalog file or directory the intents will be compiled with (repeatable)")
+	prof := addProfileFlags(fs)
 	paths, code, ok := parse(fs, args)
 	if !ok {
 		return code
 	}
+	defer prof.start(stderr)()
 	if *out == "" || len(paths) == 0 {
 		fmt.Fprintln(stderr, "virtc import: name the output directory (--out DIR) and the exports (FILE... or - for stdin)")
 		fs.Usage()

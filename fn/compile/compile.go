@@ -45,16 +45,32 @@ type Options struct {
 	// compares an adopted VM's manifest with the live one (the build of
 	// the imported intents is gated). A build never sets it.
 	GateWarnings bool
+	// Pieces serializes each object on its own into Result.Pieces instead
+	// of the whole stream into Result.YAML (virtc diff compares objects by
+	// their bytes).
+	Pieces bool
+	// Chunks serializes the output into Result.Chunks instead of
+	// Result.YAML, and lets go of each object once it is serialized:
+	// Result.Objects is then nil. virtc build writes the chunks one by
+	// one, so that a large fleet's output is held once (not again joined),
+	// and the typed objects can be collected as they are serialized.
+	Chunks bool
 }
 
 // Result is the outcome of a compile.
 type Result struct {
 	// Objects are the generated objects in output order; empty on error.
 	Objects []emit.Object
-	// YAML is Objects serialized; empty on error.
-	YAML  []byte
-	Model *resolve.Model
-	Diags *diag.List
+	// YAML is Objects serialized; empty on error and with Options.Pieces.
+	YAML []byte
+	// Pieces are, with Options.Pieces, each object of Objects serialized
+	// on its own (emit.WriteEach); empty on error.
+	Pieces [][]byte
+	// Chunks are, with Options.Chunks, the output in pieces that join
+	// into what YAML would hold (emit.WriteChunks); empty on error.
+	Chunks [][]byte
+	Model  *resolve.Model
+	Diags  *diag.List
 	// Other are the input documents that are not virtc objects (only with
 	// Options.PassThrough).
 	Other []*source.Doc
@@ -94,9 +110,27 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 		objs = slices.DeleteFunc(objs, func(o emit.Object) bool { return !slices.Contains(opts.Scopes, o.Scope) })
 	}
 	if opts.Tenant != "" {
-		objs = slices.DeleteFunc(objs, func(o emit.Object) bool { return !ofTenant(o, opts.Tenant) })
+		objs = slices.DeleteFunc(objs, func(o emit.Object) bool { return !OfTenant(o, opts.Tenant) })
 	}
 	emit.Sort(objs)
+	if opts.Pieces {
+		pieces, err := emit.WriteEach(objs)
+		if err != nil {
+			diags.Errorf(diag.Pos{File: "<output>"}, "", "cannot serialize output: %v", err)
+			return res
+		}
+		res.Objects, res.Pieces = objs, pieces
+		return res
+	}
+	if opts.Chunks {
+		chunks, err := emit.WriteChunks(objs, true)
+		if err != nil {
+			diags.Errorf(diag.Pos{File: "<output>"}, "", "cannot serialize output: %v", err)
+			return res
+		}
+		res.Chunks = chunks
+		return res
+	}
 	out, err := emit.Write(objs)
 	if err != nil {
 		diags.Errorf(diag.Pos{File: "<output>"}, "", "cannot serialize output: %v", err)
@@ -106,10 +140,10 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 	return res
 }
 
-// ofTenant reports whether o is one of tenant's objects: in its namespace,
-// or labelled with it (its Namespace; its Schedules, which live in
-// openshift-adp).
-func ofTenant(o emit.Object, tenant string) bool {
+// OfTenant reports whether o is one of tenant's objects (what
+// Options.Tenant keeps): in its namespace, or labelled with it (its
+// Namespace; its Schedules, which live in openshift-adp).
+func OfTenant(o emit.Object, tenant string) bool {
 	if o.Namespace == tenant {
 		return true
 	}

@@ -169,7 +169,7 @@ type Options struct {
 // zero Result.
 func Compare(base, head compile.Result, opts Options) (*Report, error) {
 	r := &Report{Base: opts.Base, Head: opts.Head}
-	objs, err := compareObjects(base.Objects, head.Objects)
+	objs, err := compareObjects(base.Objects, head.Objects, base.Pieces, head.Pieces)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func Compare(base, head compile.Result, opts Options) (*Report, error) {
 		}
 		r.Objects = append(r.Objects, o.Object)
 	}
-	c := &comparison{report: r, cluster: opts.Cluster, objects: objs, newCatalog: catalogOf(head.Model), oldCatalog: catalogOf(base.Model),
+	c := &comparison{report: r, cluster: opts.Cluster, objects: objs, byName: indexObjects(objs), newCatalog: catalogOf(head.Model), oldCatalog: catalogOf(base.Model),
 		confirm: base.Model != nil && base.Model.ConfirmDeletion()}
 	if base.Model != nil {
 		c.oldPlacement = placement.Analyze(base.Model)
@@ -231,6 +231,9 @@ type comparison struct {
 	report  *Report
 	cluster Cluster
 	objects []objectDiff
+	// byName indexes objects by kind, namespace and name (the first in
+	// output order when API versions differ).
+	byName map[nameKey]int
 	// newCatalog is the head's catalog (nil for an empty head), oldCatalog
 	// the base's.
 	newCatalog, oldCatalog *catalog.Catalog
@@ -261,14 +264,28 @@ func leaves(what, command string) string {
 	return fmt.Sprintf("Argo CD leaves %s in the cluster (retired objects carry Prune=false and IgnoreExtraneous: no prune, no wait for a confirmation, no OutOfSync); a person deletes them, data included, with `%s`", what, command)
 }
 
-// object finds a generated object of either side by kind and name.
-func (c *comparison) object(kind, namespace, name string) (objectDiff, bool) {
-	for _, o := range c.objects {
-		if o.Kind == kind && o.Namespace == namespace && o.Name == name {
-			return o, true
+// nameKey is an object's kind, namespace and name.
+type nameKey struct{ kind, namespace, name string }
+
+// indexObjects maps each kind, namespace and name to its first object.
+func indexObjects(objs []objectDiff) map[nameKey]int {
+	m := make(map[nameKey]int, len(objs))
+	for i, o := range objs {
+		k := nameKey{o.Kind, o.Namespace, o.Name}
+		if _, ok := m[k]; !ok {
+			m[k] = i
 		}
 	}
-	return objectDiff{}, false
+	return m
+}
+
+// object finds a generated object of either side by kind and name.
+func (c *comparison) object(kind, namespace, name string) (objectDiff, bool) {
+	i, ok := c.byName[nameKey{kind, namespace, name}]
+	if !ok {
+		return objectDiff{}, false
+	}
+	return c.objects[i], true
 }
 
 func (c *comparison) refuse(rule, object, message, fix string) {

@@ -34,7 +34,14 @@ const RuleDiskDeleted = "disk-deleted"
 // reported twice.
 func (c *comparison) deletedDisks() {
 	for _, o := range c.objects {
-		if o.baseObj == nil {
+		// Only removed disks and changed or removed VMs can lose a disk:
+		// an unchanged object (equal bytes) keeps every disk it had.
+		if o.baseObj == nil || o.Status == Unchanged {
+			continue
+		}
+		switch o.Kind {
+		case "PersistentVolumeClaim", "DataVolume", "VirtualMachine":
+		default:
 			continue
 		}
 		base, err := emit.Generic(o.baseObj.Body)

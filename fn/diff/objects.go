@@ -1,12 +1,13 @@
 package diff
 
 import (
+	"bytes"
 	"cmp"
-	"fmt"
 	"reflect"
 	"slices"
 
 	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/par"
 )
 
 // objectKey identifies a generated object across the two sides.
@@ -39,29 +40,47 @@ func (d objectDiff) specChanged() bool {
 
 // compareObjects pairs the objects of both sides by key and diffs their
 // manifests. The result is in output order: emit's kind order, then
-// namespace and name.
-func compareObjects(base, head []emit.Object) ([]objectDiff, error) {
-	type pair struct {
-		obj        emit.Object
-		base, head *emit.Object
+// namespace and name. basePieces and headPieces are the objects'
+// manifests as compile's Options.Pieces serialized them (nil: serialize
+// them here). An object whose bytes are equal on both sides is unchanged
+// and costs one comparison: only the objects that differ keep their
+// manifests and get a unified diff.
+func compareObjects(base, head []emit.Object, basePieces, headPieces [][]byte) ([]objectDiff, error) {
+	var err error
+	if basePieces == nil {
+		if basePieces, err = pieces(base); err != nil {
+			return nil, err
+		}
 	}
-	byKey := map[objectKey]*pair{}
+	if headPieces == nil {
+		if headPieces, err = pieces(head); err != nil {
+			return nil, err
+		}
+	}
+	type pair struct {
+		obj                emit.Object
+		base, head         *emit.Object
+		baseBody, headBody []byte
+	}
+	byKey := make(map[objectKey]*pair, max(len(base), len(head)))
 	var keys []objectKey
-	add := func(o emit.Object, side func(*pair, *emit.Object)) {
-		k := keyOf(o)
+	add := func(o *emit.Object) *pair {
+		k := keyOf(*o)
 		p, ok := byKey[k]
 		if !ok {
-			p = &pair{obj: o}
+			p = &pair{obj: *o}
 			byKey[k] = p
 			keys = append(keys, k)
 		}
-		side(p, &o)
+		return p
 	}
-	for _, o := range base {
-		add(o, func(p *pair, o *emit.Object) { p.base = o })
+	for i := range base {
+		p := add(&base[i])
+		p.base, p.baseBody = &base[i], basePieces[i]
 	}
-	for _, o := range head {
-		add(o, func(p *pair, o *emit.Object) { p.head = o })
+	for i := range head {
+		p := add(&head[i])
+		p.head, p.headBody = &head[i], headPieces[i]
 	}
 	objs := make([]emit.Object, len(keys))
 	for i, k := range keys {
@@ -77,44 +96,31 @@ func compareObjects(base, head []emit.Object) ([]objectDiff, error) {
 		return cmp.Compare(a.APIVersion, b.APIVersion)
 	})
 
-	out := make([]objectDiff, 0, len(objs))
-	for _, o := range objs {
+	out := make([]objectDiff, len(objs))
+	par.For(len(objs), func(i int) {
+		o := objs[i]
 		p := byKey[keyOf(o)]
 		d := objectDiff{Object: Object{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}, baseObj: p.base, headObj: p.head}
-		var err error
-		if p.base != nil {
-			if d.base, err = manifest(*p.base); err != nil {
-				return nil, err
-			}
-		}
-		if p.head != nil {
-			if d.head, err = manifest(*p.head); err != nil {
-				return nil, err
-			}
-		}
 		switch {
 		case p.base == nil:
 			d.Status = Added
 		case p.head == nil:
 			d.Status = Removed
-		case d.base == d.head:
+		case bytes.Equal(p.baseBody, p.headBody):
 			d.Status = Unchanged
 		default:
 			d.Status = Changed
 		}
 		if d.Status != Unchanged {
+			d.base, d.head = string(p.baseBody), string(p.headBody)
 			d.Diff = Unified(d.base, d.head)
 		}
-		out = append(out, d)
-	}
+		out[i] = d
+	})
 	return out, nil
 }
 
-// manifest is the object as virtc build prints it.
-func manifest(o emit.Object) (string, error) {
-	data, err := emit.Write([]emit.Object{o})
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", ref(o.Kind, o.Namespace, o.Name), err)
-	}
-	return string(data), nil
+// pieces serializes each object as virtc build prints it.
+func pieces(objs []emit.Object) ([][]byte, error) {
+	return emit.WriteEach(objs)
 }

@@ -22,6 +22,27 @@ var chunkBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // Chunks of objects are written on all CPUs and joined in order; the
 // error reported is the first object's that fails.
 func Write(objs []Object) ([]byte, error) {
+	chunks, err := WriteChunks(objs, false)
+	if err != nil {
+		return nil, err
+	}
+	size := 0
+	for _, c := range chunks {
+		size += len(c)
+	}
+	out := make([]byte, 0, size)
+	for _, c := range chunks {
+		out = append(out, c...)
+	}
+	return out, nil
+}
+
+// WriteChunks is Write's output in pieces of a few objects each, in
+// order: joined, they are Write's stream. A caller that writes them one
+// by one (virtc build) never holds a second copy of the output. With
+// release, each object's Body is set to nil once it is serialized, so
+// that the typed objects can be collected while the rest are written.
+func WriteChunks(objs []Object, release bool) ([][]byte, error) {
 	pieces, bounds := par.Chunks(len(objs), chunkSize)
 	bufs := make([][]byte, pieces)
 	errs := make([]error, pieces)
@@ -39,19 +60,55 @@ func Write(objs []Object) ([]byte, error) {
 				errs[c] = fmt.Errorf("%s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
 				return
 			}
+			if release {
+				objs[i].Body = nil
+			}
 		}
 		bufs[c] = bytes.Clone(b.Bytes())
 	})
-	size := 0
 	for c := range bufs {
 		if errs[c] != nil {
 			return nil, errs[c]
 		}
-		size += len(bufs[c])
 	}
-	out := make([]byte, 0, size)
-	for _, b := range bufs {
-		out = append(out, b...)
+	return bufs, nil
+}
+
+// WriteEach serializes each object on its own, as Write writes it but
+// without the document separators: Write(objs) is WriteEach's pieces
+// joined with "---\n". Comparing two trees object by object (virtc diff)
+// then needs no second encoding. The error reported is the first
+// object's that fails.
+func WriteEach(objs []Object) ([][]byte, error) {
+	pieces, bounds := par.Chunks(len(objs), chunkSize)
+	out := make([][]byte, len(objs))
+	errs := make([]error, pieces)
+	par.For(pieces, func(c int) {
+		lo, hi := bounds(c)
+		b := chunkBuffers.Get().(*bytes.Buffer)
+		defer chunkBuffers.Put(b)
+		b.Reset()
+		ends := make([]int, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			o := objs[i]
+			if err := writeBody(b, o.Body); err != nil {
+				errs[c] = fmt.Errorf("%s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+				return
+			}
+			ends = append(ends, b.Len())
+		}
+		// One allocation per chunk; each object's piece is a slice of it.
+		all := bytes.Clone(b.Bytes())
+		start := 0
+		for j, end := range ends {
+			out[lo+j] = all[start:end:end]
+			start = end
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
