@@ -153,6 +153,47 @@ type KubeVirt struct {
 	API, Controller *conformance.Process
 	// APIURL is virt-api's address (its webhooks are registered there).
 	APIURL string
+	// HandlerKubeconfig authenticates as virt-handler's ServiceAccount
+	// (kubevirt-handler), for the node stand-in: virt-api's VMI mutator
+	// resets a VMI status change by any other user
+	// (mutators/vmi-mutator.go, webhooks/serviceaccounts.go).
+	HandlerKubeconfig string
+}
+
+// serviceAccountKubeconfig creates ServiceAccount name in Namespace, bound
+// to cluster-admin (a stand-in for the narrower ClusterRoles virt-operator
+// binds, pkg/virt-operator/resource/generate/rbac/controller.go and
+// handler.go), and writes a kubeconfig with a token for it.
+func serviceAccountKubeconfig(ctx context.Context, cp *conformance.ControlPlane, dir, name string) (string, error) {
+	items := []any{
+		map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": name, "namespace": Namespace}},
+		map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+			"metadata": map[string]any{"name": name},
+			"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+			"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": name, "namespace": Namespace}}},
+	}
+	if err := create(ctx, cp, items); err != nil {
+		return "", err
+	}
+	token, err := cp.MustKubectl(ctx, nil, "create", "token", name, "-n", Namespace, "--duration=6h")
+	if err != nil {
+		return "", err
+	}
+	ca, _, _, err := cp.ClientTLS()
+	if err != nil {
+		return "", err
+	}
+	kc, err := json.Marshal(map[string]any{
+		"apiVersion": "v1", "kind": "Config", "current-context": name,
+		"clusters": []any{map[string]any{"name": "virtc", "cluster": map[string]any{"server": cp.URL, "certificate-authority-data": ca}}},
+		"users":    []any{map[string]any{"name": name, "user": map[string]any{"token": strings.TrimSpace(string(token))}}},
+		"contexts": []any{map[string]any{"name": name, "context": map[string]any{"cluster": "virtc", "user": name}}},
+	})
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, name+".kubeconfig")
+	return path, os.WriteFile(path, kc, 0o600)
 }
 
 // Stop stops virt-controller, then virt-api, each by its PID.
@@ -227,6 +268,16 @@ func Start(ctx context.Context, cp *conformance.ControlPlane, tools Tools, pki c
 		return nil, err
 	}
 
+	// virt-controller and virt-handler write VMI status as their
+	// ServiceAccounts, the only users virt-api lets change it.
+	controllerKubeconfig, err := serviceAccountKubeconfig(ctx, cp, dir, "kubevirt-controller")
+	if err != nil {
+		return nil, err
+	}
+	if k.HandlerKubeconfig, err = serviceAccountKubeconfig(ctx, cp, dir, "kubevirt-handler"); err != nil {
+		return nil, err
+	}
+
 	apiPort, err := conformance.FreePort()
 	if err != nil {
 		return nil, err
@@ -261,7 +312,7 @@ func Start(ctx context.Context, cp *conformance.ControlPlane, tools Tools, pki c
 		return nil, err
 	}
 	k.Controller, err = conformance.StartProcess(dir, "virt-controller", tools.Controller, nil,
-		"--kubeconfig="+cp.Kubeconfig,
+		"--kubeconfig="+controllerKubeconfig,
 		"--listen=127.0.0.1",
 		"--port="+strconv.Itoa(ctlPort),
 		"--prom-cert-file="+pki.Cert,

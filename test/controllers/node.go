@@ -26,22 +26,30 @@ import (
 //     source's, and marks it Running with its containers started and ready
 //     (kubelet, pkg/kubelet/status/status_manager.go);
 //   - it marks a VMI that virt-controller has handed over (phase
-//     Scheduled, pkg/virt-controller/watch/vmi/lifecycle.go) Running and
-//     LiveMigratable, as virt-handler does once the domain runs
-//     (pkg/virt-handler/vm.go updateVMIStatus, and
-//     pkg/virt-handler/migration-source.go for LiveMigratable).
+//     Scheduled, pkg/virt-controller/watch/vmi/lifecycle.go) Running,
+//     Ready and LiveMigratable with the SELinux context of a node without
+//     SELinux, as virt-handler does once the domain runs
+//     (pkg/virt-handler/vm.go updateVMIStatus and updateSELinuxContext),
+//     writing as virt-handler's ServiceAccount.
 type Node struct {
-	cp    *conformance.ControlPlane
-	Names []string
-	next  int
+	cp *conformance.ControlPlane
+	// kubeconfig authenticates as virt-handler (KubeVirt.HandlerKubeconfig).
+	kubeconfig string
+	Names      []string
+	// home is each namespace's node: a namespace's VMs all run on one
+	// node, as before a drain, and namespaces on different nodes, so
+	// that KubeVirt's per-node limit of outbound migrations applies to
+	// each namespace's drain alone.
+	home map[string]string
 }
 
 // HostModel is the host-model CPU of the stand-in nodes.
 const HostModel = "Skylake-Client-IBRS"
 
-// RegisterNodes creates n Ready nodes, node-1 .. node-n.
-func RegisterNodes(ctx context.Context, cp *conformance.ControlPlane, n int) (*Node, error) {
-	nd := &Node{cp: cp}
+// RegisterNodes creates n Ready nodes, node-1 .. node-n: one per namespace
+// the suite drains, and one more for the migration targets.
+func RegisterNodes(ctx context.Context, cp *conformance.ControlPlane, handlerKubeconfig string, n int) (*Node, error) {
+	nd := &Node{cp: cp, kubeconfig: handlerKubeconfig, home: map[string]string{}}
 	var items []any
 	for i := 1; i <= n; i++ {
 		name := fmt.Sprintf("node-%d", i)
@@ -107,16 +115,22 @@ func (nd *Node) Sync(ctx context.Context, namespace string) error {
 			source[p.Metadata.Labels["vm.kubevirt.io/name"]] = p.Spec.NodeName
 		}
 	}
+	home, ok := nd.home[namespace]
+	if !ok {
+		if len(nd.home) >= len(nd.Names)-1 {
+			return fmt.Errorf("node stand-in: no node left for namespace %s (%d nodes)", namespace, len(nd.Names))
+		}
+		home = nd.Names[len(nd.home)]
+		nd.home[namespace] = home
+	}
 	for _, p := range pods.Items {
 		node := p.Spec.NodeName
 		if node == "" {
-			node = nd.Names[0]
+			node = home
 			if src, ok := source[p.Metadata.Labels["vm.kubevirt.io/name"]]; ok && p.Metadata.Labels["kubevirt.io/migrationJobUID"] != "" {
-				for _, n := range nd.Names {
-					if n != src {
-						node = n
-						break
-					}
+				node = nd.Names[len(nd.Names)-1]
+				if node == src {
+					return fmt.Errorf("node stand-in: migration target of %s/%s has no other node", namespace, p.Metadata.Name)
 				}
 			}
 			binding, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Binding",
@@ -163,7 +177,8 @@ func (nd *Node) syncVMIs(ctx context.Context, namespace string) error {
 				Name string `json:"name"`
 			} `json:"metadata"`
 			Status struct {
-				Phase string `json:"phase"`
+				Phase      string `json:"phase"`
+				Conditions []any  `json:"conditions"`
 			} `json:"status"`
 		}
 	}
@@ -175,13 +190,19 @@ func (nd *Node) syncVMIs(ctx context.Context, namespace string) error {
 			continue
 		}
 		now := time.Now().UTC().Format(time.RFC3339)
+		conds := append(v.Status.Conditions,
+			map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": now, "lastProbeTime": nil},
+			map[string]any{"type": "LiveMigratable", "status": "True", "lastTransitionTime": now, "lastProbeTime": nil})
 		patch, _ := json.Marshal([]any{
 			map[string]any{"op": "test", "path": "/status/phase", "value": "Scheduled"},
 			map[string]any{"op": "replace", "path": "/status/phase", "value": "Running"},
-			map[string]any{"op": "add", "path": "/status/conditions/-", "value": map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": now, "lastProbeTime": nil}},
-			map[string]any{"op": "add", "path": "/status/conditions/-", "value": map[string]any{"type": "LiveMigratable", "status": "True", "lastTransitionTime": now, "lastProbeTime": nil}},
+			map[string]any{"op": "add", "path": "/status/conditions", "value": conds},
+			// A node without SELinux (pkg/virt-handler/vm.go
+			// updateSELinuxContext); the migration controller waits for it.
+			map[string]any{"op": "add", "path": "/status/selinuxContext", "value": "none"},
 		})
-		if _, err := nd.cp.MustKubectl(ctx, nil, "patch", "virtualmachineinstance.kubevirt.io", v.Metadata.Name, "-n", namespace, "--type=json", "-p", string(patch)); err != nil {
+		// The last --kubeconfig wins: virt-handler's ServiceAccount.
+		if _, err := nd.cp.MustKubectl(ctx, nil, "--kubeconfig="+nd.kubeconfig, "patch", "virtualmachineinstance.kubevirt.io", v.Metadata.Name, "-n", namespace, "--type=json", "-p", string(patch)); err != nil {
 			return err
 		}
 	}

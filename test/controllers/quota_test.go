@@ -36,6 +36,7 @@ type env struct {
 	t   *testing.T
 	ctx context.Context
 	cp  *conformance.ControlPlane
+	kv  *KubeVirt
 	cdi *CDI
 }
 
@@ -90,7 +91,7 @@ func start(t *testing.T) *env {
 		kv.Stop()
 	})
 	t.Logf("control plane, virt-api and virt-controller %s ready in %v", DefaultKubeVirtVersion, time.Since(began).Round(time.Millisecond))
-	return &env{t: t, ctx: ctx, cp: cp, cdi: NewCDI(cp)}
+	return &env{t: t, ctx: ctx, cp: cp, kv: kv, cdi: NewCDI(cp)}
 }
 
 // tenantIntents is a tenant without a quota of its own (virtc derives the
@@ -333,7 +334,8 @@ func TestQuotaAdmitsLauncherPods(t *testing.T) {
 
 	// 1. virtc's quota: every VM's VMI and launcher pod.
 	e.applyTenant(fits, "quota-fits", nil)
-	_, pods := e.settle("quota-fits", vms)
+	_, fitsPods := e.settle("quota-fits", vms)
+	pods := fitsPods
 	var used, usedCPU resource.Quantity
 	for _, vm := range vms {
 		if pods[vm] == nil {
@@ -381,16 +383,16 @@ func TestQuotaAdmitsLauncherPods(t *testing.T) {
 	// target pods, rendered by virt-controller's migration controller, for
 	// the largest VMs. The same with the quota's memory one launcher pod
 	// smaller (the smallest) must be refused.
-	nodes, err := RegisterNodes(e.ctx, e.cp, 2)
+	nodes, err := RegisterNodes(e.ctx, e.cp, e.kv.HandlerKubeconfig, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	parallel := int((&resolve.Model{}).ConcurrentMigrations())
 	e.migrateLargest(t, nodes, "quota-fits", vms, parallel, true)
 	tight := build(t, "quota-tight")
-	smallest, _ := podRequests(pods[vms[0]])
+	smallest, _ := podRequests(fitsPods[vms[0]])
 	for _, vm := range vms[1:] {
-		if m, _ := podRequests(pods[vm]); m.Cmp(smallest) < 0 {
+		if m, _ := podRequests(fitsPods[vm]); m.Cmp(smallest) < 0 {
 			smallest = m
 		}
 	}
