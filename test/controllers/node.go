@@ -23,8 +23,10 @@ import (
 //   - Sync binds each unbound virt-launcher pod of a namespace to a node
 //     (kube-scheduler, pkg/scheduler/schedule_one.go bind: the pods/binding
 //     subresource), a migration target pod to a node other than its
-//     source's, and marks it Running with its containers started and ready
-//     (kubelet, pkg/kubelet/status/status_manager.go);
+//     source's, and marks a launcher pod (not a target pod) Running with
+//     its containers started and ready (kubelet,
+//     pkg/kubelet/status/status_manager.go); it ends a deleted pod as the
+//     kubelet does once its containers are gone;
 //   - it marks a VMI that virt-controller has handed over (phase
 //     Scheduled, pkg/virt-controller/watch/vmi/lifecycle.go) Running,
 //     Ready and LiveMigratable with the SELinux context of a node without
@@ -36,20 +38,18 @@ type Node struct {
 	// kubeconfig authenticates as virt-handler (KubeVirt.HandlerKubeconfig).
 	kubeconfig string
 	Names      []string
-	// home is each namespace's node: a namespace's VMs all run on one
-	// node, as before a drain, and namespaces on different nodes, so
-	// that KubeVirt's per-node limit of outbound migrations applies to
-	// each namespace's drain alone.
-	home map[string]string
+	// next spreads VMs over all nodes but the last, which takes the
+	// migration targets: KubeVirt's per-node limit of outbound migrations
+	// then holds back none of the migrations the suite starts.
+	next int
 }
 
 // HostModel is the host-model CPU of the stand-in nodes.
 const HostModel = "Skylake-Client-IBRS"
 
-// RegisterNodes creates n Ready nodes, node-1 .. node-n: one per namespace
-// the suite drains, and one more for the migration targets.
+// RegisterNodes creates n Ready nodes, node-1 .. node-n.
 func RegisterNodes(ctx context.Context, cp *conformance.ControlPlane, handlerKubeconfig string, n int) (*Node, error) {
-	nd := &Node{cp: cp, kubeconfig: handlerKubeconfig, home: map[string]string{}}
+	nd := &Node{cp: cp, kubeconfig: handlerKubeconfig}
 	var items []any
 	for i := 1; i <= n; i++ {
 		name := fmt.Sprintf("node-%d", i)
@@ -83,9 +83,10 @@ func RegisterNodes(ctx context.Context, cp *conformance.ControlPlane, handlerKub
 
 type pod struct {
 	Metadata struct {
-		Name        string            `json:"name"`
-		Labels      map[string]string `json:"labels"`
-		Annotations map[string]string `json:"annotations"`
+		DeletionTimestamp string            `json:"deletionTimestamp"`
+		Name              string            `json:"name"`
+		Labels            map[string]string `json:"labels"`
+		Annotations       map[string]string `json:"annotations"`
 	} `json:"metadata"`
 	Spec struct {
 		NodeName   string `json:"nodeName"`
@@ -115,18 +116,18 @@ func (nd *Node) Sync(ctx context.Context, namespace string) error {
 			source[p.Metadata.Labels["vm.kubevirt.io/name"]] = p.Spec.NodeName
 		}
 	}
-	home, ok := nd.home[namespace]
-	if !ok {
-		if len(nd.home) >= len(nd.Names)-1 {
-			return fmt.Errorf("node stand-in: no node left for namespace %s (%d nodes)", namespace, len(nd.Names))
-		}
-		home = nd.Names[len(nd.home)]
-		nd.home[namespace] = home
-	}
 	for _, p := range pods.Items {
 		node := p.Spec.NodeName
+		if p.Metadata.DeletionTimestamp != "" {
+			// The kubelet confirms a deleted pod's end.
+			if _, err := nd.cp.MustKubectl(ctx, nil, "delete", "pod", p.Metadata.Name, "-n", namespace, "--grace-period=0", "--force", "--wait=false"); err != nil {
+				return err
+			}
+			continue
+		}
 		if node == "" {
-			node = home
+			node = nd.Names[nd.next%(len(nd.Names)-1)]
+			nd.next++
 			if src, ok := source[p.Metadata.Labels["vm.kubevirt.io/name"]]; ok && p.Metadata.Labels["kubevirt.io/migrationJobUID"] != "" {
 				node = nd.Names[len(nd.Names)-1]
 				if node == src {
@@ -140,7 +141,10 @@ func (nd *Node) Sync(ctx context.Context, namespace string) error {
 				return err
 			}
 		}
-		if p.Status.Phase == "Running" {
+		// A migration target pod stays bound but not started: no
+		// virt-handler takes the hand-off, and the suite cancels the
+		// migration before it (migration.go handlePreHandoffMigrationCancel).
+		if p.Status.Phase == "Running" || p.Metadata.Labels["kubevirt.io/migrationJobUID"] != "" {
 			continue
 		}
 		now := time.Now().UTC().Format(time.RFC3339)

@@ -378,17 +378,19 @@ func TestQuotaAdmitsLauncherPods(t *testing.T) {
 	}
 
 	// 3. The headroom: with every VM running, the concurrent migrations
-	// virtc's quota is sized for (a node drain: KubeVirt's per-node limit of
-	// outbound migrations, resolve.Model.ConcurrentMigrations) get their
-	// target pods, rendered by virt-controller's migration controller, for
-	// the largest VMs. The same with the quota's memory one launcher pod
+	// virtc's quota is sized for (KubeVirt's cluster-wide limit,
+	// resolve.Model.ParallelMigrations) get their target pods, rendered by
+	// virt-controller's migration controller, for the largest VMs. The same with the quota's memory one launcher pod
 	// smaller (the smallest) must be refused.
-	nodes, err := RegisterNodes(e.ctx, e.cp, e.kv.HandlerKubeconfig, 3)
+	nodes, err := RegisterNodes(e.ctx, e.cp, e.kv.HandlerKubeconfig, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
-	parallel := int((&resolve.Model{}).ConcurrentMigrations())
+	parallel := int((&resolve.Model{}).ParallelMigrations())
 	e.migrateLargest(t, nodes, "quota-fits", vms, parallel, true)
+	// KubeVirt's cluster-wide limit counts every running migration:
+	// cancel these before the next namespace's.
+	e.cancelMigrations(t, nodes, "quota-fits")
 	tight := build(t, "quota-tight")
 	smallest, _ := podRequests(fitsPods[vms[0]])
 	for _, vm := range vms[1:] {
@@ -401,6 +403,31 @@ func TestQuotaAdmitsLauncherPods(t *testing.T) {
 	t.Logf("quota-tight: requests.memory %s (virtc's %s less the smallest launcher pod's %s)", tightMem.String(), quotaMem.String(), smallest.String())
 	e.applyTenant(tight, "quota-tight", map[string]string{"requests.memory": tightMem.String()})
 	e.migrateLargest(t, nodes, "quota-tight", vms, parallel, false)
+}
+
+// cancelMigrations deletes the migrations of namespace and waits until
+// virt-controller has removed their target pods.
+func (e *env) cancelMigrations(t *testing.T, nodes *Node, namespace string) {
+	t.Helper()
+	if _, err := e.cp.MustKubectl(e.ctx, nil, "delete", "virtualmachineinstancemigrations.kubevirt.io", "--all", "-n", namespace, "--wait=false"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(waitFor)
+	for {
+		if err := nodes.Sync(e.ctx, namespace); err != nil {
+			t.Fatal(err)
+		}
+		left := len(e.list("/apis/kubevirt.io/v1/namespaces/"+namespace+"/virtualmachineinstancemigrations")) +
+			len(e.list("/api/v1/namespaces/"+namespace+"/pods?labelSelector=kubevirt.io%2FmigrationJobUID"))
+		if left == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			out, _ := e.cp.Kubectl(e.ctx, nil, "get", "vmim,pods", "-n", namespace, "-o", "wide")
+			t.Fatalf("%s: migrations or target pods left after %v\n%s", namespace, waitFor, out)
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // migrateLargest waits until every VM of namespace runs (the node
