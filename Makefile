@@ -143,6 +143,22 @@ argocd-tools:
 e2e-argocd: tools conformance-tools argocd-tools
 	VIRTC_E2E_ARGOCD=1 $(GO) test -count=1 -timeout 20m -v -run 'TestArgoCD$$' ./test/argocd/
 
+## controllers-tools: KubeVirt's real virt-controller and virt-api built from
+## the Go module proxy, cached by version in
+## ${XDG_CACHE_HOME:-~/.cache}/virtc-tools (test/controllers/tools/build.sh)
+KUBEVIRT_VERSION := v1.8.4
+export KUBEVIRT_VERSION
+.PHONY: controllers-tools e2e-controllers
+controllers-tools:
+	GO=$(GO) nice -n 15 test/controllers/tools/build.sh
+
+## e2e-controllers: virtc's output handled by the real virt-controller and
+## virt-api beside a conformance control plane: launcher pods rendered by
+## virt-controller, admitted or refused under virtc's ResourceQuota
+## (test/controllers)
+e2e-controllers: conformance-tools controllers-tools
+	VIRTC_E2E_CONTROLLERS=1 $(GO) test -count=1 -timeout 20m -v ./test/controllers/
+
 ## conformance: every golden output and example output applied to a real
 ## kube-apiserver with the real CRDs, per platform version
 conformance: conformance-tools

@@ -189,3 +189,50 @@ current-context: virtc-conformance
 `, url, ca, cert, key)
 	return os.WriteFile(path, []byte(cfg), 0o600)
 }
+
+// ServingPKI is a throw-away CA and a serving certificate it signs for
+// 127.0.0.1 and localhost, as files, for programs started beside the
+// control plane that the API server calls or that call each other over TLS
+// (test/controllers: KubeVirt's virt-api webhooks and virt-controller's
+// metrics endpoint).
+type ServingPKI struct {
+	// CA, Cert and Key are the paths of the CA certificate and of the
+	// serving certificate and its key (PEM).
+	CA, Cert, Key string
+	// CAPEM is the CA certificate itself, for a webhook's caBundle.
+	CAPEM []byte
+}
+
+// WriteServingPKI creates a ServingPKI in dir, naming its CA commonName.
+func WriteServingPKI(dir, commonName string) (ServingPKI, error) {
+	ca, err := newKeyPair(&x509.Certificate{
+		Subject:               pkix.Name{CommonName: commonName},
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}, nil)
+	if err != nil {
+		return ServingPKI{}, err
+	}
+	server, err := newKeyPair(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: "localhost"},
+		DNSNames:    []string{"localhost"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	}, ca)
+	if err != nil {
+		return ServingPKI{}, err
+	}
+	key, err := keyPEM(server.key)
+	if err != nil {
+		return ServingPKI{}, err
+	}
+	p := ServingPKI{CA: filepath.Join(dir, "ca.crt"), Cert: filepath.Join(dir, "tls.crt"), Key: filepath.Join(dir, "tls.key"), CAPEM: ca.certPEM()}
+	for path, data := range map[string][]byte{p.CA: p.CAPEM, p.Cert: server.certPEM(), p.Key: key} {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			return ServingPKI{}, err
+		}
+	}
+	return p, nil
+}

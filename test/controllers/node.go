@@ -1,0 +1,214 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/virtc/virtc/test/conformance"
+)
+
+// Node is a stand-in for what runs on a node and cannot run here (no
+// kubelet, no container runtime, no KVM): the scheduler's binding, the
+// kubelet's pod status and virt-handler's VMI status, for the pods and
+// VMIs virt-controller creates. It does only what the suite asserts on:
+//
+//   - RegisterNodes creates Ready Nodes carrying the labels virt-handler's
+//     node labeller sets (pkg/virt-handler/node-labeller/node_labeller.go:
+//     kubevirt.io/schedulable, the host-model CPU), which virt-controller
+//     reads for a migration target pod's node selector
+//     (pkg/virt-controller/watch/migration/migration.go
+//     prepareNodeSelectorForHostCpuModel);
+//   - Sync binds each unbound virt-launcher pod of a namespace to a node
+//     (kube-scheduler, pkg/scheduler/schedule_one.go bind: the pods/binding
+//     subresource), a migration target pod to a node other than its
+//     source's, and marks a launcher pod (not a target pod) Running with
+//     its containers started and ready (kubelet,
+//     pkg/kubelet/status/status_manager.go); it ends a deleted pod as the
+//     kubelet does once its containers are gone;
+//   - it marks a VMI that virt-controller has handed over (phase
+//     Scheduled, pkg/virt-controller/watch/vmi/lifecycle.go) Running,
+//     Ready and LiveMigratable with the SELinux context of a node without
+//     SELinux, as virt-handler does once the domain runs
+//     (pkg/virt-handler/vm.go updateVMIStatus and updateSELinuxContext),
+//     writing as virt-handler's ServiceAccount.
+type Node struct {
+	cp *conformance.ControlPlane
+	// kubeconfig authenticates as virt-handler (KubeVirt.HandlerKubeconfig).
+	kubeconfig string
+	Names      []string
+	// next spreads VMs over all nodes but the last, which takes the
+	// migration targets: KubeVirt's per-node limit of outbound migrations
+	// then holds back none of the migrations the suite starts.
+	next int
+}
+
+// HostModel is the host-model CPU of the stand-in nodes.
+const HostModel = "Skylake-Client-IBRS"
+
+// RegisterNodes creates n Ready nodes, node-1 .. node-n.
+func RegisterNodes(ctx context.Context, cp *conformance.ControlPlane, handlerKubeconfig string, n int) (*Node, error) {
+	nd := &Node{cp: cp, kubeconfig: handlerKubeconfig}
+	var items []any
+	for i := 1; i <= n; i++ {
+		name := fmt.Sprintf("node-%d", i)
+		nd.Names = append(nd.Names, name)
+		items = append(items, map[string]any{"apiVersion": "v1", "kind": "Node",
+			"metadata": map[string]any{"name": name, "labels": map[string]any{
+				"kubernetes.io/hostname":                            name,
+				"kubevirt.io/schedulable":                           "true",
+				"host-model-cpu.node.kubevirt.io/" + HostModel:      "true",
+				"cpu-model.node.kubevirt.io/" + HostModel:           "true",
+				"cpu-vendor.node.kubevirt.io/Intel":                 "true",
+				"cpu-model-migration.node.kubevirt.io/" + HostModel: "true",
+			}}})
+	}
+	if err := create(ctx, cp, items); err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	for _, name := range nd.Names {
+		patch, _ := json.Marshal(map[string]any{"status": map[string]any{
+			"conditions":  []any{map[string]any{"type": "Ready", "status": "True", "reason": "KubeletReady", "lastHeartbeatTime": now, "lastTransitionTime": now}},
+			"allocatable": map[string]any{"cpu": "64", "memory": "512Gi", "pods": "110", "devices.kubevirt.io/kvm": "1k"},
+			"capacity":    map[string]any{"cpu": "64", "memory": "512Gi", "pods": "110", "devices.kubevirt.io/kvm": "1k"},
+		}})
+		if _, err := cp.MustKubectl(ctx, nil, "patch", "node", name, "--subresource=status", "--type=merge", "-p", string(patch)); err != nil {
+			return nil, err
+		}
+	}
+	return nd, nil
+}
+
+type pod struct {
+	Metadata struct {
+		DeletionTimestamp string            `json:"deletionTimestamp"`
+		Name              string            `json:"name"`
+		Labels            map[string]string `json:"labels"`
+		Annotations       map[string]string `json:"annotations"`
+	} `json:"metadata"`
+	Spec struct {
+		NodeName   string `json:"nodeName"`
+		Containers []struct {
+			Name string `json:"name"`
+		} `json:"containers"`
+	} `json:"spec"`
+	Status struct {
+		Phase string `json:"phase"`
+	} `json:"status"`
+}
+
+// Sync runs one round of the stand-in over namespace.
+func (nd *Node) Sync(ctx context.Context, namespace string) error {
+	data, err := nd.cp.Get(ctx, "/api/v1/namespaces/"+namespace+"/pods?labelSelector=kubevirt.io%3Dvirt-launcher")
+	if err != nil {
+		return err
+	}
+	var pods struct{ Items []pod }
+	if err := json.Unmarshal(data, &pods); err != nil {
+		return err
+	}
+	// Source nodes by VMI, to place a migration target elsewhere.
+	source := map[string]string{}
+	for _, p := range pods.Items {
+		if p.Metadata.Labels["kubevirt.io/migrationJobUID"] == "" && p.Spec.NodeName != "" {
+			source[p.Metadata.Labels["vm.kubevirt.io/name"]] = p.Spec.NodeName
+		}
+	}
+	for _, p := range pods.Items {
+		node := p.Spec.NodeName
+		if p.Metadata.DeletionTimestamp != "" {
+			// The kubelet confirms a deleted pod's end.
+			if _, err := nd.cp.MustKubectl(ctx, nil, "delete", "pod", p.Metadata.Name, "-n", namespace, "--grace-period=0", "--force", "--wait=false"); err != nil {
+				return err
+			}
+			continue
+		}
+		if node == "" {
+			node = nd.Names[nd.next%(len(nd.Names)-1)]
+			nd.next++
+			if src, ok := source[p.Metadata.Labels["vm.kubevirt.io/name"]]; ok && p.Metadata.Labels["kubevirt.io/migrationJobUID"] != "" {
+				node = nd.Names[len(nd.Names)-1]
+				if node == src {
+					return fmt.Errorf("node stand-in: migration target of %s/%s has no other node", namespace, p.Metadata.Name)
+				}
+			}
+			binding, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Binding",
+				"metadata": map[string]any{"name": p.Metadata.Name, "namespace": namespace},
+				"target":   map[string]any{"apiVersion": "v1", "kind": "Node", "name": node}})
+			if _, err := nd.cp.Do(ctx, "POST", "/api/v1/namespaces/"+namespace+"/pods/"+p.Metadata.Name+"/binding", "application/json", binding); err != nil {
+				return err
+			}
+		}
+		// A migration target pod stays bound but not started: no
+		// virt-handler takes the hand-off, and the suite cancels the
+		// migration before it (migration.go handlePreHandoffMigrationCancel).
+		if p.Status.Phase == "Running" || p.Metadata.Labels["kubevirt.io/migrationJobUID"] != "" {
+			continue
+		}
+		now := time.Now().UTC().Format(time.RFC3339)
+		var statuses []any
+		for _, c := range p.Spec.Containers {
+			statuses = append(statuses, map[string]any{"name": c.Name, "ready": true, "started": true, "restartCount": 0,
+				"image": "stand-in", "imageID": "", "state": map[string]any{"running": map[string]any{"startedAt": now}}})
+		}
+		patch, _ := json.Marshal(map[string]any{"status": map[string]any{
+			"phase": "Running", "qosClass": "Burstable", "podIP": "10.128.0.10", "hostIP": "192.168.0.1", "startTime": now,
+			"conditions": []any{
+				map[string]any{"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
+				map[string]any{"type": "Initialized", "status": "True", "lastTransitionTime": now},
+				map[string]any{"type": "ContainersReady", "status": "True", "lastTransitionTime": now},
+				map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": now},
+			},
+			"containerStatuses": statuses,
+		}})
+		if _, err := nd.cp.MustKubectl(ctx, nil, "patch", "pod", p.Metadata.Name, "-n", namespace, "--subresource=status", "--type=merge", "-p", string(patch)); err != nil {
+			return err
+		}
+	}
+	return nd.syncVMIs(ctx, namespace)
+}
+
+func (nd *Node) syncVMIs(ctx context.Context, namespace string) error {
+	data, err := nd.cp.Get(ctx, "/apis/kubevirt.io/v1/namespaces/"+namespace+"/virtualmachineinstances")
+	if err != nil {
+		return err
+	}
+	var vmis struct {
+		Items []struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+			Status struct {
+				Phase      string `json:"phase"`
+				Conditions []any  `json:"conditions"`
+			} `json:"status"`
+		}
+	}
+	if err := json.Unmarshal(data, &vmis); err != nil {
+		return err
+	}
+	for _, v := range vmis.Items {
+		if v.Status.Phase != "Scheduled" {
+			continue
+		}
+		now := time.Now().UTC().Format(time.RFC3339)
+		conds := append(v.Status.Conditions,
+			map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": now, "lastProbeTime": nil},
+			map[string]any{"type": "LiveMigratable", "status": "True", "lastTransitionTime": now, "lastProbeTime": nil})
+		patch, _ := json.Marshal([]any{
+			map[string]any{"op": "test", "path": "/status/phase", "value": "Scheduled"},
+			map[string]any{"op": "replace", "path": "/status/phase", "value": "Running"},
+			map[string]any{"op": "add", "path": "/status/conditions", "value": conds},
+			// A node without SELinux (pkg/virt-handler/vm.go
+			// updateSELinuxContext); the migration controller waits for it.
+			map[string]any{"op": "add", "path": "/status/selinuxContext", "value": "none"},
+		})
+		// The last --kubeconfig wins: virt-handler's ServiceAccount.
+		if _, err := nd.cp.MustKubectl(ctx, nil, "--kubeconfig="+nd.kubeconfig, "patch", "virtualmachineinstance.kubevirt.io", v.Metadata.Name, "-n", namespace, "--type=json", "-p", string(patch)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
