@@ -881,6 +881,14 @@ spec:
     userDataSecret: app01-cloudinit
 `
 
+// storageRWO is that profile as the platform team adds it: with CSI
+// snapshots (so the tenant's daily backup captures the disk: golden
+// err-backup-not-restorable), not qualified RBD raw-block, so a VM on it is
+// in the conditional class unqualified-storage and needs the profile's
+// storage-validation Evidence on the platform's exact version before
+// onboarding in every tier (design document 000, "Runtime, storage, and
+// network model"; golden err-unqualified-storage-arm64): the platform team
+// records it in the same commit.
 const storageRWO = `apiVersion: virtc.dev/v1alpha1
 kind: StorageProfile
 metadata:
@@ -889,6 +897,18 @@ spec:
   storageClass: local
   volumeMode: Block
   accessMode: ReadWriteOnce
+  snapshots: true
+---
+apiVersion: virtc.dev/v1alpha1
+kind: Evidence
+metadata:
+  name: local-rwo-validation-4.22.3
+spec:
+  check: storage-validation
+  covers: {platformVersion: 4.22.3, storageProfile: local-rwo}
+  date: "2026-11-20"
+  by: storage-team
+  link: https://tickets.example.com/STO-31
 `
 
 // warnings is the live warnings ConfigMap of application.yaml's plugin
