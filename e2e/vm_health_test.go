@@ -128,20 +128,11 @@ var vmHealthCases = []vmHealthCase{
 // pkg/sync/sync_context.go, the loop over running tasks; with more than one
 // wave every applied object is such a task).
 func TestVirtualMachineHealth(t *testing.T) {
-	var cm configMapPatch
-	readYAML(t, argocdFile("argocd-cm-patch.yaml"), &cm)
-	script, ok := cm.Data[vmHealthKey]
-	if !ok {
-		t.Fatalf("argocd-cm-patch.yaml has no %s", vmHealthKey)
+	cases := make([]healthCase, len(vmHealthCases))
+	for i, c := range vmHealthCases {
+		cases[i] = healthCase{c.name, c.obj, c.status, c.msgPattern}
 	}
-	for _, tc := range vmHealthCases {
-		t.Run(tc.name, func(t *testing.T) {
-			status, msg := runHealth(t, script, tc.obj)
-			if status != tc.status || !strings.Contains(msg, tc.msgPattern) {
-				t.Errorf("got %s %q, want %s with %q", status, msg, tc.status, tc.msgPattern)
-			}
-		})
-	}
+	runHealthCases(t, vmHealthKey, cases)
 }
 
 // TestBundledVirtualMachineHealthHolds runs Argo CD v3.6.1's own

@@ -316,22 +316,7 @@ func snapshotBefore(vm *resolve.VM, diags *diag.List) {
 		return
 	}
 	pos := vm.Doc.Pos("spec.snapshotBefore")
-	var without []string
-	check := func(what string, st resolve.Storage) {
-		if st.StorageProfile != nil && !st.Spec.Snapshots {
-			without = append(without, fmt.Sprintf("%s on storage profile %s", what, st.Name))
-		}
-	}
-	check("the root disk", vm.RootStorage)
-	for _, d := range vm.Attached() {
-		check("disk "+d.Name, d.Storage)
-	}
-	if st := vm.StateStorage; st != nil {
-		// KubeVirt snapshots the backend-storage claim of the persistent
-		// EFI/TPM state with the disks.
-		check("the persistent EFI/TPM state", *st)
-	}
-	if len(without) > 0 {
+	if without := withoutSnapshots(vm, "%s on storage profile %s"); len(without) > 0 {
 		diags.Errorf(pos, "spec.snapshotBefore", "cannot snapshot the VM: %s, which has no snapshot support (storage profile spec.snapshots is false); use spec.backupBefore for a Velero backup instead", strings.Join(without, ", "))
 		return
 	}
@@ -348,4 +333,25 @@ func liveness(vm *resolve.VM, diags *diag.List) {
 		return
 	}
 	diags.Errorf(vm.Doc.Pos("spec.health.liveness"), "spec.health.liveness", "image %q does not declare guestAgent: true: a liveness probe on the guest agent would fail and restart the VM over and over (use an image whose guest runs the QEMU guest agent)", vm.ImageName)
+}
+
+// withoutSnapshots names, in the given format (what, profile), each of the
+// VM's volumes whose storage profile has no CSI snapshots: the root disk,
+// every attached disk and the persistent EFI/TPM state, whose
+// backend-storage claim KubeVirt snapshots with the disks.
+func withoutSnapshots(vm *resolve.VM, format string) []string {
+	var without []string
+	check := func(what string, st resolve.Storage) {
+		if st.StorageProfile != nil && !st.Spec.Snapshots {
+			without = append(without, fmt.Sprintf(format, what, st.Name))
+		}
+	}
+	check("the root disk", vm.RootStorage)
+	for _, d := range vm.Attached() {
+		check("disk "+d.Name, d.Storage)
+	}
+	if st := vm.StateStorage; st != nil {
+		check("the persistent EFI/TPM state", *st)
+	}
+	return without
 }

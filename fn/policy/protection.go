@@ -60,19 +60,7 @@ func uncapturedDisks(vm *resolve.VM, diags *diag.List) {
 	if (!vm.TakesBackups() && !onDemand) || vm.Doc.Shadows("spec.tier") {
 		return
 	}
-	var without []string
-	check := func(what string, st resolve.Storage) {
-		if st.StorageProfile != nil && !st.Spec.Snapshots {
-			without = append(without, fmt.Sprintf("%s (storage profile %s)", what, st.Name))
-		}
-	}
-	check("the root disk", vm.RootStorage)
-	for _, d := range vm.Attached() {
-		check("disk "+d.Name, d.Storage)
-	}
-	if st := vm.StateStorage; st != nil {
-		check("the persistent EFI/TPM state", *st)
-	}
+	without := withoutSnapshots(vm, "%s (storage profile %s)")
 	if len(without) == 0 {
 		return
 	}
