@@ -30,8 +30,13 @@ type EvidenceSpec struct {
 	// matrix's (fn/eligibility/matrix.yaml: migration-test,
 	// network-failover, security-review, storage-validation,
 	// worker-role-design, node-drain-test, capacity-plan,
-	// supportability-review) or one the platform's catalog defines
-	// (restore-drill, storage-failover, …).
+	// supportability-review), one the platform's catalog defines
+	// (restore-drill, storage-failover, …) or one of the release's
+	// exact-version compatibility gate, recorded once for the whole
+	// platform (catalog/versions/versions.yaml compatibilityGate:
+	// openshift-compatibility, storage-integration, network-integration,
+	// management-tooling, worker-pool-lifecycle, template-enforcement,
+	// observability, controlled-maintenance).
 	Check string `json:"check" pattern:"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$" hint:"a check identifier such as restore-drill or migration-test"`
 	// Covers says what the check was done on.
 	Covers EvidenceCovers `json:"covers"`

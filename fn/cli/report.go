@@ -163,10 +163,26 @@ func reportRows(m *resolve.Model, pl *placement.Result) []vmReport {
 		clusterNodes += pp.Pool.Spec.Nodes
 		reserves[pp.Pool.Name] = reserveOf(pp)
 	}
+	// A production VM on the baseline release also needs the release's
+	// exact-version compatibility gate (the build refuses it without; the
+	// report shows it per VM so the acceptance column is the whole truth).
+	var gate []eligibility.Judged
+	if p := m.Platform; p != nil && p.Release.Baseline {
+		gate = eligibility.JudgeCompatibilityGate(p.Release.CompatibilityGate, ctx)
+	}
 	for _, t := range m.Tenants {
 		for _, vm := range t.VMs {
 			r := eligibility.Classify(vm)
 			a := eligibility.Accept(vm, r, ctx)
+			if vm.Tier == resolve.TierProduction && a.Status != eligibility.Refused {
+				for _, j := range gate {
+					r.Evidence = append(r.Evidence, j.Description)
+					a.Judged = append(a.Judged, j)
+					if j.Evidence == "" {
+						a.Status = eligibility.Pending
+					}
+				}
+			}
 			row := vmReport{
 				Tenant: t.Name, VM: vm.Name, Class: r.Class.Name, Classes: r.Names(), Status: string(r.Class.Status), Reasons: r.Reasons,
 				Environment: t.Spec.Environment,

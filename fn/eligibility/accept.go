@@ -9,6 +9,7 @@ import (
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/fn/versions"
 )
 
 // Acceptance of a VM's class and profiles by the Evidence in Git.
@@ -150,12 +151,33 @@ const PreviewClass = "confidential-or-tech-preview"
 // cluster-wide).
 func JudgeGate(gate string, ctx Context) Judged {
 	q := Requirement{Check: PreviewCheck, Description: "support review of feature gate " + gate, Class: PreviewClass, Feature: gate}
+	return judgeClusterWide(q, ctx, "a feature gate is on for the whole cluster")
+}
+
+// JudgeCompatibilityGate judges each check of a release's exact-version
+// compatibility gate (versions.yaml compatibilityGate; doc 000, Summary and
+// "Acceptance evidence": "capture evidence for the exact 4.22.z
+// combination"): an Evidence of the check on the platform's exact version,
+// not narrowed to a tenant, VM or size, since the gate is about the whole
+// platform.
+func JudgeCompatibilityGate(gate []versions.GateCheck, ctx Context) []Judged {
+	var out []Judged
+	for _, g := range gate {
+		q := Requirement{Check: g.Check, Description: g.Description, PlatformWide: true}
+		out = append(out, judgeClusterWide(q, ctx, "the compatibility gate is about the whole platform"))
+	}
+	return out
+}
+
+// judgeClusterWide judges a requirement only evidence for the whole
+// cluster meets, saying so when the only evidence is narrowed.
+func judgeClusterWide(q Requirement, ctx Context, why string) Judged {
 	clusterWide := func(c api.EvidenceCovers) bool { return c.Tenant == "" && c.VM == "" && c.Size == "" }
 	j := judgeWith(q, ctx, clusterWide)
 	if j.Evidence == "" && j.Why == "no evidence" {
 		for _, e := range ctx.Evidence {
 			if c := e.Obj.Spec.Covers; e.Obj.Spec.Check == q.Check && covers(c, q) && !clusterWide(c) {
-				j.Why = fmt.Sprintf("evidence %s is narrowed to a tenant, VM or size, and a feature gate is on for the whole cluster", e.Obj.Metadata.Name)
+				j.Why = fmt.Sprintf("evidence %s is narrowed to a tenant, VM or size, and %s", e.Obj.Metadata.Name, why)
 				break
 			}
 		}

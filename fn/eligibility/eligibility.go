@@ -146,6 +146,9 @@ type Requirement struct {
 	Class           string
 	// Feature is the excluded feature an assessment covers.
 	Feature string
+	// PlatformWide: the check is about the whole platform on its exact
+	// version (the compatibility gate), not one VM's profile.
+	PlatformWide bool
 	// Row is the conditional row of the matrix that asks for the check;
 	// empty for a catalog entry's (a profile's, a backup policy's).
 	Row string
@@ -172,6 +175,9 @@ func (r Requirement) Subject() string {
 	}
 	if r.Feature != "" {
 		parts = append(parts, "feature "+r.Feature)
+	}
+	if r.PlatformWide {
+		parts = append(parts, "the whole platform")
 	}
 	return strings.Join(parts, ", ")
 }

@@ -37,7 +37,7 @@ func CheckWith(m *resolve.Model, opts Options, diags *diag.List) {
 	bootImageOwners(m, diags)
 	bootSourceMarks(m, diags)
 	productionTarget(m, diags)
-	compatibilityGate(m, diags)
+	compatibilityGate(m, opts, diags)
 	for _, t := range m.Tenants {
 		labTenant(t, diags)
 		retiredTenant(t, diags)

@@ -2,12 +2,10 @@ package policy
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/eligibility"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/versions"
 )
@@ -65,8 +63,9 @@ func productionTarget(m *resolve.Model, diags *diag.List) {
 // covering OpenShift, the OpenShift Virtualization operator, supported
 // storage/network integrations, and planned management tooling before
 // promotion") and "Acceptance evidence". Gate evidence is platform-wide: an
-// Evidence narrowed to a tenant, VM or size does not count.
-func compatibilityGate(m *resolve.Model, diags *diag.List) {
+// Evidence narrowed to a tenant, VM or size does not count. virtc report
+// (GateWarns) warns and shows the gate per production VM instead.
+func compatibilityGate(m *resolve.Model, opts Options, diags *diag.List) {
 	p := m.Platform
 	if p == nil || !p.Release.Baseline || len(p.Release.CompatibilityGate) == 0 {
 		return
@@ -77,12 +76,13 @@ func compatibilityGate(m *resolve.Model, diags *diag.List) {
 	}
 	version := p.Version.String()
 	var missing []string
-	for _, g := range p.Release.CompatibilityGate {
-		if !slices.ContainsFunc(m.Evidence, func(e decode.Entry[api.Evidence]) bool {
-			c := e.Obj.Spec.Covers
-			return e.Obj.Spec.Check == g.Check && c.PlatformVersion == version && c.Tenant == "" && c.VM == "" && c.Size == ""
-		}) {
-			missing = append(missing, fmt.Sprintf("%s (check %s)", g.Description, g.Check))
+	for _, j := range eligibility.JudgeCompatibilityGate(p.Release.CompatibilityGate, eligibility.ContextOf(m)) {
+		switch {
+		case j.Evidence != "":
+		case j.Why == "no evidence":
+			missing = append(missing, fmt.Sprintf("%s (check %s)", j.Description, j.Check))
+		default:
+			missing = append(missing, fmt.Sprintf("%s (check %s: %s)", j.Description, j.Check, j.Why))
 		}
 	}
 	if len(missing) == 0 {
@@ -92,6 +92,10 @@ func compatibilityGate(m *resolve.Model, diags *diag.List) {
 	if len(prod) > 1 {
 		what = fmt.Sprintf("%d VMs (%s/%s, ...)", len(prod), prod[0].Namespace, prod[0].Name)
 	}
-	diags.Errorf(p.Doc.Pos("spec.version"), "spec.version", "platform %q runs production %s but the exact-version compatibility gate of %s lacks evidence: %s (record an Evidence for each check with spec.covers.platformVersion: %s, or keep the VMs at tier standard)",
+	refuse := diags.Errorf
+	if opts.GateWarns {
+		refuse = diags.Warnf
+	}
+	refuse(p.Doc.Pos("spec.version"), "spec.version", "platform %q runs production %s but the exact-version compatibility gate of %s lacks evidence: %s (record an Evidence for each check with spec.covers.platformVersion: %s, or keep the VMs at tier standard)",
 		p.Name, what, version, strings.Join(missing, "; "), version)
 }

@@ -435,7 +435,7 @@ func TestBaseline(t *testing.T) {
 		}
 		checks = append(checks, g.Check)
 	}
-	want := []string{"openshift-compatibility", "storage-integration", "network-integration", "management-tooling"}
+	want := []string{"openshift-compatibility", "storage-integration", "network-integration", "management-tooling", "worker-pool-lifecycle", "template-enforcement", "observability", "controlled-maintenance"}
 	if !slices.Equal(checks, want) {
 		t.Errorf("compatibility gate = %v, want %v", checks, want)
 	}
