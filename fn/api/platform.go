@@ -353,4 +353,22 @@ type PlatformFacts struct {
 type PlatformFactsSpec struct {
 	// Version is the Platform's exact OpenShift Virtualization version.
 	Version string `json:"version" pattern:"^[0-9]+\\.[0-9]+\\.[0-9]+$" hint:"an exact version such as 4.22.3"`
+	// UpgradingTo is the Platform's spec.upgradingTo: the baseline version
+	// a Platform on an earlier release is on its way to, which lets
+	// production VMs stay while it upgrades.
+	UpgradingTo string `json:"upgradingTo,omitempty" pattern:"^[0-9]+\\.[0-9]+\\.[0-9]+$" hint:"an exact baseline version such as 4.22.5"`
+	// CompatibilityGate lists the checks of the release's exact-version
+	// compatibility gate that the platform repository's Evidence accepts on
+	// Version, each with the Evidence that accepts it (the gate's Evidence
+	// is platform-wide, so it lives in the platform repository). A tenant
+	// repository's production VMs need every check of the gate listed.
+	CompatibilityGate []GateFact `json:"compatibilityGate,omitempty"`
+}
+
+// GateFact is one accepted check of the compatibility gate.
+type GateFact struct {
+	// Check is the gate's check (openshift-compatibility, ...).
+	Check string `json:"check"`
+	// Evidence names the platform repository's Evidence that accepts it.
+	Evidence string `json:"evidence"`
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/eligibility"
 	"github.com/virtc/virtc/fn/jsonnet"
 	"github.com/virtc/virtc/fn/source"
 )
@@ -38,5 +39,28 @@ func runFacts(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "# The facts of Platform %s, published by virtc facts: commit this file\n# to tenant repositories, and publish it again after every platform upgrade.\n", p.Name)
 	fmt.Fprintf(stdout, "apiVersion: virtc.dev/v1alpha1\nkind: PlatformFacts\nmetadata:\n  name: %s\nspec:\n  version: %s\n", p.Name, p.Version.String())
+	if p.Obj.Spec.UpgradingTo != "" {
+		fmt.Fprintf(stdout, "  upgradingTo: %s\n", p.Obj.Spec.UpgradingTo)
+	}
+	if p.Release.Baseline {
+		var accepted, missing []eligibility.Judged
+		for _, j := range eligibility.JudgeCompatibilityGate(p.Release.CompatibilityGate, eligibility.ContextOf(res.Model)) {
+			if j.Evidence != "" {
+				accepted = append(accepted, j)
+			} else {
+				missing = append(missing, j)
+			}
+		}
+		if len(accepted) > 0 {
+			fmt.Fprintln(stdout, "  # the exact-version compatibility gate's checks the platform's Evidence accepts")
+			fmt.Fprintln(stdout, "  compatibilityGate:")
+			for _, j := range accepted {
+				fmt.Fprintf(stdout, "    - check: %s\n      evidence: %s\n", j.Check, j.Evidence)
+			}
+		}
+		for _, j := range missing {
+			fmt.Fprintf(stderr, "virtc facts: warning: the compatibility gate's check %s lacks evidence on %s (%s): tenant builds refuse production VMs until it is recorded and the facts published again\n", j.Check, p.Version, j.Why)
+		}
+	}
 	return ExitOK
 }

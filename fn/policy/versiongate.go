@@ -2,7 +2,10 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/virtc/virtc/fn/api"
 
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/eligibility"
@@ -33,8 +36,23 @@ func productionVMs(m *resolve.Model) []*resolve.VM {
 // for production to stay. Each tenant or VM whose spec.tier makes VMs
 // production is reported once.
 func productionTarget(m *resolve.Model, diags *diag.List) {
-	p := m.Platform
-	if p == nil || p.Release.Baseline || p.Obj.Spec.UpgradingTo != "" {
+	var name, upgradingTo, published string
+	var release versions.Release
+	var version versions.Version
+	switch {
+	case m.Platform != nil:
+		p := m.Platform
+		name, release, version, upgradingTo = p.Name, p.Release, p.Version, p.Obj.Spec.UpgradingTo
+	case m.Facts != nil:
+		// A tenant-only build: the platform's published facts say where it
+		// is (resolveFacts checked the version is a known one).
+		f := m.Facts.Obj
+		release, version, _ = versions.Lookup(f.Spec.Version)
+		name, upgradingTo, published = f.Metadata.Name, f.Spec.UpgradingTo, " (its published PlatformFacts)"
+	default:
+		return
+	}
+	if release.Baseline || upgradingTo != "" {
 		return
 	}
 	base, _ := versions.BaselineRelease()
@@ -49,8 +67,8 @@ func productionTarget(m *resolve.Model, diags *diag.List) {
 			continue
 		}
 		seen[pos] = true
-		diags.Errorf(pos, "spec.tier", "VM %s/%s is production tier but platform %q is on %s, a release on the upgrade path to the %s baseline, not a production target (upgrade the Platform to %s, name the baseline version it is on its way to in its spec.upgradingTo, or use tier standard)",
-			vm.Namespace, vm.Name, p.Name, p.Version, base.Minor, base.Supported())
+		diags.Errorf(pos, "spec.tier", "VM %s/%s is production tier but platform %q%s is on %s, a release on the upgrade path to the %s baseline, not a production target (upgrade the Platform to %s, name the baseline version it is on its way to in its spec.upgradingTo, or use tier standard)",
+			vm.Namespace, vm.Name, name, published, version, base.Minor, base.Supported())
 	}
 }
 
@@ -67,7 +85,11 @@ func productionTarget(m *resolve.Model, diags *diag.List) {
 // (GateWarns) warns and shows the gate per production VM instead.
 func compatibilityGate(m *resolve.Model, opts Options, diags *diag.List) {
 	p := m.Platform
-	if p == nil || !p.Release.Baseline || len(p.Release.CompatibilityGate) == 0 {
+	if p == nil {
+		publishedGate(m, opts, diags)
+		return
+	}
+	if !p.Release.Baseline || len(p.Release.CompatibilityGate) == 0 {
 		return
 	}
 	prod := productionVMs(m)
@@ -88,14 +110,57 @@ func compatibilityGate(m *resolve.Model, opts Options, diags *diag.List) {
 	if len(missing) == 0 {
 		return
 	}
-	what := fmt.Sprintf("VM %s/%s", prod[0].Namespace, prod[0].Name)
-	if len(prod) > 1 {
-		what = fmt.Sprintf("%d VMs (%s/%s, ...)", len(prod), prod[0].Namespace, prod[0].Name)
-	}
+	what := productionWhat(prod)
 	refuse := diags.Errorf
 	if opts.GateWarns {
 		refuse = diags.Warnf
 	}
 	refuse(p.Doc.Pos("spec.version"), "spec.version", "platform %q runs production %s but the exact-version compatibility gate of %s lacks evidence: %s (record an Evidence for each check with spec.covers.platformVersion: %s, or keep the VMs at tier standard)",
 		p.Name, what, version, strings.Join(missing, "; "), version)
+}
+
+func productionWhat(prod []*resolve.VM) string {
+	if len(prod) > 1 {
+		return fmt.Sprintf("%d VMs (%s/%s, ...)", len(prod), prod[0].Namespace, prod[0].Name)
+	}
+	return fmt.Sprintf("VM %s/%s", prod[0].Namespace, prod[0].Name)
+}
+
+// publishedGate is compatibilityGate in a tenant-only build: the gate's
+// Evidence is platform-wide and lives in the platform repository, so the
+// build judges the gate by the platform's published facts (virtc facts
+// lists each check its Evidence accepts); a check they do not list refuses
+// the production VMs, never skipped silently.
+func publishedGate(m *resolve.Model, opts Options, diags *diag.List) {
+	if m.Facts == nil {
+		return
+	}
+	f := m.Facts
+	release, _, err := versions.Lookup(f.Obj.Spec.Version)
+	if err != nil || !release.Baseline || len(release.CompatibilityGate) == 0 {
+		return
+	}
+	prod := productionVMs(m)
+	if len(prod) == 0 {
+		return
+	}
+	var missing []string
+	for _, g := range release.CompatibilityGate {
+		if !slices.ContainsFunc(f.Obj.Spec.CompatibilityGate, func(a api.GateFact) bool { return a.Check == g.Check && a.Evidence != "" }) {
+			missing = append(missing, g.Check)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	refuse := diags.Errorf
+	if opts.GateWarns {
+		refuse = diags.Warnf
+	}
+	field := "spec.compatibilityGate"
+	if len(f.Obj.Spec.CompatibilityGate) == 0 {
+		field = "spec.version"
+	}
+	refuse(f.Doc.Pos(field), field, "the published facts of platform %q list no accepted Evidence on %s for the compatibility gate's checks %s, and the build has production %s (record them in the platform repository and publish the facts again with virtc facts, or keep the VMs at tier standard)",
+		f.Obj.Metadata.Name, f.Obj.Spec.Version, strings.Join(missing, ", "), productionWhat(prod))
 }

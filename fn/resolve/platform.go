@@ -12,6 +12,7 @@ import (
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/fn/source"
 	"github.com/virtc/virtc/fn/versions"
 )
 
@@ -201,7 +202,7 @@ func resolvePlatform(cat *catalog.Catalog, diags *diag.List) *Platform {
 	p.Release, p.Version = rel, v
 	p.CatalogHead = versions.DefaultHead(v)
 	catalogSource(p, diags)
-	upgradingTo(p, diags)
+	upgradingTo(p.Doc, p.Name, p.Obj.Spec.UpgradingTo, p.Release, p.Version, diags)
 	liveMigrationLimits(e, diags)
 	featureGates(p, diags)
 	hostDevices(p, diags)
@@ -377,17 +378,17 @@ func migrationNetwork(cat *catalog.Catalog, e *decode.Entry[api.Platform], name 
 	return nil
 }
 
-// upgradingTo checks the baseline version an upgrade-path Platform names
-// as its destination: a supported version of the baseline release, later
-// than spec.version. A Platform on the baseline release names none.
-func upgradingTo(p *Platform, diags *diag.List) {
-	to := p.Obj.Spec.UpgradingTo
+// upgradingTo checks the baseline version an upgrade-path Platform (or its
+// published facts) names as its destination: a supported version of the
+// baseline release, later than spec.version. A Platform on the baseline
+// release names none.
+func upgradingTo(doc *source.Doc, name, to string, release versions.Release, version versions.Version, diags *diag.List) {
 	if to == "" {
 		return
 	}
-	pos := p.Doc.Pos("spec.upgradingTo")
-	if p.Release.Baseline {
-		diags.Errorf(pos, "spec.upgradingTo", "platform %q is on the baseline release %s already: remove spec.upgradingTo", p.Name, p.Release.Minor)
+	pos := doc.Pos("spec.upgradingTo")
+	if release.Baseline {
+		diags.Errorf(pos, "spec.upgradingTo", "platform %q is on the baseline release %s already: remove spec.upgradingTo", name, release.Minor)
 		return
 	}
 	rel, v, err := versions.Lookup(to)
@@ -397,8 +398,8 @@ func upgradingTo(p *Platform, diags *diag.List) {
 	case !rel.Baseline:
 		base, _ := versions.BaselineRelease()
 		diags.Errorf(pos, "spec.upgradingTo", "%s is not a baseline version: an upgrade-path Platform is on its way to the baseline release %s (%s)", to, base.Minor, base.Supported())
-	case v.Compare(p.Version) <= 0:
-		diags.Errorf(pos, "spec.upgradingTo", "%s is not later than spec.version %s", to, p.Version)
+	case v.Compare(version) <= 0:
+		diags.Errorf(pos, "spec.upgradingTo", "%s is not later than spec.version %s", to, version)
 	}
 }
 
@@ -413,9 +414,14 @@ func resolveFacts(facts []decode.Entry[api.PlatformFacts], p *Platform, diags *d
 		diags.Errorf(f.Doc.Pos("metadata.name"), "metadata.name", "a second PlatformFacts (the first is at %s:%d): a build compiles for one platform", first.File, first.Line)
 	}
 	f := facts[0]
-	if _, _, err := versions.Lookup(f.Obj.Spec.Version); err != nil {
+	release, version, err := versions.Lookup(f.Obj.Spec.Version)
+	if err != nil {
 		diags.Errorf(f.Doc.Pos("spec.version"), "spec.version", "%v", err)
 		return nil
+	}
+	upgradingTo(f.Doc, f.Obj.Metadata.Name, f.Obj.Spec.UpgradingTo, release, version, diags)
+	if p != nil && p.Obj.Spec.UpgradingTo != f.Obj.Spec.UpgradingTo {
+		diags.Errorf(f.Doc.Pos("spec.upgradingTo"), "spec.upgradingTo", "the PlatformFacts say upgradingTo %q but the Platform %q in the build says %q (publish the facts again: virtc facts)", f.Obj.Spec.UpgradingTo, p.Name, p.Obj.Spec.UpgradingTo)
 	}
 	if p != nil && p.Version.String() != f.Obj.Spec.Version {
 		diags.Errorf(f.Doc.Pos("spec.version"), "spec.version", "the PlatformFacts say version %s but the Platform %q in the build is %s (publish the facts again: virtc facts)", f.Obj.Spec.Version, p.Name, p.Version.String())
