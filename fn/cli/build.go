@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/virtc/virtc/fn/compile"
@@ -105,15 +106,26 @@ func compileArgsWith(name string, args []string, where place, tune func(*compile
 }
 
 // addAsOfFlag adds --as-of, the day acceptance evidence expiry is judged
-// on. The default is the newest Evidence date of the inputs: the output
-// never depends on the clock.
+// on. Without it, SOURCE_DATE_EPOCH (the reproducible-builds variable: CI
+// sets it to the commit's time) gives the day; without either, each VM is
+// judged as of the newest date of the Evidence that concerns its tenant:
+// the output never depends on the clock.
 func addAsOfFlag(fs *flag.FlagSet) *string {
-	return fs.String("as-of", "", "judge acceptance evidence expiry as of this day, YYYY-MM-DD (default: the newest Evidence date of the inputs; CI passes today's date)")
+	return fs.String("as-of", "", "judge acceptance evidence expiry as of this day, YYYY-MM-DD (default: the day of $SOURCE_DATE_EPOCH, else per tenant the newest date of its and the platform's Evidence)")
 }
 
 func parseAsOf(name, s string, stderr io.Writer) (time.Time, bool) {
 	if s == "" {
-		return time.Time{}, true
+		epoch := os.Getenv("SOURCE_DATE_EPOCH")
+		if epoch == "" {
+			return time.Time{}, true
+		}
+		sec, err := strconv.ParseInt(epoch, 10, 64)
+		if err != nil || sec < 0 {
+			fmt.Fprintf(stderr, "virtc %s: SOURCE_DATE_EPOCH %q is not a number of seconds since 1970 (git log -1 --format=%%ct)\n", name, epoch)
+			return time.Time{}, false
+		}
+		return time.Unix(sec, 0).UTC().Truncate(24 * time.Hour), true
 	}
 	t, err := time.Parse(time.DateOnly, s)
 	if err != nil {

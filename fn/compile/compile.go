@@ -12,7 +12,6 @@ import (
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/eligibility"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/policy"
 	"github.com/virtc/virtc/fn/render"
@@ -35,9 +34,11 @@ type Options struct {
 	// PassThrough keeps documents that are not virtc objects in
 	// Result.Other instead of reporting them (KRM function mode).
 	PassThrough bool
-	// AsOf is the day acceptance evidence expiry is judged on; zero: the
-	// newest Evidence date in the inputs, so that the output depends only
-	// on the inputs, never on the clock.
+	// AsOf is the day acceptance evidence expiry is judged on; zero: for
+	// each VM, the newest date of the Evidence that concerns its tenant
+	// (platform-wide, its tenant's or its VMs'), so that the output depends
+	// only on the inputs, never on the clock, and one team's Evidence
+	// never expires another team's (eligibility.Context.AsOf).
 	AsOf time.Time
 	// GateWarnings turns the eligibility gate's refusals into warnings:
 	// for virtc report, whose point is to show what each VM still lacks,
@@ -87,9 +88,6 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 	cat := catalog.Build(set, opts.Catalog, diags)
 	m := resolve.Resolve(set, cat, diags)
 	m.AsOf = opts.AsOf
-	if m.AsOf.IsZero() {
-		m.AsOf = eligibility.AsOf(m.Evidence)
-	}
 	res.Model = m
 	policy.CheckWith(m, policy.Options{GateWarns: opts.GateWarnings}, diags)
 	if opts.Tenant != "" && !slices.ContainsFunc(m.Tenants, func(t *resolve.Tenant) bool { return t.Name == opts.Tenant }) {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/virtc/virtc/fn/api"
@@ -61,7 +62,14 @@ type Context struct {
 	// published PlatformFacts' in a build without it; empty: the build has
 	// neither, and no evidence can be checked.
 	PlatformVersion string
-	// AsOf is the day evidence expiry is judged on.
+	// AsOf is the day evidence expiry is judged on. Zero: the build was
+	// told no date (--as-of, SOURCE_DATE_EPOCH); each VM is then judged as
+	// of the newest date of the Evidence that concerns its tenant
+	// (platform-wide, narrowed to its tenant or to one of its VMs), and a
+	// platform-wide check as of the newest platform-wide Evidence: the
+	// result depends only on what is in Git, and Evidence another team
+	// records for its own tenant never moves this tenant's date (issue #26:
+	// one team's later drill expired every other team's).
 	AsOf time.Time
 }
 
@@ -78,17 +86,33 @@ func ContextOf(m *resolve.Model) Context {
 	return c
 }
 
-// AsOf is the day expiry is judged on when no --as-of date is given: the
-// newest date among the Evidence, so that the result depends only on what
-// is in Git (recording new evidence moves it on). Zero without evidence.
-func AsOf(evidence []decode.Entry[api.Evidence]) time.Time {
+// AsOf is the day expiry is judged on when no date is given: the newest
+// date among the Evidence that keep accepts, so that the result depends
+// only on what is in Git (recording new evidence moves it on). Zero
+// without such evidence.
+func AsOf(evidence []decode.Entry[api.Evidence], keep func(api.EvidenceCovers) bool) time.Time {
 	var newest time.Time
 	for _, e := range evidence {
+		if !keep(e.Obj.Spec.Covers) {
+			continue
+		}
 		if d, err := time.Parse(time.DateOnly, e.Obj.Spec.Date); err == nil && d.After(newest) {
 			newest = d
 		}
 	}
 	return newest
+}
+
+// platformWide is evidence not narrowed to a tenant, VM or size.
+func platformWide(c api.EvidenceCovers) bool { return c.Tenant == "" && c.VM == "" && c.Size == "" }
+
+// AsOfTenant is the day a VM of the tenant is judged on without a given
+// date: the newest date of the Evidence that concerns the tenant.
+func AsOfTenant(evidence []decode.Entry[api.Evidence], tenant string) time.Time {
+	return AsOf(evidence, func(c api.EvidenceCovers) bool {
+		vmTenant, _, _ := strings.Cut(c.VM, "/")
+		return (c.Tenant == "" || c.Tenant == tenant) && (c.VM == "" || vmTenant == tenant)
+	})
 }
 
 // Accept judges a classified VM's requirements against the evidence. An
@@ -172,7 +196,10 @@ func JudgeCompatibilityGate(gate []versions.GateCheck, ctx Context) []Judged {
 // judgeClusterWide judges a requirement only evidence for the whole
 // cluster meets, saying so when the only evidence is narrowed.
 func judgeClusterWide(q Requirement, ctx Context, why string) Judged {
-	clusterWide := func(c api.EvidenceCovers) bool { return c.Tenant == "" && c.VM == "" && c.Size == "" }
+	clusterWide := platformWide
+	if ctx.AsOf.IsZero() {
+		ctx.AsOf = AsOf(ctx.Evidence, platformWide)
+	}
 	j := judgeWith(q, ctx, clusterWide)
 	if j.Evidence == "" && j.Why == "no evidence" {
 		for _, e := range ctx.Evidence {
@@ -186,6 +213,9 @@ func judgeClusterWide(q Requirement, ctx Context, why string) Judged {
 }
 
 func judge(vm *resolve.VM, r Result, q Requirement, ctx Context) Judged {
+	if ctx.AsOf.IsZero() {
+		ctx.AsOf = AsOfTenant(ctx.Evidence, vm.Namespace)
+	}
 	return judgeWith(q, ctx, func(c api.EvidenceCovers) bool { return applies(c, vm, r) })
 }
 

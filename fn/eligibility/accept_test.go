@@ -93,6 +93,13 @@ func TestAcceptEvidence(t *testing.T) {
 		{"default as-of is the newest evidence date", "", []string{
 			evidence("e", "restore-drill", "backupPolicy: daily", "2026-08-01"),
 			evidence("late", "security-review", "tenant: shop", "2026-12-01")}, "why:counted until 2026-10-30", "why:counted until 2026-10-30"},
+		{"another tenant's later evidence does not move the date", "", []string{
+			evidence("e", "restore-drill", "backupPolicy: daily", "2026-09-15"),
+			evidence("other", "security-review", "tenant: other", "2026-12-20"),
+			evidence("other-vm", "migration-test", "vm: other/x", "2026-12-21")}, "e", "e"},
+		{"the tenant's own later evidence moves it", "", []string{
+			evidence("e", "restore-drill", "backupPolicy: daily", "2026-09-15"),
+			evidence("mine", "security-review", "tenant: shop", "2026-12-20")}, "why:counted until 2026-12-14", "why:counted until 2026-12-14"},
 		{"another platform version", "2026-12-01", []string{strings.Replace(evidence("v", "restore-drill", "backupPolicy: daily", "2026-11-20"), "4.22.2", "4.22.1", 1)}, "why:recorded on platform 4.22.1, not 4.22.2", "why:recorded on platform 4.22.1, not 4.22.2"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

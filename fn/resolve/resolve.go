@@ -32,8 +32,9 @@ type Model struct {
 	// Facts are the published facts of the Platform a build without it
 	// compiles for (nil when the inputs have none).
 	Facts *decode.Entry[api.PlatformFacts]
-	// AsOf is the day evidence expiry is judged on (compile.Options.AsOf,
-	// else the newest Evidence date; zero without evidence).
+	// AsOf is the day evidence expiry is judged on (compile.Options.AsOf);
+	// zero: not given, each judgement takes the newest date of the
+	// Evidence that concerns its subject (eligibility.Context.AsOf).
 	AsOf time.Time
 }
 
