@@ -425,7 +425,12 @@ func (p RestorePlan) snapshotScript(w func(string, ...any), objs [][]byte) {
 	w("virtctl -n %s stop %s", vm.Namespace, vm.Name)
 	w("kubectl -n %s wait virtualmachineinstance/%s --for=delete --timeout=10m", vm.Namespace, vm.Name)
 	w("")
-	w("## Restore: InPlace replaces the claims under their own names, so the VM's spec stays the one in Git.")
+	// KubeVirt v1.8.4 pkg/storage/snapshot/restore.go generateRestoredVMSpec:
+	// an existing target VM gets the snapshot's whole spec (only its run
+	// strategy is kept); InPlace keeps the claims' names.
+	w("## Restore: KubeVirt replaces the VM's whole spec with the snapshot's copy (keeping its run strategy), and")
+	w("## InPlace replaces the claims under their own names. If Git changed the VM since the snapshot, the hand-back's")
+	w("## argocd app diff shows it, and syncing writes Git's spec back (KubeVirt applies it at the VM's next restart).")
 	w("kubectl -n %s delete virtualmachinerestore %s --ignore-not-found --wait  # one of an earlier run", vm.Namespace, o.Name)
 	w("kubectl create -f - <<'EOF'")
 	w("%s", strings.TrimSuffix(string(objs[0]), "\n"))
