@@ -71,6 +71,13 @@ type cluster struct {
 	restoredAt int
 	// fromGit lists what the plan synced from Git (VMs without backups).
 	fromGit []string
+	// restoredTracking is the Application whose annotation tracking id
+	// restored objects carry (the one that synced them when they were
+	// backed up); empty: the plan's own Application (the same cluster).
+	restoredTracking string
+	// tracking is the Application named by each object's
+	// argocd.argoproj.io/tracking-id.
+	tracking map[string]string
 }
 
 func automatedSyncEnabled(app map[string]any) bool {
@@ -154,6 +161,9 @@ var (
 	reDelPVC    = regexp.MustCompile(`^kubectl -n (\S+) delete persistentvolumeclaim ([a-z0-9][a-z0-9 .-]*?) --ignore-not-found --wait$`)
 	reCheckGone = regexp.MustCompile(`^\[ -z "\$\(kubectl -n (\S+) get (.+) --ignore-not-found -o name\)" \]$`)
 	reStop      = regexp.MustCompile(`^virtctl -n (\S+) stop (\S+)$`)
+	// kubectl annotate of an object's Argo CD tracking id to this
+	// cluster's Application ($APP_INSTANCE: $APP in the model).
+	reTracking = regexp.MustCompile(`^kubectl -n (\S+) annotate --overwrite (virtualmachine|persistentvolumeclaim) (\S+) argocd\.argoproj\.io/tracking-id="\$APP_INSTANCE:([^/]*)/(\w+):(\S+)/(\S+)"$`)
 	rePatchRun  = regexp.MustCompile(`^kubectl -n (\S+) patch virtualmachine (\S+) --type merge -p '\{"spec":\{"runStrategy":"(\w+)"\}\}'`)
 )
 
@@ -278,6 +288,7 @@ func (c *cluster) step(n int, line, body string) {
 					continue
 				}
 				c.objects[k] = "restored"
+				c.tracking[k] = cmp.Or(c.restoredTracking, c.appName())
 				if kind := strings.Split(k, "/")[1]; kind == "VirtualMachine" {
 					// The KubeVirt plugin's restore-run-strategy label
 					// (vm_restore_item_action.go); else the backed-up one,
@@ -296,6 +307,17 @@ func (c *cluster) step(n int, line, body string) {
 				}
 			}
 		}
+	case reTracking.MatchString(line):
+		m := reTracking.FindStringSubmatch(line)
+		groups := map[string]string{"virtualmachine": "kubevirt.io/VirtualMachine", "persistentvolumeclaim": "/PersistentVolumeClaim"}
+		if m[4]+"/"+m[5] != groups[m[2]] || m[6] != m[1] || m[7] != m[3] {
+			t.Errorf("step %d: %q: the tracking id %s:%s/%s names another object than %s/%s %s (Argo CD v3.6.1 util/argo/resource_tracking.go: <app>:<group>/<kind>:<namespace>/<name>)", n, line, m[4], m[5], m[6]+"/"+m[7], m[1], m[2], m[3])
+		}
+		k := m[1] + "/" + strings.TrimPrefix(groups[m[2]][strings.Index(groups[m[2]], "/"):], "/") + "/" + m[3]
+		if _, ok := c.objects[k]; !ok {
+			t.Errorf("step %d: annotates %s, which is not an object of the VMs", n, k)
+		}
+		c.tracking[k] = c.appName()
 	case reStop.MatchString(line):
 		m := reStop.FindStringSubmatch(line)
 		c.runStrategy[m[1]+"/"+m[2]] = "Halted" // virtctl stop sets runStrategy Halted on a VM that runs Always
@@ -312,6 +334,19 @@ func (c *cluster) step(n int, line, body string) {
 		for _, k := range sortedKeys(c.runStrategy) {
 			if c.runStrategy[k] != c.git[k] {
 				c.diffClean = false
+			}
+		}
+		// Argo CD v3 compares only the objects whose tracking id names the
+		// Application (getAppInstanceValue): one of Git's objects tracked
+		// by another Application is a difference, whatever its content.
+		// Git's objects of a VM are the VirtualMachine and its data disk
+		// claims (the root DataVolume and claim are KubeVirt's).
+		for _, k := range sortedKeys(c.objects) {
+			parts := strings.Split(k, "/")
+			inGit := parts[1] == "VirtualMachine" || parts[1] == "PersistentVolumeClaim" && !strings.HasSuffix(parts[2], "-root")
+			if inGit && c.objects[k] != "" && c.tracking[k] != c.appName() {
+				c.diffClean = false
+				t.Errorf("step %d: %s is tracked by Application %q, not %q", n, k, c.tracking[k], c.appName())
 			}
 		}
 		if !c.diffClean {
@@ -335,6 +370,7 @@ func (c *cluster) step(n int, line, body string) {
 				t.Errorf("step %d: syncs %s, which is %s", n, k, state)
 			}
 			c.objects[k] = "git"
+			c.tracking[k] = c.appName()
 			c.fromGit = append(c.fromGit, k)
 			if f[1] == "VirtualMachine" {
 				c.runStrategy[ns+"/"+name] = c.git[ns+"/"+name]
@@ -368,14 +404,19 @@ func planScript(t *testing.T, args ...string) string {
 }
 
 func newCluster(t *testing.T, r reporter, objects ...string) *cluster {
-	c := &cluster{t: r, app: exampleApplication(t), objects: map[string]string{}, runStrategy: map[string]string{}, git: map[string]string{},
+	c := &cluster{t: r, app: exampleApplication(t), objects: map[string]string{}, runStrategy: map[string]string{}, git: map[string]string{}, tracking: map[string]string{},
 		// The backup policies of golden/restore-in-place/inputs.yaml.
 		policy: map[string]string{"shop/web-1": "daily", "shop/web-2": "daily", "shop/archive": "weekly", "shop/db-1": "daily", "shop/scratch": "none"}}
 	for _, o := range objects {
 		c.objects[o] = "live"
+		c.tracking[o] = c.appName()
 	}
 	return c
 }
+
+// appName is the plan's Application (planScript's --app): the model's
+// $APP and $APP_INSTANCE.
+func (c *cluster) appName() string { return "virtc-in-cluster" }
 
 func vmObjects(ns, vm string, disks ...string) []string {
 	out := []string{ns + "/VirtualMachine/" + vm, ns + "/DataVolume/" + vm + "-root", ns + "/PersistentVolumeClaim/" + vm + "-root"}
@@ -448,6 +489,9 @@ func TestRestoreOrderUnderAutomatedSync(t *testing.T) {
 		}
 		// scratch takes no backups and was not created yet.
 		delete(c.runStrategy, "shop/scratch")
+		// The backups were taken on the old cluster, where the objects
+		// were another Application's.
+		c.restoredTracking = "virtc-east"
 		before := exampleApplication(t)
 		c.run(planScript(t, "--tenant", "shop", "--other-cluster"))
 		checkRestored(t, c, before)
@@ -483,6 +527,35 @@ func TestRestoreModelCatchesSelfHeal(t *testing.T) {
 	}
 	if len(rec.failures) == 0 {
 		t.Error("the script's own check did not stop it before the restore")
+	}
+}
+
+// Without the step that hands the restored objects to this cluster's
+// Application, the model shows the defect: the old cluster's tracking id
+// keeps Argo CD's diff from coming back clean (issue #26).
+func TestRestoreModelCatchesForeignTracking(t *testing.T) {
+	var kept []string
+	for _, l := range strings.Split(planScript(t, "--tenant", "shop", "--other-cluster"), "\n") {
+		if !strings.Contains(l, "argocd.argoproj.io/tracking-id=") {
+			kept = append(kept, l)
+		}
+	}
+	rec := &recorder{}
+	var objs []string
+	for _, vm := range [][]string{{"web-1"}, {"web-2"}, {"archive", "data"}, {"db-1", "data"}} {
+		objs = append(objs, vmObjects("shop", vm[0], vm[1:]...)...)
+	}
+	c := newCluster(t, rec, objs...)
+	for _, k := range sortedKeys(c.objects) {
+		c.objects[k] = "blank"
+	}
+	for _, vm := range []string{"web-1", "web-2", "archive", "db-1"} {
+		c.runStrategy["shop/"+vm], c.git["shop/"+vm] = "Always", "Always"
+	}
+	c.restoredTracking = "virtc-east"
+	c.run(strings.Join(kept, "\n"))
+	if c.diffClean || !slices.ContainsFunc(rec.failures, func(f string) bool { return strings.Contains(f, `tracked by Application "virtc-east"`) }) {
+		t.Errorf("the model did not see the old cluster's tracking id hold the diff: %v", rec.failures)
 	}
 }
 

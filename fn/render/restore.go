@@ -325,6 +325,7 @@ func (p RestorePlan) Script(objs [][]byte) string {
 	}
 	w("")
 	if p.Mode == RestoreOtherCluster {
+		p.trackingSteps(w, restored)
 		p.identitySteps(w, restored)
 	} else {
 		w("## Verify.")
@@ -463,6 +464,34 @@ func (p RestorePlan) platformSteps(w func(string, ...any)) {
 	w("## 2. The tenant (virtc build --scope tenants): namespace, quota, RBAC and networks come from Git, not from backups.")
 	w("kubectl get namespace %s", t.Name)
 	w("")
+}
+
+// trackingSteps hand the restored objects that are in Git to this
+// cluster's Application. Velero restores them with the old cluster's
+// annotation tracking id, <app instance>:<group>/<kind>:<namespace>/<name>
+// (Argo CD v3.6.1 util/argo/resource_tracking.go BuildAppInstanceValue),
+// and, where the old Argo CD had one, its installation id: an object whose
+// id names another Application, or whose installation id is not this Argo
+// CD's (getAppInstanceValue), is not this Application's, so its diff never
+// comes back clean. The Application's instance name is its name when it
+// lives in Argo CD's own namespace, <namespace>_<name> otherwise
+// (Application.InstanceName); the installation id is argocd-cm's
+// installationID.
+func (p RestorePlan) trackingSteps(w func(string, ...any), vms []*resolve.VM) {
+	w("## 3b. Argo CD tracking: the restored objects carry the old cluster's Application in their")
+	w("## argocd.argoproj.io/tracking-id (and its installation-id): make them this Application's.")
+	w(`APP_INSTANCE=${APP_INSTANCE:-$APP}  # <namespace>_<name> for an Application outside $ARGOCD_NS`)
+	w(`INSTALLATION_ID=$(kubectl -n "$ARGOCD_NS" get configmap argocd-cm -o jsonpath='{.data.installationID}')`)
+	for _, vm := range vms {
+		objs := []struct{ group, kind, resource, name string }{{"kubevirt.io", "VirtualMachine", "virtualmachine", vm.Name}}
+		for _, d := range vm.Attached() {
+			objs = append(objs, struct{ group, kind, resource, name string }{"", "PersistentVolumeClaim", "persistentvolumeclaim", DiskName(vm.Name, d.Name)})
+		}
+		for _, o := range objs {
+			w(`kubectl -n %s annotate --overwrite %s %s argocd.argoproj.io/tracking-id="$APP_INSTANCE:%s/%s:%s/%s"`, vm.Namespace, o.resource, o.name, o.group, o.kind, vm.Namespace, o.name)
+			w(`if [ -n "$INSTALLATION_ID" ]; then kubectl -n %s annotate --overwrite %s %s argocd.argoproj.io/installation-id="$INSTALLATION_ID"; else kubectl -n %s annotate %s %s argocd.argoproj.io/installation-id-; fi`, vm.Namespace, o.resource, o.name, vm.Namespace, o.resource, o.name)
+		}
+	}
 }
 
 func (p RestorePlan) identitySteps(w func(string, ...any), vms []*resolve.VM) {
