@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/extapi"
 	"github.com/virtc/virtc/fn/resolve"
@@ -410,11 +411,67 @@ func (p RestorePlan) copyScript(w func(string, ...any), objs [][]byte) {
 	w(`[ "$phase" = Completed ] || { velero -n %s restore describe %s --details >&2; exit 1; }`, OADPNamespace, o.Name)
 	w("kubectl -n %s annotate virtualmachine %s argocd.argoproj.io/tracking-id-", p.TargetNamespace, vm.Name)
 	w("")
+	p.copyIdentity(w)
+	w("")
 	w("## Verify: a new identity, then start it, then its disks.")
-	w("kubectl -n %s get virtualmachine %s -o jsonpath='{.spec.template.spec.domain.firmware.uuid}{\"\\n\"}'  # differs from the original's", p.TargetNamespace, vm.Name)
+	w("kubectl -n %s get virtualmachine %s -o jsonpath='{.spec.template.spec.domain.firmware.uuid} {.spec.template.spec.domain.firmware.serial}{\"\\n\"}'  # %s %s", p.TargetNamespace, vm.Name, FirmwareUUID(p.TargetNamespace, vm.Name), FirmwareSerial(p.TargetNamespace, vm.Name))
 	w("virtctl -n %s start %s", p.TargetNamespace, vm.Name)
 	verify(w, vm, p.TargetNamespace, true)
 	w("# When done: kubectl delete namespace %s (only if it holds nothing else).", p.TargetNamespace)
+}
+
+// copyIdentity gives the Halted copy an identity and networks of its own.
+// The KubeVirt plugin's labels on the Restore clear the MAC addresses and
+// draw a new firmware UUID (kubevirt-velero-plugin
+// pkg/plugin/vm_restore_item_action.go); the SMBIOS serial stays the
+// original's, and the additional networks would put the copy on the
+// original's VLAN with the guest's own address configuration, or, in a
+// namespace without the attachment, keep it from starting at all. So the
+// plan sets the identity virtc derives for the target namespace (as
+// FirmwareUUID and FirmwareSerial would render the copy from Git there)
+// and detaches every network but the pod network: the copy starts
+// isolated, reachable through the pod network (virtctl console, ssh,
+// port-forward). A primary user-defined network is the namespace's, which
+// the target may not have: its interface becomes a masquerade on the pod
+// network. Each JSON patch tests the index it removes first, so it stops
+// on a VM that is not the one virtc rendered.
+func (p RestorePlan) copyIdentity(w func(string, ...any)) {
+	vm := p.VM
+	ns := p.TargetNamespace
+	w("## A separate identity and networks: the copy must never pass for the original. Firmware UUID and serial as")
+	w("## virtc derives them for %s/%s (the plugin's new UUID is random; the serial would stay the original's).", ns, vm.Name)
+	w(`kubectl -n %s patch virtualmachine %s --type merge -p '{"spec":{"template":{"spec":{"domain":{"firmware":{"uuid":"%s","serial":"%s"}}}}}}'`,
+		ns, vm.Name, FirmwareUUID(ns, vm.Name), FirmwareSerial(ns, vm.Name))
+	var ops []string
+	var detached []string
+	for i := len(vm.Networks) - 1; i >= 0; i-- {
+		n := vm.Networks[i]
+		iface, _ := attachment(n, vm.Namespace, vm.Spec.Interfaces[n.Name])
+		switch n.Spec.Type {
+		case api.NetworkPod:
+			continue
+		case api.NetworkUDNPrimary:
+			ops = append(ops,
+				fmt.Sprintf(`{"op":"test","path":"/spec/template/spec/domain/devices/interfaces/%d/name","value":"%s"}`, i, iface.Name),
+				fmt.Sprintf(`{"op":"replace","path":"/spec/template/spec/domain/devices/interfaces/%d","value":{"name":"%s","masquerade":{}}}`, i, iface.Name))
+			detached = append(detached, n.Name+" (primary user-defined network: masquerade on the pod network)")
+		default:
+			ops = append(ops,
+				fmt.Sprintf(`{"op":"test","path":"/spec/template/spec/networks/%d/name","value":"%s"}`, i, iface.Name),
+				fmt.Sprintf(`{"op":"remove","path":"/spec/template/spec/networks/%d"}`, i),
+				fmt.Sprintf(`{"op":"test","path":"/spec/template/spec/domain/devices/interfaces/%d/name","value":"%s"}`, i, iface.Name),
+				fmt.Sprintf(`{"op":"remove","path":"/spec/template/spec/domain/devices/interfaces/%d"}`, i))
+			detached = append(detached, n.Name)
+		}
+	}
+	if len(ops) == 0 {
+		return
+	}
+	slices.Reverse(detached)
+	w("## Networks: detach %s, so that the copy cannot join the original's network with the", strings.Join(detached, ", "))
+	w("## same guest addresses; it keeps the pod network only. A guest with static addresses for those NICs boots")
+	w("## without them. To give the copy networks of its own, add them in Git as a VM of namespace %s.", ns)
+	w(`kubectl -n %s patch virtualmachine %s --type json -p '[%s]'`, ns, vm.Name, strings.Join(ops, ","))
 }
 
 func (p RestorePlan) snapshotScript(w func(string, ...any), objs [][]byte) {
