@@ -653,3 +653,88 @@ exit 0
 		})
 	}
 }
+
+// A drill's script writes the Evidence it proves: run in bash with stub
+// tools (kubectl answers the OpenShift Virtualization CSV a cluster on
+// 4.22.2 has), the Evidence file it writes, committed beside the tenant,
+// accepts the VM's restore drill in virtc report; without DRILL_LINK it
+// writes none.
+func TestRestoreDrillWritesEvidence(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	tools := t.TempDir()
+	stub := `#!/usr/bin/env bash
+case "$*" in
+  *"get clusterserviceversions"*) printf 'kubevirt-hyperconverged-operator.v4.22.2\n' ;;
+  *"jsonpath={.spec.syncPolicy.automated.enabled}"*) echo false ;;
+  *"jsonpath={.status.phase}"*) echo Completed ;;
+esac
+if [[ "$*" =~ get\ virtualmachine\ [a-z0-9-]+$ ]]; then exit 1; fi
+exit 0
+`
+	for _, tool := range []string{"kubectl", "argocd", "velero", "virtctl", "sleep"} {
+		if err := os.WriteFile(filepath.Join(tools, tool), []byte(stub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"shop/archive"}, {"shop/web-1", "--to", "shop-drill"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			script := planScript(t, args...)
+			repo := t.TempDir()
+			inputs, err := os.ReadFile("../../golden/restore-in-place/inputs.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			facts := "---\napiVersion: virtc.dev/v1alpha1\nkind: PlatformFacts\nmetadata: {name: east}\nspec: {version: 4.22.2}\n"
+			if err := os.WriteFile(filepath.Join(repo, "inputs.yaml"), append(inputs, facts...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			runIn := func(env ...string) []byte {
+				cmd := exec.Command(bash, "-c", script)
+				cmd.Dir = repo
+				cmd.Env = append(append(os.Environ(), "PATH="+tools+":"+os.Getenv("PATH"), "DRILL_BY=drill-bot"), env...)
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("the script stops: %v\n%s", err, out)
+				}
+				return out
+			}
+			runIn("DRILL_LINK=")
+			if files, _ := filepath.Glob(filepath.Join(repo, "restore-drill-*.yaml")); len(files) != 0 {
+				t.Fatalf("without DRILL_LINK the script wrote %v", files)
+			}
+			runIn("DRILL_LINK=https://ci.example.com/drills/42")
+			files, _ := filepath.Glob(filepath.Join(repo, "restore-drill-*.yaml"))
+			if len(files) != 1 {
+				t.Fatalf("the script wrote %v, want one Evidence file", files)
+			}
+			vm := strings.TrimPrefix(args[0], "shop/")
+			code, out, errOut := run("report", "--format", "json", repo)
+			if code != ExitOK {
+				t.Fatalf("report: exit %d: %s", code, errOut)
+			}
+			var rows []struct {
+				VM       string   `json:"vm"`
+				Accepted []string `json:"evidenceAccepted"`
+			}
+			if err := json.Unmarshal([]byte(out), &rows); err != nil {
+				t.Fatal(err)
+			}
+			name := strings.TrimSuffix(filepath.Base(files[0]), ".yaml")
+			i := slices.IndexFunc(rows, func(r struct {
+				VM       string   `json:"vm"`
+				Accepted []string `json:"evidenceAccepted"`
+			}) bool {
+				return r.VM == vm
+			})
+			if i < 0 {
+				t.Fatalf("report has no VM %s", vm)
+			}
+			if !slices.Contains(rows[i].Accepted, "restore-drill: "+name) {
+				t.Errorf("%s: the drill's Evidence %s does not accept its restore drill: accepted %v", vm, name, rows[i].Accepted)
+			}
+		})
+	}
+}

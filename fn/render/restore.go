@@ -12,6 +12,7 @@ import (
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/extapi"
 	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/fn/versions"
 )
 
 // Labels of the KubeVirt Velero plugin on a Restore (kubevirt-velero-plugin
@@ -343,7 +344,48 @@ func (p RestorePlan) Script(objs [][]byte) string {
 	}
 	w("")
 	p.handBack(w)
+	if p.Mode == RestoreInPlace {
+		p.drillEvidence(w)
+	}
 	return b.String()
+}
+
+// drillEvidence ends a one-VM plan with the Evidence its run proves: a
+// restore drill of the VM's backup policy for its tenant, on the platform's
+// exact version read from the cluster (the Succeeded OpenShift
+// Virtualization CSV, kubevirt-hyperconverged-operator.vX.Y.Z, in
+// openshift-cnv: versions.HCOCSV),
+// dated the day it ran, by whoever ran it, linked to the run's record. The
+// file goes to Git beside the tenant's other Evidence, so acceptance rests
+// on a restore that happened, not on a sentence typed into Git.
+func (p RestorePlan) drillEvidence(w func(string, ...any)) {
+	vm := p.VM
+	if vm.Backup.Name == "" || p.Snapshot != "" {
+		return
+	}
+	w("")
+	w("## Evidence: the drill passed. With DRILL_LINK (the record of this run: CI job, ticket) set, write the")
+	w("## Evidence it proves; commit the file beside the tenant's Evidence. It counts on this exact platform version")
+	w("## and expires after backup policy %s's drill interval.", vm.Backup.Name)
+	w(`if [ -z "${DRILL_LINK:-}" ]; then echo "DRILL_LINK is not set: no Evidence written" >&2; exit 0; fi`)
+	w(`DRILL_DATE=$(date -u +%%F)`)
+	prefix := strings.TrimSuffix(versions.HCOCSV(versions.Version{}), "0.0.0")
+	w(`CSV=$(kubectl -n %s get clusterserviceversions -o jsonpath='{range .items[?(@.status.phase=="Succeeded")]}{.metadata.name}{"\n"}{end}' | grep -m1 '^%s')`, CNVNamespace, strings.ReplaceAll(prefix, ".", `\.`))
+	w(`PLATFORM_VERSION=${CSV#%s}`, prefix)
+	w(`[[ $PLATFORM_VERSION =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "no Succeeded OpenShift Virtualization CSV in %s ($CSV)" >&2; exit 1; }`, CNVNamespace)
+	w(`cat > "restore-drill-%s-%s-$DRILL_DATE.yaml" <<EOF`, vm.Namespace, vm.Name)
+	w("apiVersion: virtc.dev/v1alpha1")
+	w("kind: Evidence")
+	w("metadata:")
+	w("  name: restore-drill-%s-%s-$DRILL_DATE", vm.Namespace, vm.Name)
+	w("spec:")
+	w("  check: restore-drill")
+	w("  covers: {platformVersion: \"$PLATFORM_VERSION\", backupPolicy: %s, tenant: %s}", vm.Backup.Name, vm.Namespace)
+	w(`  date: "$DRILL_DATE"`)
+	w(`  by: "${DRILL_BY:-$(id -un)}"`)
+	w(`  link: "$DRILL_LINK"`)
+	w("EOF")
+	w(`echo "wrote restore-drill-%s-%s-$DRILL_DATE.yaml" >&2`, vm.Namespace, vm.Name)
 }
 
 // runs reports a VM that Git runs: one that restarts on its own.
@@ -417,6 +459,7 @@ func (p RestorePlan) copyScript(w func(string, ...any), objs [][]byte) {
 	w("kubectl -n %s get virtualmachine %s -o jsonpath='{.spec.template.spec.domain.firmware.uuid} {.spec.template.spec.domain.firmware.serial}{\"\\n\"}'  # %s %s", p.TargetNamespace, vm.Name, FirmwareUUID(p.TargetNamespace, vm.Name), FirmwareSerial(p.TargetNamespace, vm.Name))
 	w("virtctl -n %s start %s", p.TargetNamespace, vm.Name)
 	verify(w, vm, p.TargetNamespace, true)
+	p.drillEvidence(w)
 	w("# When done: kubectl delete namespace %s (only if it holds nothing else).", p.TargetNamespace)
 }
 
