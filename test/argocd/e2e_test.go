@@ -215,6 +215,7 @@ func TestArgoCD(t *testing.T) {
 		{"first sync through kustomize", (*env).kustomizeWiring},
 		{"first sync of the ApplicationSet over two clusters", (*env).applicationSet},
 		{"a tenant's project refuses cluster-scoped objects and other tenants", (*env).tenantsProjectRefuses},
+		{"no VM state holds a multi-wave sync", (*env).vmStatesDoNotHoldSyncs},
 	}
 	for _, s := range scenarios {
 		start := time.Now()
