@@ -160,7 +160,7 @@ func TestArgoCD(t *testing.T) {
 	// CRDs of its Platform's version (4.22.3 and 4.20.21).
 	cs, err := startClusters(ctx, tl.cp, tl, virtc, mk("clusters"), schemas, []clusterSpec{
 		{name: "in-cluster", version: platformVersion, crdDirs: []string{filepath.Join(tl.argocd, "crds")}, kubevirt: true},
-		{name: "east", version: "4.22"},
+		{name: "east", version: "4.22", kubevirt: true},
 		{name: "west", version: "4.20"},
 	})
 	if err != nil {
@@ -181,13 +181,18 @@ func TestArgoCD(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// the golden images the VMs synced into in-cluster clone from (the
-	// DataSources of their templates), as the platform has them
+	// the golden images the VMs synced into a cluster with KubeVirt clone
+	// from (the DataSources of their templates), as the platform has them
 	var vmObjs []conformance.Object
 	vmObjs = append(vmObjs, e.built("argocd/clusters/east", "all", "")...)
 	vmObjs = append(vmObjs, e.built("argocd/kustomize-app", "all", "")...)
-	if err := controllers.PrepareGoldenImages(ctx, e.home.cp, vmObjs); err != nil {
-		t.Fatal(err)
+	for _, c := range cs {
+		if c.kv == nil {
+			continue
+		}
+		if err := controllers.PrepareGoldenImages(ctx, c.cp, vmObjs); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	standErrs := make(chan error, len(cs))

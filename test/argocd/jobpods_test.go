@@ -49,8 +49,9 @@ const virtcImage = "quay.io/virtc/virtc@"
 //     the container terminated with the command's exit code (kubelet
 //     pkg/kubelet/status/status_manager.go, pkg/kubelet/kubelet_pods.go
 //     getPhase: restartPolicy Never, one container: its exit code decides);
-//   - a pod being deleted is ended, as the kubelet confirms a deletion
-//     once its containers are gone.
+//   - a pod being deleted has its command killed and is ended, as the
+//     kubelet kills a deleted pod's containers and then confirms the
+//     deletion.
 //
 // The job controller then counts the pod and completes or fails the Job
 // itself (pkg/controller/job/job_controller.go).
@@ -59,14 +60,14 @@ type jobPods struct {
 	node  string
 	virtc string
 	dir   string
-	// started holds the UIDs of pods whose command runs or ran.
+	// started holds the UIDs of pods whose command runs or ran, with what
+	// stops the command (the kubelet kills a deleted pod's containers).
 	mu      sync.Mutex
-	started map[string]bool
-	ran     []string // namespace/name of each pod run, in order
+	started map[string]context.CancelFunc
 }
 
 func newJobPods(cp *conformance.ControlPlane, node, virtc, dir string) *jobPods {
-	return &jobPods{cp: cp, node: node, virtc: virtc, dir: dir, started: map[string]bool{}}
+	return &jobPods{cp: cp, node: node, virtc: virtc, dir: dir, started: map[string]context.CancelFunc{}}
 }
 
 type jobPod struct {
@@ -111,6 +112,11 @@ func (j *jobPods) sync(ctx context.Context) error {
 	for _, p := range pods.Items {
 		ns, name := p.Metadata.Namespace, p.Metadata.Name
 		if p.Metadata.DeletionTimestamp != "" {
+			j.mu.Lock()
+			if stop := j.started[p.Metadata.UID]; stop != nil {
+				stop()
+			}
+			j.mu.Unlock()
 			if _, err := j.cp.MustKubectl(ctx, nil, "delete", "pod", name, "-n", ns, "--grace-period=0", "--force", "--wait=false"); err != nil {
 				errs = append(errs, err)
 			}
@@ -120,12 +126,15 @@ func (j *jobPods) sync(ctx context.Context) error {
 			continue
 		}
 		j.mu.Lock()
-		started := j.started[p.Metadata.UID]
-		j.started[p.Metadata.UID] = true
+		_, started := j.started[p.Metadata.UID]
 		j.mu.Unlock()
 		if started {
 			continue
 		}
+		podCtx, stop := context.WithCancel(ctx)
+		j.mu.Lock()
+		j.started[p.Metadata.UID] = stop
+		j.mu.Unlock()
 		if p.Spec.NodeName == "" {
 			binding, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Binding",
 				"metadata": map[string]any{"name": name, "namespace": ns},
@@ -133,10 +142,11 @@ func (j *jobPods) sync(ctx context.Context) error {
 			if _, err := j.cp.Do(ctx, "POST", "/api/v1/namespaces/"+ns+"/pods/"+name+"/binding", "application/json", binding); err != nil {
 				errs = append(errs, err)
 				j.forget(p.Metadata.UID)
+				stop()
 				continue
 			}
 		}
-		go j.run(ctx, p)
+		go j.run(podCtx, p)
 	}
 	return errors.Join(errs...)
 }
@@ -147,19 +157,9 @@ func (j *jobPods) forget(uid string) {
 	j.mu.Unlock()
 }
 
-// ranPods are the pods run so far (namespace/name).
-func (j *jobPods) ranPods() []string {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return append([]string(nil), j.ran...)
-}
-
 // run runs the pod's one container and reports its end.
 func (j *jobPods) run(ctx context.Context, p jobPod) {
 	ns, name := p.Metadata.Namespace, p.Metadata.Name
-	j.mu.Lock()
-	j.ran = append(j.ran, ns+"/"+name)
-	j.mu.Unlock()
 	started := time.Now().UTC().Format(time.RFC3339)
 	code, reason, message := j.exec(ctx, p, started)
 	if ctx.Err() != nil {
