@@ -34,8 +34,11 @@ const virtcImage = "quay.io/virtc/virtc@"
 //   - it gives the container what the kubelet's projected service account
 //     volume gives it (pkg/volume/projected, pkg/kubelet/token/
 //     token_manager.go): a token for the pod's ServiceAccount bound to the
-//     pod (TokenRequest with boundObjectRef, 3607 s as the API server's
-//     default projection), ca.crt from the namespace's kube-root-ca.crt
+//     pod (TokenRequest with boundObjectRef, 3607 s: the projection the
+//     ServiceAccount admission plugin adds, plugin/pkg/admission/
+//     serviceaccount/admission.go, pkg/serviceaccount/claims.go
+//     WarnOnlyBoundTokenExpirationSeconds; the plugin is off on these API
+//     servers), ca.crt from the namespace's kube-root-ca.crt
 //     ConfigMap (published by kube-controller-manager's root CA publisher)
 //     and the namespace, mounted at /var/run/secrets/kubernetes.io/
 //     serviceaccount in a mount namespace of its own (unshare: a tmpfs over
