@@ -117,8 +117,10 @@ admission: build
 	cd test/admission && VIRTC_BIN=$(CURDIR)/bin/virtc $(GO) test -count=1 -timeout 30m ./...
 
 ## conformance-tools: etcd, kube-apiserver and kubectl built from the Go
-## module proxy, cached by version in ${XDG_CACHE_HOME:-~/.cache}/virtc-tools
-## (cold: 13-19 minutes on 2 cores; cached: seconds)
+## module proxy, then kube-controller-manager of the same Kubernetes (for
+## e2e-argocd), cached by version in ${XDG_CACHE_HOME:-~/.cache}/virtc-tools
+## (cold: 13-19 minutes on 2 cores, kube-controller-manager about 10 more;
+## cached: seconds)
 KUBE_VERSION  := v1.37.2
 ETCD_VERSION  := v3.7.3
 export KUBE_VERSION ETCD_VERSION
@@ -138,9 +140,10 @@ argocd-tools:
 
 ## e2e-argocd: that Argo CD (with redis-server and the pinned kustomize)
 ## syncing a git copy of examples/ through plugin.yaml, kustomize and the
-## ApplicationSet into three conformance control planes (test/argocd;
-## a few minutes once the tools are cached)
-e2e-argocd: tools conformance-tools argocd-tools
+## ApplicationSet into three conformance control planes, each with
+## kube-controller-manager, in-cluster with KubeVirt's virt-api and
+## virt-controller (test/argocd; a few minutes once the tools are cached)
+e2e-argocd: tools conformance-tools argocd-tools controllers-tools
 	VIRTC_E2E_ARGOCD=1 $(GO) test -count=1 -timeout 20m -v -run 'TestArgoCD$$' ./test/argocd/
 
 ## controllers-tools: KubeVirt's real virt-controller and virt-api built from

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -240,5 +241,39 @@ func TestHealthChecksNeverFail(t *testing.T) {
 	}
 	if n < 7 {
 		t.Errorf("ran %d health checks, want all 7", n)
+	}
+}
+
+// TestOldestBundledVirtualMachineHealthHolds runs the VirtualMachine check
+// Argo CD v2.14.0 bundles (the oldest Argo CD virtc supports; the same
+// script through v3.5.1, so in every OpenShift GitOps release for
+// OpenShift 4.20 to 4.22), kept in test/argocd/testdata for make
+// e2e-argocd, on the states a sync meets: every stopped VM is Suspended,
+// Halted and retired ones too, and a running VM whose guest is not ready
+// is Progressing; both hold a sync, which is why argocd-cm-patch.yaml
+// replaces the check (make e2e-argocd shows the hold with the real
+// controllers).
+func TestOldestBundledVirtualMachineHealthHolds(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "test", "argocd", "testdata", "argocd-v2.14.0-VirtualMachine-health.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, want string
+	}{
+		{"manual, stopped by its owner", "Suspended"},
+		{"halted", "Suspended"},
+		{"retired", "Suspended"},
+		{"running, guest not ready yet", "Progressing"},
+		{"running, ready", "Healthy"},
+	} {
+		i := slices.IndexFunc(vmHealthCases, func(c vmHealthCase) bool { return c.name == tc.name })
+		if i < 0 {
+			t.Fatalf("no VM health case %q", tc.name)
+		}
+		status, msg := runHealth(t, string(data), vmHealthCases[i].obj)
+		if status != tc.want {
+			t.Errorf("%s: Argo CD v2.14.0's check says %s %q, want %s", tc.name, status, msg, tc.want)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/virtc/virtc/test/conformance"
+	"github.com/virtc/virtc/test/controllers"
 )
 
 // cluster is one control plane Argo CD deploys to: the one it runs in
@@ -24,24 +25,48 @@ type cluster struct {
 	auditLog string
 	// resources caches discovery: apiVersion/kind to group/resource.
 	resources map[string]string
+	// kcm is kube-controller-manager beside the API server.
+	kcm *conformance.ControllerManager
+	// nodes are the node stand-ins; jobs runs the pods of Jobs on them.
+	nodes *controllers.Node
+	jobs  *jobPods
+	// kv is KubeVirt's virt-api and virt-controller (clusterSpec.kubevirt),
+	// pki the certificates virt-api serves and the API server trusts for
+	// its request headers; cdi stands in for CDI's DataVolume controller.
+	kv  *controllers.KubeVirt
+	pki conformance.ServingPKI
+	cdi *controllers.CDI
+}
+
+// stop stops KubeVirt and kube-controller-manager, then the control plane.
+func (c *cluster) stop() {
+	c.kv.Stop()
+	if c.kcm != nil {
+		c.kcm.Stop()
+	}
+	c.cp.Stop()
 }
 
 // clusterSpec says what a cluster serves.
 type clusterSpec struct {
 	name, version string
 	crdDirs       []string // besides the version's CRDs
+	// kubevirt runs KubeVirt's real virt-api and virt-controller beside
+	// the API server (test/controllers), the node stand-in playing the
+	// kubelet and virt-handler for their pods and VMIs.
+	kubevirt bool
 }
 
 // startClusters starts one control plane per spec, in parallel (each is
 // mostly waiting for its API server), each with the version's CRDs, CDI's
 // DataVolume immutability policy and an audit log; the caller stops them.
-func startClusters(ctx context.Context, bins conformance.Binaries, dir, schemas string, specs []clusterSpec) ([]*cluster, error) {
+func startClusters(ctx context.Context, bins conformance.Binaries, tl tools, virtc, dir, schemas string, specs []clusterSpec) ([]*cluster, error) {
 	out := make([]*cluster, len(specs))
 	errs := make([]error, len(specs))
 	var wg sync.WaitGroup
 	for i, s := range specs {
 		wg.Go(func() {
-			out[i], errs[i] = startCluster(ctx, bins, filepath.Join(dir, s.name), schemas, s)
+			out[i], errs[i] = startCluster(ctx, bins, tl, virtc, filepath.Join(dir, s.name), schemas, s)
 			if errs[i] != nil {
 				errs[i] = fmt.Errorf("cluster %s: %w", s.name, errs[i])
 			}
@@ -51,7 +76,7 @@ func startClusters(ctx context.Context, bins conformance.Binaries, dir, schemas 
 	if err := errors.Join(errs...); err != nil {
 		for _, c := range out {
 			if c != nil {
-				c.cp.Stop()
+				c.stop()
 			}
 		}
 		return nil, err
@@ -59,13 +84,20 @@ func startClusters(ctx context.Context, bins conformance.Binaries, dir, schemas 
 	return out, nil
 }
 
-func startCluster(ctx context.Context, bins conformance.Binaries, dir, schemas string, s clusterSpec) (*cluster, error) {
+func startCluster(ctx context.Context, bins conformance.Binaries, tl tools, virtc, dir, schemas string, s clusterSpec) (*cluster, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "manifests"), 0o755); err != nil {
 		return nil, err
 	}
 	args, log, err := auditArgs(dir)
 	if err != nil {
 		return nil, err
+	}
+	var pki conformance.ServingPKI
+	if s.kubevirt {
+		if pki, err = conformance.WriteServingPKI(dir, "virtc-kubevirt-ca"); err != nil {
+			return nil, err
+		}
+		args = append(args, controllers.APIServerArgs(pki)...)
 	}
 	cp, err := conformance.Start(ctx, bins, filepath.Join(dir, "controlplane"), args...)
 	if err != nil {
@@ -74,8 +106,17 @@ func startCluster(ctx context.Context, bins conformance.Binaries, dir, schemas s
 	c := &cluster{name: s.name, version: s.version, ctx: ctx, cp: cp,
 		cluster: conformance.NewCluster(cp, filepath.Join(dir, "manifests")), auditLog: log, resources: map[string]string{}}
 	fail := func(err error) (*cluster, error) {
-		cp.Stop()
+		c.stop()
 		return nil, err
+	}
+	// kube-controller-manager of the same Kubernetes build: Jobs (the
+	// approver hook), garbage collection (Argo CD's foreground deletes),
+	// namespaces, service accounts, quotas' status.
+	if c.kcm, err = conformance.StartControllerManager(ctx, cp, tl.kcm, filepath.Join(dir, "kcm"), conformance.ControllersWithoutNode); err != nil {
+		return fail(err)
+	}
+	if err := cp.WaitServiceAccount(ctx, "default"); err != nil {
+		return fail(fmt.Errorf("%w\n%s", err, c.kcm.Tail()))
 	}
 	crdDir := filepath.Join(schemas, s.version, "crd-yaml")
 	if _, err := os.Stat(crdDir); err != nil {
@@ -89,6 +130,30 @@ func startCluster(ctx context.Context, bins conformance.Binaries, dir, schemas s
 	if err := c.cluster.InstallDataVolumeImmutability(ctx); err != nil {
 		return fail(err)
 	}
+	if _, err := cp.MustKubectl(ctx, []byte(csvCRD), "apply", "-f", "-"); err != nil {
+		return fail(err)
+	}
+	handler := ""
+	if s.kubevirt {
+		if _, err := controllers.InstallMissingCRDs(ctx, cp, filepath.Join(dir, "crds"), tl.kubevirt.KubeVirtCRDs, tl.kubevirt.CDICRDs); err != nil {
+			return fail(err)
+		}
+		if c.kv, err = controllers.Start(ctx, cp, tl.kubevirt, pki, filepath.Join(dir, "kubevirt")); err != nil {
+			return fail(err)
+		}
+		if _, err := cp.MustKubectl(ctx, []byte(kubevirtAdminRole), "apply", "-f", "-"); err != nil {
+			return fail(err)
+		}
+		c.pki, c.cdi, handler = pki, controllers.NewCDI(cp), c.kv.HandlerKubeconfig
+	}
+	if c.nodes, err = controllers.RegisterNodes(ctx, cp, handler, 2); err != nil {
+		return fail(err)
+	}
+	podDir := filepath.Join(dir, "pods")
+	if err := os.MkdirAll(podDir, 0o700); err != nil {
+		return fail(err)
+	}
+	c.jobs = newJobPods(cp, c.nodes.Names[0], virtc, podDir)
 	// examples/argocd/clusters/*/platform.yaml: OADP is installed with the
 	// cluster, outside the repository (dataProtection.external), so its
 	// namespace exists before Argo CD syncs the tenants' Schedules into it.
@@ -97,6 +162,25 @@ func startCluster(ctx context.Context, bins conformance.Binaries, dir, schemas s
 	}
 	return c, nil
 }
+
+// kubevirtAdminRole stands in for the kubevirt.io:admin ClusterRole
+// virt-operator installs, with only its rule for the VM lifecycle
+// subresources (KubeVirt v1.8.4 pkg/virt-operator/resource/generate/rbac/
+// cluster.go newAdminClusterRole): virtc binds it to a tenant's admins
+// (RoleBinding virtc-kubevirt-admin), and virt-api asks the API server
+// whether the caller may update virtualmachines/stop
+// (pkg/virt-api/rest/authorizer.go). Its aggregate-to-admin label lets
+// kube-controller-manager's ClusterRole aggregation add it to admin.
+const kubevirtAdminRole = `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: kubevirt.io:admin
+  labels: {kubevirt.io: "", rbac.authorization.k8s.io/aggregate-to-admin: "true"}
+rules:
+- apiGroups: [subresources.kubevirt.io]
+  resources: [virtualmachines/start, virtualmachines/stop, virtualmachines/restart]
+  verbs: [update]
+`
 
 // storageClasses creates the classes claims name, volume expansion
 // allowed, as on ODF's Ceph RBD classes.

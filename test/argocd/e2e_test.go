@@ -27,6 +27,7 @@ import (
 	"github.com/virtc/virtc/examples"
 	"github.com/virtc/virtc/fn/conform"
 	"github.com/virtc/virtc/test/conformance"
+	"github.com/virtc/virtc/test/controllers"
 )
 
 // GateEnv must be 1 for the test to run.
@@ -45,6 +46,8 @@ const (
 // tools are the programs the test runs.
 type tools struct {
 	cp        conformance.Binaries
+	kcm       string // kube-controller-manager
+	kubevirt  controllers.Tools
 	argocd    string // the cache directory of tools/build.sh
 	redis     string
 	git       string
@@ -60,6 +63,16 @@ func findTools(t *testing.T) tools {
 	var err error
 	if tl.cp, err = conformance.FindBinaries(); err != nil {
 		conform.Skip(t, err)
+	}
+	if tl.kcm, err = conformance.FindControllerManager(); err != nil {
+		conform.Skip(t, err)
+	}
+	if tl.kubevirt, err = controllers.FindTools(); err != nil {
+		conform.Skip(t, err)
+	}
+	// the Job pod stand-in runs a container's command in a mount namespace
+	if _, err := exec.LookPath("unshare"); err != nil {
+		conform.Skip(t, fmt.Errorf("unshare (util-linux) not found: %v", err))
 	}
 	cache, err := conformance.CacheDir()
 	if err != nil {
@@ -145,9 +158,9 @@ func TestArgoCD(t *testing.T) {
 	// application-kustomize.yaml deploy there); applicationset.yaml deploys
 	// clusters/east to "east" and clusters/west to "west", each serving the
 	// CRDs of its Platform's version (4.22.3 and 4.20.21).
-	cs, err := startClusters(ctx, tl.cp, mk("clusters"), schemas, []clusterSpec{
-		{name: "in-cluster", version: platformVersion, crdDirs: []string{filepath.Join(tl.argocd, "crds")}},
-		{name: "east", version: "4.22"},
+	cs, err := startClusters(ctx, tl.cp, tl, virtc, mk("clusters"), schemas, []clusterSpec{
+		{name: "in-cluster", version: platformVersion, crdDirs: []string{filepath.Join(tl.argocd, "crds")}, kubevirt: true},
+		{name: "east", version: "4.22", kubevirt: true},
 		{name: "west", version: "4.20"},
 	})
 	if err != nil {
@@ -155,7 +168,7 @@ func TestArgoCD(t *testing.T) {
 	}
 	e := &env{t: t, ctx: ctx, home: cs[0], cp: cs[0].cp, clusters: map[string]*cluster{}, virtc: virtc}
 	for _, c := range cs {
-		t.Cleanup(c.cp.Stop)
+		t.Cleanup(c.stop)
 		e.clusters[c.name] = c
 		t.Logf("cluster %s (%s CRDs): control plane ready in %s", c.name, c.version, c.cp.Startup.Round(time.Millisecond))
 	}
@@ -168,10 +181,27 @@ func TestArgoCD(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// the golden images the VMs synced into a cluster with KubeVirt clone
+	// from (the DataSources of their templates), as the platform has them
+	var vmObjs []conformance.Object
+	vmObjs = append(vmObjs, e.built("argocd/clusters/east", "all", "")...)
+	vmObjs = append(vmObjs, e.built("argocd/kustomize-app", "all", "")...)
+	for _, c := range cs {
+		if c.kv == nil {
+			continue
+		}
+		if err := controllers.PrepareGoldenImages(ctx, c.cp, vmObjs); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	standErrs := make(chan error, len(cs))
 	for _, c := range cs {
-		go (&standIn{cp: c.cp}).run(ctx, standErrs)
+		go (&standIn{cp: c.cp, kubevirt: c.kv != nil}).run(ctx, standErrs)
+		go every(ctx, standErrs, c.jobs.sync)
+		if c.kv != nil {
+			go every(ctx, standErrs, c.syncKubeVirt)
+		}
 	}
 
 	e.startArgoCD(tl, dir, binDir)
@@ -190,6 +220,7 @@ func TestArgoCD(t *testing.T) {
 		{"first sync through kustomize", (*env).kustomizeWiring},
 		{"first sync of the ApplicationSet over two clusters", (*env).applicationSet},
 		{"a tenant's project refuses cluster-scoped objects and other tenants", (*env).tenantsProjectRefuses},
+		{"no VM state holds a multi-wave sync", (*env).vmStatesDoNotHoldSyncs},
 	}
 	for _, s := range scenarios {
 		start := time.Now()
@@ -830,19 +861,36 @@ func (e *env) diskGrowth() {
 	}
 }
 
-// claimName is the one claim in namespace shop.
+// claimName is the one claim in namespace shop that virtc wrote: not a
+// DataVolume's (on in-cluster, CDI's stand-in renders the root disks'
+// DataVolumes virt-controller creates into claims they own).
 func claimName(e *env) string {
 	e.t.Helper()
 	var l struct {
 		Items []struct {
-			Metadata struct{ Name string } `json:"metadata"`
+			Metadata struct {
+				Name            string `json:"name"`
+				OwnerReferences []struct {
+					Kind string `json:"kind"`
+				} `json:"ownerReferences"`
+			} `json:"metadata"`
 		}
 	}
 	e.liveJSON("/api/v1/namespaces/shop/persistentvolumeclaims", &l)
-	if len(l.Items) != 1 {
-		e.t.Fatalf("want one claim in shop, have %d", len(l.Items))
+	var names []string
+	for _, it := range l.Items {
+		ofDataVolume := false
+		for _, o := range it.Metadata.OwnerReferences {
+			ofDataVolume = ofDataVolume || o.Kind == "DataVolume"
+		}
+		if !ofDataVolume {
+			names = append(names, it.Metadata.Name)
+		}
 	}
-	return l.Items[0].Metadata.Name
+	if len(names) != 1 {
+		e.t.Fatalf("want one claim of virtc's in shop, have %v", names)
+	}
+	return names[0]
 }
 
 // (4) The VM's size changes: the VM's instancetype follows.

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
+	"strings"
 	"time"
 
 	"github.com/virtc/virtc/test/conformance"
@@ -14,15 +14,18 @@ import (
 // standIn writes the status that the controllers absent from the test
 // server would write, so that Argo CD's health checks see what they would
 // see in a cluster once the work is done: the persistent volume
-// controller binds claims (capacity follows a grown request), CDI
-// completes DataVolumes, KubeVirt starts VMs, OLM installs the
-// Subscription's CSV, HCO reports Available, Velero enables Schedules, the
-// job controller completes Jobs, and kube-controller-manager's garbage
-// collector removes the foregroundDeletion finalizer Argo CD's deletes
-// add (there are no dependents: no pods run here). It writes status only;
-// specs are Argo CD's.
+// controller binds claims (capacity follows a grown request; no
+// provisioner runs here), CDI completes DataVolumes, KubeVirt starts VMs,
+// OLM installs the Subscription's CSV (the CSV Succeeded, which the
+// approver Job waits for), HCO reports Available and Velero enables
+// Schedules. It writes status only; specs are Argo CD's. Jobs, their pods'
+// owners and garbage collection are kube-controller-manager's (started
+// beside each API server), the Jobs' pods are run by jobPods.
 type standIn struct {
 	cp *conformance.ControlPlane
+	// kubevirt: KubeVirt runs on this cluster, which then writes the VMs'
+	// status itself, and CDI's stand-in (controllers.CDI) the DataVolumes'.
+	kubevirt bool
 }
 
 type item struct {
@@ -47,7 +50,6 @@ var (
 	subscriptions = kindPath{"/apis/operators.coreos.com/v1alpha1", "subscriptions"}
 	hcos          = kindPath{"/apis/hco.kubevirt.io/v1beta1", "hyperconvergeds"}
 	schedules     = kindPath{"/apis/velero.io/v1", "schedules"}
-	jobs          = kindPath{"/apis/batch/v1", "jobs"}
 )
 
 func (k kindPath) objectPath(it item) string {
@@ -59,9 +61,13 @@ func (k kindPath) objectPath(it item) string {
 
 // run reconciles every interval until ctx ends; errors are retried (an
 // object may vanish between list and patch).
-func (s *standIn) run(ctx context.Context, errs chan error) {
+func (s *standIn) run(ctx context.Context, errs chan error) { every(ctx, errs, s.once) }
+
+// every runs once every half second until ctx ends, keeping the latest
+// error in errs.
+func every(ctx context.Context, errs chan error, once func(context.Context) error) {
 	for {
-		if err := s.once(ctx); err != nil && ctx.Err() == nil {
+		if err := once(ctx); err != nil && ctx.Err() == nil {
 			// keep the latest error
 			select {
 			case <-errs:
@@ -116,27 +122,27 @@ func condition(typ, status, reason, message string) map[string]any {
 func (s *standIn) once(ctx context.Context) error {
 	now := time.Now().UTC().Format(time.RFC3339)
 	var failed []error
-	for _, k := range []kindPath{pvcs, dataVolumes, vms, subscriptions, hcos, schedules, jobs} {
+	for _, k := range []kindPath{pvcs, dataVolumes, vms, subscriptions, hcos, schedules} {
+		if s.kubevirt && (k == vms || k == dataVolumes) {
+			continue
+		}
 		items, err := s.list(ctx, k)
 		if err != nil {
 			return err
 		}
 		for _, it := range items {
 			if it.Metadata.DeletionTimestamp != "" {
-				if slices.Contains(it.Metadata.Finalizers, "foregroundDeletion") {
-					// the garbage collector: no dependents, so the owner goes
-					body, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-						"finalizers": slices.DeleteFunc(slices.Clone(it.Metadata.Finalizers), func(f string) bool { return f == "foregroundDeletion" }),
-					}})
-					if _, err := s.cp.Do(ctx, "PATCH", k.objectPath(it), "application/merge-patch+json", body); err != nil {
-						return err
-					}
-				}
 				continue
 			}
 			status := s.want(k, it, now)
 			if status == nil {
 				continue
+			}
+			if k == subscriptions {
+				if err := s.installCSV(ctx, it); err != nil {
+					failed = append(failed, err)
+					continue
+				}
 			}
 			if err := s.patchStatus(ctx, k, it, status); err != nil {
 				failed = append(failed, err)
@@ -144,6 +150,48 @@ func (s *standIn) once(ctx context.Context) error {
 		}
 	}
 	return errors.Join(failed...)
+}
+
+// csvCRD stands in for OLM's ClusterServiceVersion CRD (the shared schemas
+// carry only Subscription and OperatorGroup, test/schemas CatalogSource):
+// OLM's group, version, names and scope, any content.
+const csvCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: clusterserviceversions.operators.coreos.com
+spec:
+  group: operators.coreos.com
+  names: {kind: ClusterServiceVersion, listKind: ClusterServiceVersionList, plural: clusterserviceversions, singular: clusterserviceversion, shortNames: [csv]}
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`
+
+// installCSV creates the ClusterServiceVersion a Subscription's
+// startingCSV names, Succeeded, as OLM's operator does once the install
+// strategy is deployed (operator-lifecycle-manager
+// pkg/controller/operators/olm/operator.go transitionCSVState); the
+// approver Job waits for it.
+func (s *standIn) installCSV(ctx context.Context, sub item) error {
+	csv, _ := sub.Spec["startingCSV"].(string)
+	body, err := json.Marshal(map[string]any{
+		"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+		"metadata": map[string]any{"name": csv, "namespace": sub.Metadata.Namespace},
+		"spec":     map[string]any{"displayName": csv},
+		"status":   map[string]any{"phase": "Succeeded", "reason": "InstallSucceeded", "message": "install strategy completed with no errors"},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = s.cp.Do(ctx, "POST", "/apis/operators.coreos.com/v1alpha1/namespaces/"+sub.Metadata.Namespace+"/clusterserviceversions", "application/json", body)
+	if err != nil && strings.Contains(err.Error(), "409 Conflict") {
+		return nil
+	}
+	return err
 }
 
 // want is the status to write, or nil when the live one is already it.
@@ -199,13 +247,6 @@ func (s *standIn) want(k kindPath, it item, now string) map[string]any {
 			return nil
 		}
 		return map[string]any{"phase": "Enabled"}
-	case jobs:
-		if st["completionTime"] != nil {
-			return nil
-		}
-		return map[string]any{"startTime": now, "completionTime": now, "succeeded": 1,
-			"conditions": []any{condition("SuccessCriteriaMet", "True", "CompletionsReached", "Reached expected number of succeeded pods"),
-				condition("Complete", "True", "CompletionsReached", "Reached expected number of succeeded pods")}}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/virtc/virtc/test/conformance"
@@ -42,6 +43,33 @@ type Node struct {
 	// migration targets: KubeVirt's per-node limit of outbound migrations
 	// then holds back none of the migrations the suite starts.
 	next int
+	// notReady holds the VMs (namespace/name) whose guest the test says is
+	// not ready: their launcher pod's compute container runs but is not
+	// ready, as the kubelet reports a container whose readiness probe
+	// (virtc's guest-agent probe) fails.
+	mu       sync.Mutex
+	notReady map[string]bool
+}
+
+// SetGuestReady says whether the guest of VM namespace/name answers its
+// readiness probe (default: it does).
+func (nd *Node) SetGuestReady(namespace, name string, ready bool) {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	if nd.notReady == nil {
+		nd.notReady = map[string]bool{}
+	}
+	if ready {
+		delete(nd.notReady, namespace+"/"+name)
+	} else {
+		nd.notReady[namespace+"/"+name] = true
+	}
+}
+
+func (nd *Node) guestReady(namespace, name string) bool {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	return !nd.notReady[namespace+"/"+name]
 }
 
 // HostModel is the host-model CPU of the stand-in nodes.
@@ -95,8 +123,22 @@ type pod struct {
 		} `json:"containers"`
 	} `json:"spec"`
 	Status struct {
-		Phase string `json:"phase"`
+		Phase      string `json:"phase"`
+		Conditions []struct {
+			Type   string `json:"type"`
+			Status string `json:"status"`
+		} `json:"conditions"`
 	} `json:"status"`
+}
+
+// ready is the status of the pod's Ready condition ("" without one).
+func (p pod) ready() string {
+	for _, c := range p.Status.Conditions {
+		if c.Type == "Ready" {
+			return c.Status
+		}
+	}
+	return ""
 }
 
 // Sync runs one round of the stand-in over namespace.
@@ -144,22 +186,41 @@ func (nd *Node) Sync(ctx context.Context, namespace string) error {
 		// A migration target pod stays bound but not started: no
 		// virt-handler takes the hand-off, and the suite cancels the
 		// migration before it (migration.go handlePreHandoffMigrationCancel).
-		if p.Status.Phase == "Running" || p.Metadata.Labels["kubevirt.io/migrationJobUID"] != "" {
+		if p.Metadata.Labels["kubevirt.io/migrationJobUID"] != "" {
+			continue
+		}
+		guestReady := nd.guestReady(namespace, p.Metadata.Labels["vm.kubevirt.io/name"])
+		want := "True"
+		if !guestReady {
+			want = "False"
+		}
+		if p.Status.Phase == "Running" && p.ready() == want {
 			continue
 		}
 		now := time.Now().UTC().Format(time.RFC3339)
 		var statuses []any
 		for _, c := range p.Spec.Containers {
-			statuses = append(statuses, map[string]any{"name": c.Name, "ready": true, "started": true, "restartCount": 0,
+			ready := guestReady || c.Name != "compute"
+			statuses = append(statuses, map[string]any{"name": c.Name, "ready": ready, "started": true, "restartCount": 0,
 				"image": "stand-in", "imageID": "", "state": map[string]any{"running": map[string]any{"startedAt": now}}})
+		}
+		ready := map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": now}
+		containersReady := map[string]any{"type": "ContainersReady", "status": "True", "lastTransitionTime": now}
+		if !guestReady {
+			// the kubelet's words (pkg/kubelet/status/generate.go
+			// GeneratePodReadyCondition), which virt-controller copies to
+			// the VMI's Ready (lifecycle.go syncReadyConditionFromPod)
+			for _, c := range []map[string]any{ready, containersReady} {
+				c["status"], c["reason"], c["message"] = "False", "ContainersNotReady", "containers with unready status: [compute]"
+			}
 		}
 		patch, _ := json.Marshal(map[string]any{"status": map[string]any{
 			"phase": "Running", "qosClass": "Burstable", "podIP": "10.128.0.10", "hostIP": "192.168.0.1", "startTime": now,
 			"conditions": []any{
 				map[string]any{"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
 				map[string]any{"type": "Initialized", "status": "True", "lastTransitionTime": now},
-				map[string]any{"type": "ContainersReady", "status": "True", "lastTransitionTime": now},
-				map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": now},
+				containersReady,
+				ready,
 			},
 			"containerStatuses": statuses,
 		}})

@@ -16,7 +16,8 @@ import (
 // lists them.
 
 // ImageNamespace is where the platform's golden images live
-// (openshift-virtualization-os-images): the DataSources VMs clone from.
+// (openshift-virtualization-os-images): the DataSources VMs of the builtin
+// catalog clone from.
 const ImageNamespace = "openshift-virtualization-os-images"
 
 // PrepareGoldenImages creates, for every DataSource the VMs' DataVolume
@@ -34,7 +35,7 @@ const ImageNamespace = "openshift-virtualization-os-images"
 //     all service accounts in the image namespace (stand-in for SSP's
 //     os-images.kubevirt.io:view, internal/operands/data-sources).
 func PrepareGoldenImages(ctx context.Context, cp *conformance.ControlPlane, objs []conformance.Object) error {
-	type source struct{ name, class, mode string }
+	type source struct{ namespace, name, class, mode string }
 	var sources []source
 	for _, o := range objs {
 		if o.Kind != "VirtualMachine" {
@@ -50,16 +51,19 @@ func PrepareGoldenImages(ctx context.Context, cp *conformance.ControlPlane, objs
 				continue
 			}
 			name, _ := ref["name"].(string)
+			ns, _ := ref["namespace"].(string)
+			if ns == "" {
+				ns = o.Namespace
+			}
 			storage, _ := dvSpec["storage"].(map[string]any)
 			class, _ := storage["storageClassName"].(string)
 			mode, _ := storage["volumeMode"].(string)
-			if !slices.ContainsFunc(sources, func(s source) bool { return s.name == name }) {
-				sources = append(sources, source{name, class, mode})
+			if !slices.ContainsFunc(sources, func(s source) bool { return s.namespace == ns && s.name == name }) {
+				sources = append(sources, source{ns, name, class, mode})
 			}
 		}
 	}
 	items := []any{
-		map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ImageNamespace}},
 		map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
 			"metadata": map[string]any{"name": "os-images.kubevirt.io:view"},
 			"rules": []any{map[string]any{
@@ -67,15 +71,26 @@ func PrepareGoldenImages(ctx context.Context, cp *conformance.ControlPlane, objs
 				"resources": []string{"datavolumes/source", "datasources"},
 				"verbs":     []string{"get", "list", "watch", "create"},
 			}}},
-		map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-			"metadata": map[string]any{"name": "os-images.kubevirt.io:view", "namespace": ImageNamespace},
-			"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "os-images.kubevirt.io:view"},
-			"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:serviceaccounts"}}},
+	}
+	// the namespaces the sourceRefs name: ImageNamespace for the builtin
+	// catalog, os-images for examples/argocd/platform
+	var namespaces []string
+	for _, s := range sources {
+		if slices.Contains(namespaces, s.namespace) {
+			continue
+		}
+		namespaces = append(namespaces, s.namespace)
+		items = append(items,
+			map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": s.namespace}},
+			map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+				"metadata": map[string]any{"name": "os-images.kubevirt.io:view", "namespace": s.namespace},
+				"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "os-images.kubevirt.io:view"},
+				"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:serviceaccounts"}}})
 	}
 	var claims []conformance.Object
 	for _, s := range sources {
 		claim := map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-			"metadata": map[string]any{"name": s.name, "namespace": ImageNamespace},
+			"metadata": map[string]any{"name": s.name, "namespace": s.namespace},
 			"spec": map[string]any{
 				"accessModes":      []string{"ReadWriteMany"},
 				"volumeMode":       s.mode,
@@ -84,9 +99,9 @@ func PrepareGoldenImages(ctx context.Context, cp *conformance.ControlPlane, objs
 			}}
 		items = append(items, claim,
 			map[string]any{"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataSource",
-				"metadata": map[string]any{"name": s.name, "namespace": ImageNamespace},
-				"spec":     map[string]any{"source": map[string]any{"pvc": map[string]any{"name": s.name, "namespace": ImageNamespace}}}})
-		claims = append(claims, conformance.Object{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: ImageNamespace, Name: s.name, Doc: claim})
+				"metadata": map[string]any{"name": s.name, "namespace": s.namespace},
+				"spec":     map[string]any{"source": map[string]any{"pvc": map[string]any{"name": s.name, "namespace": s.namespace}}}})
+		claims = append(claims, conformance.Object{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: s.namespace, Name: s.name, Doc: claim})
 	}
 	if err := create(ctx, cp, items); err != nil {
 		return err

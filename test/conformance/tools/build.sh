@@ -4,6 +4,7 @@
 # version, so that later runs take seconds:
 #
 #   $VIRTC_TOOLS_CACHE/kube-$KUBE_VERSION/{kube-apiserver,kubectl}
+#   $VIRTC_TOOLS_CACHE/kcm-$KUBE_VERSION/kube-controller-manager
 #   $VIRTC_TOOLS_CACHE/etcd-$ETCD_VERSION/etcd
 #
 # `go install k8s.io/kubernetes/cmd/kube-apiserver@vX` refuses because
@@ -12,7 +13,7 @@
 # k8s.io/kubernetes and replaces every staging module (read from
 # kubernetes' own go.mod in the module cache) with its published version.
 #
-# Usage: build.sh [kube|etcd|all]   (default all; prints the cache dirs)
+# Usage: build.sh [kube|kcm|etcd|all]   (default all; prints the cache dirs)
 set -euo pipefail
 
 KUBE_VERSION="${KUBE_VERSION:-v1.37.2}"
@@ -36,27 +37,18 @@ wrapper() {
   (cd "$dir" && "$GO" mod init "virtc.local/tools/$1" >/dev/null 2>&1)
 }
 
-build_kube() {
-  local out="$CACHE/kube-$KUBE_VERSION"
-  if [ -x "$out/kube-apiserver" ] && [ -x "$out/kubectl" ]; then
-    log "kube-apiserver and kubectl $KUBE_VERSION cached in $out"
-    return
-  fi
-  local dir start
-  start=$(date +%s)
-  wrapper kube
-  log "building kube-apiserver and kubectl $KUBE_VERSION in $dir (cold: 13-19 min on 2 cores)"
-  cat >"$dir/tools.go" <<'GO'
-//go:build tools
-
-// Package tools pins the Kubernetes commands built for the conformance tests.
-package tools
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kubectl"
-)
-GO
+# kube_wrapper makes a wrapper module in $dir that requires k8s.io/kubernetes
+# at $KUBE_VERSION and builds the given commands of it into $dir/bin.
+kube_wrapper() {
+  local name="$1"
+  shift
+  wrapper "$name"
+  {
+    printf '//go:build tools\n\n// Package tools pins the Kubernetes commands built for the tests.\npackage tools\n\nimport (\n'
+    local c
+    for c in "$@"; do printf '\t_ "%s"\n' "$c"; done
+    printf ')\n'
+  } >"$dir/tools.go"
   (
     cd "$dir"
     "$GO" mod edit -require="k8s.io/kubernetes@$KUBE_VERSION"
@@ -87,11 +79,41 @@ GO
       ld="$ld -X $p.gitVersion=$KUBE_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
     done
     mkdir -p "$dir/bin"
-    "$GO" build -trimpath -ldflags "$ld" -o "$dir/bin/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl
+    "$GO" build -trimpath -ldflags "$ld" -o "$dir/bin/" "$@"
   )
+}
+
+build_kube() {
+  local out="$CACHE/kube-$KUBE_VERSION"
+  if [ -x "$out/kube-apiserver" ] && [ -x "$out/kubectl" ]; then
+    log "kube-apiserver and kubectl $KUBE_VERSION cached in $out"
+    return
+  fi
+  local dir start
+  start=$(date +%s)
+  log "building kube-apiserver and kubectl $KUBE_VERSION (cold: 13-19 min on 2 cores)"
+  kube_wrapper kube k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl
   mkdir -p "$out"
   mv "$dir/bin/kube-apiserver" "$dir/bin/kubectl" "$out/"
   log "built kube-apiserver and kubectl $KUBE_VERSION in $(( $(date +%s) - start ))s into $out"
+}
+
+# build_kcm builds kube-controller-manager from the same Kubernetes module
+# as kube-apiserver, into a directory of its own so that adding it did not
+# invalidate caches of kube-apiserver and kubectl built before it.
+build_kcm() {
+  local out="$CACHE/kcm-$KUBE_VERSION"
+  if [ -x "$out/kube-controller-manager" ]; then
+    log "kube-controller-manager $KUBE_VERSION cached in $out"
+    return
+  fi
+  local dir start
+  start=$(date +%s)
+  log "building kube-controller-manager $KUBE_VERSION (after kube-apiserver: about 5 min on 2 cores)"
+  kube_wrapper kcm k8s.io/kubernetes/cmd/kube-controller-manager
+  mkdir -p "$out"
+  mv "$dir/bin/kube-controller-manager" "$out/"
+  log "built kube-controller-manager $KUBE_VERSION in $(( $(date +%s) - start ))s into $out"
 }
 
 build_etcd() {
@@ -123,7 +145,8 @@ flock 9
 
 case "$what" in
   kube) build_kube ;;
+  kcm) build_kcm ;;
   etcd) build_etcd ;;
-  all) build_etcd; build_kube ;;
-  *) echo "usage: $0 [kube|etcd|all]" >&2; exit 2 ;;
+  all) build_etcd; build_kube; build_kcm ;;
+  *) echo "usage: $0 [kube|kcm|etcd|all]" >&2; exit 2 ;;
 esac
