@@ -323,7 +323,7 @@ func writeMonitoringMarkdown(w io.Writer, rows []vmReport) {
 	if !slices.ContainsFunc(rows, func(r vmReport) bool { return len(r.Monitoring) > 0 }) {
 		return
 	}
-	fmt.Fprintln(w, "\n## Monitoring\n")
+	fmt.Fprint(w, "\n## Monitoring\n\n")
 	fmt.Fprintln(w, "| Tenant | VM | Watched | Not watched |")
 	fmt.Fprintln(w, "|---|---|---|---|")
 	for _, r := range rows {
