@@ -274,20 +274,26 @@ func (p *Plan) tenant(m *resolve.Model, t *resolve.Tenant, quota *[]Rule) error 
 			p.Receivers[t.Name] = &Receiver{Tenant: t.Name, Source: t.Doc.Rel, TenantAlerts: t.Spec.Alerts}
 		}
 	}
-	backups, err := backupRules(s, t, tierOf, p.schedule)
+	backups, unwatched, err := backupRules(s, t, tierOf, p.schedule)
 	if err != nil {
 		return err
 	}
 	if len(backups) > 0 {
 		p.Backups[t.Name] = &RuleSet{Namespace: BackupNamespace, Name: BackupRule(t.Name), Tenant: t.Name, Source: t.Doc.Rel,
 			Groups: []Group{{Name: "virtc-backups-" + t.Name, Rules: backups}}}
-		for _, vm := range t.VMs {
-			if vm.TakesBackups() {
-				ta := s.Tier(tierOf[vm.Backup.Name])
-				p.Coverage[vm.Namespace+"/"+vm.Name] = append(p.Coverage[vm.Namespace+"/"+vm.Name], Item{What: "backup", Alert: "VirtcBackupOverdue, VirtcBackupNeverSucceeded",
-					Detail: fmt.Sprintf("Schedule %s without a successful backup for its longest interval plus %s (%s)", p.schedule(t.Name, vm.Backup.Name), ta.BackupGrace, ta.Severity)})
-			}
+	}
+	for _, vm := range t.VMs {
+		if !vm.TakesBackups() {
+			continue
 		}
+		key := vm.Namespace + "/" + vm.Name
+		if why, ok := unwatched[vm.Backup.Name]; ok {
+			p.Coverage[key] = append(p.Coverage[key], Item{What: "backup", Detail: "not watched: " + why})
+			continue
+		}
+		ta := s.Tier(tierOf[vm.Backup.Name])
+		p.Coverage[key] = append(p.Coverage[key], Item{What: "backup", Alert: "VirtcBackupOverdue, VirtcBackupNeverSucceeded",
+			Detail: fmt.Sprintf("Schedule %s without a successful backup for its longest interval plus %s (%s)", p.schedule(t.Name, vm.Backup.Name), ta.BackupGrace, ta.Severity)})
 	}
 	if need.MilliCPU > 0 {
 		*quota = append(*quota, quotaRule(s, t.Name, top, need))
@@ -384,8 +390,11 @@ func vmRules(ns string, ta api.TierAlerting, running, agent, migrate []string) [
 // Velero v1.18's velero_backup_last_successful_timestamp{schedule}
 // (pkg/metrics/metrics.go), set when a backup of the Schedule completes,
 // and absent until the first one does (InitSchedule sets only counters).
-func backupRules(s Settings, t *resolve.Tenant, tierOf map[string]string, scheduleName func(tenant, policy string) string) ([]Rule, error) {
-	var rules []Rule
+//
+// A schedule that does not fire twice in four years (29 February, or a day
+// no month has) is not watched: unwatched says so, by policy.
+func backupRules(s Settings, t *resolve.Tenant, tierOf map[string]string, scheduleName func(tenant, policy string) string) (rules []Rule, unwatched map[string]string, err error) {
+	unwatched = map[string]string{}
 	seen := map[string]bool{}
 	for _, vm := range t.VMs {
 		if !vm.TakesBackups() || seen[vm.Backup.Name] {
@@ -396,11 +405,12 @@ func backupRules(s Settings, t *resolve.Tenant, tierOf map[string]string, schedu
 		ta := s.Tier(tierOf[policy])
 		interval, err := cronInterval(vm.Backup.Spec.Schedule)
 		if err != nil {
-			return nil, fmt.Errorf("backup policy %s: %v", policy, err)
+			unwatched[policy] = fmt.Sprintf("backup policy %s: %v", policy, err)
+			continue
 		}
 		grace, err := ParseDuration(ta.BackupGrace)
 		if err != nil {
-			return nil, fmt.Errorf("tier %s backupGrace: %v", ta.Tier, err)
+			return nil, nil, fmt.Errorf("tier %s backupGrace: %v", ta.Tier, err)
 		}
 		limit := interval + grace
 		schedule := scheduleName(t.Name, policy)
@@ -430,7 +440,7 @@ func backupRules(s Settings, t *resolve.Tenant, tierOf map[string]string, schedu
 			},
 		)
 	}
-	return rules, nil
+	return rules, unwatched, nil
 }
 
 // quotaRule watches a tenant's ResourceQuota through kube-state-metrics'

@@ -42,27 +42,36 @@ func cronInterval(expr string) (time.Duration, error) {
 		sets[4][0] = true
 	}
 	domAny, dowAny := f[2] == "*", f[4] == "*"
+	// The times of day it fires at, then day by day.
+	var times []time.Duration
+	for h := 0; h < 24; h++ {
+		for m := 0; m < 60; m++ {
+			if sets[1][h] && sets[0][m] {
+				times = append(times, time.Duration(h)*time.Hour+time.Duration(m)*time.Minute)
+			}
+		}
+	}
 	var prev time.Time
 	var longest time.Duration
-	for t := cronStart; t.Before(cronStart.Add(cronSpan)); t = t.Add(time.Minute) {
-		if !sets[0][t.Minute()] || !sets[1][t.Hour()] || !sets[3][int(t.Month())] {
+	for day := cronStart; day.Before(cronStart.Add(cronSpan)); day = day.AddDate(0, 0, 1) {
+		if !sets[3][int(day.Month())] {
 			continue
 		}
-		dom, dow := sets[2][t.Day()], sets[4][int(t.Weekday())]
-		var day bool
-		switch {
-		case domAny || dowAny:
-			day = dom && dow
-		default:
-			day = dom || dow
-		}
-		if !day {
+		dom, dow := sets[2][day.Day()], sets[4][int(day.Weekday())]
+		if domAny || dowAny {
+			if !dom || !dow {
+				continue
+			}
+		} else if !dom && !dow {
 			continue
 		}
-		if !prev.IsZero() && t.Sub(prev) > longest {
-			longest = t.Sub(prev)
+		for _, at := range times {
+			t := day.Add(at)
+			if !prev.IsZero() && t.Sub(prev) > longest {
+				longest = t.Sub(prev)
+			}
+			prev = t
 		}
-		prev = t
 	}
 	if longest == 0 {
 		return 0, fmt.Errorf("cron expression %q never fires twice in four years", expr)
