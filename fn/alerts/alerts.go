@@ -316,7 +316,10 @@ func higher(s Settings, a, b string) string {
 
 // vmRules are the rules of a tenant's VMs of one tier: KubeVirt v1.8.4's
 // virt-controller metrics (pkg/monitoring/metrics/virt-controller), which
-// carry the VM's namespace and name.
+// carry the VM's namespace and name; virt-operator's ServiceMonitor keeps
+// them as they are (pkg/virt-operator/resource/generate/components/
+// prometheus.go, HonorLabels: true), so the namespace user workload
+// monitoring enforces on the tenant's rule is the VM's.
 func vmRules(ns string, ta api.TierAlerting, running, agent, migrate []string) []Rule {
 	labels := func() map[string]string {
 		return map[string]string{LabelSeverity: ta.Severity, LabelTenant: ns, LabelTier: ta.Tier}
