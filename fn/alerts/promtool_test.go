@@ -678,3 +678,39 @@ func (g *gen) testFiles(dir string) []string {
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%ds", int64(d/time.Second)) }
+
+// TestPromtoolCheckGoldens runs `promtool check rules` on every rule group
+// of every golden scenario's expected output (TestPromtool unit-tests the
+// fleet's; the others come from the same code with other intents).
+func TestPromtoolCheckGoldens(t *testing.T) {
+	bin, err := conform.Tool("promtool", "PROMTOOL_BIN")
+	if err != nil {
+		conform.Skip(t, err)
+	}
+	outputs, err := filepath.Glob("../../golden/*/expected.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, out := range outputs {
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(data, []byte("kind: PrometheusRule")) {
+			continue
+		}
+		dir := filepath.Join(t.TempDir(), filepath.Base(filepath.Dir(out)))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, paths(ruleFiles(t, data, dir))...)
+	}
+	if len(files) == 0 {
+		t.Fatal("no golden output has a PrometheusRule")
+	}
+	if out, err := exec.Command(bin, append([]string{"check", "rules"}, files...)...).CombinedOutput(); err != nil {
+		t.Fatalf("promtool check rules: %v\n%s", err, out)
+	}
+	t.Logf("promtool check rules: %d rule files of %d golden outputs", len(files), len(outputs))
+}
