@@ -5,6 +5,10 @@ GO            ?= go
 TOOLS         := $(CURDIR)/.tools/bin
 KUBECONFORM_VERSION := v0.8.0
 KUSTOMIZE_VERSION   := v5.8.2
+# promtool of Prometheus 3.16 (the Go module's v0.316.0: Prometheus 3.x
+# modules are tagged v0.3xx.y), the newest the module proxy serves: it
+# checks and unit-tests the alerting rules virtc generates.
+PROMTOOL_VERSION    := v0.316.0
 VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS       := -s -w -X github.com/virtc/virtc/fn/cli.Version=$(VERSION)
 export VIRTC_SCHEMAS ?= $(abspath $(CURDIR)/../shared/schemas-upstream)
@@ -48,10 +52,13 @@ vet:
 
 ## generate: the JSON Schemas in schemas/, from the Go types of fn/api, and
 ## the builtin sizes and preferences in catalog/common-instancetypes.yaml,
-## from the common-instancetypes bundle of KubeVirt (go mod download)
+## from the common-instancetypes bundle of KubeVirt (go mod download), and
+## prometheus-operator's PrometheusRule and AlertmanagerConfig CRDs in
+## test/schemas/prometheus-operator, from its module (go mod download)
 generate:
 	$(GO) run ./cmd/schemagen -api fn/api -out schemas
 	$(GO) run ./cmd/instancetypegen -out catalog/common-instancetypes.yaml
+	$(GO) run ./cmd/promcrdgen -out test/schemas/prometheus-operator
 
 .PHONY: e2e
 ## e2e: every kustomization under examples/ with the real kustomize, and the
@@ -59,14 +66,17 @@ generate:
 e2e: tools
 	VIRTC_REQUIRE_TOOLS=1 $(GO) test -count=1 ./e2e/...
 
-## tools: pinned kubeconform and kustomize in .tools/bin
-tools: $(TOOLS)/kubeconform $(TOOLS)/kustomize
+## tools: pinned kubeconform, kustomize and promtool in .tools/bin
+tools: $(TOOLS)/kubeconform $(TOOLS)/kustomize $(TOOLS)/promtool
 
 $(TOOLS)/kubeconform:
 	GOBIN=$(TOOLS) $(GO) install github.com/yannh/kubeconform/cmd/kubeconform@$(KUBECONFORM_VERSION)
 
 $(TOOLS)/kustomize:
 	GOBIN=$(TOOLS) $(GO) install sigs.k8s.io/kustomize/kustomize/v5@$(KUSTOMIZE_VERSION)
+
+$(TOOLS)/promtool:
+	GOBIN=$(TOOLS) $(GO) install github.com/prometheus/prometheus/cmd/promtool@$(PROMTOOL_VERSION)
 
 .PHONY: image image-test image-pin
 # The version baked into the image whose digest the examples reference.

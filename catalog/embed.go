@@ -18,3 +18,10 @@ var Files embed.FS
 //
 //go:embed versions/versions.yaml
 var Versions []byte
+
+// Alerting holds the default thresholds and severities of the alerts virtc
+// compiles (an api.Monitoring without enabled): per tier, and for the
+// platform. A Platform's spec.monitoring overrides them.
+//
+//go:embed monitoring/alerting.yaml
+var Alerting []byte

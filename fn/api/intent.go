@@ -50,6 +50,24 @@ type TenantSpec struct {
 	// virtc.dev/retired. Only a tenant that is retired on the base branch
 	// may be removed (virtc diff refuses the removal of any other).
 	Retired bool `json:"retired,omitempty"`
+	// Alerts is where the alerts about this tenant's VMs go: virtc
+	// compiles an AlertmanagerConfig virtc-alerts in the namespace that
+	// routes them there (through user workload monitoring's Alertmanager,
+	// which must allow AlertmanagerConfigs). Absent: no AlertmanagerConfig;
+	// the alerts still fire, and reach whatever the cluster's Alertmanager
+	// routes them to by default (the platform team's receiver).
+	Alerts *TenantAlerts `json:"alerts,omitempty"`
+}
+
+// TenantAlerts is a tenant's alert receiver: e-mail addresses, a webhook,
+// or both.
+type TenantAlerts struct {
+	// Email lists the addresses the alerts are mailed to (the
+	// Alertmanager's SMTP settings send them).
+	Email []string `json:"email,omitempty"`
+	// Webhook is the URL the alerts are posted to (Alertmanager's webhook
+	// format). It must not hold a credential: it is in Git.
+	Webhook string `json:"webhook,omitempty" pattern:"^https?://[^ ]+$" hint:"an http:// or https:// URL"`
 }
 
 // TenantAllow lists the catalog entries a tenant may use.

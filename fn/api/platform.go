@@ -152,6 +152,80 @@ type PlatformSpec struct {
 	// or a drain of one node cannot complete. Absent: false, the failed
 	// checks are warnings (and shown by virtc report).
 	RequireMaintenanceReserve bool `json:"requireMaintenanceReserve,omitempty"`
+	// Monitoring is the alerting virtc compiles with the build, for
+	// OpenShift's monitoring stack (prometheus-operator's PrometheusRule
+	// and AlertmanagerConfig): per VM that should run, per backup
+	// Schedule and restore drill, per tenant quota and for the platform
+	// itself. Absent: on, with the thresholds and severities of virtc's
+	// default catalog (catalog/monitoring/alerting.yaml).
+	Monitoring *Monitoring `json:"monitoring,omitempty"`
+}
+
+// Monitoring switches the generated alerts on or off and overrides their
+// thresholds and severities.
+//
+// Where the alerts go: each tenant's VM alerts in a PrometheusRule
+// virtc-vms in the tenant's namespace (evaluated by user workload
+// monitoring, which limits its queries to that namespace), routed by an
+// AlertmanagerConfig virtc-alerts to the tenant's receiver (Tenant
+// spec.alerts); backup and restore-drill alerts in a PrometheusRule
+// virtc-backups in openshift-adp, beside the Velero Schedules; platform
+// and quota (capacity) alerts in a PrometheusRule virtc-platform in
+// openshift-cnv, which virtc then labels openshift.io/cluster-monitoring
+// so that the platform Prometheus scrapes and evaluates it.
+type Monitoring struct {
+	// Enabled: false compiles no monitoring objects at all: the output is
+	// what it would be without monitoring. Absent: true.
+	Enabled *bool `json:"enabled,omitempty"`
+	// Tiers override, tier by tier, the thresholds and severity of the
+	// alerts of VMs of that tier (and of their tenants' quotas and their
+	// backup Schedules). Absent fields keep the default catalog's.
+	Tiers []TierAlerting `json:"tiers,omitempty"`
+	// Platform overrides the thresholds and severity of the platform's
+	// own alerts. Absent fields keep the default catalog's.
+	Platform *PlatformAlerting `json:"platform,omitempty"`
+}
+
+// On reports whether monitoring objects are compiled (absent: yes).
+func (m *Monitoring) On() bool { return m == nil || m.Enabled == nil || *m.Enabled }
+
+// TierAlerting is how a tier's alerts fire. Durations are Prometheus
+// durations (30s, 5m, 1h, 14d, 1w).
+type TierAlerting struct {
+	// Tier is production or standard.
+	Tier string `json:"tier" enum:"production,standard"`
+	// Severity is the severity label of the tier's alerts.
+	Severity string `json:"severity,omitempty" enum:"critical,warning,info"`
+	// NotRunningFor is how long a VM that should run (runStrategy Always
+	// or RerunOnFailure) may be in any status but running or migrating
+	// before it alerts.
+	NotRunningFor string `json:"notRunningFor,omitempty" pattern:"^([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$" hint:"a Prometheus duration such as 5m, 1h30m or 14d (units y, w, d, h, m, s in that order)"`
+	// GuestAgentMissingFor is how long a running VM whose image declares
+	// the QEMU guest agent may run without it reporting before it alerts.
+	GuestAgentMissingFor string `json:"guestAgentMissingFor,omitempty" pattern:"^([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$" hint:"a Prometheus duration such as 5m, 1h30m or 14d (units y, w, d, h, m, s in that order)"`
+	// MigrationStuckAfter is how long a live migration of a VM that must
+	// migrate (spec.migration Required) may run before it alerts.
+	MigrationStuckAfter string `json:"migrationStuckAfter,omitempty" pattern:"^([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$" hint:"a Prometheus duration such as 5m, 1h30m or 14d (units y, w, d, h, m, s in that order)"`
+	// BackupGrace is how much longer than its schedule's longest interval
+	// a backup Schedule may go without a successful backup before it
+	// alerts.
+	BackupGrace string `json:"backupGrace,omitempty" pattern:"^([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$" hint:"a Prometheus duration such as 5m, 1h30m or 14d (units y, w, d, h, m, s in that order)"`
+	// DrillWarning is how long before a restore drill's evidence expires
+	// (its backup policy's drillInterval after its date) the alert fires.
+	DrillWarning string `json:"drillWarning,omitempty" pattern:"^([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$" hint:"a Prometheus duration such as 5m, 1h30m or 14d (units y, w, d, h, m, s in that order)"`
+}
+
+// PlatformAlerting is how the platform's alerts fire.
+type PlatformAlerting struct {
+	// Severity is the severity label of the platform's alerts.
+	Severity string `json:"severity,omitempty" enum:"critical,warning,info"`
+	// UnhealthyFor is how long HCO may report its system health as
+	// warning or error before it alerts.
+	UnhealthyFor string `json:"unhealthyFor,omitempty" pattern:"^([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$" hint:"a Prometheus duration such as 5m, 1h30m or 14d (units y, w, d, h, m, s in that order)"`
+	// UpgradeFor is how long an operator's CSV (OpenShift Virtualization,
+	// OADP) may be in any phase but Succeeded (an install or upgrade in
+	// progress, or failed) before it alerts.
+	UpgradeFor string `json:"upgradeFor,omitempty" pattern:"^([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$" hint:"a Prometheus duration such as 5m, 1h30m or 14d (units y, w, d, h, m, s in that order)"`
 }
 
 // CatalogSource is a digest-pinned operator index image and what its

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/virtc/virtc/fn/alerts"
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/eligibility"
@@ -52,6 +54,10 @@ type vmReport struct {
 	// Placement is the VM's worker pool and eligible nodes (absent
 	// without pools in the catalog).
 	Placement *placementReport `json:"placement,omitempty"`
+	// Monitoring says what of the VM virtc's alerts watch, and what not
+	// and why (absent when the build compiles no monitoring: no Platform,
+	// or spec.monitoring.enabled false).
+	Monitoring []alerts.Item `json:"monitoring,omitempty"`
 }
 
 // placementReport is where a VM can run.
@@ -136,6 +142,16 @@ func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	pl := placement.Analyze(res.Model)
 	rows := reportRows(res.Model, pl)
+	plan, err := alerts.Compile(res.Model, render.ScheduleName)
+	if err != nil {
+		fmt.Fprintf(stderr, "virtc report: monitoring: %v\n", err)
+		return ExitFailed
+	}
+	if plan != nil {
+		for i := range rows {
+			rows[i].Monitoring = plan.Coverage[rows[i].Tenant+"/"+rows[i].VM]
+		}
+	}
 	switch *format {
 	case "json":
 		enc := json.NewEncoder(stdout)
@@ -147,9 +163,11 @@ func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	case "markdown":
 		writeReportMarkdown(stdout, rows)
 		writePlacementMarkdown(stdout, rows, pl)
+		writeMonitoringMarkdown(stdout, rows)
 	default:
 		writeReportText(stdout, rows)
 		writePlacementText(stdout, rows, pl)
+		writeMonitoringText(stdout, rows)
 	}
 	return ExitOK
 }
@@ -276,5 +294,53 @@ func writeReportMarkdown(w io.Writer, rows []vmReport) {
 	for _, r := range rows {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s (`%s`) | %s | %s | %s | %s |\n", r.Tenant, r.VM, strings.Join(r.Classes, "<br>"), r.Status, r.Acceptance,
 			strings.Join(r.Storage, ", "), strings.Join(r.Networks, ", "), r.Migration, r.Eviction, r.Backup, tierText(r), list(r.Accepted), list(r.Missing))
+	}
+}
+
+// writeMonitoringText lists, per VM, what virtc's alerts watch and what
+// they do not (and why).
+func writeMonitoringText(w io.Writer, rows []vmReport) {
+	if !slices.ContainsFunc(rows, func(r vmReport) bool { return len(r.Monitoring) > 0 }) {
+		return
+	}
+	fmt.Fprintln(w, "\nMonitoring (alerts virtc compiles; spec.monitoring of the Platform):")
+	for _, r := range rows {
+		fmt.Fprintf(w, "\n%s/%s (%s):\n", r.Tenant, r.VM, r.Tier)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, it := range r.Monitoring {
+			alert := it.Alert
+			if alert == "" {
+				alert = "-"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", it.What, alert, it.Detail)
+		}
+		tw.Flush()
+	}
+}
+
+// writeMonitoringMarkdown is writeMonitoringText as a table.
+func writeMonitoringMarkdown(w io.Writer, rows []vmReport) {
+	if !slices.ContainsFunc(rows, func(r vmReport) bool { return len(r.Monitoring) > 0 }) {
+		return
+	}
+	fmt.Fprint(w, "\n## Monitoring\n\n")
+	fmt.Fprintln(w, "| Tenant | VM | Watched | Not watched |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	for _, r := range rows {
+		var watched, not []string
+		for _, it := range r.Monitoring {
+			if it.Alert != "" {
+				watched = append(watched, it.What+": "+it.Alert+" ("+it.Detail+")")
+			} else {
+				not = append(not, it.What+": "+strings.TrimPrefix(it.Detail, "not watched: "))
+			}
+		}
+		cell := func(l []string) string {
+			if len(l) == 0 {
+				return "none"
+			}
+			return strings.ReplaceAll(strings.Join(l, "<br>"), "|", "\\|")
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", r.Tenant, r.VM, cell(watched), cell(not))
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 
+	"github.com/virtc/virtc/fn/alerts"
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/diag"
@@ -103,7 +104,13 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 	if diags.HasErrors() {
 		return res
 	}
-	objs := render.All(m, render.Options{})
+	// The monitoring of the build (nil when off), from the checked model.
+	plan, err := alerts.Compile(m, render.ScheduleName)
+	if err != nil {
+		diags.Errorf(m.Platform.Doc.Pos("spec.monitoring"), "spec.monitoring", "%v", err)
+		return res
+	}
+	objs := render.All(m, render.Options{Monitoring: plan})
 	if len(opts.Scopes) > 0 {
 		objs = slices.DeleteFunc(objs, func(o emit.Object) bool { return !slices.Contains(opts.Scopes, o.Scope) })
 	}

@@ -54,6 +54,8 @@ var types = map[string]reflect.Type{
 	"velero.io/v1/Restore":                                 reflect.TypeFor[extapi.Restore](),
 	"snapshot.kubevirt.io/v1beta1/VirtualMachineSnapshot":  reflect.TypeFor[extapi.VirtualMachineSnapshot](),
 	"snapshot.kubevirt.io/v1beta1/VirtualMachineRestore":   reflect.TypeFor[extapi.VirtualMachineRestore](),
+	"monitoring.coreos.com/v1/PrometheusRule":              reflect.TypeFor[extapi.PrometheusRule](),
+	"monitoring.coreos.com/v1alpha1/AlertmanagerConfig":    reflect.TypeFor[extapi.AlertmanagerConfig](),
 }
 
 // Register adds a Go type for apiVersion/kind (for kinds whose API module

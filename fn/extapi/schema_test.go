@@ -97,3 +97,25 @@ func checkFields(t *testing.T, version, what string, typ reflect.Type, schema ma
 		checkFields(t, version, what, f.Type, sub, path+name+".")
 	}
 }
+
+// PrometheusRule's and AlertmanagerConfig's schemas are prometheus-
+// operator v0.85.0's, vendored by cmd/promcrdgen.
+func TestMonitoringTypesMatchPrometheusOperatorSchemas(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		typ  reflect.Type
+	}{
+		{"prometheusrule_v1.json", reflect.TypeFor[PrometheusRule]()},
+		{"alertmanagerconfig_v1alpha1.json", reflect.TypeFor[AlertmanagerConfig]()},
+	} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "test", "schemas", "prometheus-operator", "crds", "monitoring.coreos.com", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var schema map[string]any
+		if err := json.Unmarshal(data, &schema); err != nil {
+			t.Fatal(err)
+		}
+		checkFields(t, "", c.typ.Name(), c.typ, schema, "")
+	}
+}

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/virtc/virtc/fn/alerts"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/par"
 	"github.com/virtc/virtc/fn/resolve"
@@ -91,6 +92,10 @@ var syncWaves = map[string]int{
 	"Schedule":                          3,
 	"Backup":                            3,
 	"VirtualMachineSnapshot":            3,
+	// Alerts about the objects above come with them: the CRDs are
+	// OpenShift monitoring's, always installed.
+	"PrometheusRule":     3,
+	"AlertmanagerConfig": 3,
 }
 
 // objectMeta is the metadata every generated object carries: who manages
@@ -210,7 +215,11 @@ func typeMeta(apiVersion, kind string) metav1.TypeMeta {
 }
 
 // Options are the settings renderers take from outside the model.
-type Options struct{}
+type Options struct {
+	// Monitoring is the build's alerting plan (alerts.Compile); nil: no
+	// monitoring objects.
+	Monitoring *alerts.Plan
+}
 
 // safety is how renderers protect disks: whether deletions need a person.
 type safety struct {
@@ -250,10 +259,11 @@ func All(m *resolve.Model, opts Options) []emit.Object {
 		objs = append(objs, MigrationPolicies(m.Catalog)...)
 		objs = append(objs, GoldenImages(m.Catalog, p)...)
 		objs = append(objs, ClusterNetworks(m, p)...)
+		objs = append(objs, PlatformRules(opts.Monitoring)...)
 	}
 	// Tenants are rendered on all CPUs and joined in order.
 	perTenant := make([][]emit.Object, len(m.Tenants))
-	par.For(len(m.Tenants), func(i int) { perTenant[i] = tenant(m, m.Tenants[i], safe) })
+	par.For(len(m.Tenants), func(i int) { perTenant[i] = tenant(m, m.Tenants[i], safe, opts.Monitoring) })
 	n := len(objs)
 	for _, t := range perTenant {
 		n += len(t)
@@ -263,6 +273,7 @@ func All(m *resolve.Model, opts Options) []emit.Object {
 		objs = append(objs, t...)
 	}
 	safe.namespaces(objs)
+	monitorNamespace(opts.Monitoring, objs)
 	retire(m, objs)
 	return objs
 }
@@ -328,7 +339,7 @@ func retire(m *resolve.Model, objs []emit.Object) {
 }
 
 // tenant renders a tenant's namespace, plumbing, VMs and backups.
-func tenant(m *resolve.Model, t *resolve.Tenant, safe safety) []emit.Object {
+func tenant(m *resolve.Model, t *resolve.Tenant, safe safety, plan *alerts.Plan) []emit.Object {
 	var objs []emit.Object
 	objs = append(objs, Namespace(t))
 	objs = append(objs, TenantNetworks(m, t)...)
@@ -341,5 +352,7 @@ func tenant(m *resolve.Model, t *resolve.Tenant, safe safety) []emit.Object {
 	}
 	objs = append(objs, Schedules(m, t)...)
 	objs = append(objs, OnDemandBackups(m, t)...)
+	objs = append(objs, TenantRules(plan, t.Name)...)
+	objs = append(objs, AlertmanagerConfig(plan, t.Name)...)
 	return objs
 }

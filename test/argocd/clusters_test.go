@@ -122,7 +122,11 @@ func startCluster(ctx context.Context, bins conformance.Binaries, tl tools, virt
 	if _, err := os.Stat(crdDir); err != nil {
 		return fail(fmt.Errorf("the %s CRDs are missing (VIRTC_SCHEMAS): %w", s.version, err))
 	}
-	for _, d := range append([]string{crdDir}, s.crdDirs...) {
+	// prometheus-operator's CRDs (virtc's PrometheusRules and
+	// AlertmanagerConfigs), which OpenShift's monitoring stack installs on
+	// every cluster: test/schemas/README.md.
+	monitoring := filepath.Join(repoRoot, "test", "schemas", "prometheus-operator", "crd-yaml")
+	for _, d := range append([]string{crdDir, monitoring}, s.crdDirs...) {
 		if _, err := cp.InstallCRDs(ctx, d); err != nil {
 			return fail(err)
 		}

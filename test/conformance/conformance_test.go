@@ -252,6 +252,14 @@ func startControlPlane(t *testing.T, bins Binaries, version string) *Cluster {
 		}
 		n += m
 	}
+	// prometheus-operator's CRDs (PrometheusRule, AlertmanagerConfig),
+	// vendored from its Go module by cmd/promcrdgen: OpenShift's
+	// monitoring stack installs them on every cluster.
+	m, err := cp.InstallCRDs(t.Context(), filepath.Join(repoRoot, "test", "schemas", "prometheus-operator", "crd-yaml"))
+	if err != nil {
+		t.Fatalf("install prometheus-operator CRDs: %v", err)
+	}
+	n += m
 	t.Logf("platform %s: etcd and kube-apiserver ready in %v at %s; %d CRDs established in %v",
 		version, cp.Startup.Round(time.Millisecond), cp.URL, n, time.Since(began).Round(time.Millisecond))
 	manifests := filepath.Join(dir, "manifests")

@@ -69,7 +69,8 @@ func start(t *testing.T) *env {
 		t.Fatalf("start control plane: %v", err)
 	}
 	t.Cleanup(cp.Stop)
-	for _, crds := range []string{filepath.Join(schemas, "crd-yaml"), filepath.Join(repoRoot, "test", "schemas", platformVersion, "crd-yaml")} {
+	for _, crds := range []string{filepath.Join(schemas, "crd-yaml"), filepath.Join(repoRoot, "test", "schemas", platformVersion, "crd-yaml"),
+		filepath.Join(repoRoot, "test", "schemas", "prometheus-operator", "crd-yaml")} {
 		if _, err := cp.InstallCRDs(ctx, crds); err != nil {
 			t.Fatalf("install CRDs from %s: %v", crds, err)
 		}
