@@ -164,7 +164,7 @@ var (
 	// kubectl annotate of an object's Argo CD tracking id to this
 	// cluster's Application ($APP_INSTANCE: $APP in the model).
 	reTracking = regexp.MustCompile(`^kubectl -n (\S+) annotate --overwrite (virtualmachine|persistentvolumeclaim) (\S+) argocd\.argoproj\.io/tracking-id="\$APP_INSTANCE:([^/]*)/(\w+):(\S+)/(\S+)"$`)
-	rePatchRun  = regexp.MustCompile(`^kubectl -n (\S+) patch virtualmachine (\S+) --type merge -p '\{"spec":\{"runStrategy":"(\w+)"\}\}'`)
+	rePatchRun = regexp.MustCompile(`^kubectl -n (\S+) patch virtualmachine (\S+) --type merge -p '\{"spec":\{"runStrategy":"(\w+)"\}\}'`)
 )
 
 // run interprets the script's commands in order.
