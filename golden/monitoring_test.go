@@ -12,15 +12,15 @@ import (
 
 // TestMonitoringOff holds the Platform switch spec.monitoring.enabled:
 // false to what it promises: golden/monitoring-off is golden/
-// dpa-two-locations with the switch off, and its output is that
+// network-allowed-tenants with the switch off, and its output is that
 // scenario's with the monitoring objects (every PrometheusRule and
 // AlertmanagerConfig) and the openshift.io/cluster-monitoring label of
 // openshift-cnv taken out, byte for byte but for the virtc.dev/source
 // paths. (When the switch was added, golden/monitoring-off/expected.yaml
-// was also byte-identical to dpa-two-locations' output before virtc
+// was also byte-identical to network-allowed-tenants' output before virtc
 // compiled monitoring.)
 func TestMonitoringOff(t *testing.T) {
-	on, err := os.ReadFile("dpa-two-locations/expected.yaml")
+	on, err := os.ReadFile("network-allowed-tenants/expected.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestMonitoringOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(on, []byte("kind: PrometheusRule")) {
-		t.Fatal("dpa-two-locations compiles no PrometheusRule: monitoring is not on by default")
+		t.Fatal("network-allowed-tenants compiles no PrometheusRule: monitoring is not on by default")
 	}
 	var kept []string
 	for _, doc := range strings.SplitAfter(string(on), "---\n") {
@@ -39,9 +39,9 @@ func TestMonitoringOff(t *testing.T) {
 		kept = append(kept, strings.Replace(doc, "    openshift.io/cluster-monitoring: \"true\"\n", "", 1))
 	}
 	want := strings.TrimSuffix(strings.Join(kept, ""), "---\n")
-	want = strings.ReplaceAll(want, "golden/dpa-two-locations/", "golden/monitoring-off/")
+	want = strings.ReplaceAll(want, "golden/network-allowed-tenants/", "golden/monitoring-off/")
 	if diff := cmp.Diff(want, string(off)); diff != "" {
-		t.Errorf("monitoring-off is not dpa-two-locations without its monitoring (-want +got):\n%s", diff)
+		t.Errorf("monitoring-off is not network-allowed-tenants without its monitoring (-want +got):\n%s", diff)
 	}
 }
 

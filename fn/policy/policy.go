@@ -38,6 +38,7 @@ func CheckWith(m *resolve.Model, opts Options, diags *diag.List) {
 	bootSourceMarks(m, diags)
 	productionTarget(m, diags)
 	compatibilityGate(m, opts, diags)
+	productionMonitoring(m, diags)
 	for _, t := range m.Tenants {
 		labTenant(t, diags)
 		retiredTenant(t, diags)

@@ -164,3 +164,25 @@ func publishedGate(m *resolve.Model, opts Options, diags *diag.List) {
 	refuse(f.Doc.Pos(field), field, "the published facts of platform %q list no accepted Evidence on %s for the compatibility gate's checks %s, and the build has production %s (record them in the platform repository and publish the facts again with virtc facts, or keep the VMs at tier standard)",
 		f.Obj.Metadata.Name, f.Obj.Spec.Version, strings.Join(missing, ", "), productionWhat(prod))
 }
+
+// productionMonitoring refuses production VMs on a Platform that turns the
+// generated monitoring off (spec.monitoring.enabled: false). Doc 000,
+// Applicable Principles, "Observability by Default": "platform and
+// workload health is observable, with alerting and evidence captured for
+// acceptance"; "Availability, maintenance, and remediation contract": a
+// workload is eligible for a stated availability tier "only after its VM
+// profile documents ... health monitoring"; the standard row of the
+// matrix lists monitoring among its evidence. Standard-tier builds may
+// switch it off (their own monitoring, a lab).
+func productionMonitoring(m *resolve.Model, diags *diag.List) {
+	p := m.Platform
+	if p == nil || p.Obj.Spec.Monitoring.On() {
+		return
+	}
+	prod := productionVMs(m)
+	if len(prod) == 0 {
+		return
+	}
+	diags.Errorf(p.Doc.Pos("spec.monitoring.enabled"), "spec.monitoring.enabled", "platform %q turns the generated monitoring off but runs production %s: a production VM's health is monitored and alerted on (remove spec.monitoring.enabled: false, or keep the VMs at tier standard)",
+		p.Name, productionWhat(prod))
+}
