@@ -116,9 +116,25 @@ type Plan struct {
 }
 
 // On reports whether the model's build compiles monitoring: it has a
-// Platform whose spec.monitoring does not turn it off.
+// Platform whose spec.monitoring does not turn it off, or, in a
+// tenant-only build, the Platform's published facts say it is on.
 func On(m *resolve.Model) bool {
-	return m.Platform != nil && m.Platform.Obj.Spec.Monitoring.On()
+	switch {
+	case m.Platform != nil:
+		return m.Platform.Obj.Spec.Monitoring.On()
+	case m.Facts != nil:
+		return m.Facts.Obj.Spec.Monitoring.On()
+	}
+	return false
+}
+
+// settingsOf is the build's monitoring settings: the Platform's, else its
+// published facts'.
+func settingsOf(m *resolve.Model) *api.Monitoring {
+	if m.Platform != nil {
+		return m.Platform.Obj.Spec.Monitoring
+	}
+	return m.Facts.Obj.Spec.Monitoring
 }
 
 // Compile plans the monitoring of a model; nil when it is off. schedule
@@ -128,7 +144,7 @@ func Compile(m *resolve.Model, schedule func(tenant, policy string) string) (*Pl
 	if !On(m) {
 		return nil, nil
 	}
-	s, err := Load(m.Platform.Obj.Spec.Monitoring)
+	s, err := Load(settingsOf(m))
 	if err != nil {
 		return nil, err
 	}
@@ -140,14 +156,32 @@ func Compile(m *resolve.Model, schedule func(tenant, policy string) string) (*Pl
 		Coverage:  map[string][]Item{},
 		schedule:  schedule,
 	}
-	p.Platform = RuleSet{Namespace: PlatformNamespace, Name: PlatformRule, Source: m.Platform.Doc.Rel}
-	p.Platform.Groups = append(p.Platform.Groups, platformGroup(m, s))
 	var quota []Rule
 	for _, t := range m.Tenants {
 		if err := p.tenant(m, t, &quota); err != nil {
 			return nil, err
 		}
 	}
+	if m.Platform == nil {
+		// A tenant-only build writes its tenants' rules and receivers;
+		// virtc-platform (the platform's health, every tenant's quota,
+		// the restore drills) is the platform repository's object, and
+		// two tenant repositories would fight over it. A tenant's quota
+		// headroom is then watched from its own namespace, routed to the
+		// tenant (TenantQuota).
+		for _, r := range quota {
+			i := slices.IndexFunc(m.Tenants, func(t *resolve.Tenant) bool { return t.Name == r.Labels[LabelTenant] })
+			t := m.Tenants[i]
+			if p.VMs[t.Name] == nil {
+				p.VMs[t.Name] = &RuleSet{Namespace: t.Name, Name: VMRule, Tenant: t.Name, Source: t.Doc.Rel}
+			}
+			rs := p.VMs[t.Name]
+			rs.Groups = append(rs.Groups, Group{Name: "virtc-quota", Rules: []Rule{r}})
+		}
+		return p, nil
+	}
+	p.Platform = RuleSet{Namespace: PlatformNamespace, Name: PlatformRule, Source: m.Platform.Doc.Rel}
+	p.Platform.Groups = append(p.Platform.Groups, platformGroup(m, s))
 	if len(quota) > 0 {
 		p.Platform.Groups = append(p.Platform.Groups, Group{Name: "virtc-quota", Rules: quota})
 	}

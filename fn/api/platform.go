@@ -437,6 +437,10 @@ type PlatformFactsSpec struct {
 	// is platform-wide, so it lives in the platform repository). A tenant
 	// repository's production VMs need every check of the gate listed.
 	CompatibilityGate []GateFact `json:"compatibilityGate,omitempty"`
+	// Monitoring is the Platform's spec.monitoring (absent: on, with the
+	// default catalog's thresholds): a tenant-only build compiles its
+	// tenants' alerts with it, as the platform repository would.
+	Monitoring *Monitoring `json:"monitoring,omitempty"`
 }
 
 // GateFact is one accepted check of the compatibility gate.

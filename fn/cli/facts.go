@@ -3,6 +3,9 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/diag"
@@ -41,6 +44,16 @@ func runFacts(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "apiVersion: virtc.dev/v1alpha1\nkind: PlatformFacts\nmetadata:\n  name: %s\nspec:\n  version: %s\n", p.Name, p.Version.String())
 	if p.Obj.Spec.UpgradingTo != "" {
 		fmt.Fprintf(stdout, "  upgradingTo: %s\n", p.Obj.Spec.UpgradingTo)
+	}
+	if mon := p.Obj.Spec.Monitoring; mon != nil {
+		data, err := yaml.Marshal(map[string]any{"monitoring": mon})
+		if err != nil {
+			fmt.Fprintf(stderr, "virtc facts: %v\n", err)
+			return ExitFailed
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+			fmt.Fprintf(stdout, "  %s\n", line)
+		}
 	}
 	if p.Release.Baseline {
 		var accepted, missing []eligibility.Judged

@@ -10,6 +10,7 @@ import (
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/eligibility"
 	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/fn/source"
 	"github.com/virtc/virtc/fn/versions"
 )
 
@@ -175,14 +176,26 @@ func publishedGate(m *resolve.Model, opts Options, diags *diag.List) {
 // matrix lists monitoring among its evidence. Standard-tier builds may
 // switch it off (their own monitoring, a lab).
 func productionMonitoring(m *resolve.Model, diags *diag.List) {
-	p := m.Platform
-	if p == nil || p.Obj.Spec.Monitoring.On() {
+	var name, published string
+	var doc *source.Doc
+	switch {
+	case m.Platform != nil:
+		if m.Platform.Obj.Spec.Monitoring.On() {
+			return
+		}
+		name, doc = m.Platform.Name, m.Platform.Doc
+	case m.Facts != nil:
+		if m.Facts.Obj.Spec.Monitoring.On() {
+			return
+		}
+		name, doc, published = m.Facts.Obj.Metadata.Name, m.Facts.Doc, " (its published PlatformFacts)"
+	default:
 		return
 	}
 	prod := productionVMs(m)
 	if len(prod) == 0 {
 		return
 	}
-	diags.Errorf(p.Doc.Pos("spec.monitoring.enabled"), "spec.monitoring.enabled", "platform %q turns the generated monitoring off but runs production %s: a production VM's health is monitored and alerted on (remove spec.monitoring.enabled: false, or keep the VMs at tier standard)",
-		p.Name, productionWhat(prod))
+	diags.Errorf(doc.Pos("spec.monitoring.enabled"), "spec.monitoring.enabled", "platform %q%s turns the generated monitoring off but runs production %s: a production VM's health is monitored and alerted on (remove spec.monitoring.enabled: false, or keep the VMs at tier standard)",
+		name, published, productionWhat(prod))
 }
