@@ -55,6 +55,11 @@ type Guardrails struct {
 	// Pools are the node selectors and tolerations of the worker pools the
 	// tenant may use (one with neither when the catalog has no pools).
 	Pools []PoolPlacement
+	// CloudInitBase64 are the base64 cloud-init data of the tenant's VMs
+	// as virtc writes them (checked at compile time): CEL in admission
+	// policies has no base64 decoding, so the policy admits base64 data
+	// only when it is one of these.
+	CloudInitBase64 []string
 }
 
 // InlineShape is an inline size's CPU topology and guest memory.
@@ -166,7 +171,12 @@ func TenantGuardrails(m *resolve.Model, t *resolve.Tenant) Guardrails {
 		slices.Sort(pp.Tolerations)
 		g.Pools = append(g.Pools, pp)
 	}
-	for _, l := range []*[]string{&g.DataSources, &g.Registries, &g.Sizes, &g.Preferences, &g.StorageClasses, &g.RWXClasses, &g.NonMigratableNetworks} {
+	for _, vm := range t.VMs {
+		if ci := cloudInit(vm); ci != nil && ci.UserDataBase64 != "" {
+			g.CloudInitBase64 = append(g.CloudInitBase64, ci.UserDataBase64)
+		}
+	}
+	for _, l := range []*[]string{&g.CloudInitBase64, &g.DataSources, &g.Registries, &g.Sizes, &g.Preferences, &g.StorageClasses, &g.RWXClasses, &g.NonMigratableNetworks} {
 		slices.Sort(*l)
 		*l = slices.Compact(*l)
 	}
@@ -243,18 +253,21 @@ func celMap(m map[string]string) string {
 	return "{" + strings.Join(q, ", ") + "}"
 }
 
+// celShapes writes inline sizes as a CEL map from the size's name to
+// "sockets/cores/threads/guest" (a CEL map literal's values share a type).
 func celShapes(shapes []InlineShape) string {
-	q := make([]string, len(shapes))
-	for i, s := range shapes {
-		q[i] = fmt.Sprintf("{'name': %s, 'sockets': %d, 'cores': %d, 'threads': %d, 'guest': %s}", celString(s.Name), s.Sockets, s.Cores, s.Threads, celString(s.Guest))
+	m := map[string]string{}
+	for _, s := range shapes {
+		m[s.Name] = fmt.Sprintf("%d/%d/%d/%s", s.Sockets, s.Cores, s.Threads, s.Guest)
 	}
-	return "[" + strings.Join(q, ", ") + "]"
+	return celMap(m)
 }
 
-func celPools(pools []PoolPlacement) string {
+// celPoolLists writes, per pool (by name), one of its lists as a CEL map.
+func celPoolLists(pools []PoolPlacement, list func(PoolPlacement) []string) string {
 	q := make([]string, len(pools))
 	for i, p := range pools {
-		q[i] = fmt.Sprintf("{'name': %s, 'nodeSelector': %s, 'tolerations': %s}", celString(p.Name), celList(p.NodeSelector), celList(p.Tolerations))
+		q[i] = celString(p.Name) + ": " + celList(list(p))
 	}
-	return "[" + strings.Join(q, ", ") + "]"
+	return "{" + strings.Join(q, ", ") + "}"
 }

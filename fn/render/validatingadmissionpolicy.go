@@ -91,7 +91,7 @@ var guardedResources = []struct {
 	resources []string
 }{
 	{"", []string{"persistentvolumeclaims"}},
-	{"cdi.kubevirt.io", []string{"datavolumes"}},
+	{"cdi.kubevirt.io", []string{"dataimportcrons", "datavolumes", "volumeimportsources", "volumeuploadsources"}},
 	{"k8s.cni.cncf.io", []string{"network-attachment-definitions"}},
 	{"kubevirt.io", []string{"virtualmachineinstancereplicasets", "virtualmachineinstances", "virtualmachines"}},
 	{"pool.kubevirt.io", []string{"virtualmachinepools"}},
@@ -106,6 +106,12 @@ var Rules = []Rule{
 		What:       "VMs only as VirtualMachines (no VirtualMachineInstance, replica set or pool of a tenant's own)",
 		Expression: `!(request.resource.resource in ['virtualmachineinstances', 'virtualmachineinstancereplicasets', 'virtualmachinepools'])`,
 		Message:    `'virtc guardrail workload-kind: ' + request.kind.kind + ' ' + request.namespace + '/' + request.name + ': tenant ' + variables.tenant + ' runs VMs only as VirtualMachines, which its guardrails judge (declare the VM in Git: virtc writes its VirtualMachine)'`,
+	},
+	{
+		Name:       "import-source",
+		What:       "no import of the tenant's own: no DataImportCron, VolumeImportSource or VolumeUploadSource (CDI's edit role grants them; their imports run as CDI)",
+		Expression: `!(request.resource.group == 'cdi.kubevirt.io' && request.resource.resource in ['dataimportcrons', 'volumeimportsources', 'volumeuploadsources'])`,
+		Message:    `'virtc guardrail import-source: ' + variables.where + ': tenant ' + variables.tenant + ' imports no image of its own (the platform team adds images to the catalog, whose golden images its VMs clone: ' + variables.dataSources.join(', ') + ')'`,
 	},
 	{
 		Name:       "image-source",
@@ -128,8 +134,8 @@ var Rules = []Rule{
 	{
 		Name:       "instancetype",
 		What:       "only the sizes (cluster instance types) the tenant may use",
-		Expression: `!variables.vm || (has(object.spec.instancetype) ? (!has(object.spec.instancetype.kind) || object.spec.instancetype.kind in ['VirtualMachineClusterInstancetype', 'virtualmachineclusterinstancetype']) && object.spec.instancetype.name in variables.sizes : variables.inlineSizes.exists(z, (has(variables.cpu.sockets) ? variables.cpu.sockets : 0) == z.sockets && (has(variables.cpu.cores) ? variables.cpu.cores : 0) == z.cores && (has(variables.cpu.threads) ? variables.cpu.threads : 0) == z.threads && has(variables.domain.memory) && has(variables.domain.memory.guest) && string(variables.domain.memory.guest) == z.guest))`,
-		Message:    `'virtc guardrail instancetype: ' + variables.where + ': spec.instancetype: ' + (has(object.spec.instancetype) ? (has(object.spec.instancetype.kind) ? object.spec.instancetype.kind + ' ' : '') + object.spec.instancetype.name : 'none') + ' is not a size tenant ' + variables.tenant + ' may use (allowed: ' + variables.sizes.join(', ') + (size(variables.inlineSizes) > 0 ? '; inline: ' + variables.inlineSizes.map(z, z.name).join(', ') : '') + ')'`,
+		Expression: `!variables.vm || (has(object.spec.instancetype) ? (!has(object.spec.instancetype.kind) || object.spec.instancetype.kind in ['VirtualMachineClusterInstancetype', 'virtualmachineclusterinstancetype']) && object.spec.instancetype.name in variables.sizes : has(variables.domain.memory) && has(variables.domain.memory.guest) && variables.inlineSizes.exists(z, variables.inlineSizes[z] == string(has(variables.cpu.sockets) ? variables.cpu.sockets : 0) + '/' + string(has(variables.cpu.cores) ? variables.cpu.cores : 0) + '/' + string(has(variables.cpu.threads) ? variables.cpu.threads : 0) + '/' + string(variables.domain.memory.guest)))`,
+		Message:    `'virtc guardrail instancetype: ' + variables.where + ': spec.instancetype: ' + (has(object.spec.instancetype) ? (has(object.spec.instancetype.kind) ? object.spec.instancetype.kind + ' ' : '') + object.spec.instancetype.name : 'none') + ' is not a size tenant ' + variables.tenant + ' may use (allowed: ' + variables.sizes.join(', ') + (size(variables.inlineSizes) > 0 ? '; inline: ' + variables.inlineSizes.map(z, z + ' (' + variables.inlineSizes[z] + ')').join(', ') : '') + ')'`,
 	},
 	{
 		Name:       "preference",
@@ -158,14 +164,14 @@ var Rules = []Rule{
 	{
 		Name:       "placement",
 		What:       "node selector and tolerations only exactly those of a worker pool the tenant may use, no node affinity or pod affinity of its own",
-		Expression: `!variables.vm || variables.pools.exists(p, size(variables.nodeSelector) == size(p.nodeSelector) && variables.nodeSelector.all(k, k + '=' + variables.nodeSelector[k] in p.nodeSelector) && variables.tolerationKeys.all(k, k in p.tolerations)) && (!has(variables.spec.affinity) || !has(variables.spec.affinity.nodeAffinity) && !has(variables.spec.affinity.podAffinity))`,
-		Message:    `'virtc guardrail placement: ' + variables.where + ': spec.template.spec: node selector ' + variables.nodeSelector.map(k, k + '=' + variables.nodeSelector[k]).join(', ') + ', tolerations ' + variables.tolerationKeys.join(', ') + (has(variables.spec.affinity) && (has(variables.spec.affinity.nodeAffinity) || has(variables.spec.affinity.podAffinity)) ? ' and a node or pod affinity' : '') + ' go beyond the worker pools tenant ' + variables.tenant + ' may use (' + variables.pools.map(p, (p.name == '' ? 'no pool' : p.name) + ': node selector ' + p.nodeSelector.join(', ') + ', tolerations ' + p.tolerations.join(', ')).join('; ') + ')'`,
+		Expression: `!variables.vm || variables.poolSelectors.exists(p, size(variables.nodeSelector) == size(variables.poolSelectors[p]) && variables.nodeSelector.all(k, k + '=' + variables.nodeSelector[k] in variables.poolSelectors[p]) && variables.tolerationKeys.all(k, k in variables.poolTolerations[p])) && (!has(variables.spec.affinity) || !has(variables.spec.affinity.nodeAffinity) && !has(variables.spec.affinity.podAffinity))`,
+		Message:    `'virtc guardrail placement: ' + variables.where + ': spec.template.spec: node selector ' + variables.nodeSelector.map(k, k + '=' + variables.nodeSelector[k]).join(', ') + ', tolerations ' + variables.tolerationKeys.join(', ') + (has(variables.spec.affinity) && (has(variables.spec.affinity.nodeAffinity) || has(variables.spec.affinity.podAffinity)) ? ' and a node or pod affinity' : '') + ' go beyond the worker pools tenant ' + variables.tenant + ' may use (' + variables.poolSelectors.map(p, (p == '' ? 'no pool' : p) + ': node selector ' + variables.poolSelectors[p].join(', ') + ', tolerations ' + variables.poolTolerations[p].join(', ')).join('; ') + ')'`,
 	},
 	{
 		Name:       "cloud-init-secrets",
-		What:       "no secret material in inline cloud-init data (the patterns virtc's compile refuses)",
-		Expression: `!variables.vm || variables.cloudInitTexts.all(d, !variables.secretPatterns.exists(p, d.matches(p.re)))`,
-		Message:    `'virtc guardrail cloud-init-secrets: ' + variables.where + ': inline cloud-init holds ' + variables.secretPatterns.filter(p, variables.cloudInitTexts.exists(d, d.matches(p.re))).map(p, p.what).join(', ') + ': secrets must not be in Git or in the VM (put the user data in a Secret and name it in userDataSecretRef)'`,
+		What:       "no secret material in inline cloud-init data (the patterns virtc's compile refuses); base64 data only as virtc writes it for the tenant's VMs",
+		Expression: `!variables.vm || variables.cloudInitTexts.all(d, !variables.secretPatterns.exists(p, d.matches(p.re))) && variables.cloudInitBase64Data.all(d, d in variables.cloudInitBase64)`,
+		Message:    `'virtc guardrail cloud-init-secrets: ' + variables.where + ': ' + (variables.cloudInitBase64Data.all(d, d in variables.cloudInitBase64) ? 'inline cloud-init holds ' + variables.secretPatterns.filter(p, variables.cloudInitTexts.exists(d, d.matches(p.re))).map(p, p.what).join(', ') + ': secrets must not be in Git or in the VM' : 'inline cloud-init in base64, which the guardrail cannot read: only the base64 data of the tenant\'s VMs as virtc writes them is admitted') + ' (put the user data in a Secret and name it in userDataSecretRef)'`,
 	},
 	{
 		Name:       "eviction",
@@ -206,7 +212,9 @@ func guardrailVariables(g Guardrails) []admissionv1.Variable {
 		v("allowedNetworks", celMap(g.Networks)),
 		v("nonMigratableNetworks", celList(g.NonMigratableNetworks)),
 		v("nads", celMap(g.NADs)),
-		v("pools", celPools(g.Pools)),
+		v("poolSelectors", celPoolLists(g.Pools, func(p PoolPlacement) []string { return p.NodeSelector })),
+		v("poolTolerations", celPoolLists(g.Pools, func(p PoolPlacement) []string { return p.Tolerations })),
+		v("cloudInitBase64", celList(g.CloudInitBase64)),
 		// The rules' data.
 		v("secretPatterns", "["+strings.Join(patterns, ", ")+"]"),
 		v("cdiImportAnnotations", celList(cdiImportAnnotations)),
@@ -232,7 +240,8 @@ func guardrailVariables(g Guardrails) []admissionv1.Variable {
 		// dataVolumeTemplates, a DataVolume's own.
 		v("diskSpecs", `variables.vm ? (has(object.spec.dataVolumeTemplates) ? object.spec.dataVolumeTemplates.map(t, t.spec) : []) : variables.dv ? [object.spec] : []`),
 		v("cloudInit", `variables.volumes.filter(v, has(v.cloudInitNoCloud)).map(v, v.cloudInitNoCloud) + variables.volumes.filter(v, has(v.cloudInitConfigDrive)).map(v, v.cloudInitConfigDrive)`),
-		v("cloudInitTexts", `variables.cloudInit.filter(c, has(c.userData)).map(c, c.userData) + variables.cloudInit.filter(c, has(c.networkData)).map(c, c.networkData) + variables.cloudInit.filter(c, has(c.userDataBase64)).map(c, string(base64.decode(c.userDataBase64))) + variables.cloudInit.filter(c, has(c.networkDataBase64)).map(c, string(base64.decode(c.networkDataBase64)))`),
+		v("cloudInitBase64Data", `variables.cloudInit.filter(c, has(c.userDataBase64)).map(c, c.userDataBase64) + variables.cloudInit.filter(c, has(c.networkDataBase64)).map(c, c.networkDataBase64)`),
+		v("cloudInitTexts", `variables.cloudInit.filter(c, has(c.userData)).map(c, c.userData) + variables.cloudInit.filter(c, has(c.networkData)).map(c, c.networkData)`),
 	}
 }
 
