@@ -88,14 +88,7 @@ func installEditRoles(t *testing.T, c *Cluster) {
 // run): the API server enforces a new policy once its informers see it.
 func waitEnforced(t *testing.T, c *Cluster, tenant string) {
 	t.Helper()
-	probe := fmt.Sprintf(`apiVersion: kubevirt.io/v1
-kind: VirtualMachine
-metadata: {name: virtc-guardrail-probe, namespace: %s}
-spec:
-  runStrategy: Halted
-  instancetype: {name: virtc-guardrail-probe}
-  template: {spec: {domain: {devices: {}}}}
-`, tenant)
+	probe := probeVM(tenant)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		res, err := c.CP.Kubectl(t.Context(), []byte(probe), "create", "--dry-run=server", "-f", "-")
@@ -112,43 +105,47 @@ spec:
 	}
 }
 
-// checkAdmitted puts an output's cluster-scoped objects (its namespaces
-// and its tenants' policies) in force, then dry-runs the whole output on
-// the server: every object must pass its tenant's guardrails. It returns
-// the number of objects admitted.
+// probeVM is a VM of a size no catalog has, in the tenant's namespace.
+func probeVM(tenant string) string {
+	return fmt.Sprintf(`apiVersion: kubevirt.io/v1
+kind: VirtualMachine
+metadata: {name: virtc-guardrail-probe, namespace: %s}
+spec:
+  runStrategy: Halted
+  instancetype: {name: virtc-guardrail-probe}
+  template: {spec: {domain: {devices: {}}}}
+`, tenant)
+}
+
+// checkAdmitted puts an output's namespaces and its tenants' policies in
+// force, then dry-runs the whole output on the server: every object must
+// pass its tenant's guardrails. It returns the number of objects
+// admitted. The policies are deleted again (and the test waits until the
+// server no longer enforces them, since the next output may hold other
+// policies of the same names); the namespaces stay, for the next outputs.
 func checkAdmitted(t *testing.T, c *Cluster, o output) int {
 	ctx := t.Context()
 	objs, err := ParseObjects(o.yaml)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var clusterScoped []Object
+	var inForce []Object
 	var tenants []string
 	for _, obj := range objs {
-		namespaced, err := c.Namespaced(ctx, obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !namespaced {
-			clusterScoped = append(clusterScoped, obj)
-		}
-		if obj.Kind == "ValidatingAdmissionPolicy" {
+		switch obj.Kind {
+		case "Namespace":
+			inForce = append(inForce, obj)
+		case "ValidatingAdmissionPolicy":
 			labels, _ := obj.Doc["metadata"].(map[string]any)["labels"].(map[string]any)
 			tenants = append(tenants, labels[render.LabelTenant].(string))
+			inForce = append(inForce, obj)
+		case "ValidatingAdmissionPolicyBinding":
+			inForce = append(inForce, obj)
 		}
 	}
-	env := prepare(t, c, objs)
-	t.Cleanup(func() {
-		ctx := context.WithoutCancel(ctx)
-		if err := c.Delete(ctx, clusterScoped); err != nil {
-			t.Errorf("clean up: %v", err)
-		}
-		if err := c.Delete(ctx, env); err != nil {
-			t.Errorf("clean up: %v", err)
-		}
-	})
-	if len(clusterScoped) > 0 {
-		stream, err := Stream(clusterScoped)
+	prepare(t, c, objs)
+	if len(inForce) > 0 {
+		stream, err := Stream(inForce)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,6 +153,18 @@ func checkAdmitted(t *testing.T, c *Cluster, o output) int {
 			t.Fatal(err)
 		}
 	}
+	policies := slices.DeleteFunc(slices.Clone(inForce), func(o Object) bool { return o.Kind == "Namespace" })
+	t.Cleanup(func() {
+		ctx := context.WithoutCancel(ctx)
+		if err := c.Delete(ctx, policies); err != nil {
+			t.Errorf("clean up: %v", err)
+		}
+		for _, tenant := range tenants {
+			if err := waitLifted(ctx, c, tenant); err != nil {
+				t.Error(err)
+			}
+		}
+	})
 	for _, tenant := range tenants {
 		waitEnforced(t, c, tenant)
 	}
@@ -171,6 +180,25 @@ func checkAdmitted(t *testing.T, c *Cluster, o output) int {
 		t.Fatalf("the output is refused under its tenants' guardrails (%s): %s", strings.Join(tenants, ", "), res)
 	}
 	return len(objs)
+}
+
+// waitLifted waits until the probe of waitEnforced is admitted again:
+// the server no longer enforces the tenant's deleted policy.
+func waitLifted(ctx context.Context, c *Cluster, tenant string) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		res, err := c.CP.Kubectl(ctx, []byte(probeVM(tenant)), "create", "--dry-run=server", "-f", "-")
+		if err != nil {
+			return err
+		}
+		if res.ExitCode == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the deleted guardrails of tenant %s are still enforced after 60s: %s", tenant, res)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // bypass is one write a tenant's user tries around Git.
