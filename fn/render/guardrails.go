@@ -201,14 +201,8 @@ func GlobRegexp(glob string) string {
 				i = len(glob)
 				continue
 			}
-			class := glob[i+1 : i+j]
-			if strings.HasPrefix(class, "^") {
-				class = "\\^" + class[1:]
-			}
-			if strings.HasPrefix(class, "!") {
-				class = "^" + class[1:]
-			}
-			b.WriteString("[" + class + "]")
+			// path.Match's classes ([a-z], [^a-z]) read the same in RE2.
+			b.WriteString(glob[i : i+j+1])
 			i += j
 		case '\\':
 			if i+1 < len(glob) {

@@ -105,7 +105,7 @@ var Rules = []Rule{
 		Name:       "workload-kind",
 		What:       "VMs only as VirtualMachines (no VirtualMachineInstance, replica set or pool of a tenant's own)",
 		Expression: `!(request.resource.resource in ['virtualmachineinstances', 'virtualmachineinstancereplicasets', 'virtualmachinepools'])`,
-		Message:    `'virtc guardrail workload-kind: ' + request.kind.kind + ' ' + request.namespace + '/' + request.name + ': tenant ' + variables.tenant + ' runs VMs only as VirtualMachines, which its guardrails judge (declare the VM in Git: virtc writes its VirtualMachine)'`,
+		Message:    `'virtc guardrail workload-kind: ' + variables.where + ': tenant ' + variables.tenant + ' runs VMs only as VirtualMachines, which its guardrails judge (declare the VM in Git: virtc writes its VirtualMachine)'`,
 	},
 	{
 		Name:       "import-source",
