@@ -92,9 +92,11 @@ var guardedResources = []struct {
 }{
 	{"", []string{"persistentvolumeclaims"}},
 	{"cdi.kubevirt.io", []string{"dataimportcrons", "datavolumes", "volumeimportsources", "volumeuploadsources"}},
+	{"clone.kubevirt.io", []string{"virtualmachineclones"}},
 	{"k8s.cni.cncf.io", []string{"network-attachment-definitions"}},
 	{"kubevirt.io", []string{"virtualmachineinstancereplicasets", "virtualmachineinstances", "virtualmachines"}},
 	{"pool.kubevirt.io", []string{"virtualmachinepools"}},
+	{"snapshot.kubevirt.io", []string{"virtualmachinerestores"}},
 }
 
 // Rules are the guardrails, in the order the policy lists them. Each reads
@@ -178,6 +180,12 @@ var Rules = []Rule{
 		What:       "an eviction strategy that live-migrates only for a VM that can: ReadWriteMany disks, migratable networks, no GPU or host device",
 		Expression: `!variables.vm || !(has(variables.spec.evictionStrategy) && variables.spec.evictionStrategy in ['LiveMigrate', 'LiveMigrateIfPossible']) || size(variables.gpus) == 0 && size(variables.hostDevices) == 0 && variables.networks.all(n, !has(n.multus) || !(n.multus.networkName in variables.nonMigratableNetworks)) && variables.diskSpecs.all(s, has(s.storage) && has(s.storage.accessModes) ? 'ReadWriteMany' in s.storage.accessModes : has(s.pvc) && has(s.pvc.accessModes) ? 'ReadWriteMany' in s.pvc.accessModes : (has(s.storage) && has(s.storage.storageClassName) ? s.storage.storageClassName : '') in variables.rwxClasses)`,
 		Message:    `'virtc guardrail eviction: ' + variables.where + ': evictionStrategy ' + variables.spec.evictionStrategy + ' but the VM cannot live-migrate (a GPU or host device, a network that does not allow live migration, or a disk that is not ReadWriteMany): use evictionStrategy None, as virtc writes for such a VM'`,
+	},
+	{
+		Name:       "copy-patches",
+		What:       "clones and restores of the tenant's VMs without patches (KubeVirt's controller, whose writes the guardrails do not judge, would apply them to the VM it creates)",
+		Expression: `!(request.resource.resource in ['virtualmachineclones', 'virtualmachinerestores']) || !has(object.spec.patches) || size(object.spec.patches) == 0`,
+		Message:    `'virtc guardrail copy-patches: ' + variables.where + ': spec.patches: KubeVirt\'s controller applies them to the VM it creates, which the guardrails of tenant ' + variables.tenant + ' do not see (copy the VM as it is, or declare the change in Git)'`,
 	},
 	{
 		Name:       "network-attachment",

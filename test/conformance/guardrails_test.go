@@ -424,6 +424,21 @@ metadata: {name: raw, namespace: plain}
 spec:
   domain: {devices: {}, memory: {guest: 1Gi}}
 `, refused: []string{"virtc guardrail workload-kind: VirtualMachineInstance plain/raw"}},
+		{name: "restore with patches", as: plain, object: `apiVersion: snapshot.kubevirt.io/v1beta1
+kind: VirtualMachineRestore
+metadata: {name: patched, namespace: plain}
+spec:
+  target: {apiGroup: kubevirt.io, kind: VirtualMachine, name: web01-copy}
+  virtualMachineSnapshotName: web01-snap
+  patches: ['{"op": "add", "path": "/spec/template/spec/nodeSelector", "value": {"kubernetes.io/hostname": "node-7"}}']
+`, refused: []string{"virtc guardrail copy-patches: VirtualMachineRestore plain/patched: spec.patches"}},
+		{name: "restore without patches", as: plain, object: `apiVersion: snapshot.kubevirt.io/v1beta1
+kind: VirtualMachineRestore
+metadata: {name: plain-copy, namespace: plain}
+spec:
+  target: {apiGroup: kubevirt.io, kind: VirtualMachine, name: web01-copy}
+  virtualMachineSnapshotName: web01-snap
+`},
 		{name: "live migration it cannot have", as: lab, object: vm("lab", "evict", func(v map[string]any) {
 			vmiSpec(v)["evictionStrategy"] = "LiveMigrate"
 			withNetwork(v, "lab", map[string]any{"bridge": map[string]any{}}, "lab-bridge")
