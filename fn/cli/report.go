@@ -58,6 +58,9 @@ type vmReport struct {
 	// and why (absent when the build compiles no monitoring: no Platform,
 	// or spec.monitoring.enabled false).
 	Monitoring []alerts.Item `json:"monitoring,omitempty"`
+	// Guardrails are the rules the cluster enforces for the VM's tenant
+	// (its ValidatingAdmissionPolicy), not only virtc's build.
+	Guardrails guardrailsReport `json:"guardrails"`
 }
 
 // placementReport is where a VM can run.
@@ -164,10 +167,12 @@ func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		writeReportMarkdown(stdout, rows)
 		writePlacementMarkdown(stdout, rows, pl)
 		writeMonitoringMarkdown(stdout, rows)
+		writeGuardrailsMarkdown(stdout, res.Model)
 	default:
 		writeReportText(stdout, rows)
 		writePlacementText(stdout, rows, pl)
 		writeMonitoringText(stdout, rows)
+		writeGuardrailsText(stdout, res.Model)
 	}
 	return ExitOK
 }
@@ -206,6 +211,7 @@ func reportRows(m *resolve.Model, pl *placement.Result) []vmReport {
 				Environment: t.Spec.Environment,
 				Migration:   vm.Migration, Eviction: string(render.EvictionStrategy(vm)),
 				Backup: vm.Backup.Name, Tier: vm.Tier, Evidence: r.Evidence,
+				Guardrails: guardrailsOf(t),
 			}
 			seen := map[string]bool{}
 			for _, st := range append([]resolve.Storage{vm.RootStorage}, disksStorage(vm)...) {

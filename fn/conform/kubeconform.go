@@ -68,6 +68,10 @@ func Kubeconform(version, kubeVersion string, files ...string) error {
 		// (virtc's monitoring objects), the same for every platform
 		// version: vendored by cmd/promcrdgen from its Go module.
 		"-schema-location", filepath.Join(repoRoot(), "test", "schemas", "prometheus-operator", "crds") + "/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json",
+		// Kubernetes kinds the shared folder lacks (ValidatingAdmissionPolicy
+		// and its binding), generated from the Kubernetes OpenAPI by
+		// cmd/k8sschemagen: see test/schemas/README.md.
+		"-schema-location", filepath.Join(repoRoot(), "test", "schemas", version, "k8s") + "/{{.NormalizedKubernetesVersion}}-standalone{{.StrictSuffix}}/{{.ResourceKind}}{{.KindSuffix}}.json",
 	}
 	// The shared schemas hold no batch/v1 Job (the approver's Sync hook):
 	// kubeconform skips it only while that file is missing; Strict decodes

@@ -11,6 +11,7 @@ import (
 	"reflect"
 
 	"go.yaml.in/yaml/v3"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -29,12 +30,14 @@ var types = map[string]reflect.Type{
 	"v1/ResourceQuota":                         reflect.TypeFor[corev1.ResourceQuota](),
 	"v1/PersistentVolumeClaim":                 reflect.TypeFor[corev1.PersistentVolumeClaim](),
 	"rbac.authorization.k8s.io/v1/RoleBinding": reflect.TypeFor[rbacv1.RoleBinding](),
-	"rbac.authorization.k8s.io/v1/Role":        reflect.TypeFor[rbacv1.Role](),
-	"v1/ServiceAccount":                        reflect.TypeFor[corev1.ServiceAccount](),
-	"batch/v1/Job":                             reflect.TypeFor[batchv1.Job](),
-	"kubevirt.io/v1/VirtualMachine":            reflect.TypeFor[kubevirtv1.VirtualMachine](),
-	"cdi.kubevirt.io/v1beta1/DataVolume":       reflect.TypeFor[cdiv1.DataVolume](),
-	"cdi.kubevirt.io/v1beta1/DataSource":       reflect.TypeFor[cdiv1.DataSource](),
+	"admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy":          reflect.TypeFor[admissionv1.ValidatingAdmissionPolicy](),
+	"admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding":   reflect.TypeFor[admissionv1.ValidatingAdmissionPolicyBinding](),
+	"rbac.authorization.k8s.io/v1/Role":                                  reflect.TypeFor[rbacv1.Role](),
+	"v1/ServiceAccount":                                                  reflect.TypeFor[corev1.ServiceAccount](),
+	"batch/v1/Job":                                                       reflect.TypeFor[batchv1.Job](),
+	"kubevirt.io/v1/VirtualMachine":                                      reflect.TypeFor[kubevirtv1.VirtualMachine](),
+	"cdi.kubevirt.io/v1beta1/DataVolume":                                 reflect.TypeFor[cdiv1.DataVolume](),
+	"cdi.kubevirt.io/v1beta1/DataSource":                                 reflect.TypeFor[cdiv1.DataSource](),
 	"instancetype.kubevirt.io/v1beta1/VirtualMachineClusterInstancetype": reflect.TypeFor[instancetypev1beta1.VirtualMachineClusterInstancetype](),
 	"instancetype.kubevirt.io/v1beta1/VirtualMachineClusterPreference":   reflect.TypeFor[instancetypev1beta1.VirtualMachineClusterPreference](),
 	"migrations.kubevirt.io/v1alpha1/MigrationPolicy":                    reflect.TypeFor[migrationsv1alpha1.MigrationPolicy](),

@@ -83,6 +83,10 @@ func (c *comparison) changedTenant(old, new *resolve.Tenant, s *Subject) {
 		}
 		s.Changes = append(s.Changes, Change{Field: "quota", Effect: EffectNone, Detail: detail})
 	}
+	if st, ok := c.status("ValidatingAdmissionPolicy", "", render.GuardrailPolicyName(new.Name)); ok && st == Changed {
+		s.Changes = append(s.Changes, Change{Field: "guardrails", Effect: EffectNone,
+			Detail: fmt.Sprintf("the guardrails the cluster enforces in namespace %s (ValidatingAdmissionPolicy %s) follow the tenant's allowances and the catalog: what its users may write directly changes with them (see the manifest diff)", new.Name, render.GuardrailPolicyName(new.Name))})
+	}
 	for _, role := range []struct {
 		name     string
 		old, new []string

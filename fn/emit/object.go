@@ -84,6 +84,8 @@ var kindOrder = []string{
 	"VirtualMachineClusterInstancetype",
 	"VirtualMachineClusterPreference",
 	"ClusterUserDefinedNetwork",
+	"ValidatingAdmissionPolicy",
+	"ValidatingAdmissionPolicyBinding",
 	"ResourceQuota",
 	"RoleBinding",
 	"NetworkAttachmentDefinition",

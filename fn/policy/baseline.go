@@ -10,6 +10,7 @@ import (
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/eligibility"
+	"github.com/virtc/virtc/fn/policy/secret"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/versions"
 )
@@ -226,18 +227,13 @@ func limits(m *resolve.Model, vm *resolve.VM, diags *diag.List) {
 	}
 }
 
-// secretPatterns find secret material in inline cloud-init data.
-var secretPatterns = []struct {
-	re   *regexp.Regexp
-	what string
-}{
-	{regexp.MustCompile(`(?im)^\s*(chpasswd|plain_text_passwd|hashed_passwd|passwd|password)\s*:`), "a password"},
-	{regexp.MustCompile(`\$(1|2[aby]?|5|6|y|gy|7)\$[^\s:]{8,}`), "a password hash"},
-	{regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`), "a private key"},
-	{regexp.MustCompile(`(?im)^\s*[a-z0-9_-]*(token|secret|api_?key|access_?key)[a-z0-9_-]*\s*[:=]`), "a token or secret key"},
-	{regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`), "an AWS access key"},
-	{regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}\b`), "a GitHub token"},
-}
+var secretRegexps = func() []*regexp.Regexp {
+	out := make([]*regexp.Regexp, len(secret.Patterns))
+	for i, p := range secret.Patterns {
+		out[i] = regexp.MustCompile(p.Pattern)
+	}
+	return out
+}()
 
 // inlineSecrets refuses inline cloud-init data that holds secret material.
 func inlineSecrets(vm *resolve.VM, diags *diag.List) {
@@ -249,9 +245,9 @@ func inlineSecrets(vm *resolve.VM, diags *diag.List) {
 		diags.Errorf(vm.Doc.Pos("spec.cloudInit.userData"), "spec.cloudInit.userData", "set userData or userDataSecret, not both")
 	}
 	var found []string
-	for _, p := range secretPatterns {
-		if p.re.MatchString(ci.UserData) {
-			found = append(found, p.what)
+	for i, re := range secretRegexps {
+		if re.MatchString(ci.UserData) {
+			found = append(found, secret.Patterns[i].What)
 		}
 	}
 	if len(found) > 0 {

@@ -84,14 +84,17 @@ var syncWaves = map[string]int{
 	"Namespace":                         0,
 	"ResourceQuota":                     0,
 	"RoleBinding":                       0,
-	"NetworkAttachmentDefinition":       1,
-	"UserDefinedNetwork":                1,
-	"DataVolume":                        wavePlatform,
-	"PersistentVolumeClaim":             2,
-	"VirtualMachine":                    2,
-	"Schedule":                          3,
-	"Backup":                            3,
-	"VirtualMachineSnapshot":            3,
+	// A tenant's guardrails are in force before its VMs and disks (2).
+	"ValidatingAdmissionPolicy":        0,
+	"ValidatingAdmissionPolicyBinding": 0,
+	"NetworkAttachmentDefinition":      1,
+	"UserDefinedNetwork":               1,
+	"DataVolume":                       wavePlatform,
+	"PersistentVolumeClaim":            2,
+	"VirtualMachine":                   2,
+	"Schedule":                         3,
+	"Backup":                           3,
+	"VirtualMachineSnapshot":           3,
 	// Alerts about the objects above come with them: the CRDs are
 	// OpenShift monitoring's, always installed.
 	"PrometheusRule":     3,
@@ -345,6 +348,7 @@ func tenant(m *resolve.Model, t *resolve.Tenant, safe safety, plan *alerts.Plan)
 	objs = append(objs, TenantNetworks(m, t)...)
 	objs = append(objs, ResourceQuota(m, t))
 	objs = append(objs, RoleBindings(t)...)
+	objs = append(objs, ValidatingAdmissionPolicy(m, t), ValidatingAdmissionPolicyBinding(t))
 	for _, vm := range t.VMs {
 		objs = append(objs, DataDisks(vm, safe)...)
 		objs = append(objs, VirtualMachine(vm, safe))
