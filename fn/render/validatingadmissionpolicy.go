@@ -58,6 +58,36 @@ var Exempt = []string{
 	"system:serviceaccount:" + OADPNamespace + ":velero",
 }
 
+// ExemptNamespaces are namespaces whose every service account is exempt,
+// besides Exempt: no tenant can create one there, and the components that
+// run there update objects in a tenant's namespace as part of their work,
+// with whole-object updates the rules would judge again: virt-handler
+// (kubevirt-handler in openshift-cnv) updates VMIs
+// (KubeVirt v1.8.4 pkg/virt-handler/vm.go: VirtualMachineInstance.Update;
+// the VMI CRD has no status subresource), and kube-controller-manager's
+// controllers in kube-system (with --use-service-account-credentials, as
+// OpenShift runs it) bind claims (persistent-volume-binder sets
+// spec.volumeName: pkg/controller/volume/persistentvolume/pv_controller.go),
+// remove finalizers (pvc-protection-controller) and owner references
+// (generic-garbage-collector).
+var ExemptNamespaces = []string{"kube-system", CNVNamespace}
+
+// exemptCondition is the policy's matchCondition: the writer is none of
+// the exempt, and not a control-plane component or node authenticated as
+// a system: user that is not a service account (system:kube-scheduler
+// writes a claim's selected-node annotation, system:kube-controller-manager,
+// system:node:<name>); system:anonymous stays judged.
+func exemptCondition() string {
+	u := "request.userInfo.username"
+	var or []string
+	or = append(or, u+" in "+celList(Exempt))
+	for _, ns := range ExemptNamespaces {
+		or = append(or, u+".startsWith("+celString("system:serviceaccount:"+ns+":")+")")
+	}
+	or = append(or, "("+u+".startsWith('system:') && !"+u+".startsWith('system:serviceaccount:') && "+u+" != 'system:anonymous')")
+	return "!(" + strings.Join(or, " || ") + ")"
+}
+
 // Rule is one guardrail: a CEL validation of the tenant's policy.
 type Rule struct {
 	// Name names the rule in its message and in virtc report.
@@ -294,7 +324,7 @@ func ValidatingAdmissionPolicy(m *resolve.Model, t *resolve.Tenant) emit.Object 
 			},
 			MatchConditions: []admissionv1.MatchCondition{{
 				Name:       "not-a-controller-acting-for-the-tenant",
-				Expression: "!(request.userInfo.username in " + celList(Exempt) + ")",
+				Expression: exemptCondition(),
 			}},
 			Variables:   guardrailVariables(g),
 			Validations: validations,

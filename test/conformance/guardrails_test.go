@@ -265,6 +265,14 @@ subjects:
 		parts := strings.Split(sa, ":")
 		grants += fmt.Sprintf("- {kind: ServiceAccount, namespace: %s, name: %s}\n", parts[2], parts[3])
 	}
+	// Components of the exempt namespaces and control-plane users
+	// (render.ExemptNamespaces, exemptCondition), and a tenant's own
+	// service account, which stays judged.
+	grants += `- {kind: ServiceAccount, namespace: openshift-cnv, name: kubevirt-handler}
+- {kind: ServiceAccount, namespace: kube-system, name: persistent-volume-binder}
+- {kind: ServiceAccount, namespace: plain, name: default}
+- {kind: User, apiGroup: rbac.authorization.k8s.io, name: "system:kube-scheduler"}
+`
 	grants += `---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
@@ -462,6 +470,26 @@ spec:
 			vmiSpec(v)["nodeSelector"] = map[string]any{"kubernetes.io/hostname": "node-7"}
 		})},
 		{name: "CDI: the claim of an import", as: sa("cdi-sa"), object: claim("plain", "prime-x", "ocs-external-storagecluster-ceph-rbd", map[string]any{"cdi.kubevirt.io/storage.import.endpoint": "https://example.com/disk.qcow2"}, nil)},
+		// virt-handler updates VMIs whole (KubeVirt v1.8.4
+		// pkg/virt-handler/vm.go; no status subresource), the PV binder
+		// sets a claim's spec.volumeName and the scheduler its
+		// selected-node annotation, also on CDI's claims with their import
+		// annotations: none of them is judged.
+		{name: "virt-handler: a VMI it writes", as: []string{"--as=system:serviceaccount:openshift-cnv:kubevirt-handler"}, object: `apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata: {name: web02, namespace: plain}
+spec:
+  domain: {devices: {}, memory: {guest: 1Gi}}
+`},
+		{name: "PV binder: a CDI claim it binds", as: []string{"--as=system:serviceaccount:kube-system:persistent-volume-binder"}, object: claim("plain", "prime-y", "ocs-external-storagecluster-ceph-rbd", map[string]any{"cdi.kubevirt.io/storage.import.endpoint": "https://example.com/disk.qcow2"}, nil)},
+		{name: "scheduler: a CDI claim's selected node", as: []string{"--as=system:kube-scheduler"}, object: claim("plain", "prime-z", "ocs-external-storagecluster-ceph-rbd", map[string]any{"cdi.kubevirt.io/storage.import.endpoint": "https://example.com/disk.qcow2", "volume.kubernetes.io/selected-node": "node-1"}, nil)},
+		// A service account of the tenant's own namespace is the tenant.
+		{name: "the tenant's own service account: a VMI", as: []string{"--as=system:serviceaccount:plain:default"}, object: `apiVersion: kubevirt.io/v1
+kind: VirtualMachineInstance
+metadata: {name: web03, namespace: plain}
+spec:
+  domain: {devices: {}, memory: {guest: 1Gi}}
+`, refused: []string{"virtc guardrail workload-kind"}},
 		{name: "Velero: a restored claim", as: sa("velero"), object: claim("plain", "restored", "lvms-vg1", nil, map[string]any{"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "velero-x"})},
 	}
 	refusedCount := 0

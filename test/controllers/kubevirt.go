@@ -94,11 +94,39 @@ func InstallMissingCRDs(ctx context.Context, cp *conformance.ControlPlane, tmp s
 	return added, nil
 }
 
-// Namespace is KubeVirt's install namespace: the one virt-controller and
-// virt-api use when they do not run in a pod (kubevirt.io/client-go
-// util.GetNamespace falls back to "kubevirt"), where virt-controller takes
-// its leader lease and looks for the KubeVirt CR.
-const Namespace = "kubevirt"
+// Namespace is KubeVirt's install namespace: openshift-cnv, where
+// OpenShift Virtualization runs it (HCO v1.18.1 into the namespace of
+// virtc's Subscription). virt-controller and virt-api take it from their
+// service account's namespace file (kubevirt.io/client-go util.GetNamespace;
+// without the file they would fall back to "kubevirt"), which namespaced
+// mounts for them: there virt-controller takes its leader lease and looks
+// for the KubeVirt CR, and virt-api accepts VMI status only from
+// kubevirt-handler of that namespace (webhooks/serviceaccounts.go). Their
+// ServiceAccounts live there too, so they write with the identity virtc's
+// tenant guardrails exempt (render.Exempt, render.ExemptNamespaces).
+const Namespace = "openshift-cnv"
+
+// IdentityNamespace is where the controllers' ServiceAccounts live.
+const IdentityNamespace = Namespace
+
+// namespaced starts bin in a mount namespace of its own (unshare: a tmpfs
+// over /run, so nothing of the host is touched) whose service account
+// namespace file, where the kubelet mounts it, says Namespace.
+func namespaced(dir, name, bin string, args ...string) (*conformance.Process, error) {
+	sa := filepath.Join(dir, name+"-serviceaccount")
+	if err := os.MkdirAll(sa, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(sa, "namespace"), []byte(Namespace), 0o644); err != nil {
+		return nil, err
+	}
+	const script = `set -e
+mount -t tmpfs -o mode=0755 tmpfs /var/run
+mkdir -p /var/run/secrets/kubernetes.io/serviceaccount
+cp "$0"/namespace /var/run/secrets/kubernetes.io/serviceaccount/
+exec "$@"`
+	return conformance.StartProcess(dir, name, "unshare", nil, append([]string{"--mount", "--propagation", "private", "sh", "-c", script, sa, bin}, args...)...)
+}
 
 // Tools are the cached KubeVirt programs and data of tools/build.sh.
 type Tools struct {
@@ -164,18 +192,31 @@ type KubeVirt struct {
 // to cluster-admin (a stand-in for the narrower ClusterRoles virt-operator
 // binds, pkg/virt-operator/resource/generate/rbac/controller.go and
 // handler.go), and writes a kubeconfig with a token for it.
+//
+// The ServiceAccount lives in IdentityNamespace, where OpenShift
+// Virtualization runs KubeVirt (HCO v1.18.1 into openshift-cnv, virtc's
+// Subscription), so that the controllers write with the identity virtc's
+// tenant guardrails exempt (render.Exempt, render.ExemptNamespaces); the
+// programs themselves keep Namespace for their leases and the KubeVirt CR.
 func serviceAccountKubeconfig(ctx context.Context, cp *conformance.ControlPlane, dir, name string) (string, error) {
+	ns, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": IdentityNamespace}})
+	if err != nil {
+		return "", err
+	}
+	if _, err := cp.MustKubectl(ctx, ns, "apply", "-f", "-"); err != nil {
+		return "", err
+	}
 	items := []any{
-		map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": name, "namespace": Namespace}},
+		map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": name, "namespace": IdentityNamespace}},
 		map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
 			"metadata": map[string]any{"name": name},
 			"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
-			"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": name, "namespace": Namespace}}},
+			"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": name, "namespace": IdentityNamespace}}},
 	}
 	if err := create(ctx, cp, items); err != nil {
 		return "", err
 	}
-	token, err := cp.MustKubectl(ctx, nil, "create", "token", name, "-n", Namespace, "--duration=6h")
+	token, err := cp.MustKubectl(ctx, nil, "create", "token", name, "-n", IdentityNamespace, "--duration=6h")
 	if err != nil {
 		return "", err
 	}
@@ -212,7 +253,7 @@ func (k *KubeVirt) Stop() {
 // Start installs what virt-operator would install for virt-api and
 // virt-controller, then starts them against cp with state in dir:
 //
-//   - the kubevirt Namespace and the kubevirt-ca ConfigMap (virt-operator's
+//   - the KubeVirt Namespace (openshift-cnv) and the kubevirt-ca ConfigMap (virt-operator's
 //     pkg/virt-operator/resource/generate/components/secrets.go
 //     NewKubeVirtCAConfigMap; virt-api's TLS server waits for it);
 //   - the common-instancetypes bundles (virt-operator's
@@ -287,7 +328,7 @@ func Start(ctx context.Context, cp *conformance.ControlPlane, tools Tools, pki c
 		return nil, err
 	}
 	k.APIURL = "https://127.0.0.1:" + strconv.Itoa(apiPort)
-	k.API, err = conformance.StartProcess(dir, "virt-api", tools.API, nil,
+	k.API, err = namespaced(dir, "virt-api", tools.API,
 		"--kubeconfig="+cp.Kubeconfig,
 		"--listen=127.0.0.1",
 		"--port="+strconv.Itoa(apiPort),
@@ -311,7 +352,7 @@ func Start(ctx context.Context, cp *conformance.ControlPlane, tools Tools, pki c
 	if err != nil {
 		return nil, err
 	}
-	k.Controller, err = conformance.StartProcess(dir, "virt-controller", tools.Controller, nil,
+	k.Controller, err = namespaced(dir, "virt-controller", tools.Controller,
 		"--kubeconfig="+controllerKubeconfig,
 		"--listen=127.0.0.1",
 		"--port="+strconv.Itoa(ctlPort),
