@@ -173,6 +173,8 @@ e2e-controllers: conformance-tools controllers-tools
 	VIRTC_E2E_CONTROLLERS=1 $(GO) test -count=1 -timeout 20m -v ./test/controllers/
 
 ## conformance: every golden output and example output applied to a real
-## kube-apiserver with the real CRDs, per platform version
+## kube-apiserver with the real CRDs, per platform version; and the tenants'
+## guardrails policies there: a tenant's direct bypasses refused, every
+## output and what the controllers write admitted (TestGuardrailPolicies)
 conformance: conformance-tools
-	VIRTC_CONFORMANCE=1 $(GO) test -count=1 -timeout 60m -v -run 'TestConformance$$' ./test/conformance/
+	VIRTC_CONFORMANCE=1 $(GO) test -count=1 -timeout 80m -v -run 'TestConformance$$|TestGuardrailPolicies$$' ./test/conformance/
