@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/virtc/virtc/test/conformance"
+	"github.com/virtc/virtc/test/controllers"
 )
 
 // The order Argo CD applies objects in is read from the API server's audit
@@ -200,6 +201,13 @@ func checkOrder(c *cluster, objs []conformance.Object, since time.Time, all bool
 			}
 		}
 		if s == nil {
+			// The harness creates KubeVirt's namespace before any sync
+			// (virt-api's CA ConfigMap and virt-controller's lease live
+			// there, controllers.Start), so Argo CD may find nothing of it
+			// to write.
+			if c.kv != nil && o.Kind == "Namespace" && o.Name == "/"+controllers.Namespace {
+				continue
+			}
 			if all {
 				problems = append(problems, fmt.Sprintf("%s %s (wave %d) was never written", o.Kind, o.Name, o.Wave))
 			}
