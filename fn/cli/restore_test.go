@@ -715,20 +715,16 @@ exit 0
 			if code != ExitOK {
 				t.Fatalf("report: exit %d: %s", code, errOut)
 			}
-			var rows []struct {
+			type row struct {
 				VM       string   `json:"vm"`
 				Accepted []string `json:"evidenceAccepted"`
 			}
+			var rows []row
 			if err := json.Unmarshal([]byte(out), &rows); err != nil {
 				t.Fatal(err)
 			}
 			name := strings.TrimSuffix(filepath.Base(files[0]), ".yaml")
-			i := slices.IndexFunc(rows, func(r struct {
-				VM       string   `json:"vm"`
-				Accepted []string `json:"evidenceAccepted"`
-			}) bool {
-				return r.VM == vm
-			})
+			i := slices.IndexFunc(rows, func(r row) bool { return r.VM == vm })
 			if i < 0 {
 				t.Fatalf("report has no VM %s", vm)
 			}

@@ -582,10 +582,11 @@ func (p RestorePlan) trackingSteps(w func(string, ...any), vms []*resolve.VM) {
 	w("## argocd.argoproj.io/tracking-id (and its installation-id): make them this Application's.")
 	w(`APP_INSTANCE=${APP_INSTANCE:-$APP}  # <namespace>_<name> for an Application outside $ARGOCD_NS`)
 	w(`INSTALLATION_ID=$(kubectl -n "$ARGOCD_NS" get configmap argocd-cm -o jsonpath='{.data.installationID}')`)
+	type tracked struct{ group, kind, resource, name string }
 	for _, vm := range vms {
-		objs := []struct{ group, kind, resource, name string }{{"kubevirt.io", "VirtualMachine", "virtualmachine", vm.Name}}
+		objs := []tracked{{"kubevirt.io", "VirtualMachine", "virtualmachine", vm.Name}}
 		for _, d := range vm.Attached() {
-			objs = append(objs, struct{ group, kind, resource, name string }{"", "PersistentVolumeClaim", "persistentvolumeclaim", DiskName(vm.Name, d.Name)})
+			objs = append(objs, tracked{"", "PersistentVolumeClaim", "persistentvolumeclaim", DiskName(vm.Name, d.Name)})
 		}
 		for _, o := range objs {
 			w(`kubectl -n %s annotate --overwrite %s %s argocd.argoproj.io/tracking-id="$APP_INSTANCE:%s/%s:%s/%s"`, vm.Namespace, o.resource, o.name, o.group, o.kind, vm.Namespace, o.name)
