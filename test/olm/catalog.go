@@ -107,6 +107,27 @@ func OADP(head, minor, schemas string) (Package, error) {
 		}}, nil
 }
 
+// WriteMinorCatalog writes into dir the catalog of the redhat-operators
+// index of OpenShift minor (4.22): the index a cluster of that minor has,
+// whose kubevirt-hyperconverged channel ends at the newest z-stream the
+// table has of the minor (versions.DefaultHead) and whose OADP channel at
+// the minor's OADP release. schemas is the schemas-upstream directory.
+func WriteMinorCatalog(dir, minor, schemas string) error {
+	rel, v, err := versions.Lookup(minor + ".0")
+	if err != nil {
+		return err
+	}
+	hco, err := HCO(versions.DefaultHead(v), schemas)
+	if err != nil {
+		return err
+	}
+	oadp, err := OADP(rel.OADP.Version, minor, schemas)
+	if err != nil {
+		return err
+	}
+	return WriteCatalog(dir, hco, oadp)
+}
+
 // Channel is the channel name virtc's Subscriptions name (stable).
 const Channel = "stable"
 

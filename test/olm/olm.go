@@ -236,7 +236,8 @@ func waitCatalogReady(ctx context.Context, cp *conformance.ControlPlane, o *OLM)
 }
 
 // RunPods plays kube-scheduler and the kubelet for the pods of the
-// Deployments OLM installs in namespace (the ReplicaSets of
+// Deployments OLM installs in namespace (pods owned by a ReplicaSet; a
+// Job's pod is left to whoever runs Jobs) (the ReplicaSets of
 // kube-controller-manager's deployment and replica set controllers create
 // them): it binds each unbound pod to node (pods/binding, as
 // pkg/scheduler/schedule_one.go bind) and marks it Running with its
@@ -257,9 +258,9 @@ func RunPods(ctx context.Context, cp *conformance.ControlPlane, namespace, node 
 	var pods struct {
 		Items []struct {
 			Metadata struct {
-				Name              string            `json:"name"`
-				DeletionTimestamp string            `json:"deletionTimestamp"`
-				OwnerReferences   []json.RawMessage `json:"ownerReferences"`
+				Name              string     `json:"name"`
+				DeletionTimestamp string     `json:"deletionTimestamp"`
+				OwnerReferences   []ownerRef `json:"ownerReferences"`
 			} `json:"metadata"`
 			Spec struct {
 				NodeName   string `json:"nodeName"`
@@ -277,6 +278,9 @@ func RunPods(ctx context.Context, cp *conformance.ControlPlane, namespace, node 
 		return err
 	}
 	for _, p := range pods.Items {
+		if !ownedBy(p.Metadata.OwnerReferences, "ReplicaSet") {
+			continue
+		}
 		if p.Metadata.DeletionTimestamp != "" {
 			if _, err := cp.MustKubectl(ctx, nil, "delete", "pod", p.Metadata.Name, "-n", namespace, "--grace-period=0", "--force", "--wait=false"); err != nil {
 				return err
@@ -315,6 +319,19 @@ func RunPods(ctx context.Context, cp *conformance.ControlPlane, namespace, node 
 		}
 	}
 	return nil
+}
+
+type ownerRef struct {
+	Kind string `json:"kind"`
+}
+
+func ownedBy(refs []ownerRef, kind string) bool {
+	for _, r := range refs {
+		if r.Kind == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // RegisterNode creates a Ready node for the operator pods.

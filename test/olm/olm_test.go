@@ -93,25 +93,11 @@ func start(t *testing.T) *env {
 }
 
 // catalog writes the catalog of the redhat-operators index of OpenShift
-// minor (the index a cluster of that minor has: its HCO channel ends at the
-// newest z-stream the table has of the minor, versions.DefaultHead, and its
-// OADP channel at the minor's OADP release).
+// minor (WriteMinorCatalog).
 func (e *env) catalog(minor string) string {
 	e.t.Helper()
-	rel, v, err := versions.Lookup(minor + ".0")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	hco, err := HCO(versions.DefaultHead(v), e.schemas)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	oadp, err := OADP(rel.OADP.Version, minor, e.schemas)
-	if err != nil {
-		e.t.Fatal(err)
-	}
 	dir := filepath.Join(e.dir, "catalog-"+minor)
-	if err := WriteCatalog(dir, hco, oadp); err != nil {
+	if err := WriteMinorCatalog(dir, minor, e.schemas); err != nil {
 		e.t.Fatal(err)
 	}
 	return dir
