@@ -153,7 +153,7 @@ argocd-tools:
 ## ApplicationSet into three conformance control planes, each with
 ## kube-controller-manager, in-cluster with KubeVirt's virt-api and
 ## virt-controller (test/argocd; a few minutes once the tools are cached)
-e2e-argocd: tools conformance-tools argocd-tools controllers-tools
+e2e-argocd: tools conformance-tools argocd-tools controllers-tools olm-tools
 	VIRTC_E2E_ARGOCD=1 $(GO) test -count=1 -timeout 20m -v -run 'TestArgoCD$$' ./test/argocd/
 
 ## controllers-tools: KubeVirt's real virt-controller and virt-api built from
@@ -165,12 +165,25 @@ export KUBEVIRT_VERSION
 controllers-tools:
 	GO=$(GO) nice -n 15 test/controllers/tools/build.sh
 
-## e2e-controllers: virtc's output handled by the real virt-controller and
-## virt-api beside a conformance control plane: launcher pods rendered by
-## virt-controller, admitted or refused under virtc's ResourceQuota
-## (test/controllers)
-e2e-controllers: conformance-tools controllers-tools
-	VIRTC_E2E_CONTROLLERS=1 $(GO) test -count=1 -timeout 20m -v ./test/controllers/
+## olm-tools: OLM's olm-operator and catalog-operator and operator-registry's
+## opm, built from the Go module proxy at the versions OpenShift 4.22 ships,
+## cached by version in ${XDG_CACHE_HOME:-~/.cache}/virtc-tools
+## (test/controllers/tools/build-olm.sh)
+OLM_VERSION := v0.42.0
+OPM_VERSION := v1.65.0
+export OLM_VERSION OPM_VERSION
+.PHONY: olm-tools
+olm-tools:
+	GO=$(GO) nice -n 15 test/controllers/tools/build-olm.sh
+
+## e2e-controllers: virtc's output handled by the real controllers beside a
+## conformance control plane: launcher pods rendered by virt-controller,
+## admitted or refused under virtc's ResourceQuota (test/controllers); the
+## Platform installed and upgraded by OLM's own resolver and InstallPlans
+## from a catalog generated from virtc's version table, approved by virtc's
+## approver (test/olm)
+e2e-controllers: conformance-tools controllers-tools olm-tools
+	VIRTC_E2E_CONTROLLERS=1 $(GO) test -count=1 -timeout 20m -v ./test/controllers/ ./test/olm/
 
 ## conformance: every golden output and example output applied to a real
 ## kube-apiserver with the real CRDs, per platform version; and the tenants'

@@ -11,6 +11,7 @@ import (
 
 	"github.com/virtc/virtc/test/conformance"
 	"github.com/virtc/virtc/test/controllers"
+	"github.com/virtc/virtc/test/olm"
 )
 
 // cluster is one control plane Argo CD deploys to: the one it runs in
@@ -36,10 +37,16 @@ type cluster struct {
 	kv  *controllers.KubeVirt
 	pki conformance.ServingPKI
 	cdi *controllers.CDI
+	// olm is OLM's olm-operator and catalog-operator with `opm serve` of
+	// a catalog generated from virtc's version table (clusterSpec.olm).
+	olm *olm.OLM
 }
 
 // stop stops KubeVirt and kube-controller-manager, then the control plane.
 func (c *cluster) stop() {
+	if c.olm != nil {
+		c.olm.Stop()
+	}
 	c.kv.Stop()
 	if c.kcm != nil {
 		c.kcm.Stop()
@@ -55,6 +62,11 @@ type clusterSpec struct {
 	// the API server (test/controllers), the node stand-in playing the
 	// kubelet and virt-handler for their pods and VMIs.
 	kubevirt bool
+	// olm runs OLM (test/olm) with the redhat-operators catalog of the
+	// version's OpenShift minor, generated from virtc's version table:
+	// OLM's resolver proposes the InstallPlans the approver Job approves,
+	// and installs the CSVs, instead of the status stand-in.
+	olm bool
 }
 
 // startClusters starts one control plane per spec, in parallel (each is
@@ -134,7 +146,20 @@ func startCluster(ctx context.Context, bins conformance.Binaries, tl tools, virt
 	if err := c.cluster.InstallDataVolumeImmutability(ctx); err != nil {
 		return fail(err)
 	}
-	if _, err := cp.MustKubectl(ctx, []byte(csvCRD), "apply", "-f", "-"); err != nil {
+	if s.olm {
+		// OLM's own CRDs (over the shared schemas' Subscription and
+		// OperatorGroup), its catalog and its two operators.
+		if _, err := cp.ReplaceCRDs(ctx, tl.olm.CRDs); err != nil {
+			return fail(err)
+		}
+		catalog := filepath.Join(dir, "catalog")
+		if err := olm.WriteMinorCatalog(catalog, s.version, schemas); err != nil {
+			return fail(err)
+		}
+		if c.olm, err = olm.Start(ctx, cp, tl.olm, catalog, filepath.Join(dir, "olm")); err != nil {
+			return fail(err)
+		}
+	} else if _, err := cp.MustKubectl(ctx, []byte(csvCRD), "apply", "-f", "-"); err != nil {
 		return fail(err)
 	}
 	handler := ""

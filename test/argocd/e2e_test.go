@@ -28,6 +28,7 @@ import (
 	"github.com/virtc/virtc/fn/conform"
 	"github.com/virtc/virtc/test/conformance"
 	"github.com/virtc/virtc/test/controllers"
+	"github.com/virtc/virtc/test/olm"
 )
 
 // GateEnv must be 1 for the test to run.
@@ -48,6 +49,7 @@ type tools struct {
 	cp        conformance.Binaries
 	kcm       string // kube-controller-manager
 	kubevirt  controllers.Tools
+	olm       olm.Tools
 	argocd    string // the cache directory of tools/build.sh
 	redis     string
 	git       string
@@ -68,6 +70,9 @@ func findTools(t *testing.T) tools {
 		conform.Skip(t, err)
 	}
 	if tl.kubevirt, err = controllers.FindTools(); err != nil {
+		conform.Skip(t, err)
+	}
+	if tl.olm, err = olm.FindTools(); err != nil {
 		conform.Skip(t, err)
 	}
 	// the Job pod stand-in runs a container's command in a mount namespace
@@ -160,7 +165,7 @@ func TestArgoCD(t *testing.T) {
 	// CRDs of its Platform's version (4.22.3 and 4.20.21).
 	cs, err := startClusters(ctx, tl.cp, tl, virtc, mk("clusters"), schemas, []clusterSpec{
 		{name: "in-cluster", version: platformVersion, crdDirs: []string{filepath.Join(tl.argocd, "crds")}, kubevirt: true},
-		{name: "east", version: "4.22", kubevirt: true},
+		{name: "east", version: "4.22", kubevirt: true, olm: true},
 		{name: "west", version: "4.20"},
 	})
 	if err != nil {
@@ -197,8 +202,13 @@ func TestArgoCD(t *testing.T) {
 
 	standErrs := make(chan error, len(cs))
 	for _, c := range cs {
-		go (&standIn{cp: c.cp, kubevirt: c.kv != nil}).run(ctx, standErrs)
+		go (&standIn{cp: c.cp, kubevirt: c.kv != nil, olm: c.olm != nil}).run(ctx, standErrs)
 		go every(ctx, standErrs, c.jobs.sync)
+		if c.olm != nil {
+			go every(ctx, standErrs, func(ctx context.Context) error {
+				return olm.RunPods(ctx, c.cp, "openshift-cnv", c.nodes.Names[0])
+			})
+		}
 		if c.kv != nil {
 			go every(ctx, standErrs, c.syncKubeVirt)
 		}
@@ -1229,6 +1239,9 @@ func (e *env) applicationSet() {
 			e.t.Errorf("%s: the Subscription's startingCSV is %q, want %q", c, sub.Spec.StartingCSV, wantCSV)
 		}
 		e.t.Logf("%s: Subscription at %s", c, sub.Spec.StartingCSV)
+		if cl.olm != nil {
+			e.olmInstalled(cl, wantCSV)
+		}
 		// each cluster has its own VMs and not the other's
 		var l struct {
 			Items []struct {
@@ -1367,4 +1380,61 @@ operation:
 		}
 		e.kubectl(nil, "-n", argocdNamespace, "delete", "application", tc.name, "--wait=true")
 	}
+}
+
+// olmInstalled holds what the real OLM of cluster cl did for the
+// Platform's Subscription (hco-operatorhub): it proposed exactly the
+// pinned startingCSV in an InstallPlan, which the approver Job approved,
+// and installed it (CSV Succeeded); the next CSV OLM proposes from the
+// catalog (its channel head) stays unapproved, as the pin is not it.
+func (e *env) olmInstalled(cl *cluster, pin string) {
+	e.t.Helper()
+	var sub struct {
+		Status struct {
+			InstalledCSV   string `json:"installedCSV"`
+			CurrentCSV     string `json:"currentCSV"`
+			State          string `json:"state"`
+			InstallPlanRef struct {
+				Name string `json:"name"`
+			} `json:"installPlanRef"`
+		} `json:"status"`
+	}
+	e.liveJSONOn(cl, "/apis/operators.coreos.com/v1alpha1/namespaces/openshift-cnv/subscriptions/hco-operatorhub", &sub)
+	if sub.Status.InstalledCSV != pin {
+		e.t.Errorf("%s: OLM installed %q, want the pin %s", cl.name, sub.Status.InstalledCSV, pin)
+	}
+	var csv struct {
+		Status struct {
+			Phase string `json:"phase"`
+		} `json:"status"`
+	}
+	e.liveJSONOn(cl, "/apis/operators.coreos.com/v1alpha1/namespaces/openshift-cnv/clusterserviceversions/"+pin, &csv)
+	if csv.Status.Phase != "Succeeded" {
+		e.t.Errorf("%s: CSV %s is %q, want Succeeded", cl.name, pin, csv.Status.Phase)
+	}
+	var plans struct {
+		Items []struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+			Spec struct {
+				Approved bool     `json:"approved"`
+				CSVs     []string `json:"clusterServiceVersionNames"`
+			} `json:"spec"`
+		} `json:"items"`
+	}
+	e.liveJSONOn(cl, "/apis/operators.coreos.com/v1alpha1/namespaces/openshift-cnv/installplans", &plans)
+	var approved, pending []string
+	for _, p := range plans.Items {
+		if p.Spec.Approved {
+			approved = append(approved, strings.Join(p.Spec.CSVs, ","))
+		} else {
+			pending = append(pending, strings.Join(p.Spec.CSVs, ","))
+		}
+	}
+	if !slices.Equal(approved, []string{pin}) {
+		e.t.Errorf("%s: approved InstallPlans %q, want one of %s", cl.name, approved, pin)
+	}
+	e.t.Logf("%s: OLM installed %s through its InstallPlan; Subscription %s, proposing %s; unapproved plans %q",
+		cl.name, sub.Status.InstalledCSV, sub.Status.State, sub.Status.CurrentCSV, pending)
 }

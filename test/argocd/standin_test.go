@@ -26,6 +26,9 @@ type standIn struct {
 	// kubevirt: KubeVirt runs on this cluster, which then writes the VMs'
 	// status itself, and CDI's stand-in (controllers.CDI) the DataVolumes'.
 	kubevirt bool
+	// olm: OLM runs on this cluster (test/olm) and installs the
+	// Subscriptions' CSVs itself.
+	olm bool
 }
 
 type item struct {
@@ -123,7 +126,7 @@ func (s *standIn) once(ctx context.Context) error {
 	now := time.Now().UTC().Format(time.RFC3339)
 	var failed []error
 	for _, k := range []kindPath{pvcs, dataVolumes, vms, subscriptions, hcos, schedules} {
-		if s.kubevirt && (k == vms || k == dataVolumes) {
+		if s.kubevirt && (k == vms || k == dataVolumes) || s.olm && k == subscriptions {
 			continue
 		}
 		items, err := s.list(ctx, k)

@@ -375,6 +375,17 @@ func (cp *ControlPlane) ForgetDiscovery() error { return os.RemoveAll(cp.cacheDi
 // InstallCRDs creates every CustomResourceDefinition under dir (recursively)
 // and waits until all of them are Established. It returns their number.
 func (cp *ControlPlane) InstallCRDs(ctx context.Context, dir string) (int, error) {
+	return cp.installCRDs(ctx, dir, "create", "-o", "name")
+}
+
+// ReplaceCRDs is InstallCRDs for CRDs that may exist already (an operator's
+// own CRDs over the shared schemas' copies of some of them): it applies
+// them server-side, taking over their fields.
+func (cp *ControlPlane) ReplaceCRDs(ctx context.Context, dir string) (int, error) {
+	return cp.installCRDs(ctx, dir, "apply", "--server-side", "--force-conflicts", "-o", "name")
+}
+
+func (cp *ControlPlane) installCRDs(ctx context.Context, dir string, args ...string) (int, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -391,7 +402,6 @@ func (cp *ControlPlane) InstallCRDs(ctx context.Context, dir string) (int, error
 	if len(files) == 0 {
 		return 0, fmt.Errorf("no CRD files under %s", dir)
 	}
-	args := []string{"create", "-o", "name"}
 	for _, f := range files {
 		args = append(args, "-f", f)
 	}

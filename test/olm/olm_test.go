@@ -1,0 +1,525 @@
+package olm
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/virtc/virtc/fn/approve"
+	"github.com/virtc/virtc/fn/cli"
+	"github.com/virtc/virtc/fn/conform"
+	"github.com/virtc/virtc/fn/versions"
+	"github.com/virtc/virtc/test/conformance"
+)
+
+// GateEnv must be 1 for the suite to run (make e2e-controllers): it starts
+// a control plane and OLM, which plain `go test ./...` should not.
+const GateEnv = "VIRTC_E2E_CONTROLLERS"
+
+const node = "infra-1"
+
+// env is a control plane with kube-controller-manager and OLM serving a
+// catalog generated from virtc's version table.
+type env struct {
+	t       *testing.T
+	ctx     context.Context
+	cp      *conformance.ControlPlane
+	olm     *OLM
+	tools   Tools
+	schemas string
+	dir     string
+	// ca is the API server's CA, for the approver's client.
+	ca []byte
+}
+
+func start(t *testing.T) *env {
+	t.Helper()
+	if os.Getenv(GateEnv) != "1" {
+		t.Skipf("the OLM suite starts a control plane with OLM; run `make e2e-controllers` (or set %s=1)", GateEnv)
+	}
+	bins, err := conformance.FindBinaries()
+	if err != nil {
+		conform.Skip(t, err)
+	}
+	kcm, err := conformance.FindControllerManager()
+	if err != nil {
+		conform.Skip(t, err)
+	}
+	tools, err := FindTools()
+	if err != nil {
+		conform.Skip(t, err)
+	}
+	v422, err := conform.Schemas("4.22")
+	if err != nil {
+		conform.Skip(t, err)
+	}
+	ctx := t.Context()
+	dir := t.TempDir()
+	began := time.Now()
+	cp, err := conformance.Start(ctx, bins, filepath.Join(dir, "control-plane"))
+	if err != nil {
+		t.Fatalf("start control plane: %v", err)
+	}
+	t.Cleanup(cp.Stop)
+	cm, err := conformance.StartControllerManager(ctx, cp, kcm, filepath.Join(dir, "kcm"), conformance.ControllersWithoutNode)
+	if err != nil {
+		t.Fatalf("start kube-controller-manager: %v", err)
+	}
+	t.Cleanup(cm.Stop)
+	if _, err := cp.InstallCRDs(ctx, tools.CRDs); err != nil {
+		t.Fatalf("install OLM's CRDs: %v", err)
+	}
+	if err := RegisterNode(ctx, cp, node); err != nil {
+		t.Fatal(err)
+	}
+	ca, _, _, err := cp.ClientTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, ctx: ctx, cp: cp, tools: tools, schemas: filepath.Dir(v422), dir: dir, ca: ca}
+	t.Logf("control plane and kube-controller-manager ready in %v", time.Since(began).Round(time.Millisecond))
+	return e
+}
+
+// catalog writes the catalog of the redhat-operators index of OpenShift
+// minor (WriteMinorCatalog).
+func (e *env) catalog(minor string) string {
+	e.t.Helper()
+	dir := filepath.Join(e.dir, "catalog-"+minor)
+	if err := WriteMinorCatalog(dir, minor, e.schemas); err != nil {
+		e.t.Fatal(err)
+	}
+	return dir
+}
+
+// build compiles a Platform on version with virtc.
+func (e *env) build(version string) []conformance.Object {
+	e.t.Helper()
+	dir := filepath.Join(e.t.TempDir(), "platform")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		e.t.Fatal(err)
+	}
+	platform := fmt.Sprintf(`apiVersion: virtc.dev/v1alpha1
+kind: Platform
+metadata:
+  name: olm-e2e
+spec:
+  version: %s
+  approver:
+    image: quay.io/virtc/virtc@sha256:5f0c3a4e8d9b1c2a7e6f4d3c2b1a09f8e7d6c5b4a3928170f6e5d4c3b2a19087
+  dataProtection:
+    storageLocations:
+      - name: onsite
+        provider: aws
+        bucket: vm-backups
+        prefix: olm-e2e
+        credential: {name: onsite-s3, key: cloud}
+        config: {region: us-east-1, s3Url: "https://s3.example.com"}
+`, version)
+	if err := os.WriteFile(filepath.Join(dir, "platform.yaml"), []byte(platform), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := cli.Main([]string{"build", dir}, strings.NewReader(""), &stdout, &stderr); code != cli.ExitOK {
+		e.t.Fatalf("virtc build of a Platform on %s (exit %d):\n%s", version, code, stderr.String())
+	}
+	objs, err := conformance.ParseObjects(stdout.Bytes())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return objs
+}
+
+// installKinds are the objects of virtc's Platform output that take part in
+// the operators' install: the rest (HyperConverged, the
+// DataProtectionApplication, alerts) need the operators themselves.
+var installKinds = []string{"Namespace", "OperatorGroup", "Subscription", "ServiceAccount", "Role", "RoleBinding"}
+
+// apply applies what Argo CD's sync of the Platform would of objs, as the
+// admin, and returns the approver Jobs' arguments by namespace.
+func (e *env) apply(objs []conformance.Object) map[string][]string {
+	e.t.Helper()
+	var keep []conformance.Object
+	jobs := map[string][]string{}
+	for _, o := range objs {
+		if o.Kind == "Job" {
+			jobs[o.Namespace] = jobArgs(e.t, o)
+		}
+		if slices.Contains(installKinds, o.Kind) {
+			keep = append(keep, o)
+		}
+	}
+	// Namespaces first, as Argo CD's sync orders them.
+	slices.SortStableFunc(keep, func(a, b conformance.Object) int {
+		return boolInt(b.Kind == "Namespace") - boolInt(a.Kind == "Namespace")
+	})
+	stream, err := conformance.Stream(keep)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.cp.MustKubectl(e.ctx, stream, "apply", "--server-side", "--force-conflicts", "--field-manager=argocd-controller", "-f", "-"); err != nil {
+		e.t.Fatalf("apply the Platform's install objects: %v", err)
+	}
+	return jobs
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func jobArgs(t *testing.T, o conformance.Object) []string {
+	spec, _ := o.Doc["spec"].(map[string]any)
+	tmpl, _ := spec["template"].(map[string]any)
+	pod, _ := tmpl["spec"].(map[string]any)
+	cs, _ := pod["containers"].([]any)
+	if len(cs) != 1 {
+		t.Fatalf("approver Job %s: %d containers", o.Namespace, len(cs))
+	}
+	c, _ := cs[0].(map[string]any)
+	var args []string
+	for _, a := range c["args"].([]any) {
+		args = append(args, a.(string))
+	}
+	return args
+}
+
+// approver runs virtc's approver with the arguments of its Job, as the
+// Job's pod would, authenticated as the Job's ServiceAccount
+// (virtc-installplan-approver) with the Role virtc renders: a token for it
+// from the TokenRequest API, as the kubelet projects one into the pod.
+func (e *env) approver(args []string, timeout time.Duration) (string, error) {
+	e.t.Helper()
+	o := approve.Options{Timeout: timeout, Interval: time.Second}
+	if len(args) == 0 || args[0] != "approve-installplan" {
+		e.t.Fatalf("approver Job args %q: not approve-installplan", args)
+	}
+	for _, a := range args[1:] {
+		k, v, _ := strings.Cut(a, "=")
+		switch k {
+		case "--namespace":
+			o.Namespace = v
+		case "--subscription":
+			o.Subscription = v
+		case "--csv":
+			o.CSV = v
+		case "--catalog-head":
+			o.CatalogHead = v
+		case "--timeout":
+		default:
+			e.t.Fatalf("approver Job arg %q unknown to the test", a)
+		}
+	}
+	token, err := e.cp.MustKubectl(e.ctx, nil, "create", "token", "virtc-installplan-approver", "-n", o.Namespace, "--duration=1h")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	tokenFile := filepath.Join(e.t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, bytes.TrimSpace(token), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(e.ca)
+	api := &approve.API{Server: e.cp.URL, TokenFile: tokenFile, Client: &http.Client{Timeout: 30 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}}
+	var log bytes.Buffer
+	o.Log = &log
+	err = approve.Run(e.ctx, api, o)
+	return log.String(), err
+}
+
+// runPods plays the node for the operators' pods until the test ends.
+func (e *env) runPods() {
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan struct{})
+	e.t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			for _, ns := range []string{"openshift-cnv", "openshift-adp"} {
+				if err := RunPods(ctx, e.cp, ns, node); err != nil && ctx.Err() == nil && !strings.Contains(err.Error(), "NotFound") {
+					e.t.Logf("node stand-in: %v", err)
+				}
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(300 * time.Millisecond):
+			}
+		}
+	}()
+}
+
+type plan struct {
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Spec struct {
+		Approved bool     `json:"approved"`
+		CSVs     []string `json:"clusterServiceVersionNames"`
+	} `json:"spec"`
+	Status struct {
+		Phase string `json:"phase"`
+	} `json:"status"`
+}
+
+func (e *env) plans(namespace string) []plan {
+	e.t.Helper()
+	data, err := e.cp.Get(e.ctx, "/apis/operators.coreos.com/v1alpha1/namespaces/"+namespace+"/installplans")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var l struct{ Items []plan }
+	if err := json.Unmarshal(data, &l); err != nil {
+		e.t.Fatal(err)
+	}
+	return l.Items
+}
+
+// subscription is the Subscription's installed CSV and the CSVs of the
+// InstallPlan OLM proposes now.
+func (e *env) subscription(namespace, name string) (installed string, proposed []string, approved bool) {
+	e.t.Helper()
+	data, err := e.cp.Get(e.ctx, "/apis/operators.coreos.com/v1alpha1/namespaces/"+namespace+"/subscriptions/"+name)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var s struct {
+		Status struct {
+			InstalledCSV   string `json:"installedCSV"`
+			InstallPlanRef struct {
+				Name string `json:"name"`
+			} `json:"installPlanRef"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		e.t.Fatal(err)
+	}
+	for _, p := range e.plans(namespace) {
+		if p.Metadata.Name == s.Status.InstallPlanRef.Name {
+			return s.Status.InstalledCSV, p.Spec.CSVs, p.Spec.Approved
+		}
+	}
+	return s.Status.InstalledCSV, nil, false
+}
+
+// csvPhase is status.phase of CSV name in namespace ("" when absent).
+func (e *env) csvPhase(namespace, name string) string {
+	data, err := e.cp.Get(e.ctx, "/apis/operators.coreos.com/v1alpha1/namespaces/"+namespace+"/clusterserviceversions/"+name)
+	if err != nil {
+		return ""
+	}
+	var c struct {
+		Status struct {
+			Phase string `json:"phase"`
+		} `json:"status"`
+	}
+	_ = json.Unmarshal(data, &c)
+	return c.Status.Phase
+}
+
+// waitProposal waits until OLM proposes, for Subscription namespace/name
+// installed at installed, a plan of the CSVs want.
+func (e *env) waitProposal(namespace, name, installed string, want []string) {
+	e.t.Helper()
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		got, proposed, _ := e.subscription(namespace, name)
+		if got == installed && slices.Equal(proposed, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s/%s: OLM proposes %q with %q installed; want %q with %q installed\n%s", namespace, name, proposed, got, want, installed, e.olm.Logs(20))
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// approvedPlans are the names of the approved InstallPlans of namespace.
+func (e *env) approvedPlans(namespace string) []string {
+	var names []string
+	for _, p := range e.plans(namespace) {
+		if p.Spec.Approved {
+			names = append(names, p.Metadata.Name+" "+strings.Join(p.Spec.CSVs, ","))
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// TestOLMInstallsAndUpgradesOnThePin installs OpenShift Virtualization and
+// OADP from virtc's Platform output through OLM's own resolver and
+// InstallPlans, approved by virtc's approver, and upgrades them the way a
+// cluster does: the redhat-operators index moves to the next OpenShift
+// minor's, an unreachable pin is refused before anything is approved, a
+// minor upgrade and a z-stream upgrade each land exactly on the pin. At
+// each step OLM's own proposal is held against virtc's model of it
+// (fn/versions Channel.Next), so the model cannot drift from OLM.
+func TestOLMInstallsAndUpgradesOnThePin(t *testing.T) {
+	e := start(t)
+	var err error
+	e.olm, err = Start(e.ctx, e.cp, e.tools, e.catalog("4.21"), filepath.Join(e.dir, "olm"))
+	if err != nil {
+		t.Fatalf("start OLM: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("OLM logs:\n%s", e.olm.Logs(40))
+		}
+		e.olm.Stop()
+	})
+	e.runPods()
+	const (
+		cnv, hcoSub  = "openshift-cnv", "hco-operatorhub"
+		adp, oadpSub = "openshift-adp", "redhat-oadp-operator"
+	)
+	hco := func(v string) string { return versions.HCOCSV(mustParse(v)) }
+
+	// A fresh install on 4.21.8, from the 4.21 index: OLM proposes exactly
+	// the startingCSV, the approver approves it, OLM installs it.
+	jobs := e.apply(e.build("4.21.8"))
+	for ns, args := range jobs {
+		if log, err := e.approver(args, 4*time.Minute); err != nil {
+			t.Fatalf("approver in %s: %v\n%s", ns, err, log)
+		}
+	}
+	if got := e.csvPhase(cnv, hco("4.21.8")); got != "Succeeded" {
+		t.Fatalf("%s: phase %q after the approver returned", hco("4.21.8"), got)
+	}
+	if got := e.csvPhase(adp, versions.OADPCSV("1.5.0")); got != "Succeeded" {
+		t.Fatalf("%s: phase %q after the approver returned", versions.OADPCSV("1.5.0"), got)
+	}
+
+	// The cluster moves to OpenShift 4.22: its redhat-operators index is
+	// the 4.22 one. OLM now proposes the next CSVs, which must be what
+	// virtc's model of OLM says it proposes.
+	if err := e.olm.ServeCatalog(e.ctx, e.cp, e.tools, e.catalog("4.22"), filepath.Join(e.dir, "olm-4.22")); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := versions.HCOChannel(versions.DefaultHead(mustParse("4.22.0")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, _, ok := ch.Next(mustParse("4.21.8"))
+	if !ok || next.Version != mustParse("4.22.0") {
+		t.Fatalf("virtc's model: from 4.21.8 OLM offers %v (%v); the test expects 4.22.0", next.Version, ok)
+	}
+	e.waitProposal(cnv, hcoSub, hco("4.21.8"), []string{hco("4.22.0")})
+	e.waitProposal(adp, oadpSub, versions.OADPCSV("1.5.0"), []string{versions.OADPCSV("1.6.0")})
+	before := e.approvedPlans(cnv)
+
+	// Git pins 4.22.3: OLM's route from 4.21.8 is 4.22.0 then the head
+	// 4.22.6, which passes 4.22.3. The approver refuses before approving
+	// anything.
+	jobs = e.apply(e.build("4.22.3"))
+	log, err := e.approver(jobs[cnv], time.Minute)
+	var refusal *approve.Error
+	if !errors.As(err, &refusal) {
+		t.Fatalf("approver for the unreachable pin 4.22.3: %v, want a refusal\n%s", err, log)
+	}
+	for _, want := range []string{hco("4.22.0"), hco("4.22.6")} {
+		if !strings.Contains(refusal.Msg, want) {
+			t.Errorf("the refusal does not name %s of OLM's route: %s", want, refusal.Msg)
+		}
+	}
+	if after := e.approvedPlans(cnv); !slices.Equal(after, before) {
+		t.Fatalf("the refusal approved an InstallPlan: before %q, after %q", before, after)
+	}
+	if installed, _, approved := e.subscription(cnv, hcoSub); installed != hco("4.21.8") || approved {
+		t.Fatalf("after the refusal: installed %s, proposal approved %v; want 4.21.8 and not approved", installed, approved)
+	}
+
+	// Git pins 4.22.0: a minor upgrade that lands on the pin; OADP moves to
+	// the 4.22 release. OLM then proposes the channel head, which the
+	// approver of this pin leaves alone.
+	jobs = e.apply(e.build("4.22.0"))
+	for ns, args := range jobs {
+		if log, err := e.approver(args, 4*time.Minute); err != nil {
+			t.Fatalf("approver in %s for 4.22.0: %v\n%s", ns, err, log)
+		}
+	}
+	if got := e.csvPhase(cnv, hco("4.22.0")); got != "Succeeded" {
+		t.Fatalf("%s: phase %q after the minor upgrade", hco("4.22.0"), got)
+	}
+	if got := e.csvPhase(adp, versions.OADPCSV("1.6.0")); got != "Succeeded" {
+		t.Fatalf("%s: phase %q after the upgrade", versions.OADPCSV("1.6.0"), got)
+	}
+	next, _, _ = ch.Next(mustParse("4.22.0"))
+	e.waitProposal(cnv, hcoSub, hco("4.22.0"), []string{hco(next.Version.String())})
+	if _, _, approved := e.subscription(cnv, hcoSub); approved {
+		t.Fatalf("the approver of pin 4.22.0 approved OLM's next proposal %s", hco(next.Version.String()))
+	}
+
+	// Git pins 4.22.6: the z-stream upgrade lands on it in one step (its
+	// olm.skipRange covers 4.22.0).
+	jobs = e.apply(e.build("4.22.6"))
+	if log, err := e.approver(jobs[cnv], 4*time.Minute); err != nil {
+		t.Fatalf("approver for 4.22.6: %v\n%s", err, log)
+	}
+	e.eventually("the z-stream upgrade to end with only the pin installed", func() (bool, string) {
+		installed, _, _ := e.subscription(cnv, hcoSub)
+		names := e.csvs(cnv)
+		return installed == hco("4.22.6") && e.csvPhase(cnv, hco("4.22.6")) == "Succeeded" && slices.Equal(names, []string{hco("4.22.6")}),
+			fmt.Sprintf("installed %s, CSVs %q", installed, names)
+	})
+}
+
+// csvs are the names of the CSVs in namespace.
+func (e *env) csvs(namespace string) []string {
+	e.t.Helper()
+	data, err := e.cp.Get(e.ctx, "/apis/operators.coreos.com/v1alpha1/namespaces/"+namespace+"/clusterserviceversions")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var l struct {
+		Items []struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+	}
+	if err := json.Unmarshal(data, &l); err != nil {
+		e.t.Fatal(err)
+	}
+	var names []string
+	for _, c := range l.Items {
+		names = append(names, c.Metadata.Name)
+	}
+	return names
+}
+
+// eventually waits up to a minute for cond, which says what it saw.
+func (e *env) eventually(what string, cond func() (bool, string)) {
+	e.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ok, saw := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("waiting for %s: %s", what, saw)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func mustParse(s string) versions.Version {
+	v, err := versions.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
