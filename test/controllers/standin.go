@@ -188,7 +188,10 @@ func InitQuotaStatus(ctx context.Context, cp *conformance.ControlPlane, namespac
 	return err
 }
 
-// CDI is a stand-in for CDI's DataVolume controller: it renders each
+// CDI is a stand-in for CDI's DataVolume controller, for the suites that do
+// not start CDI's real cdi-controller (make e2e-argocd; make
+// e2e-controllers runs the real one, StartCDI, with the Volumes and Clones
+// stand-ins below it): it renders each
 // DataVolume virt-controller creates into its PersistentVolumeClaim (same
 // name and namespace, owned by the DataVolume, spec from spec.storage:
 // pkg/controller/datavolume/controller-base.go and
