@@ -42,7 +42,12 @@ import (
 //     restore.go: annotated cdi.kubevirt.io/storage.populatedFor with its
 //     DataVolume's name; virtc's restore plan relies on it,
 //     fn/render/restore.go vmRestore): CDI adopts that very claim (same
-//     UID) without importing or cloning anything.
+//     UID) without importing or cloning anything;
+//  5. a DataImportCron for a registry URL pinned by digest: CDI creates
+//     its poller CronJob and, once the poller (a stand-in) reports the
+//     digest, imports "<url>@<digest>", a reference with two digests
+//     (pkg/controller/dataimportcron-controller.go newSourceDataVolume),
+//     as fn/render/goldenimage.go says.
 func TestCDI(t *testing.T) {
 	e := start(t)
 
@@ -166,6 +171,11 @@ func TestCDI(t *testing.T) {
 		t.Logf("DataSource %s/%s (by cdi-controller): Ready=%v %q, source claim %v", o.Namespace, o.Name, c["status"], c["message"], pvc["name"])
 	}
 
+	// 5. what CDI's DataImportCron controller does with an image pinned by
+	// digest, which is why virtc imports such images with a DataVolume
+	// and emits no DataImportCron (fn/render/goldenimage.go)
+	e.pinnedCron(t, dvs)
+
 	// 3. (and 2) a tenant's VMs, beside a DataVolume whose source does not
 	// exist
 	const tenant = "cdi-vms"
@@ -218,7 +228,7 @@ func TestCDI(t *testing.T) {
 	if phase(dv) == "Succeeded" || condition(dv, "Ready")["status"] == "True" {
 		t.Errorf("DataVolume %s/from-%s clones a DataSource that is not Ready, yet is %s, Ready %v", other, missing, phase(dv), condition(dv, "Ready"))
 	} else {
-		t.Logf("DataVolume %s/from-%s (by cdi-controller): phase %q, Ready %v %q", other, missing, phase(dv), condition(dv, "Ready")["status"], condition(dv, "Ready")["message"])
+		t.Logf("DataVolume %s/from-%s (by cdi-controller): phase %q, Ready %v", other, missing, phase(dv), condition(dv, "Ready")["status"])
 	}
 
 	// 4. a restored tenant: the root claims are there before the VMs
@@ -419,4 +429,85 @@ func templateNames(vm conformance.Object) []string {
 		}
 	}
 	return out
+}
+
+// pinnedCron creates a DataImportCron for the registry URL of
+// examples/platform's ubuntu image (pinned by digest), as an HCO
+// dataImportCronTemplate would make it, and checks what CDI's
+// DataImportCron controller does with it.
+func (e *env) pinnedCron(t *testing.T, dvs map[string]conformance.Object) {
+	t.Helper()
+	var url string
+	for _, o := range dvs {
+		spec, _ := o.Doc["spec"].(map[string]any)
+		src, _ := spec["source"].(map[string]any)
+		reg, _ := src["registry"].(map[string]any)
+		if u, _ := reg["url"].(string); strings.HasPrefix(o.Name, "ubuntu-") && u != "" {
+			url = u
+		}
+	}
+	at := strings.LastIndex(url, "@sha256:")
+	if at < 0 {
+		t.Fatalf("examples/platform's ubuntu image has no registry URL pinned by digest: %q", url)
+	}
+	digest := url[at+1:]
+	const cron = "ubuntu-pinned"
+	if err := create(e.ctx, e.cp, []any{map[string]any{"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataImportCron",
+		"metadata": map[string]any{"name": cron, "namespace": ImageNamespace},
+		"spec": map[string]any{
+			"schedule":          "0 */12 * * *",
+			"managedDataSource": cron,
+			"template": map[string]any{"spec": map[string]any{
+				"source":  map[string]any{"registry": map[string]any{"url": url}},
+				"storage": map[string]any{"resources": map[string]any{"requests": map[string]any{"storage": "20Gi"}}},
+			}},
+		}}}); err != nil {
+		t.Fatal(err)
+	}
+	path := "/apis/cdi.kubevirt.io/v1beta1/namespaces/" + ImageNamespace + "/dataimportcrons/" + cron
+	c := e.waitCondition(path, "UpToDate", func(c map[string]any) bool { return c != nil })
+	if c["status"] == "True" {
+		t.Errorf("DataImportCron %s UpToDate before any poll: %v", cron, c)
+	}
+	t.Logf("DataImportCron %s/%s before its poll (by cdi-controller): UpToDate=%v reason %v: %v", ImageNamespace, cron, c["status"], c["reason"], c["message"])
+	var poller string
+	for _, cj := range e.list("/apis/batch/v1/namespaces/" + Namespace + "/cronjobs") {
+		data, _ := json.Marshal(cj)
+		if strings.Contains(string(data), `"-cron","`+cron+`"`) {
+			poller = name(cj)
+		}
+	}
+	if poller == "" {
+		t.Errorf("CDI created no poller CronJob in %s for DataImportCron %s", Namespace, cron)
+	} else {
+		t.Logf("poller CronJob %s/%s (by cdi-controller), run here by the PollDigest stand-in", Namespace, poller)
+	}
+	if err := PollDigest(e.ctx, e.cp, ImageNamespace, cron, digest); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(waitFor)
+	for {
+		var imported string
+		for _, dv := range e.list("/apis/cdi.kubevirt.io/v1beta1/namespaces/" + ImageNamespace + "/datavolumes") {
+			if !strings.HasPrefix(name(dv), cron+"-") {
+				continue
+			}
+			spec, _ := dv["spec"].(map[string]any)
+			src, _ := spec["source"].(map[string]any)
+			reg, _ := src["registry"].(map[string]any)
+			imported, _ = reg["url"].(string)
+			t.Logf("DataVolume %s/%s (by cdi-controller) imports %s", ImageNamespace, name(dv), imported)
+		}
+		if imported != "" {
+			if want := url + "@" + digest; imported != want {
+				t.Errorf("CDI imports %q for a DataImportCron of %q; fn/render/goldenimage.go says it imports %q (and so emits no DataImportCron for a pinned image)", imported, url, want)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			out, _ := e.cp.Kubectl(e.ctx, nil, "get", "dataimportcron,dv,datasource", "-n", ImageNamespace, "-o", "yaml")
+			t.Fatalf("DataImportCron %s: no DataVolume %v after the poll\n%s", cron, waitFor, out)
+		}
+		time.Sleep(time.Second)
+	}
 }

@@ -576,3 +576,27 @@ func CreateStorageClasses(ctx context.Context, cp *conformance.ControlPlane) err
 		"volumeBindingMode":    "Immediate",
 	}})
 }
+
+// AnnSourceDesiredDigest is where CDI's source update poller writes the
+// digest a DataImportCron's registry URL resolves to
+// (pkg/controller/dataimportcron-controller.go).
+const AnnSourceDesiredDigest = "cdi.kubevirt.io/storage.import.sourceDesiredDigest"
+
+// PollDigest is a stand-in for the poller job CDI's DataImportCron
+// controller creates for a registry URL (newCronJob, newInitialJob: the
+// cdi-source-update-poller container, which needs a pod and the
+// registry): it writes, as the poller does, the time of the poll and the
+// digest the registry answers for the URL on the DataImportCron
+// (tools/cdi-source-update-poller/main.go: AnnLastCronTime,
+// AnnSourceDesiredDigest).
+func PollDigest(ctx context.Context, cp *conformance.ControlPlane, namespace, cron, digest string) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+		"cdi.kubevirt.io/storage.import.lastCronTime": time.Now().UTC().Format(time.RFC3339),
+		AnnSourceDesiredDigest:                        digest,
+	}}})
+	if err != nil {
+		return err
+	}
+	_, err = cp.MustKubectl(ctx, nil, "patch", "dataimportcron.cdi.kubevirt.io", cron, "-n", namespace, "--type=merge", "-p", string(patch))
+	return err
+}
