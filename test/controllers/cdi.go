@@ -68,6 +68,8 @@ var CDIFeatureGates = []string{"HonorWaitForFirstConsumer", "DataVolumeClaimAdop
 // CDIController is a running cdi-controller.
 type CDIController struct {
 	Process *conformance.Process
+	// Log is cdi-controller's log file.
+	Log string
 }
 
 // Stop stops cdi-controller by its PID.
@@ -165,7 +167,7 @@ cp "$2" /var/run/cdi/kubeconfig
 mount --bind "$3" /tmp
 shift 3
 exec "$@"`
-	c = &CDIController{}
+	c = &CDIController{Log: filepath.Join(dir, "cdi-controller.log")}
 	c.Process, err = conformance.StartProcess(dir, "cdi-controller", "unshare", env,
 		"--mount", "--propagation", "private", "sh", "-c", script,
 		sadir, keys, kubeconfig, private, tools.Controller, "-kubeconfig=/var/run/cdi/kubeconfig", "-v=1")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -33,7 +34,9 @@ import (
 //     handlePvcSource);
 //  2. a DataSource naming a claim that does not exist stays not Ready, and
 //     a DataVolume cloning it is never cloned: the checks of 1 and 3 can
-//     fail;
+//     fail; a cross-namespace clone of a Ready DataSource that the clone
+//     stand-in does not see stays Pending without a claim, CDI's clone
+//     controller failing with "token missing" (why the stand-in exists);
 //  3. a tenant's VMs (builtin catalog): virt-controller creates their
 //     DataVolumes, the clone stand-in leaves each a populated claim, and
 //     CDI adopts it (populatedFor) and marks the DataVolume Succeeded;
@@ -206,6 +209,20 @@ func TestCDI(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// a clone of a Ready DataSource that the clone stand-in never sees:
+	// what CDI does without cdi-apiserver's clone token
+	const untokened = "cdi-untokened"
+	if err := create(e.ctx, e.cp, []any{
+		map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": untokened}},
+		map[string]any{"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume",
+			"metadata": map[string]any{"name": "fedora-clone", "namespace": untokened},
+			"spec": map[string]any{
+				"sourceRef": map[string]any{"kind": "DataSource", "name": "fedora", "namespace": ImageNamespace},
+				"storage": map[string]any{"accessModes": []string{"ReadWriteMany"}, "volumeMode": "Block", "storageClassName": DefaultStorageClass,
+					"resources": map[string]any{"requests": map[string]any{"storage": "30Gi"}}}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
 	e.settle(tenant, vms)
 	if err := e.clones.Sync(e.ctx, other); err != nil {
 		t.Fatal(err)
@@ -229,6 +246,28 @@ func TestCDI(t *testing.T) {
 		t.Errorf("DataVolume %s/from-%s clones a DataSource that is not Ready, yet is %s, Ready %v", other, missing, phase(dv), condition(dv, "Ready"))
 	} else {
 		t.Logf("DataVolume %s/from-%s (by cdi-controller): phase %q, Ready %v", other, missing, phase(dv), condition(dv, "Ready")["status"])
+	}
+
+	udv := e.get("/apis/cdi.kubevirt.io/v1beta1/namespaces/" + untokened + "/datavolumes/fedora-clone")
+	var uevents []string
+	for _, ev := range e.list("/api/v1/namespaces/" + untokened + "/events") {
+		uevents = append(uevents, fmt.Sprintf("%v: %v", ev["reason"], ev["message"]))
+	}
+	_, uerr := e.cp.Get(e.ctx, "/api/v1/namespaces/"+untokened+"/persistentvolumeclaims/fedora-clone")
+	log, err := os.ReadFile(e.cdi.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tokenErrors int
+	for _, line := range strings.Split(string(log), "\n") {
+		if strings.Contains(line, `"name":"fedora-clone"`) && strings.Contains(line, `"error":"token missing"`) {
+			tokenErrors++
+		}
+	}
+	if uerr == nil || phase(udv) == "Succeeded" || tokenErrors == 0 {
+		t.Errorf("DataVolume %s/fedora-clone, a cross-namespace clone without cdi-apiserver's token: phase %q, claim lookup error %v, %d \"token missing\" reconcile errors in cdi-controller's log; want no claim, not Succeeded, and that error (why the Clones stand-in exists)", untokened, phase(udv), uerr, tokenErrors)
+	} else {
+		t.Logf("DataVolume %s/fedora-clone without a clone token (by cdi-controller): phase %q, no claim, %d reconcile errors \"token missing\", events: %s", untokened, phase(udv), tokenErrors, strings.Join(uevents, "; "))
 	}
 
 	// 4. a restored tenant: the root claims are there before the VMs
