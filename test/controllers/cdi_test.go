@@ -526,11 +526,12 @@ func (e *env) pinnedCron(t *testing.T, dvs map[string]conformance.Object) {
 	}
 	deadline := time.Now().Add(waitFor)
 	for {
-		var imported string
+		var imported, dvName string
 		for _, dv := range e.list("/apis/cdi.kubevirt.io/v1beta1/namespaces/" + ImageNamespace + "/datavolumes") {
 			if !strings.HasPrefix(name(dv), cron+"-") {
 				continue
 			}
+			dvName = name(dv)
 			spec, _ := dv["spec"].(map[string]any)
 			src, _ := spec["source"].(map[string]any)
 			reg, _ := src["registry"].(map[string]any)
@@ -540,6 +541,19 @@ func (e *env) pinnedCron(t *testing.T, dvs map[string]conformance.Object) {
 		if imported != "" {
 			if want := url + "@" + digest; imported != want {
 				t.Errorf("CDI imports %q for a DataImportCron of %q; fn/render/goldenimage.go says it imports %q (and so emits no DataImportCron for a pinned image)", imported, url, want)
+			}
+			// the DataSource the controller manages names a claim only
+			// once an import has succeeded (dataimportcron-controller.go
+			// updateDataSource: status.lastImportedPVC), so until then
+			// it has no source and is not Ready
+			dsPath := "/apis/cdi.kubevirt.io/v1beta1/namespaces/" + ImageNamespace + "/datasources/" + cron
+			c := e.waitCondition(dsPath, "Ready", func(c map[string]any) bool { return c != nil })
+			spec, _ := e.get(dsPath)["spec"].(map[string]any)
+			src, _ := spec["source"].(map[string]any)
+			if len(src) != 0 || c["status"] == "True" {
+				t.Errorf("DataSource %s/%s managed by DataImportCron %s while %s imports: source %v, Ready %v; want no source, not Ready", ImageNamespace, cron, cron, dvName, src, c["status"])
+			} else {
+				t.Logf("DataSource %s/%s (by cdi-controller's DataImportCron controller) while %s imports: no source, Ready=%v reason %v", ImageNamespace, cron, dvName, c["status"], c["reason"])
 			}
 			return
 		}
