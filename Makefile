@@ -176,13 +176,23 @@ export OLM_VERSION OPM_VERSION
 olm-tools:
 	GO=$(GO) nice -n 15 test/controllers/tools/build-olm.sh
 
+## cdi-tools: CDI's real cdi-controller built from the Go module proxy,
+## cached by version in ${XDG_CACHE_HOME:-~/.cache}/virtc-tools
+## (test/controllers/tools/build-cdi.sh)
+CDI_VERSION := v1.65.0
+export CDI_VERSION
+.PHONY: cdi-tools
+cdi-tools:
+	GO=$(GO) nice -n 15 test/controllers/tools/build-cdi.sh
+
 ## e2e-controllers: virtc's output handled by the real controllers beside a
 ## conformance control plane: launcher pods rendered by virt-controller,
-## admitted or refused under virtc's ResourceQuota (test/controllers); the
-## Platform installed and upgraded by OLM's own resolver and InstallPlans
-## from a catalog generated from virtc's version table, approved by virtc's
-## approver (test/olm)
-e2e-controllers: conformance-tools controllers-tools olm-tools
+## admitted or refused under virtc's ResourceQuota; golden-image imports,
+## DataSources and the VMs' DataVolumes decided by cdi-controller
+## (test/controllers); the Platform installed and upgraded by OLM's own
+## resolver and InstallPlans from a catalog generated from virtc's version
+## table, approved by virtc's approver (test/olm)
+e2e-controllers: conformance-tools controllers-tools olm-tools cdi-tools
 	VIRTC_E2E_CONTROLLERS=1 $(GO) test -count=1 -timeout 20m -v ./test/controllers/ ./test/olm/
 
 ## conformance: every golden output and example output applied to a real

@@ -25,8 +25,10 @@ import (
 // "<url>@<digest>" (containerized-data-importer v1.65.0,
 // pkg/controller/dataimportcron-controller.go newSourceDataVolume), so a
 // URL already pinned by digest becomes "…@sha256:X@sha256:X", an invalid
-// reference, and its DataSource never becomes ready. A DataImportCron is
-// for a tag that moves; virtc accepts only pinned images, so it emits none.
+// reference, and its DataSource never becomes ready (test/controllers
+// TestCDI shows the doubled reference with CDI's real controller). A
+// DataImportCron is for a tag that moves; virtc accepts only pinned
+// images, so it emits none.
 //
 // CDI refuses every change to a DataVolume's spec, so the DataVolume's name
 // carries a hash of its spec (goldenImageVolumeName): a new digest, URL,

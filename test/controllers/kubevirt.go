@@ -216,7 +216,13 @@ func serviceAccountKubeconfig(ctx context.Context, cp *conformance.ControlPlane,
 	if err := create(ctx, cp, items); err != nil {
 		return "", err
 	}
-	token, err := cp.MustKubectl(ctx, nil, "create", "token", name, "-n", IdentityNamespace, "--duration=6h")
+	return tokenKubeconfig(ctx, cp, dir, IdentityNamespace, name)
+}
+
+// tokenKubeconfig writes a kubeconfig with a token for ServiceAccount
+// namespace/name.
+func tokenKubeconfig(ctx context.Context, cp *conformance.ControlPlane, dir, namespace, name string) (string, error) {
+	token, err := cp.MustKubectl(ctx, nil, "create", "token", name, "-n", namespace, "--duration=6h")
 	if err != nil {
 		return "", err
 	}

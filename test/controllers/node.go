@@ -161,8 +161,9 @@ func (nd *Node) Sync(ctx context.Context, namespace string) error {
 	for _, p := range pods.Items {
 		node := p.Spec.NodeName
 		if p.Metadata.DeletionTimestamp != "" {
-			// The kubelet confirms a deleted pod's end.
-			if _, err := nd.cp.MustKubectl(ctx, nil, "delete", "pod", p.Metadata.Name, "-n", namespace, "--grace-period=0", "--force", "--wait=false"); err != nil {
+			// The kubelet confirms a deleted pod's end (the pod may be
+			// gone already, its deletion finished since the list).
+			if _, err := nd.cp.MustKubectl(ctx, nil, "delete", "pod", p.Metadata.Name, "-n", namespace, "--grace-period=0", "--force", "--wait=false", "--ignore-not-found"); err != nil {
 				return err
 			}
 			continue

@@ -37,7 +37,11 @@ type env struct {
 	ctx context.Context
 	cp  *conformance.ControlPlane
 	kv  *KubeVirt
-	cdi *CDI
+	// CDI's real cdi-controller, and the stand-ins for what it needs that
+	// cannot run here (standin.go)
+	cdi     *CDIController
+	volumes *Volumes
+	clones  *Clones
 }
 
 func start(t *testing.T) *env {
@@ -50,6 +54,10 @@ func start(t *testing.T) *env {
 		conform.Skip(t, err)
 	}
 	tools, err := FindTools()
+	if err != nil {
+		conform.Skip(t, err)
+	}
+	cdiTools, err := FindCDITools()
 	if err != nil {
 		conform.Skip(t, err)
 	}
@@ -75,7 +83,7 @@ func start(t *testing.T) *env {
 			t.Fatalf("install CRDs from %s: %v", crds, err)
 		}
 	}
-	added, err := InstallMissingCRDs(ctx, cp, filepath.Join(dir, "crds"), tools.KubeVirtCRDs, tools.CDICRDs)
+	added, err := InstallMissingCRDs(ctx, cp, filepath.Join(dir, "crds"), tools.KubeVirtCRDs, cdiTools.CRDs)
 	if err != nil {
 		t.Fatalf("install KubeVirt's and CDI's CRDs: %v", err)
 	}
@@ -91,8 +99,21 @@ func start(t *testing.T) *env {
 		}
 		kv.Stop()
 	})
-	t.Logf("control plane, virt-api and virt-controller %s ready in %v", DefaultKubeVirtVersion, time.Since(began).Round(time.Millisecond))
-	return &env{t: t, ctx: ctx, cp: cp, kv: kv, cdi: NewCDI(cp)}
+	if err := CreateStorageClasses(ctx, cp); err != nil {
+		t.Fatal(err)
+	}
+	cdi, err := StartCDI(ctx, cp, cdiTools, filepath.Join(dir, "cdi"))
+	if err != nil {
+		t.Fatalf("start CDI: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("cdi-controller log:\n%s", tailLines(cdi.Process.Tail(), 60))
+		}
+		cdi.Stop()
+	})
+	t.Logf("control plane, virt-api and virt-controller %s, cdi-controller %s ready in %v", DefaultKubeVirtVersion, DefaultCDIVersion, time.Since(began).Round(time.Millisecond))
+	return &env{t: t, ctx: ctx, cp: cp, kv: kv, cdi: cdi, volumes: NewVolumes(cp), clones: NewClones(cp)}
 }
 
 // tenantIntents is a tenant without a quota of its own (virtc derives the
@@ -270,7 +291,8 @@ func (e *env) refusals(namespace string) map[string]string {
 	return out
 }
 
-// settle runs the CDI stand-in for namespace until every VM's VMI exists
+// settle runs the clone and volume stand-ins for namespace (CDI's real
+// controller adopts the clones) until every VM's VMI exists
 // and has either a launcher pod or virt-controller's report that the quota
 // refused it (other sync errors, such as a claim not in its cache yet,
 // pass), and returns the VMIs by
@@ -279,7 +301,10 @@ func (e *env) settle(namespace string, vms []string) (map[string]map[string]any,
 	e.t.Helper()
 	deadline := time.Now().Add(waitFor)
 	for {
-		if err := e.cdi.Sync(e.ctx, namespace); err != nil {
+		if err := e.clones.Sync(e.ctx, namespace); err != nil {
+			e.t.Fatal(err)
+		}
+		if err := e.volumes.Sync(e.ctx, namespace); err != nil {
 			e.t.Fatal(err)
 		}
 		vmis := map[string]map[string]any{}
@@ -441,7 +466,10 @@ func (e *env) migrateLargest(t *testing.T, nodes *Node, namespace string, vms []
 	t.Helper()
 	deadline := time.Now().Add(waitFor)
 	for {
-		if err := e.cdi.Sync(e.ctx, namespace); err != nil {
+		if err := e.clones.Sync(e.ctx, namespace); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.volumes.Sync(e.ctx, namespace); err != nil {
 			t.Fatal(err)
 		}
 		if err := nodes.Sync(e.ctx, namespace); err != nil {
@@ -536,6 +564,13 @@ func (e *env) migrateLargest(t *testing.T, nodes *Node, namespace string, vms []
 // ResourceQuota replaced by override.
 func (e *env) applyTenant(objs []conformance.Object, namespace string, override map[string]string) {
 	e.t.Helper()
+	e.applyTenantWith(objs, namespace, override, nil)
+}
+
+// applyTenantWith is applyTenant running before (if not nil) once the
+// tenant's Namespace and quota exist, before the rest of its objects.
+func (e *env) applyTenantWith(objs []conformance.Object, namespace string, override map[string]string, before func()) {
+	e.t.Helper()
 	var first, rest []conformance.Object
 	for _, o := range objs {
 		switch o.Kind {
@@ -559,6 +594,9 @@ func (e *env) applyTenant(objs []conformance.Object, namespace string, override 
 	e.applyObjects(first)
 	if err := InitQuotaStatus(e.ctx, e.cp, namespace, quotaName); err != nil {
 		e.t.Fatal(err)
+	}
+	if before != nil {
+		before()
 	}
 	e.applyObjects(rest)
 }

@@ -30,7 +30,11 @@ const ImageNamespace = "openshift-virtualization-os-images"
 // create datavolumes/source in the image namespace) run:
 //
 //   - the DataSource with a bound source PVC (stand-in for CDI's
-//     DataImportCron import, pkg/controller/dataimportcron-controller.go);
+//     DataImportCron import, pkg/controller/dataimportcron-controller.go,
+//     of HyperConverged's common boot sources, which need a registry);
+//     where CDI's real cdi-controller runs, its DataSource controller
+//     marks the DataSource Ready from that claim
+//     (pkg/controller/datasource-controller.go);
 //   - a ClusterRole allowing datavolumes/source and a RoleBinding of it to
 //     all service accounts in the image namespace (stand-in for SSP's
 //     os-images.kubevirt.io:view, internal/operands/data-sources).
@@ -80,8 +84,16 @@ func PrepareGoldenImages(ctx context.Context, cp *conformance.ControlPlane, objs
 			continue
 		}
 		namespaces = append(namespaces, s.namespace)
+		// applied, not created: the golden-image namespace may be there
+		// already (virtc's own golden images live in it)
+		ns, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": s.namespace}})
+		if err != nil {
+			return err
+		}
+		if _, err := cp.MustKubectl(ctx, ns, "apply", "-f", "-"); err != nil {
+			return err
+		}
 		items = append(items,
-			map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": s.namespace}},
 			map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
 				"metadata": map[string]any{"name": "os-images.kubevirt.io:view", "namespace": s.namespace},
 				"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "os-images.kubevirt.io:view"},
@@ -176,7 +188,10 @@ func InitQuotaStatus(ctx context.Context, cp *conformance.ControlPlane, namespac
 	return err
 }
 
-// CDI is a stand-in for CDI's DataVolume controller: it renders each
+// CDI is a stand-in for CDI's DataVolume controller, for the suites that do
+// not start CDI's real cdi-controller (make e2e-argocd; make
+// e2e-controllers runs the real one, StartCDI, with the Volumes and Clones
+// stand-ins below it): it renders each
 // DataVolume virt-controller creates into its PersistentVolumeClaim (same
 // name and namespace, owned by the DataVolume, spec from spec.storage:
 // pkg/controller/datavolume/controller-base.go and
@@ -261,4 +276,327 @@ func (c *CDI) Sync(ctx context.Context, namespace string) error {
 		c.done[key] = true
 	}
 	return nil
+}
+
+// Volumes is a stand-in for what provisions volumes and runs CDI's
+// importer pods, neither of which can run here (no CSI driver, no
+// kubelet); CDI's real cdi-controller decides everything else:
+//
+//   - it binds each Pending claim of a namespace, as the persistent volume
+//     controller does once the class's provisioner has made the volume
+//     (bind; the suite's classes bind Immediately);
+//   - it ends each importer pod CDI's import controller created
+//     (pkg/controller/import-controller.go createImporterPod, labelled
+//     cdi.kubevirt.io=importer) once every claim it mounts is Bound, the
+//     way cdi-importer ends a completed import: exit code 0 with the
+//     termination message it writes (cmd/cdi-importer/importer.go: a
+//     common.TerminationMessage with scratchSpaceRequired and
+//     preallocationApplied false, message "Import Complete"), which the
+//     import controller reads into the claim's annotations
+//     (updatePvcFromPod, parseTerminationMessage in
+//     pkg/controller/util.go) and the DataVolume controller into the
+//     DataVolume's phase.
+type Volumes struct{ cp *conformance.ControlPlane }
+
+// NewVolumes is a Volumes stand-in for cp.
+func NewVolumes(cp *conformance.ControlPlane) *Volumes { return &Volumes{cp: cp} }
+
+// ImportComplete is the termination message of a completed import
+// (cmd/cdi-importer/importer.go, pkg/common/common.go TerminationMessage).
+const ImportComplete = `{"scratchSpaceRequired":false,"preallocationApplied":false,"message":"Import Complete"}`
+
+// Sync runs one round over namespace.
+func (v *Volumes) Sync(ctx context.Context, namespace string) error {
+	data, err := v.cp.Get(ctx, "/api/v1/namespaces/"+namespace+"/persistentvolumeclaims")
+	if err != nil {
+		return err
+	}
+	var claims struct {
+		Items []map[string]any `json:"items"`
+	}
+	if err := json.Unmarshal(data, &claims); err != nil {
+		return err
+	}
+	bound := map[string]bool{}
+	var pending []conformance.Object
+	for _, c := range claims.Items {
+		st, _ := c["status"].(map[string]any)
+		md, _ := c["metadata"].(map[string]any)
+		n, _ := md["name"].(string)
+		if st["phase"] == "Bound" {
+			bound[n] = true
+			continue
+		}
+		pending = append(pending, conformance.Object{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: namespace, Name: n, Doc: c})
+	}
+	if err := bind(ctx, v.cp, pending); err != nil {
+		return err
+	}
+	data, err = v.cp.Get(ctx, "/api/v1/namespaces/"+namespace+"/pods?labelSelector=cdi.kubevirt.io%3Dimporter")
+	if err != nil {
+		return err
+	}
+	var pods struct {
+		Items []struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+			Spec struct {
+				Containers []struct {
+					Name string `json:"name"`
+				} `json:"containers"`
+				Volumes []struct {
+					PersistentVolumeClaim *struct {
+						ClaimName string `json:"claimName"`
+					} `json:"persistentVolumeClaim"`
+				} `json:"volumes"`
+			} `json:"spec"`
+			Status struct {
+				Phase string `json:"phase"`
+			} `json:"status"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(data, &pods); err != nil {
+		return err
+	}
+	for _, p := range pods.Items {
+		if p.Status.Phase == "Succeeded" || len(p.Spec.Containers) == 0 {
+			continue
+		}
+		ready := true
+		for _, vol := range p.Spec.Volumes {
+			// claims bound in this round count on the next one, as
+			// the kubelet mounts only bound claims
+			if vol.PersistentVolumeClaim != nil && !bound[vol.PersistentVolumeClaim.ClaimName] {
+				ready = false
+			}
+		}
+		if !ready {
+			continue
+		}
+		now := time.Now().UTC().Format(time.RFC3339)
+		var statuses []any
+		for i, c := range p.Spec.Containers {
+			term := map[string]any{"exitCode": 0, "reason": "Completed", "startedAt": now, "finishedAt": now}
+			if i == 0 {
+				term["message"] = ImportComplete
+			}
+			statuses = append(statuses, map[string]any{"name": c.Name, "ready": false, "started": false, "restartCount": 0,
+				"image": "stand-in", "imageID": "", "state": map[string]any{"terminated": term}})
+		}
+		patch, err := json.Marshal(map[string]any{"status": map[string]any{
+			"phase": "Succeeded", "startTime": now,
+			"conditions": []any{
+				map[string]any{"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
+				map[string]any{"type": "Initialized", "status": "True", "lastTransitionTime": now},
+				map[string]any{"type": "ContainersReady", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now},
+				map[string]any{"type": "Ready", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now},
+			},
+			"containerStatuses": statuses,
+		}})
+		if err != nil {
+			return err
+		}
+		if _, err := v.cp.MustKubectl(ctx, nil, "patch", "pod", p.Metadata.Name, "-n", namespace,
+			"--subresource=status", "--type=merge", "-p", string(patch)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Clones is a stand-in for the clone of a DataVolume from a DataSource or
+// claim in another namespace, which needs two components that do not run
+// here: cdi-apiserver, whose DataVolume mutating webhook authorizes a
+// cross-namespace clone and writes the clone token without which CDI's
+// clone controller does not start (pkg/apiserver/webhooks/
+// datavolume-mutate.go; pkg/controller/datavolume/
+// clone-controller-base.go ensureExtendedTokenDV: "token missing"), and
+// the cloner and upload-server pods that copy the data. Once the real
+// DataSource controller says the source is Ready
+// (pkg/controller/datasource-controller.go), it leaves what a finished
+// clone leaves: the DataVolume's claim, populated and bound, marked
+// cdi.kubevirt.io/storage.populatedFor with the DataVolume's name, spec
+// from the DataVolume's spec.storage (Block claims only: a Filesystem
+// claim's size includes CDI's file system overhead, which the stand-in
+// does not compute; it fails instead). CDI's real DataVolume controller
+// then adopts the claim and writes the DataVolume's phase and conditions
+// (pkg/controller/datavolume/controller-base.go: pvcIsPopulatedForDataVolume,
+// handlePrePopulation adds cdi.kubevirt.io/storage.prePopulated, the
+// claim gets the DataVolume as controller).
+type Clones struct{ cp *conformance.ControlPlane }
+
+// NewClones is a Clones stand-in for cp.
+func NewClones(cp *conformance.ControlPlane) *Clones { return &Clones{cp: cp} }
+
+// AnnPopulatedFor tells CDI's DataVolume controller that a claim holds the
+// DataVolume's data already (pkg/controller/common/util.go).
+const AnnPopulatedFor = "cdi.kubevirt.io/storage.populatedFor"
+
+// Sync clones, in namespace, the DataVolumes whose source is ready and
+// that have no claim yet.
+func (c *Clones) Sync(ctx context.Context, namespace string) error {
+	data, err := c.cp.Get(ctx, "/apis/cdi.kubevirt.io/v1beta1/namespaces/"+namespace+"/datavolumes")
+	if err != nil {
+		return err
+	}
+	var list struct {
+		Items []struct {
+			Metadata struct {
+				Name   string            `json:"name"`
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+			Spec struct {
+				SourceRef *struct {
+					Kind, Name, Namespace string
+				} `json:"sourceRef"`
+				Source *struct {
+					PVC *struct{ Name, Namespace string } `json:"pvc"`
+				} `json:"source"`
+				Storage struct {
+					AccessModes      []string       `json:"accessModes"`
+					VolumeMode       string         `json:"volumeMode"`
+					StorageClassName string         `json:"storageClassName"`
+					Resources        map[string]any `json:"resources"`
+				} `json:"storage"`
+			} `json:"spec"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(data, &list); err != nil {
+		return err
+	}
+	for _, dv := range list.Items {
+		key := namespace + "/" + dv.Metadata.Name
+		var ready bool
+		switch {
+		case dv.Spec.SourceRef != nil && dv.Spec.SourceRef.Kind == "DataSource":
+			ns := dv.Spec.SourceRef.Namespace
+			if ns == "" {
+				ns = namespace
+			}
+			if ready, err = dataSourceReady(ctx, c.cp, ns, dv.Spec.SourceRef.Name); err != nil {
+				return err
+			}
+		case dv.Spec.Source != nil && dv.Spec.Source.PVC != nil:
+			ns := dv.Spec.Source.PVC.Namespace
+			if ns == "" {
+				ns = namespace
+			}
+			ready = claimBound(ctx, c.cp, ns, dv.Spec.Source.PVC.Name)
+		default:
+			continue // not a clone
+		}
+		if !ready {
+			continue
+		}
+		if _, err := c.cp.Get(ctx, "/api/v1/namespaces/"+namespace+"/persistentvolumeclaims/"+dv.Metadata.Name); err == nil {
+			continue
+		}
+		st := dv.Spec.Storage
+		if st.VolumeMode != "Block" {
+			return fmt.Errorf("DataVolume %s: volumeMode %q: the clone stand-in renders Block claims only", key, st.VolumeMode)
+		}
+		claim := map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+			"metadata": map[string]any{"name": dv.Metadata.Name, "namespace": namespace, "labels": dv.Metadata.Labels,
+				"annotations": map[string]any{AnnPopulatedFor: dv.Metadata.Name}},
+			"spec": map[string]any{
+				"accessModes":      st.AccessModes,
+				"volumeMode":       st.VolumeMode,
+				"storageClassName": st.StorageClassName,
+				"resources":        st.Resources,
+			}}
+		if err := create(ctx, c.cp, []any{claim}); err != nil {
+			return err
+		}
+		if err := bind(ctx, c.cp, []conformance.Object{{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: namespace, Name: dv.Metadata.Name, Doc: claim}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dataSourceReady reports CDI's DataSource controller's Ready condition.
+func dataSourceReady(ctx context.Context, cp *conformance.ControlPlane, namespace, name string) (bool, error) {
+	data, err := cp.Get(ctx, "/apis/cdi.kubevirt.io/v1beta1/namespaces/"+namespace+"/datasources/"+name)
+	if err != nil {
+		return false, nil // not there (yet)
+	}
+	var ds struct {
+		Status struct {
+			Conditions []struct{ Type, Status string } `json:"conditions"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal(data, &ds); err != nil {
+		return false, err
+	}
+	for _, c := range ds.Status.Conditions {
+		if c.Type == "Ready" {
+			return c.Status == "True", nil
+		}
+	}
+	return false, nil
+}
+
+func claimBound(ctx context.Context, cp *conformance.ControlPlane, namespace, name string) bool {
+	data, err := cp.Get(ctx, "/api/v1/namespaces/"+namespace+"/persistentvolumeclaims/"+name)
+	if err != nil {
+		return false
+	}
+	var pvc struct {
+		Status struct{ Phase string } `json:"status"`
+	}
+	return json.Unmarshal(data, &pvc) == nil && pvc.Status.Phase == "Bound"
+}
+
+// DefaultStorageClass is the builtin catalog's storage class (catalog/
+// storage.yaml, ceph-rbd), the cluster's default.
+const DefaultStorageClass = "ocs-external-storagecluster-ceph-rbd"
+
+// CreateStorageClasses creates the StorageClass the builtin catalog names,
+// as ODF's external mode creates it (a stand-in for ocs-operator): its
+// Ceph RBD CSI provisioner, openshift-storage.rbd.csi.ceph.com, from whose
+// name CDI's StorageProfile controller takes the claim properties
+// (pkg/storagecapabilities/storagecapabilities.go: ReadWriteMany Block
+// first), binding Immediately, marked the cluster's default (the class a
+// DataVolume without one gets: pkg/controller/common/util.go
+// GetStorageClassByNameWithVirtFallback). No CSIDriver object is created:
+// CDI then takes its path without volume populators
+// (pkg/controller/datavolume/controller-base.go shouldUseCDIPopulator,
+// storageClassCSIDriverExists), whose importer pod the Volumes stand-in
+// can end; the populator path would need the CSI provisioner to make and
+// rebind persistent volumes.
+func CreateStorageClasses(ctx context.Context, cp *conformance.ControlPlane) error {
+	return create(ctx, cp, []any{map[string]any{"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+		"metadata": map[string]any{"name": DefaultStorageClass,
+			"annotations": map[string]any{"storageclass.kubernetes.io/is-default-class": "true"}},
+		"provisioner":          "openshift-storage.rbd.csi.ceph.com",
+		"parameters":           map[string]any{"clusterID": "openshift-storage", "imageFeatures": "layering,deep-flatten,exclusive-lock,object-map,fast-diff", "pool": "ocs-storagecluster-cephblockpool"},
+		"reclaimPolicy":        "Delete",
+		"allowVolumeExpansion": true,
+		"volumeBindingMode":    "Immediate",
+	}})
+}
+
+// AnnSourceDesiredDigest is where CDI's source update poller writes the
+// digest a DataImportCron's registry URL resolves to
+// (pkg/controller/dataimportcron-controller.go).
+const AnnSourceDesiredDigest = "cdi.kubevirt.io/storage.import.sourceDesiredDigest"
+
+// PollDigest is a stand-in for the poller job CDI's DataImportCron
+// controller creates for a registry URL (newCronJob, newInitialJob: the
+// cdi-source-update-poller container, which needs a pod and the
+// registry): it writes, as the poller does, the time of the poll and the
+// digest the registry answers for the URL on the DataImportCron
+// (tools/cdi-source-update-poller/main.go: AnnLastCronTime,
+// AnnSourceDesiredDigest).
+func PollDigest(ctx context.Context, cp *conformance.ControlPlane, namespace, cron, digest string) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+		"cdi.kubevirt.io/storage.import.lastCronTime": time.Now().UTC().Format(time.RFC3339),
+		AnnSourceDesiredDigest:                        digest,
+	}}})
+	if err != nil {
+		return err
+	}
+	_, err = cp.MustKubectl(ctx, nil, "patch", "dataimportcron.cdi.kubevirt.io", cron, "-n", namespace, "--type=merge", "-p", string(patch))
+	return err
 }
