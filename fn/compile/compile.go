@@ -57,6 +57,9 @@ type Options struct {
 	// one, so that a large fleet's output is held once (not again joined),
 	// and the typed objects can be collected as they are serialized.
 	Chunks bool
+	// ObjectsOnly keeps Result.Objects and serializes nothing (virtc
+	// import compares the objects with live ones, one VM at a time).
+	ObjectsOnly bool
 }
 
 // Result is the outcome of a compile.
@@ -125,6 +128,10 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 			return res
 		}
 		res.Objects, res.Pieces = objs, pieces
+		return res
+	}
+	if opts.ObjectsOnly {
+		res.Objects = objs
 		return res
 	}
 	if opts.Chunks {
