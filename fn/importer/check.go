@@ -1,10 +1,13 @@
 package importer
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
 	"strings"
+
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/catalog"
@@ -44,9 +47,14 @@ func (im *importer) compile(vm *api.VM, catalogDocs []*source.Doc, opts catalog.
 	var files []file
 	var key strings.Builder
 	add := func(rel string, v any) {
-		data := marshal(v)
-		files = append(files, file{rel, data})
-		fmt.Fprintf(&key, "%s\x00%d\x00%s", rel, len(data), data)
+		// The key is made of the JSON that marshal writes as YAML: the
+		// same JSON is the same YAML, and only a compile needs the YAML.
+		js, err := json.Marshal(v)
+		if err != nil {
+			panic(err)
+		}
+		files = append(files, file{rel, js})
+		fmt.Fprintf(&key, "%s\x00%d\x00%s", rel, len(js), js)
 	}
 	for _, f := range im.pending {
 		add(path.Join("catalog", f+".yaml"), im.newCatalog[f])
@@ -63,7 +71,11 @@ func (im *importer) compile(vm *api.VM, catalogDocs []*source.Doc, opts catalog.
 	diags := &diag.List{}
 	docs := slices.Clone(catalogDocs)
 	for _, f := range files {
-		docs = append(docs, source.Parse(f.rel, f.rel, f.data, diags)...)
+		data, err := sigsyaml.JSONToYAML(f.data)
+		if err != nil {
+			panic(err)
+		}
+		docs = append(docs, source.Parse(f.rel, f.rel, data, diags)...)
 	}
 	// The gate's refusals are the build's: the import compares manifests.
 	res := compile.Compile(docs, compile.Options{Catalog: opts, GateWarnings: true, ObjectsOnly: true}, diags)
