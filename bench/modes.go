@@ -57,8 +57,9 @@ type ModeRow struct {
 // NetworkAttachmentDefinitions as one List (without what the cluster adds:
 // status, uid, defaults). cmp runs Argo CD's generate once per tenant,
 // one after another, as the ApplicationSet's per-tenant Applications of
-// one commit do (scope vms, the tenant), in a fresh copy of the
-// repository each time and with a cache that starts empty every round;
+// one commit do (scope vms, the tenant, and the commit of the copied tree
+// as ARGOCD_APP_REVISION), in a fresh copy of the repository each time
+// and with a cache that starts empty every round;
 // its time and CPU are the sums, its RSS the largest.
 func RunModes(cfg Config, sizes []int) ([]ModeRow, error) {
 	var rows []ModeRow
@@ -136,6 +137,10 @@ func RunModes(cfg Config, sizes []int) ([]ModeRow, error) {
 		if err != nil {
 			return rows, err
 		}
+		revision, err := treeCommit(repo)
+		if err != nil {
+			return rows, err
+		}
 		var cmpRuns []Sample
 		row.LoadBefore = LoadAverage()
 		runs := cfg.Runs(n)
@@ -143,7 +148,7 @@ func RunModes(cfg Config, sizes []int) ([]ModeRow, error) {
 			var done []string
 			for _, m := range row.Modes {
 				if m == ModeCMP {
-					x, err := cmpAll(v, repo, "fleet", tenants, filepath.Join(dir, "cmp"))
+					x, err := cmpAll(v, repo, "fleet", revision, tenants, filepath.Join(dir, "cmp"))
 					if err != nil {
 						return rows, err
 					}
@@ -294,11 +299,31 @@ func tenantNames(app string) ([]string, error) {
 	return names, nil
 }
 
+// treeCommit is a commit of repo's working tree as it is (git stash
+// create: a commit object of the tracked files' changes that no branch
+// points to), or HEAD when the tree is clean: the revision the cmp calls
+// get, as Argo CD's repo server gives the plugin the commit it checked out
+// (ARGOCD_APP_REVISION), here the commit of exactly the files copied.
+func treeCommit(repo string) (string, error) {
+	for _, args := range [][]string{{"stash", "create"}, {"rev-parse", "HEAD"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		out, err := cmd.Output()
+		if err != nil {
+			return "", fmt.Errorf("git %s: %v", strings.Join(args, " "), err)
+		}
+		if c := strings.TrimSpace(string(out)); c != "" {
+			return c, nil
+		}
+	}
+	return "", fmt.Errorf("%s: no commit", repo)
+}
+
 // cmpAll runs the plugin's generate for every tenant, one after another,
 // each in a fresh copy of the repository (as Argo CD's CMP server unpacks
 // one per call; the copying is not timed), sharing a cache that starts
 // empty. It returns the summed wall and CPU time and the largest RSS.
-func cmpAll(virtc, repo, appPath string, tenants []string, dir string) (Sample, error) {
+func cmpAll(virtc, repo, appPath, revision string, tenants []string, dir string) (Sample, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return Sample{}, err
 	}
@@ -311,6 +336,8 @@ func cmpAll(virtc, repo, appPath string, tenants []string, dir string) (Sample, 
 		}
 		env := append(os.Environ(),
 			"ARGOCD_APP_SOURCE_PATH="+appPath,
+			"ARGOCD_APP_REVISION="+revision,
+			"ARGOCD_APP_SOURCE_REPO_URL=file://"+repo,
 			"ARGOCD_ENV_SCOPE=vms",
 			"ARGOCD_ENV_TENANT="+t,
 			"VIRTC_CMP_CACHE="+cache)

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -119,9 +120,49 @@ func Embedded(diags *diag.List) *decode.Set {
 			docs = append(docs, jsonnet.EvaluateEmbedded(file, rel, data, diags)...)
 			continue
 		}
-		docs = append(docs, source.Parse(file, rel, data, diags)...)
+		docs = append(docs, parseEmbedded(file, rel, data, diags)...)
 	}
 	return decode.Decode(docs, false, diags)
+}
+
+// embeddedDocs are the parsed YAML files of the embedded catalog, by file
+// name: a process that compiles many times (virtc import compiles each
+// adopted VM) parses them once. The YAML nodes are shared, never changed
+// after parsing; each call gets its own Doc values, since decoding records
+// what it found broken in them.
+var embeddedDocs struct {
+	sync.Mutex
+	byFile map[string][]source.Doc
+}
+
+// parseEmbedded is source.Parse of an embedded catalog file, parsed once.
+// A file that parses with diagnostics is parsed again on every call, so
+// that each call reports them.
+func parseEmbedded(file, rel string, data []byte, diags *diag.List) []*source.Doc {
+	embeddedDocs.Lock()
+	defer embeddedDocs.Unlock()
+	cached, ok := embeddedDocs.byFile[file]
+	if !ok {
+		parsed := &diag.List{}
+		docs := source.Parse(file, rel, data, parsed)
+		if parsed.Len() > 0 {
+			diags.Append(parsed)
+			return docs
+		}
+		for _, d := range docs {
+			cached = append(cached, *d)
+		}
+		if embeddedDocs.byFile == nil {
+			embeddedDocs.byFile = map[string][]source.Doc{}
+		}
+		embeddedDocs.byFile[file] = cached
+	}
+	out := make([]*source.Doc, len(cached))
+	for i := range cached {
+		d := cached[i]
+		out[i] = &d
+	}
+	return out
 }
 
 // Options say how the catalog is assembled.

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -174,19 +176,39 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func runBuildAt(args []string, where place, _ io.Reader, stdout, stderr io.Writer) int {
-	res, bf, code, ok := compileArgsFlags("build", args, where, stderr)
+	// The output comes in chunks, serialized whole before the first byte
+	// is written (a failed compile prints nothing), never joined into a
+	// second copy; the typed objects and the inputs' nodes are let go of
+	// on the way (compile.Options.Chunks).
+	limitBuildMemory()
+	res, bf, _, code, ok := compileArgsWith("build", args, where, func(o *compile.Options) { o.Chunks = true }, stderr)
 	if !ok {
 		return code
 	}
 	if code := reportAt(res, where, stderr); code != ExitOK {
 		return code
 	}
-	out := res.YAML
+	out := res.Chunks
 	if bf.warnings != "" {
-		// The ConfigMap lists the warnings as stderr names them.
-		out = warnings.Append(out, bf.warnings, located(res, where))
+		// The ConfigMap lists the warnings as stderr names them; it
+		// follows the output as warnings.Append appends it.
+		if slices.ContainsFunc(out, func(c []byte) bool { return len(c) > 0 }) {
+			out = append(out, []byte("---\n"))
+		}
+		out = append(out, warnings.Doc(bf.warnings, located(res, where)))
 	}
-	if _, err := stdout.Write(out); err != nil {
+	res = compile.Result{}
+	// The chunks are the objects and the separators between them: one
+	// write each would be a system call per object.
+	w := bufio.NewWriterSize(stdout, 1<<20)
+	for i, c := range out {
+		if _, err := w.Write(c); err != nil {
+			fmt.Fprintf(stderr, "virtc: %v\n", err)
+			return ExitFailed
+		}
+		out[i] = nil
+	}
+	if err := w.Flush(); err != nil {
 		fmt.Fprintf(stderr, "virtc: %v\n", err)
 		return ExitFailed
 	}

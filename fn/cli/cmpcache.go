@@ -48,7 +48,8 @@ const (
 // An entry is the full build's outcome (every check passed), keyed by a
 // hash of everything that decides it: virtc's own binary, the build
 // flags other than --tenant, where the app sits in the repository, and
-// the path and bytes of every file of the repository copy. It holds the
+// the repository copy: the path and bytes of every file, or the commit
+// Argo CD names and every file's path and size (cacheKey). It holds the
 // build's diagnostics (warnings) and each tenant's output, exactly what
 // `virtc build --tenant NAME` prints: the full output's objects of that
 // tenant (compile.OfTenant), in the full output's order. A failed build
@@ -111,7 +112,7 @@ func cmpBuild(build, env []string, where place, stdin io.Reader, stdout, stderr 
 	if c == nil || tenant == "" {
 		return runBuildAt(build, where, stdin, stdout, stderr)
 	}
-	key, ok := cacheKey(rest, where, c.dir)
+	key, ok := cacheKey(rest, env, where, c.dir)
 	if !ok {
 		return runBuildAt(build, where, stdin, stdout, stderr)
 	}
@@ -178,20 +179,68 @@ func tenantOutputs(res compile.Result) map[string][]byte {
 	return out
 }
 
+// RevisionEnv and RepoURLEnv are the commit Argo CD's repo server
+// resolved the application's source to and the repository's URL, which it
+// gives a plugin (argo-cd v3.6.1 reposerver/repository/repository.go,
+// newEnv: ARGOCD_APP_REVISION is the commitSHA that runManifestGen passes
+// to GenerateManifests: for a Git source the full commit hash; for files
+// streamed from the CLI, `argocd app diff --local` and the like,
+// GenerateManifestWithFiles passes "streamed").
+const (
+	RevisionEnv = "ARGOCD_APP_REVISION"
+	RepoURLEnv  = "ARGOCD_APP_SOURCE_REPO_URL"
+)
+
+// commitHash matches a full Git commit hash (SHA-1 or SHA-256).
+func commitHash(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // cacheKey hashes what decides the full build: virtc itself, the flags
-// and paths, where the app sits in the repository, and the path and bytes
-// of every file of the repository copy. Only the copy's own location is
-// left out: Argo CD unpacks each call into a new temporary directory, and
-// the output names files relative to the repository's top. It declines
-// (false) what it cannot hash honestly: a repository whose top Argo CD
-// did not name (ARGOCD_APP_SOURCE_PATH), a path outside the copy, a
-// symlink in it, an unreadable file.
-func cacheKey(args []string, where place, cacheDir string) (string, bool) {
+// and paths, where the app sits in the repository, and the repository
+// copy. Only the copy's own location is left out: Argo CD unpacks each
+// call into a new temporary directory, and the output names files
+// relative to the repository's top.
+//
+// The copy counts by the path and bytes of every file, unless Argo CD
+// named the commit it is (RevisionEnv is a full commit hash): a commit
+// names its files' bytes, so the key then holds the repository's URL, the
+// commit and the path and size of every file, read from the directory
+// without opening the files (what the repo server's tar exclusions or
+// manifest-generate-paths leave out of the copy still changes the key).
+// Reading and hashing every file was most of a cache hit's cost: at
+// 10,000 VMs in 500 tenant files, 4 MB for every one of 500 calls.
+//
+// It declines (false) what it cannot hash honestly: a repository whose
+// top Argo CD did not name (ARGOCD_APP_SOURCE_PATH), a path outside the
+// copy, a symlink in it, an unreadable file.
+func cacheKey(args, env []string, where place, cacheDir string) (string, bool) {
 	if where.base == "" {
 		return "", false
 	}
+	var revision, repoURL string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, RevisionEnv+"="); ok {
+			revision = v
+		}
+		if v, ok := strings.CutPrefix(kv, RepoURLEnv+"="); ok {
+			repoURL = v
+		}
+	}
+	byCommit := commitHash(revision)
 	h := sha256.New()
 	fmt.Fprintf(h, "virtc cmp cache 1\x00")
+	if byCommit {
+		fmt.Fprintf(h, "commit\x00%s\x00%s\x00", repoURL, revision)
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return "", false
@@ -249,11 +298,19 @@ func cacheKey(args []string, where place, cacheDir string) (string, bool) {
 			ok = false
 			return filepath.SkipAll
 		}
+		rel, _ := filepath.Rel(top, p)
+		if byCommit {
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(rel), info.Size())
+			return nil
+		}
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(top, p)
 		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(rel), len(data))
 		h.Write(data)
 		return nil

@@ -21,7 +21,7 @@ import (
 // restrictive first, and the evidence they and its profiles require.
 func Classify(vm *resolve.VM) Result {
 	var r Result
-	for _, c := range Classes {
+	for _, c := range Classes() {
 		var reasons []Reason
 		for _, id := range c.Criteria {
 			reasons = append(reasons, criteria[id](vm)...)

@@ -3,6 +3,7 @@ package eligibility
 import (
 	_ "embed"
 	"fmt"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -69,8 +70,10 @@ var matrixYAML []byte
 // MatrixYAML is the matrix as data, for other compilers of the policy.
 func MatrixYAML() []byte { return matrixYAML }
 
-// Classes is the matrix, most restrictive first.
-var Classes = mustLoad(matrixYAML).Rows
+// Classes is the matrix, most restrictive first. It is decoded and checked
+// on first use, not when the program starts: commands that never judge
+// eligibility (a cached virtc cmp call, virtc version) do not pay for it.
+var Classes = sync.OnceValue(func() []Class { return mustLoad(matrixYAML).Rows })
 
 // mustLoad decodes the matrix and checks that it is whole: every criterion
 // it names is implemented and documented, every row has a known status,
@@ -134,7 +137,7 @@ func (m Matrix) check() error {
 }
 
 func class(name string) Class {
-	for _, c := range Classes {
+	for _, c := range Classes() {
 		if c.Name == name {
 			return c
 		}

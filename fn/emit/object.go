@@ -143,3 +143,47 @@ func Sort(objs []Object) {
 	}
 	copy(objs, sorted)
 }
+
+// Keyed is an object serialized on its own (as WriteEach serializes it),
+// with what Sort orders it by: its kind, namespace and name, and in place
+// of its position in Sort's input, the group it was rendered in and its
+// position there (groups in input order).
+type Keyed struct {
+	Kind, Namespace, Name string
+	Group, Index          int
+	Piece                 []byte
+	rank                  int
+}
+
+// JoinSorted orders serialized objects as Sort orders the objects (by
+// kind rank, then kind, namespace and name, then input order) and returns
+// the pieces with the separators between them: joined, they are what
+// Write writes of the sorted objects. Nothing is copied: the output is
+// held once.
+func JoinSorted(ps []Keyed) [][]byte {
+	for i := range ps {
+		ps[i].rank = rank(ps[i].Kind)
+	}
+	slices.SortFunc(ps, func(a, b Keyed) int {
+		return cmp.Or(
+			cmp.Compare(a.rank, b.rank),
+			cmp.Compare(a.Kind, b.Kind),
+			cmp.Compare(a.Namespace, b.Namespace),
+			cmp.Compare(a.Name, b.Name),
+			cmp.Compare(a.Group, b.Group),
+			cmp.Compare(a.Index, b.Index),
+		)
+	})
+	out := make([][]byte, 0, 2*len(ps))
+	for i := range ps {
+		if i > 0 {
+			out = append(out, separator)
+		}
+		out = append(out, ps[i].Piece)
+		ps[i].Piece = nil
+	}
+	return out
+}
+
+// separator is the document separator between two objects of the stream.
+var separator = []byte("---\n")

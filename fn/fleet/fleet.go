@@ -187,7 +187,7 @@ spec:
   bridge:
     name: br1
     vlan: 120
-` + evidenceYAML)
+` + evidenceYAML())
 }
 
 // evidenceYAML is what the fleet's builds need for the eligibility gate
@@ -198,8 +198,11 @@ spec:
 // additional-network class), and the migration tests of the two network
 // layouts whose VMs require live migration. The facts list the baseline
 // release's compatibility gate as accepted, as virtc facts publishes it from
-// a platform repository whose gate Evidence is complete.
-var evidenceYAML = `---
+// a platform repository whose gate Evidence is complete. A function, not a
+// package variable: the baseline release is read when a fleet is written,
+// not when virtc starts.
+func evidenceYAML() string {
+	return `---
 apiVersion: virtc.dev/v1alpha1
 kind: PlatformFacts
 metadata:
@@ -207,12 +210,13 @@ metadata:
 spec:
   version: 4.22.3
 ` + gateFacts("4.22.3") + fleetEvidence("ceph-rbd-failover", "storage-failover", "storageProfile: ceph-rbd") +
-	fleetEvidence("daily-restore-drill", "restore-drill", "backupPolicy: daily") +
-	fleetEvidence("weekly-restore-drill", "restore-drill", "backupPolicy: weekly") +
-	fleetEvidence(BridgeNetwork+"-failover", "network-failover", "networkProfiles: ["+BridgeNetwork+"]") +
-	fleetEvidence(BridgeNetwork+"-security-review", "security-review", "networkProfiles: ["+BridgeNetwork+"]") +
-	fleetEvidence("migration-default", "migration-test", "storageProfile: ceph-rbd, networkProfiles: [default]") +
-	fleetEvidence("migration-default-"+BridgeNetwork, "migration-test", "storageProfile: ceph-rbd, networkProfiles: [default, "+BridgeNetwork+"]")
+		fleetEvidence("daily-restore-drill", "restore-drill", "backupPolicy: daily") +
+		fleetEvidence("weekly-restore-drill", "restore-drill", "backupPolicy: weekly") +
+		fleetEvidence(BridgeNetwork+"-failover", "network-failover", "networkProfiles: ["+BridgeNetwork+"]") +
+		fleetEvidence(BridgeNetwork+"-security-review", "security-review", "networkProfiles: ["+BridgeNetwork+"]") +
+		fleetEvidence("migration-default", "migration-test", "storageProfile: ceph-rbd, networkProfiles: [default]") +
+		fleetEvidence("migration-default-"+BridgeNetwork, "migration-test", "storageProfile: ceph-rbd, networkProfiles: [default, "+BridgeNetwork+"]")
+}
 
 func gateFacts(version string) string {
 	base, _ := versions.BaselineRelease()

@@ -1,10 +1,13 @@
 package importer
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"slices"
 	"strings"
+
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/catalog"
@@ -37,19 +40,78 @@ func (im *importer) compileVMDiags(vm *api.VM, catalogDocs []*source.Doc, opts c
 }
 
 func (im *importer) compile(vm *api.VM, catalogDocs []*source.Doc, opts catalog.Options) (compile.Result, []diag.Diagnostic) {
-	diags := &diag.List{}
-	docs := slices.Clone(catalogDocs)
+	type file struct {
+		rel  string
+		data []byte
+	}
+	var files []file
+	var key strings.Builder
 	add := func(rel string, v any) {
-		docs = append(docs, source.Parse(rel, rel, marshal(v), diags)...)
+		// The key is made of the JSON that marshal writes as YAML: the
+		// same JSON is the same YAML, and only a compile needs the YAML.
+		js, err := json.Marshal(v)
+		if err != nil {
+			panic(err)
+		}
+		files = append(files, file{rel, js})
+		fmt.Fprintf(&key, "%s\x00%d\x00%s", rel, len(js), js)
 	}
 	for _, f := range im.pending {
 		add(path.Join("catalog", f+".yaml"), im.newCatalog[f])
 	}
 	add(path.Join(vm.Metadata.Namespace, "tenant.yaml"), tenant(vm.Metadata.Namespace, im.additionalNetworks(vm)))
 	add(path.Join(vm.Metadata.Namespace, vm.Metadata.Name+".yaml"), vm)
+	// A VM is compiled with the same files up to three times (its deferred
+	// changes, its check, what it does not carry): the last compile is
+	// kept and reused while its inputs are byte for byte the same (the
+	// catalog docs and options do not change during an import).
+	if im.last != nil && im.last.key == key.String() {
+		return im.last.res, im.last.errs
+	}
+	diags := &diag.List{}
+	docs := slices.Clone(catalogDocs)
+	for _, f := range files {
+		data, err := sigsyaml.JSONToYAML(f.data)
+		if err != nil {
+			panic(err)
+		}
+		docs = append(docs, source.Parse(f.rel, f.rel, data, diags)...)
+	}
 	// The gate's refusals are the build's: the import compares manifests.
-	res := compile.Compile(docs, compile.Options{Catalog: opts, GateWarnings: true}, diags)
-	return res, diags.Errors()
+	res := compile.Compile(docs, compile.Options{Catalog: opts, GateWarnings: true, ObjectsOnly: true}, diags)
+	im.last = &compiled{key: key.String(), res: res, errs: diags.Errors()}
+	return res, im.last.errs
+}
+
+// compiled is one VM's compile and the inputs it was compiled from.
+type compiled struct {
+	key  string
+	res  compile.Result
+	errs []diag.Diagnostic
+}
+
+// liveOf are the live objects of the export that desired objects name
+// (kind, namespace and name), in export order: all that live.Diff needs to
+// report the changes of one VM's objects, without reading (and printing as
+// removed) the rest of a fleet's export for every VM.
+func (im *importer) liveOf(desired []emit.Object) []live.Object {
+	if im.byRef == nil {
+		im.byRef = map[string][]int{}
+		for i, o := range im.objs {
+			im.byRef[o.Ref()] = append(im.byRef[o.Ref()], i)
+		}
+	}
+	var idx []int
+	for _, d := range desired {
+		idx = append(idx, im.byRef[d.Kind+" "+d.Namespace+"/"+d.Name]...)
+	}
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	out := make([]live.Object, len(idx))
+	for i, x := range idx {
+		out[i] = im.objs[x]
+	}
+	return out
 }
 
 // vmObjects are the compiled objects of one VM (the VM and its disks).
@@ -79,7 +141,8 @@ func (im *importer) check(vm *api.VM, o live.Object, catalogDocs []*source.Doc, 
 	if len(why) > 0 {
 		return why
 	}
-	rep, err := live.Diff(vmObjects(res.Objects, vm), withDeferred(im.objs, o, changes), "live", "import", res.Model)
+	desired := vmObjects(res.Objects, vm)
+	rep, err := live.Diff(desired, withDeferred(im.liveOf(desired), o, changes), "live", "import", res.Model)
 	if err != nil {
 		return []string{err.Error()}
 	}

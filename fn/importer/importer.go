@@ -171,6 +171,10 @@ type importer struct {
 	pending     []string
 	pendingRefs []string
 	refs        map[string]bool
+	// last is the last compile of a VM (importer.compile).
+	last *compiled
+	// byRef indexes objs by Ref (liveOf).
+	byRef map[string][]int
 }
 
 // dropNamespace refuses the imported VMs of a namespace (and drops their

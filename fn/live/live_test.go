@@ -3,7 +3,10 @@ package live
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/virtc/virtc/fn/diff"
 )
@@ -174,5 +177,67 @@ func TestTrackedLiveObjectsArePruned(t *testing.T) {
 	}
 	if r.Summary.Removed != 2 {
 		t.Errorf("removed %d, want 2 (scratch, net)", r.Summary.Removed)
+	}
+}
+
+// The nodes' own values are what the long way (yaml.v3 writes the
+// document, sigs.k8s.io/yaml makes it JSON, encoding/json reads it) gives,
+// for every form of scalar an export can hold (the short way takes those
+// of no obvious value the long way one by one); a document whose
+// structure it does not take on, it leaves to the long way whole.
+func TestFastGenericIsTheLongWay(t *testing.T) {
+	scalars := []string{
+		`a`, `"quoted"`, `'single'`, `yes`, `no`, `on`, `off`, `y`, `n`, `Yes`, `"yes"`,
+		`true`, `True`, `TRUE`, `false`, `null`, `~`, `Null`, `""`, `''`,
+		`0`, `-0`, `7`, `-7`, `007`, `0o17`, `0x1F`, `+5`, `1_000`, `123456789012345678`, `1234567890123456789`, `99999999999999999999`,
+		`1.5`, `1e3`, `.inf`, `-.Inf`, `.nan`, `1:20`, `2001-12-14`, `2001-12-14T21:59:43.10-05:00`,
+		`"123"`, `"true"`, `1Gi`, `100m`, `"a\nb"`, `"tab\there"`, `"\u00e9t\u00e9"`, `été`, `!!str 5`, `!!int "5"`, `!custom x`,
+		`10Gi`, `100m`, `1.5Gi`, `-foo`, `.hidden`, `2001-12-14x`, `0b101`, `-0b101`, `1_0`, `10.0.0.1`, `10.0.0.0/24`, `+inf`, `inf`, `nan`,
+		`.5`, `5.`, `0x1p-2`, `1e`, `12:30`, `1:20:30`, `0xdeadbeef`, `0xdeadbeefg`, `9e6e7da6359c143293d3`, `0b787ac4a6d16fc93c3e`, `0b1`, `-0b1`, `-0b12`, `934a4430-aadd-5b86-9f82-12109e19ae14`, `2001-1x`, `1e5`, `1e5x`, `v1`, `app-1`, `a b`, `~x`, `yess`, `Off-peak`,
+		"|\n    block\n    text", ">\n    folded\n    text", `[]`, `{}`, `[a, 1, true, null]`, `{k: v, n: 1}`,
+	}
+	checked := 0
+	for _, sc := range scalars {
+		for _, doc := range []string{
+			"kind: X\nvalue: " + sc + "\n",
+			"kind: X\nlist:\n- " + sc + "\n- other\n",
+			"kind: X\nnested:\n  deeper:\n    value: " + sc + "\n",
+		} {
+			var node yaml.Node
+			if err := yaml.Unmarshal([]byte(doc), &node); err != nil {
+				continue
+			}
+			got, ok := fastGeneric(&node)
+			if !ok {
+				continue
+			}
+			out, err := yaml.Marshal(&node)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := generic(out)
+			if err != nil {
+				t.Errorf("%q: the long way fails (%v) where the short way gives %#v", doc, err, got)
+				continue
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%q: short way %#v, long way %#v", doc, got, want)
+			}
+			checked++
+		}
+	}
+	if checked < 75 {
+		t.Errorf("only %d documents took the short way", checked)
+	}
+	for _, doc := range []string{
+		"a: &x 1\nb: *x\n", "<<: {a: 1}\nb: 2\n", "a: 1\na: 2\n", "- a\n", "n: 1\n", "1: a\n", "a: !!str 1\n", "!!map {a: 1}\n",
+	} {
+		var node yaml.Node
+		if err := yaml.Unmarshal([]byte(doc), &node); err != nil {
+			continue
+		}
+		if _, ok := fastGeneric(&node); ok {
+			t.Errorf("%q took the short way", doc)
+		}
 	}
 }

@@ -208,7 +208,7 @@ func evidenceNames(m *resolve.Model, diags *diag.List) {
 	for _, t := range m.Tenants {
 		tenants = append(tenants, t.Name)
 	}
-	for _, c := range eligibility.Classes {
+	for _, c := range eligibility.Classes() {
 		classes = append(classes, c.Name)
 	}
 	for _, e := range m.Evidence {

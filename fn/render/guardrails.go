@@ -220,9 +220,12 @@ func GlobRegexp(glob string) string {
 // celString quotes s as a CEL string literal, in single quotes (the JSON
 // of a network attachment's config keeps its double quotes unescaped).
 func celString(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\n", `\n`, "\r", `\r`)
-	return "'" + r.Replace(s) + "'"
+	return "'" + celEscaper.Replace(s) + "'"
 }
+
+// celEscaper escapes a CEL single-quoted string literal (built once, on
+// first use: strings.Replacer builds its tables lazily).
+var celEscaper = strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\n", `\n`, "\r", `\r`)
 
 // celList writes a list of strings as a CEL list literal.
 func celList(items []string) string {

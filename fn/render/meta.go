@@ -250,10 +250,31 @@ func (s safety) namespaces(objs []emit.Object) {
 	}
 }
 
-// All renders every object of the model.
+// All renders every object of the model: Groups joined in order.
 func All(m *resolve.Model, opts Options) []emit.Object {
-	var objs []emit.Object
+	groups := make([][]emit.Object, len(m.Tenants)+1)
+	Groups(m, opts, func(g int, objs []emit.Object) { groups[g] = objs })
+	return slices.Concat(groups...)
+}
+
+// Groups renders what All renders, group by group: group 0 the platform's
+// objects, group i+1 those of m.Tenants[i]. It hands each group, finished
+// as All finishes it (Namespaces protected, the monitoring namespace
+// labelled, retired objects marked: each of these reads only the object
+// and the model), to each on the goroutine that rendered it; the tenants
+// are rendered on all CPUs, so each runs concurrently with itself for
+// different groups. A caller that serializes each group as it comes
+// (virtc build) holds one tenant's typed objects per CPU, not the fleet's.
+func Groups(m *resolve.Model, opts Options, each func(group int, objs []emit.Object)) {
 	safe := safety{confirm: m.ConfirmDeletion()}
+	retired := retiredTenants(m)
+	finish := func(objs []emit.Object) []emit.Object {
+		safe.namespaces(objs)
+		monitorNamespace(opts.Monitoring, objs)
+		retire(retired, objs)
+		return objs
+	}
+	var objs []emit.Object
 	if p := m.Platform; p != nil {
 		objs = append(objs, Platform(m, p)...)
 		objs = append(objs, DataProtection(p)...)
@@ -264,21 +285,8 @@ func All(m *resolve.Model, opts Options) []emit.Object {
 		objs = append(objs, ClusterNetworks(m, p)...)
 		objs = append(objs, PlatformRules(opts.Monitoring)...)
 	}
-	// Tenants are rendered on all CPUs and joined in order.
-	perTenant := make([][]emit.Object, len(m.Tenants))
-	par.For(len(m.Tenants), func(i int) { perTenant[i] = tenant(m, m.Tenants[i], safe, opts.Monitoring) })
-	n := len(objs)
-	for _, t := range perTenant {
-		n += len(t)
-	}
-	objs = slices.Grow(objs, n-len(objs))
-	for _, t := range perTenant {
-		objs = append(objs, t...)
-	}
-	safe.namespaces(objs)
-	monitorNamespace(opts.Monitoring, objs)
-	retire(m, objs)
-	return objs
+	each(0, finish(objs))
+	par.For(len(m.Tenants), func(i int) { each(i+1, finish(tenant(m, m.Tenants[i], safe, opts.Monitoring))) })
 }
 
 // AnnotationCompareOptions is Argo CD's compare-options annotation.
@@ -304,13 +312,7 @@ const AnnotationCompareOptions = "argocd.argoproj.io/compare-options"
 // The options must be on the live object before the removal: retire, let
 // Argo CD sync, then remove from Git; a person then deletes the objects
 // with an explicit command (README, Decommissioning).
-func retire(m *resolve.Model, objs []emit.Object) {
-	retiredTenants := map[string]bool{}
-	for _, t := range m.Tenants {
-		if t.Spec.Retired {
-			retiredTenants[t.Name] = true
-		}
-	}
+func retire(retiredTenants map[string]bool, objs []emit.Object) {
 	for _, o := range objs {
 		meta, ok := o.Body.(metav1.Object)
 		if !ok {
@@ -339,6 +341,17 @@ func retire(m *resolve.Model, objs []emit.Object) {
 		a[AnnotationCompareOptions] = strings.Join(cmp, ",")
 		meta.SetAnnotations(a)
 	}
+}
+
+// retiredTenants are the names of the model's retired tenants.
+func retiredTenants(m *resolve.Model) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range m.Tenants {
+		if t.Spec.Retired {
+			out[t.Name] = true
+		}
+	}
+	return out
 }
 
 // tenant renders a tenant's namespace, plumbing, VMs and backups.

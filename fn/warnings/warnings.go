@@ -45,6 +45,17 @@ func Check(ref string) error {
 // warnings, so the output stays deterministic. Argo CD shows it among the
 // Application's resources (README, "Where warnings appear").
 func Append(out []byte, ref string, sorted []diag.Diagnostic) []byte {
+	doc := Doc(ref, sorted)
+	if len(out) == 0 {
+		return doc
+	}
+	return append(append(append([]byte{}, out...), "---\n"...), doc...)
+}
+
+// Doc is the warnings ConfigMap that Append appends, as one YAML document
+// (for a build that writes its output in chunks: after a non-empty output,
+// "---\n" and then Doc).
+func Doc(ref string, sorted []diag.Diagnostic) []byte {
 	ns, name, _ := strings.Cut(ref, "/")
 	var warnings []diag.Diagnostic
 	for _, d := range sorted {
@@ -65,8 +76,5 @@ func Append(out []byte, ref string, sorted []diag.Diagnostic) []byte {
 	if err != nil {
 		panic(err) // a ConfigMap of strings always encodes
 	}
-	if len(out) == 0 {
-		return doc
-	}
-	return append(append(append([]byte{}, out...), "---\n"...), doc...)
+	return doc
 }
