@@ -81,6 +81,9 @@ type VM struct {
 	// Spread is the VM's spread group with its defaults applied (nil
 	// without one).
 	Spread *api.Spread
+	// CDROMs are the container disk images of the VM's CD-ROMs
+	// (spec.cdroms), by CD-ROM name: from the catalog's ContainerDisks.
+	CDROMs map[string]string
 	// PreviewFeatures are the preview features (feature gates that are on
 	// in the build's Platform) that change what the VM runs.
 	PreviewFeatures []PreviewUse
@@ -249,6 +252,19 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 		t.allow(diags, v, "spec.size", "size", spec.Size, t.allowSizes(), s.Spec.Restricted)
 	} else {
 		errorf("spec.size", "%s", cat.Sizes.Unknown("size", spec.Size))
+	}
+	for i, cd := range spec.CDROMs {
+		field := fmt.Sprintf("spec.cdroms[%d].containerDisk", i)
+		c, ok := cat.ContainerDisks.Get(cd.ContainerDisk)
+		if !ok {
+			errorf(field, "%s", cat.ContainerDisks.Unknown("container disk", cd.ContainerDisk))
+			continue
+		}
+		t.allow(diags, v, field, "container disk", cd.ContainerDisk, t.allowImages(), c.Spec.Restricted)
+		if rv.CDROMs == nil {
+			rv.CDROMs = map[string]string{}
+		}
+		rv.CDROMs[cd.Name] = c.Spec.Image
 	}
 	if img, ok := cat.Images.Get(spec.Image); ok {
 		rv.Image = img
