@@ -152,6 +152,12 @@ var Rules = []Rule{
 		Message:    `'virtc guardrail image-source: ' + variables.where + ': a disk source that is not in the catalog: tenant ' + variables.tenant + ' may clone only the DataSources of the images it may use (' + variables.dataSources.join(', ') + ')' + (size(variables.registries) > 0 ? ' or import their pinned registry sources (' + variables.registries.join(', ') + ')' : '') + ', or use a blank disk or a copy of its own claim or snapshot'`,
 	},
 	{
+		Name:       "container-disks",
+		What:       "containerDisk volumes (CD-ROMs) only of the catalog's ContainerDisks the tenant may use: approved, digest-pinned images (KubeVirt v1.8.4 pulls a containerDisk into the VM's launcher pod, pkg/container-disk/container-disk.go)",
+		Expression: `!variables.vm || variables.volumes.all(v, !has(v.containerDisk) || has(v.containerDisk.image) && v.containerDisk.image in variables.containerDisks)`,
+		Message:    `'virtc guardrail container-disks: ' + variables.where + ': containerDisk ' + variables.volumes.filter(v, has(v.containerDisk) && !(has(v.containerDisk.image) && v.containerDisk.image in variables.containerDisks)).map(v, v.name + ' (' + (has(v.containerDisk.image) ? v.containerDisk.image : 'no image') + ')').join(', ') + ' is not a container disk tenant ' + variables.tenant + ' may use (' + (size(variables.containerDisks) > 0 ? variables.containerDisks.join(', ') : 'none: the platform team approves one as a ContainerDisk of the catalog') + ')'`,
+	},
+	{
 		Name:       "storage-class",
 		What:       "disks and claims only on the storage classes of the storage profiles the tenant may use (a dataVolumeTemplate the VM already has, unchanged, is not judged again)",
 		Expression: `variables.newDiskSpecs.all(s, (has(s.storage) && has(s.storage.storageClassName) ? s.storage.storageClassName : has(s.pvc) && has(s.pvc.storageClassName) ? s.pvc.storageClassName : '') in variables.storageClasses) && (!variables.pvc || has(object.spec.storageClassName) && object.spec.storageClassName in variables.storageClasses)`,
@@ -240,6 +246,7 @@ func guardrailVariables(g Guardrails) []admissionv1.Variable {
 		v("tenant", celString(g.Tenant)),
 		v("dataSources", celList(g.DataSources)),
 		v("registries", celList(g.Registries)),
+		v("containerDisks", celList(g.ContainerDisks)),
 		v("sizes", celList(g.Sizes)),
 		v("inlineSizes", celShapes(g.InlineSizes)),
 		v("preferences", celList(g.Preferences)),

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
@@ -228,6 +229,10 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 type withoutACPI struct {
 	*kubevirtv1.VirtualMachine
 }
+
+// The render steps after VirtualMachine (retire, in meta.go) reach a
+// VM's metadata through metav1.Object.
+var _ metav1.Object = withoutACPI{}
 
 // MarshalJSON writes the VM as encoding/json does, without
 // spec.template.spec.domain.features.acpi.

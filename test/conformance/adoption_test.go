@@ -29,7 +29,9 @@ import (
 // a VM RestartRequired on any change of spec.template.spec:
 // pkg/virt-controller/watch/vm/vm.go), except the fields the report lists
 // as deferred changes (--defer-changes), and that no exported DataVolume
-// or claim changed its spec.
+// or claim changed its spec. With the guardrails in force, a
+// dataVolumeTemplate without a storage class and a containerDisk of an
+// unapproved image are still refused on an adopted VM.
 func TestImportAdoption(t *testing.T) {
 	bins := binaries(t)
 	dirs, err := filepath.Glob(filepath.Join(repoRoot, "golden", "import", "*", "build.yaml"))
@@ -195,6 +197,16 @@ func checkAdoption(t *testing.T, c *Cluster, dir string) int {
 		}
 		if res.ExitCode == 0 || !strings.Contains(string(res.Stderr), "virtc guardrail storage-class") {
 			t.Errorf("%s: a new dataVolumeTemplate without a storage class is not refused by the guardrails: %s", vm, res)
+		}
+		// Nor may a tenant mount a container disk the catalog does not
+		// approve (an adopted VM's approved drivers CD passed above).
+		cd := `[{"op":"add","path":"/spec/template/spec/volumes/-","value":{"name":"tools","containerDisk":{"image":"quay.io/example/tools@sha256:0000000000000000000000000000000000000000000000000000000000000000"}}}]`
+		res, err = c.CP.Kubectl(ctx, nil, "patch", "virtualmachine", vm.Name, "-n", vm.Namespace, "--type=json", "-p", cd, "--dry-run=server")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ExitCode == 0 || !strings.Contains(string(res.Stderr), "virtc guardrail container-disks") {
+			t.Errorf("%s: a containerDisk of an unapproved image is not refused by the guardrails: %s", vm, res)
 		}
 	}
 	if checked != len(imported) {
