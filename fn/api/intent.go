@@ -576,6 +576,22 @@ type Firmware struct {
 	TPM *TPM `json:"tpm,omitempty"`
 }
 
+// HasTPM reports whether the firmware states an enabled TPM.
+func (f *Firmware) HasTPM() bool {
+	return f != nil && f.TPM != nil && (f.TPM.Enabled == nil || *f.TPM.Enabled)
+}
+
+// NeedsBackendStorage reports whether the firmware states what KubeVirt
+// keeps on a backend-storage PVC: persistent EFI variables or a persistent
+// TPM (as PreferenceSpec.NeedsBackendStorage for a preference).
+func (f *Firmware) NeedsBackendStorage() bool {
+	if f == nil {
+		return false
+	}
+	persistentEFI := f.Bootloader == "efi" && f.PersistentEFI != nil && *f.PersistentEFI
+	return persistentEFI || f.HasTPM() && f.TPM.Persistent != nil && *f.TPM.Persistent
+}
+
 // FeatureState switches a feature as KubeVirt's FeatureState does.
 type FeatureState struct {
 	// Enabled: absent means enabled (KubeVirt writes the feature as {}).

@@ -270,12 +270,15 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 		rv.Image = img
 		rv.DataSource = ImageDataSource(spec.Image, img, cat)
 		t.allow(diags, v, "spec.image", "image", spec.Image, t.allowImages(), img.Spec.Restricted)
-		if p, ok := cat.Preferences.Get(img.Spec.Preference); ok {
+		p, ok := cat.Preferences.Get(img.Spec.Preference)
+		if ok {
 			rv.Preference = p
-			if p.Spec.NeedsBackendStorage() {
-				if st, ok := StateStorage(cat); ok {
-					rv.StateStorage = &st
-				}
+		}
+		// A VM without a preference (spec.preference none) keeps what
+		// its firmware states, not its image's preference's.
+		if spec.Preference == "none" && spec.Firmware.NeedsBackendStorage() || spec.Preference != "none" && ok && p.Spec.NeedsBackendStorage() {
+			if st, ok := StateStorage(cat); ok {
+				rv.StateStorage = &st
 			}
 		}
 		rv.RootDisk = img.Spec.MinRootDisk
