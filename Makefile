@@ -198,6 +198,8 @@ e2e-controllers: conformance-tools controllers-tools olm-tools cdi-tools
 ## conformance: every golden output and example output applied to a real
 ## kube-apiserver with the real CRDs, per platform version; and the tenants'
 ## guardrails policies there: a tenant's direct bypasses refused, every
-## output and what the controllers write admitted (TestGuardrailPolicies)
+## output and what the controllers write admitted (TestGuardrailPolicies);
+## and each golden import's build applied over its live export with
+## Argo CD's client-side apply, changing no adopted VM (TestImportAdoption)
 conformance: conformance-tools
-	VIRTC_CONFORMANCE=1 $(GO) test -count=1 -timeout 80m -v -run 'TestConformance$$|TestGuardrailPolicies$$' ./test/conformance/
+	VIRTC_CONFORMANCE=1 $(GO) test -count=1 -timeout 80m -v -run 'TestConformance$$|TestGuardrailPolicies$$|TestImportAdoption$$' ./test/conformance/

@@ -49,6 +49,14 @@ func TestImport(t *testing.T) {
 			if data, err := os.ReadFile(filepath.Join(dir, "args")); err == nil {
 				args = append(args, strings.Fields(string(data))...)
 			}
+			// A scenario's catalog.yaml holds the platform team's own
+			// catalog entries (an approved container disk): the import
+			// and every build of its result use them.
+			var catalogArgs []string
+			if _, err := os.Stat(filepath.Join(dir, catalogFile)); err == nil {
+				catalogArgs = []string{"--catalog", filepath.Join(dir, catalogFile)}
+				args = append(args, catalogArgs...)
+			}
 			code := cli.Main(append(args, exportFile), nil, &stdout, &stderr)
 			if stderr.Len() > 0 {
 				t.Fatalf("import wrote to stderr:\n%s", stderr.String())
@@ -84,6 +92,9 @@ func TestImport(t *testing.T) {
 			inputs := []string{out}
 			if _, err := os.Stat(filepath.Join(dir, evidenceFile)); err == nil {
 				inputs = append(inputs, filepath.Join(dir, evidenceFile))
+			}
+			if len(catalogArgs) > 0 {
+				inputs = append(inputs, filepath.Join(dir, catalogFile))
 			}
 			var build, buildErr bytes.Buffer
 			if code := cli.Main(append([]string{"build"}, inputs...), nil, &build, &buildErr); code != 0 {
@@ -136,6 +147,11 @@ const reportFileName = "IMPORT-REPORT.txt"
 // imported intents: the PlatformFacts and Evidence their classes need.
 const evidenceFile = "evidence.yaml"
 
+// catalogFile, in an import scenario, holds catalog entries of the
+// platform team's: passed to the import (--catalog) and added to the
+// builds of the imported intents.
+const catalogFile = "catalog.yaml"
+
 // vmFiles are the imported VMs' intent files of an import's output (those
 // other than tenants and catalog entries).
 func vmFiles(got map[string]string) []string {
@@ -164,6 +180,13 @@ var adoptionExceptions = map[string][]adoptionException{
 	"console-instancetypes-deferred": {{
 		object: "NetworkAttachmentDefinition web/vlan20", field: "spec.config",
 		reason: "as bridge-mac: the NAD of the console VM's added NIC, rewritten as its imported NetworkProfile says (no empty ipam, disableContainerInterface: true); Multus reads it when a VM's pod starts, running VMs keep theirs",
+	}},
+	"console-templates-deferred": {{
+		object: "NetworkAttachmentDefinition legacy/vlan40", field: "spec.config",
+		reason: "as bridge-mac: the NAD of the template VM's added NIC, rewritten as its imported NetworkProfile says (no empty ipam, disableContainerInterface: true, preserveDefaultVlan: false); Multus reads it when a VM's pod starts, running VMs keep theirs",
+	}, {
+		object: "NetworkAttachmentDefinition legacy/vlan40", field: `metadata.annotations["k8s.v1.cni.cncf.io/resourceName"]`,
+		reason: "virtc's bridge NAD asks for the bridge marker's resource (bridge.network.kubevirt.io/br-vm), so that a VM's pod is scheduled only on nodes that have the bridge; the network resources injector reads it when a pod is created, so running VMs keep their placement",
 	}},
 	"mtv-vsphere": {{
 		object: "NetworkAttachmentDefinition migrated/vlan30", field: "spec.config",

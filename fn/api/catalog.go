@@ -203,6 +203,34 @@ type ImageSpec struct {
 	GuestAgent bool `json:"guestAgent,omitempty"`
 }
 
+// ContainerDisk is a container disk image that VMs may mount as a CD-ROM
+// (spec.cdroms), such as the virtio-win drivers CD: catalog data, approved
+// like an Image. KubeVirt v1.8.4 pulls it into each VM's virt-launcher pod
+// (an init container copies the disk's binary, a container serves the
+// image: pkg/virt-controller/services/template.go and
+// pkg/container-disk/container-disk.go), so nothing of it is stored in the
+// tenant's namespace and no quota is counted for it beyond the launcher.
+type ContainerDisk struct {
+	TypeMeta `json:",inline"`
+	Metadata ObjectMeta        `json:"metadata"`
+	Spec     ContainerDiskSpec `json:"spec"`
+}
+
+// ContainerDiskSpec is where a container disk comes from.
+type ContainerDiskSpec struct {
+	// Image is the container image, pinned by digest
+	// (host/path@sha256:<64 hex digits>): a tag can change under the same
+	// name.
+	Image string `json:"image" pattern:"^[^@ :/]+(:[0-9]+)?/[^@ ]+@sha256:[0-9a-f]{64}$" hint:"pin the image by digest: host/path@sha256:<64 hex digits>"`
+	// Provenance is the image's provenance record, as an Image's (doc 000,
+	// Images and provisioning: sources must be approved and traceable to a
+	// provenance record).
+	Provenance string `json:"provenance"`
+	// Restricted container disks are usable only by tenants that allow them
+	// by name in spec.allow.images.
+	Restricted bool `json:"restricted,omitempty"`
+}
+
 // RegistrySource is a container disk image pinned by digest.
 type RegistrySource struct {
 	// URL is docker://host/path@sha256:<64 hex digits>. A tag is not

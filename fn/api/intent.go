@@ -316,6 +316,143 @@ type VMSpec struct {
 	// or usb), as forklift and the Windows templates do: the pointer
 	// follows the console's VNC cursor. Absent: none.
 	Tablet string `json:"tablet,omitempty" enum:"virtio,usb"`
+	// Preference none writes no spec.preference: the VM states its guest
+	// tuning itself, as a VM created from a curated VM template does (the
+	// OpenShift console's "Create from template", which processes the
+	// common templates of kubevirt/common-templates: they state CPU,
+	// memory, devices, features, clock and firmware inline and name no
+	// preference). Doc 000 (Runtime, storage, and network model) lets
+	// "curated VM templates and instance types provide the permitted sizing
+	// and operating-system patterns", so such a VM is judged by the same
+	// policy as any other: its image is a catalog image, and that image's
+	// preference still names the OS for virtc's checks (its requirements,
+	// architecture, and the TPM and EFI state the quota counts), but the
+	// VM gets none of its defaults: spec.firmware.bootloader must be
+	// stated, and the disk bus, NIC model, features and clock are what the
+	// intent states (KubeVirt's defaults otherwise). Absent: the image's
+	// preference.
+	Preference string `json:"preference,omitempty" enum:"none"`
+	// RNG gives the guest a virtio entropy device
+	// (spec.template.spec.domain.devices.rng: {}), as the Linux common
+	// templates do. Absent: none.
+	RNG bool `json:"rng,omitempty"`
+	// TerminationGracePeriodSeconds is how long KubeVirt waits for the
+	// guest to shut down before it stops it
+	// (spec.template.spec.terminationGracePeriodSeconds): the common
+	// templates write 180 for Linux and 3600 for Windows (a guest that
+	// installs updates at shutdown). Absent: none written (the preference's
+	// preferredTerminationGracePeriodSeconds, else KubeVirt's 30).
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+	// Features are the hypervisor features the guest sees
+	// (spec.template.spec.domain.features: ACPI, APIC, the Hyper-V
+	// enlightenments a Windows guest needs; SMM is spec.firmware.smm).
+	// Absent: the preference's, else KubeVirt's defaults.
+	Features *Features `json:"features,omitempty"`
+	// CDROMs are read-only CD-ROMs of container disks the catalog approves
+	// (ContainerDisk entries), such as the virtio-win drivers CD the
+	// console mounts on a Windows VM. KubeVirt v1.8.4 pulls the image into
+	// the VM's virt-launcher pod (pkg/virt-controller/services/template.go
+	// with pkg/container-disk/container-disk.go) and the guest sees it as a
+	// CD-ROM; nothing of it is persisted. Absent: none.
+	CDROMs []CDROM `json:"cdroms,omitempty"`
+}
+
+// CDROM is a CD-ROM of a catalog container disk.
+type CDROM struct {
+	// Name of the disk and its volume inside the VM (the console names the
+	// drivers CD windows-drivers-disk).
+	Name string `json:"name" pattern:"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$" hint:"a DNS label such as windows-drivers-disk"`
+	// ContainerDisk is a ContainerDisk of the catalog: an approved, digest-
+	// pinned image with its provenance record.
+	ContainerDisk string `json:"containerDisk"`
+	// Bus is the CD-ROM's bus: sata or scsi (KubeVirt v1.8.4
+	// pkg/storage/admitters/disks.go refuses a virtio CD-ROM on q35).
+	// Absent: none written (KubeVirt picks its default bus when it creates
+	// the VM instance).
+	Bus string `json:"bus,omitempty" enum:"sata,scsi"`
+	// BootOrder is its place in the firmware's boot order (see
+	// DiskDevice.bootOrder). Absent: none.
+	BootOrder *int64 `json:"bootOrder,omitempty"`
+}
+
+// ACPI spellings of Features.acpi.
+const (
+	ACPIOn        = "on"
+	ACPIOff       = "off"
+	ACPIUnwritten = "unwritten"
+)
+
+// Features are hypervisor features, as KubeVirt's Features.
+type Features struct {
+	// ACPI: on writes acpi: {} (ACPI on: how KubeVirt's Go types write it
+	// whenever a VM has features, since kubevirt.io/api v1.8.4's
+	// Features.ACPI is a struct that encoding/json never omits: forklift,
+	// virtctl and the Windows common templates), off writes
+	// acpi: {enabled: false}, unwritten writes no acpi (ACPI on, KubeVirt's
+	// default: how the console writes a Linux template VM's features).
+	// Absent: on, written whenever the VM has features (firmware SMM
+	// included).
+	ACPI string `json:"acpi,omitempty" enum:"on,off,unwritten"`
+	// APIC states features.apic.
+	APIC *FeatureState `json:"apic,omitempty"`
+	// Hyperv states the Hyper-V enlightenments (features.hyperv).
+	Hyperv *Hyperv `json:"hyperv,omitempty"`
+}
+
+// Hyperv are Hyper-V enlightenments, as KubeVirt's FeatureHyperv: each
+// present entry is written, {} meaning on.
+type Hyperv struct {
+	// Relaxed: relaxed timing.
+	Relaxed *FeatureState `json:"relaxed,omitempty"`
+	// VAPIC: the virtual APIC assist.
+	VAPIC *FeatureState `json:"vapic,omitempty"`
+	// VPIndex: the virtual processor index.
+	VPIndex *FeatureState `json:"vpindex,omitempty"`
+	// Runtime: the processor runtime MSR.
+	Runtime *FeatureState `json:"runtime,omitempty"`
+	// SyNIC: the synthetic interrupt controller.
+	SyNIC *FeatureState `json:"synic,omitempty"`
+	// Reset: the Hyper-V reset MSR.
+	Reset *FeatureState `json:"reset,omitempty"`
+	// Frequencies: the TSC and APIC frequency MSRs.
+	Frequencies *FeatureState `json:"frequencies,omitempty"`
+	// Reenlightenment: re-enlightenment on migration.
+	Reenlightenment *FeatureState `json:"reenlightenment,omitempty"`
+	// IPI: paravirtual inter-processor interrupts.
+	IPI *FeatureState `json:"ipi,omitempty"`
+	// Spinlocks: spinlocks is the retry count (at least 4095; the Windows
+	// templates write 8191).
+	Spinlocks *Spinlocks `json:"spinlocks,omitempty"`
+	// SyNICTimer: direct is the direct-mode timer the templates turn on.
+	SyNICTimer *SyNICTimer `json:"synictimer,omitempty"`
+	// TLBFlush: direct and extended are its sub-features.
+	TLBFlush *TLBFlush `json:"tlbflush,omitempty"`
+}
+
+// Spinlocks is KubeVirt's FeatureSpinlocks.
+type Spinlocks struct {
+	// Enabled: absent means enabled.
+	Enabled *bool `json:"enabled,omitempty"`
+	// Retries is the spinlock retry count (KubeVirt's field spinlocks).
+	Retries *int64 `json:"spinlocks,omitempty"`
+}
+
+// SyNICTimer is KubeVirt's SyNICTimer.
+type SyNICTimer struct {
+	// Enabled: absent means enabled.
+	Enabled *bool `json:"enabled,omitempty"`
+	// Direct states the direct-mode timer.
+	Direct *FeatureState `json:"direct,omitempty"`
+}
+
+// TLBFlush is KubeVirt's TLBFlush.
+type TLBFlush struct {
+	// Enabled: absent means enabled.
+	Enabled *bool `json:"enabled,omitempty"`
+	// Direct states direct TLB flush.
+	Direct *FeatureState `json:"direct,omitempty"`
+	// Extended states extended TLB flush.
+	Extended *FeatureState `json:"extended,omitempty"`
 }
 
 // Kind spellings of spec.matcherKinds.
@@ -439,6 +576,22 @@ type Firmware struct {
 	TPM *TPM `json:"tpm,omitempty"`
 }
 
+// HasTPM reports whether the firmware states an enabled TPM.
+func (f *Firmware) HasTPM() bool {
+	return f != nil && f.TPM != nil && (f.TPM.Enabled == nil || *f.TPM.Enabled)
+}
+
+// NeedsBackendStorage reports whether the firmware states what KubeVirt
+// keeps on a backend-storage PVC: persistent EFI variables or a persistent
+// TPM (as PreferenceSpec.NeedsBackendStorage for a preference).
+func (f *Firmware) NeedsBackendStorage() bool {
+	if f == nil {
+		return false
+	}
+	persistentEFI := f.Bootloader == "efi" && f.PersistentEFI != nil && *f.PersistentEFI
+	return persistentEFI || f.HasTPM() && f.TPM.Persistent != nil && *f.TPM.Persistent
+}
+
 // FeatureState switches a feature as KubeVirt's FeatureState does.
 type FeatureState struct {
 	// Enabled: absent means enabled (KubeVirt writes the feature as {}).
@@ -458,8 +611,45 @@ type TPM struct {
 // Clock is the guest's real-time clock offset.
 type Clock struct {
 	// Timezone the guest's clock starts in (an IANA name such as UTC or
-	// Europe/Berlin), as forklift writes the source host's.
+	// Europe/Berlin), as forklift writes the source host's. Exclusive with
+	// utc.
 	Timezone string `json:"timezone,omitempty" pattern:"^[A-Za-z0-9_+/-]+$" hint:"an IANA time zone such as UTC or Europe/Berlin"`
+	// UTC states the clock offset as UTC (clock.utc: {}, as the Windows
+	// common templates write it), offsetSeconds from it if set.
+	UTC *ClockUTC `json:"utc,omitempty"`
+	// Timer are the guest's timers as KubeVirt's clock.timer: hpet, kvm,
+	// pit, rtc and hyperv (the Windows templates turn hpet off, and set
+	// pit delay and rtc catchup tick policies).
+	Timer *Timers `json:"timer,omitempty"`
+}
+
+// ClockUTC is KubeVirt's ClockOffsetUTC.
+type ClockUTC struct {
+	// OffsetSeconds from UTC. Absent: none.
+	OffsetSeconds *int64 `json:"offsetSeconds,omitempty"`
+}
+
+// Timers are KubeVirt's clock timers.
+type Timers struct {
+	// HPET is the high precision event timer.
+	HPET *Timer `json:"hpet,omitempty"`
+	// KVM is the KVM paravirtual clock.
+	KVM *Timer `json:"kvm,omitempty"`
+	// PIT is the programmable interval timer.
+	PIT *Timer `json:"pit,omitempty"`
+	// RTC is the real-time clock.
+	RTC *Timer `json:"rtc,omitempty"`
+	// Hyperv is the Hyper-V reference time counter.
+	Hyperv *Timer `json:"hyperv,omitempty"`
+}
+
+// Timer is one clock timer.
+type Timer struct {
+	// TickPolicy: what the timer does with missed ticks (hpet, pit and rtc
+	// only; KubeVirt's HPETTickPolicy, PITTickPolicy, RTCTickPolicy).
+	TickPolicy string `json:"tickPolicy,omitempty" enum:"delay,catchup,merge,discard"`
+	// Present: false removes the timer. Absent: present.
+	Present *bool `json:"present,omitempty"`
 }
 
 // ExistingDisk names a disk that exists already: exactly one of

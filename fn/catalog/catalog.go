@@ -79,8 +79,10 @@ func (t *Table[T]) seal() { t.names = slices.Sorted(maps.Keys(t.entries)) }
 
 // Catalog is the merged catalog.
 type Catalog struct {
-	Sizes           *Table[api.Size]
-	Images          *Table[api.Image]
+	Sizes  *Table[api.Size]
+	Images *Table[api.Image]
+	// ContainerDisks are the container disks VMs may mount as CD-ROMs.
+	ContainerDisks  *Table[api.ContainerDisk]
 	NetworkProfiles *Table[api.NetworkProfile]
 	StorageProfiles *Table[api.StorageProfile]
 	BackupPolicies  *Table[api.BackupPolicy]
@@ -179,6 +181,7 @@ func Build(user *decode.Set, opts Options, diags *diag.List) *Catalog {
 	c := &Catalog{
 		Sizes:                newTable[api.Size]("Size"),
 		Images:               newTable[api.Image]("Image"),
+		ContainerDisks:       newTable[api.ContainerDisk]("ContainerDisk"),
 		NetworkProfiles:      newTable[api.NetworkProfile]("NetworkProfile"),
 		StorageProfiles:      newTable[api.StorageProfile]("StorageProfile"),
 		BackupPolicies:       newTable[api.BackupPolicy]("BackupPolicy"),
@@ -196,6 +199,7 @@ func Build(user *decode.Set, opts Options, diags *diag.List) *Catalog {
 	}
 	merge(c.Sizes, base.Sizes, user.Sizes, sizeName, diags)
 	merge(c.Images, base.Images, user.Images, imageName, diags)
+	merge(c.ContainerDisks, base.ContainerDisks, user.ContainerDisks, containerDiskName, diags)
 	merge(c.NetworkProfiles, base.NetworkProfiles, user.NetworkProfiles, networkName, diags)
 	merge(c.StorageProfiles, base.StorageProfiles, user.StorageProfiles, storageName, diags)
 	merge(c.BackupPolicies, base.BackupPolicies, user.BackupPolicies, backupName, diags)
@@ -208,6 +212,8 @@ func Build(user *decode.Set, opts Options, diags *diag.List) *Catalog {
 			c.Sizes.leftOut(doc)
 		case "Image":
 			c.Images.leftOut(doc)
+		case "ContainerDisk":
+			c.ContainerDisks.leftOut(doc)
 		case "NetworkProfile":
 			c.NetworkProfiles.leftOut(doc)
 		case "StorageProfile":
@@ -248,8 +254,11 @@ func Build(user *decode.Set, opts Options, diags *diag.List) *Catalog {
 	return c
 }
 
-func sizeName(s *api.Size) string              { return s.Metadata.Name }
-func imageName(s *api.Image) string            { return s.Metadata.Name }
+func sizeName(s *api.Size) string   { return s.Metadata.Name }
+func imageName(s *api.Image) string { return s.Metadata.Name }
+func containerDiskName(s *api.ContainerDisk) string {
+	return s.Metadata.Name
+}
 func networkName(s *api.NetworkProfile) string { return s.Metadata.Name }
 func storageName(s *api.StorageProfile) string { return s.Metadata.Name }
 func backupName(s *api.BackupPolicy) string    { return s.Metadata.Name }

@@ -38,6 +38,7 @@ type Set struct {
 	VMs               []VM
 	Sizes             []Entry[api.Size]
 	Images            []Entry[api.Image]
+	ContainerDisks    []Entry[api.ContainerDisk]
 	NetworkProfiles   []Entry[api.NetworkProfile]
 	StorageProfiles   []Entry[api.StorageProfile]
 	BackupPolicies    []Entry[api.BackupPolicy]
@@ -57,7 +58,7 @@ type Set struct {
 }
 
 // Kinds lists the virtc kinds in the order they are documented.
-var Kinds = []string{"Tenant", "VM", "Platform", "Size", "Preference", "Image", "NetworkProfile", "StorageProfile", "BackupPolicy", "WorkerPool", "MigrationPolicy", "Evidence", "PlatformFacts", "Compiler"}
+var Kinds = []string{"Tenant", "VM", "Platform", "Size", "Preference", "Image", "ContainerDisk", "NetworkProfile", "StorageProfile", "BackupPolicy", "WorkerPool", "MigrationPolicy", "Evidence", "PlatformFacts", "Compiler"}
 
 // kindTypes maps each kind to its Go type.
 var kindTypes = map[string]reflect.Type{
@@ -65,6 +66,7 @@ var kindTypes = map[string]reflect.Type{
 	"VM":              reflect.TypeFor[api.VM](),
 	"Size":            reflect.TypeFor[api.Size](),
 	"Image":           reflect.TypeFor[api.Image](),
+	"ContainerDisk":   reflect.TypeFor[api.ContainerDisk](),
 	"NetworkProfile":  reflect.TypeFor[api.NetworkProfile](),
 	"StorageProfile":  reflect.TypeFor[api.StorageProfile](),
 	"BackupPolicy":    reflect.TypeFor[api.BackupPolicy](),
@@ -237,6 +239,8 @@ func (s *Set) add(obj any, doc *source.Doc) {
 		s.Sizes = append(s.Sizes, Entry[api.Size]{o, doc})
 	case *api.Image:
 		s.Images = append(s.Images, Entry[api.Image]{o, doc})
+	case *api.ContainerDisk:
+		s.ContainerDisks = append(s.ContainerDisks, Entry[api.ContainerDisk]{o, doc})
 	case *api.NetworkProfile:
 		s.NetworkProfiles = append(s.NetworkProfiles, Entry[api.NetworkProfile]{o, doc})
 	case *api.StorageProfile:

@@ -257,6 +257,11 @@ func validate(d *decoder, obj any) {
 				d.warnf("spec.restricted", "has no effect: every additional network is restricted, reaching only the tenants that list it in spec.allow.networks (remove the field)")
 			}
 		}
+	case *api.ContainerDisk:
+		d.catalogMeta(o.Metadata)
+		if strings.TrimSpace(o.Spec.Provenance) == "" {
+			d.fail("spec.provenance", "a container disk needs its provenance record (doc 000, Images and provisioning: sources must be approved and traceable to a provenance record)")
+		}
 	case *api.Preference:
 		d.catalogMeta(o.Metadata)
 		if o.Spec.PersistentEFI && !strings.HasPrefix(o.Spec.Firmware, "efi") {
@@ -494,6 +499,56 @@ func (d *decoder) devices(o *api.VM) {
 		}
 		if fw.PersistentEFI != nil {
 			d.fail("spec.firmware.persistentEFI", "persistent EFI variables are an EFI setting: set spec.firmware.bootloader efi, or remove it")
+		}
+	}
+	if o.Spec.Preference == "none" && (o.Spec.Firmware == nil || o.Spec.Firmware.Bootloader == "") {
+		// Without a preference nothing chooses the firmware but the VM:
+		// KubeVirt's default is BIOS, which a guest installed for EFI does
+		// not boot with.
+		d.fail("spec.preference", "a VM without a preference states its firmware: set spec.firmware.bootloader (bios or efi, as the guest was installed)")
+	}
+	if c := o.Spec.Clock; c != nil {
+		if c.Timezone != "" && c.UTC != nil {
+			d.fail("spec.clock.utc", "the clock's offset is utc or a timezone, not both (KubeVirt's ClockOffset): remove one")
+		}
+		if tm := c.Timer; tm != nil {
+			for _, x := range []struct {
+				name string
+				t    *api.Timer
+			}{{"kvm", tm.KVM}, {"hyperv", tm.Hyperv}} {
+				if name, t := x.name, x.t; t != nil && t.TickPolicy != "" {
+					d.fail("spec.clock.timer."+name+".tickPolicy", "the %s timer has no tick policy (KubeVirt's KVMTimer and HypervTimer): remove it", name)
+				}
+			}
+			if t := tm.HPET; t != nil && t.TickPolicy == "catchup" {
+				d.fail("spec.clock.timer.hpet.tickPolicy", "the hpet timer's tick policies are delay, merge and discard (KubeVirt's HPETTickPolicy)")
+			}
+			if t := tm.PIT; t != nil && t.TickPolicy == "merge" {
+				d.fail("spec.clock.timer.pit.tickPolicy", "the pit timer's tick policies are delay, catchup and discard (KubeVirt's PITTickPolicy)")
+			}
+			if t := tm.RTC; t != nil && (t.TickPolicy == "merge" || t.TickPolicy == "discard") {
+				d.fail("spec.clock.timer.rtc.tickPolicy", "the rtc timer's tick policies are delay and catchup (KubeVirt's RTCTickPolicy)")
+			}
+		}
+	}
+	volumes := map[string]string{}
+	if r := o.Spec.ExistingRootDisk; r != nil && r.VolumeName != "" {
+		volumes[r.VolumeName] = "the root disk"
+	} else {
+		volumes["rootdisk"] = "the root disk"
+	}
+	volumes["cloudinitdisk"] = "the cloud-init disk"
+	for i, disk := range o.Spec.Disks {
+		volumes[disk.Name] = fmt.Sprintf("spec.disks[%d]", i)
+	}
+	for i, cd := range o.Spec.CDROMs {
+		path := fmt.Sprintf("spec.cdroms[%d]", i)
+		if other, dup := volumes[cd.Name]; dup {
+			d.fail(path+".name", "disk name %q is also %s's (disk names are unique)", cd.Name, other)
+		}
+		volumes[cd.Name] = path
+		if cd.BootOrder != nil && *cd.BootOrder < 0 {
+			d.fail(path+".bootOrder", "must be 0 (none) or more")
 		}
 	}
 	names := map[string]string{}

@@ -164,6 +164,9 @@ func (im *importer) check(vm *api.VM, o live.Object, catalogDocs []*source.Doc, 
 			if guestVisible(it.Path, o) {
 				why = append(why, fmt.Sprintf("%s: the intent cannot carry it, and the guest boots or sees it: a VM rebuilt from Git would differ (virtc does not write it; keep the VM out of Git, or remove the field from the VM first if the guest does without it)", it.Path))
 			}
+			if placement(it.Path) {
+				why = append(why, fmt.Sprintf("%s: node placement beyond the catalog's worker pools: the tenant's guardrails admit a pool's node selector and tolerations only, and no affinity of the VM's own (000 Authorization and lifecycle boundaries: no arbitrary node placement), so Argo CD's apply of the adopted VM, which keeps it, would be denied (move the VM to a worker pool of the catalog first, or keep it out of Git)", it.Path))
+			}
 		}
 	}
 	if len(why) == 0 {
@@ -211,6 +214,20 @@ func guestVisible(p string, o live.Object) bool {
 		return len(listAt(o.Body, "spec", "template", "spec", "domain", "devices", "interfaces")) == 0
 	}
 	return strings.HasPrefix(p, "spec.template.spec.domain.") || p == "spec.template.spec.subdomain" || p == "spec.template.spec.hostname"
+}
+
+// placement reports a live VM path that the tenant's placement guardrail
+// judges (fn/render validatingadmissionpolicy.go, rule placement): a node
+// selector, a toleration, a node or pod affinity. Client-side apply keeps
+// such a field the intent does not write on the VM, where the guardrail
+// refuses it (test/conformance TestImportAdoption).
+func placement(p string) bool {
+	for _, prefix := range []string{"spec.template.spec.nodeSelector", "spec.template.spec.tolerations", "spec.template.spec.affinity.nodeAffinity", "spec.template.spec.affinity.podAffinity"} {
+		if p == prefix || strings.HasPrefix(p, prefix+".") || strings.HasPrefix(p, prefix+"[") {
+			return true
+		}
+	}
+	return false
 }
 
 // notCarried lists the live VM's fields the compiled VM does not write.

@@ -346,7 +346,10 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 	pref := ""
 	switch p := kv.Spec.Preference; {
 	case p == nil:
-		refuse("spec.preference: absent: virtc gives every VM its image's preference (set the VM's preference first)")
+		// A template VM (the console's "Create from template"): it states
+		// its tuning itself; the image's preference only names the OS.
+		spec.Preference = "none"
+		pref = im.templatePreference(kv, refuse)
 	case p.Kind != "" && p.Kind != "VirtualMachineClusterPreference" && p.Kind != "virtualmachineclusterpreference":
 		refuse("spec.preference.kind: %s %q is namespaced; virtc refers to cluster preferences only", p.Kind, p.Name)
 	default:
@@ -390,6 +393,7 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 		spec.Firmware = &api.Firmware{UUID: string(fw.UUID), Serial: fw.Serial}
 	}
 	im.boot(tmpl, spec)
+	im.tuning(o.Body, tmpl, spec)
 
 	// Disks and volumes.
 	disks := map[string]kubevirtv1.Disk{}
@@ -418,8 +422,11 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 		case v.CloudInitNoCloud != nil:
 			im.cloudInit(v, dev, ok, spec, refuse)
 			continue
+		case v.ContainerDisk != nil:
+			im.cdrom(v, d, hasDisk, spec, refuse)
+			continue
 		case v.DataVolume == nil && v.PersistentVolumeClaim == nil:
-			refuse("spec.template.spec.volumes[%s]: a volume of a kind virtc does not write (only DataVolumes, claims and cloud-init NoCloud)", v.Name)
+			refuse("spec.template.spec.volumes[%s]: a volume of a kind virtc does not write (only DataVolumes, claims, cloud-init NoCloud and CD-ROMs of catalog container disks)", v.Name)
 			continue
 		case !ok:
 			refuse("spec.template.spec.domain.devices.disks[%s]: a device virtc does not write (a CD-ROM, LUN, cache or I/O mode, shareable, block size, dedicated I/O thread or error policy; virtc writes a disk with a bus, serial and boot order)", v.Name)
@@ -454,7 +461,7 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 			}
 			q := size
 			spec.RootDisk = &q
-			spec.Image = im.image(source, pref, size, refuse)
+			spec.Image = im.image(source, pref, spec.Preference == "none", size, refuse)
 			continue
 		}
 		disk := api.Disk{Name: v.Name, Size: size, ExistingClaim: claim, ExistingDataVolume: dvName, Hotpluggable: hot}
@@ -750,7 +757,10 @@ func (im *importer) storageProfile(class string) string {
 // of that DataSource and preference, else a new Image for the DataSource or
 // registry source, else a catalog image of the same preference (the root
 // disk exists: the image only names the OS).
-func (im *importer) image(src *cdiv1.DataVolumeSpec, pref string, size resource.Quantity, refuse func(string, ...any)) string {
+//
+// anyPreference: the VM names no preference (a template VM), so any
+// catalog image of its source names its OS.
+func (im *importer) image(src *cdiv1.DataVolumeSpec, pref string, anyPreference bool, size resource.Quantity, refuse func(string, ...any)) string {
 	var ds *api.DataSourceRef
 	var reg *api.RegistrySource
 	if src != nil {
@@ -764,10 +774,11 @@ func (im *importer) image(src *cdiv1.DataVolumeSpec, pref string, size resource.
 	byPreference := ""
 	for _, name := range im.cat.Images.Names() {
 		img, _ := im.cat.Images.Get(name)
-		if img.Spec.Preference != pref {
+		samePref := img.Spec.Preference == pref
+		if !samePref && !anyPreference {
 			continue
 		}
-		if byPreference == "" {
+		if byPreference == "" && samePref {
 			byPreference = name
 		}
 		if ds != nil && img.Spec.DataSource != nil && img.Spec.DataSource.Name == ds.Name && cmp.Or(img.Spec.DataSource.Namespace, im.cat.GoldenImageNamespace) == cmp.Or(ds.Namespace, im.cat.GoldenImageNamespace) {

@@ -24,6 +24,10 @@ type Guardrails struct {
 	// Registries are the pinned registry URLs (docker://…@sha256:…) of
 	// the images the tenant may use that come from a registry.
 	Registries []string
+	// ContainerDisks are the images of the catalog's ContainerDisks the
+	// tenant may use: the only containerDisk volumes (CD-ROMs) its VMs
+	// may have.
+	ContainerDisks []string
 	// Sizes are the instance types (sizes written as references) the
 	// tenant may use.
 	Sizes []string
@@ -97,6 +101,12 @@ func TenantGuardrails(m *resolve.Model, t *resolve.Tenant) Guardrails {
 		}
 		if img.Spec.Preference != "" {
 			g.Preferences = append(g.Preferences, img.Spec.Preference)
+		}
+	}
+	for _, name := range cat.ContainerDisks.Names() {
+		cd, _ := cat.ContainerDisks.Get(name)
+		if resolve.Allows(allow.Images, name, cd.Spec.Restricted) {
+			g.ContainerDisks = append(g.ContainerDisks, cd.Spec.Image)
 		}
 	}
 	for _, name := range cat.Sizes.Names() {

@@ -147,15 +147,21 @@ var Rules = []Rule{
 	},
 	{
 		Name:       "image-source",
-		What:       "disks only from the catalog's images: the DataSource of an image the tenant may use, its pinned registry source, a blank disk or a copy of the tenant's own claim or snapshot",
-		Expression: `variables.diskSpecs.all(s, has(s.sourceRef) ? (has(s.sourceRef.kind) && s.sourceRef.kind == 'DataSource' && (has(s.sourceRef.namespace) ? s.sourceRef.namespace : request.namespace) + '/' + s.sourceRef.name in variables.dataSources) : has(s.source) && (has(s.source.blank) || has(s.source.registry) && has(s.source.registry.url) && s.source.registry.url in variables.registries || has(s.source.pvc) && (!has(s.source.pvc.namespace) || s.source.pvc.namespace == request.namespace) || has(s.source.snapshot) && (!has(s.source.snapshot.namespace) || s.source.snapshot.namespace == request.namespace)))`,
+		What:       "disks only from the catalog's images: the DataSource of an image the tenant may use, its pinned registry source, a blank disk or a copy of the tenant's own claim or snapshot (a dataVolumeTemplate the VM already has, unchanged, is not judged again)",
+		Expression: `variables.newDiskSpecs.all(s, has(s.sourceRef) ? (has(s.sourceRef.kind) && s.sourceRef.kind == 'DataSource' && (has(s.sourceRef.namespace) ? s.sourceRef.namespace : request.namespace) + '/' + s.sourceRef.name in variables.dataSources) : has(s.source) && (has(s.source.blank) || has(s.source.registry) && has(s.source.registry.url) && s.source.registry.url in variables.registries || has(s.source.pvc) && (!has(s.source.pvc.namespace) || s.source.pvc.namespace == request.namespace) || has(s.source.snapshot) && (!has(s.source.snapshot.namespace) || s.source.snapshot.namespace == request.namespace)))`,
 		Message:    `'virtc guardrail image-source: ' + variables.where + ': a disk source that is not in the catalog: tenant ' + variables.tenant + ' may clone only the DataSources of the images it may use (' + variables.dataSources.join(', ') + ')' + (size(variables.registries) > 0 ? ' or import their pinned registry sources (' + variables.registries.join(', ') + ')' : '') + ', or use a blank disk or a copy of its own claim or snapshot'`,
 	},
 	{
+		Name:       "container-disks",
+		What:       "containerDisk volumes (CD-ROMs) only of the catalog's ContainerDisks the tenant may use: approved, digest-pinned images (KubeVirt v1.8.4 pulls a containerDisk into the VM's launcher pod, pkg/container-disk/container-disk.go)",
+		Expression: `!variables.vm || variables.volumes.all(v, !has(v.containerDisk) || has(v.containerDisk.image) && v.containerDisk.image in variables.containerDisks)`,
+		Message:    `'virtc guardrail container-disks: ' + variables.where + ': containerDisk ' + variables.volumes.filter(v, has(v.containerDisk) && !(has(v.containerDisk.image) && v.containerDisk.image in variables.containerDisks)).map(v, v.name + ' (' + (has(v.containerDisk.image) ? v.containerDisk.image : 'no image') + ')').join(', ') + ' is not a container disk tenant ' + variables.tenant + ' may use (' + (size(variables.containerDisks) > 0 ? variables.containerDisks.join(', ') : 'none: the platform team approves one as a ContainerDisk of the catalog') + ')'`,
+	},
+	{
 		Name:       "storage-class",
-		What:       "disks and claims only on the storage classes of the storage profiles the tenant may use",
-		Expression: `variables.diskSpecs.all(s, (has(s.storage) && has(s.storage.storageClassName) ? s.storage.storageClassName : has(s.pvc) && has(s.pvc.storageClassName) ? s.pvc.storageClassName : '') in variables.storageClasses) && (!variables.pvc || has(object.spec.storageClassName) && object.spec.storageClassName in variables.storageClasses)`,
-		Message:    `'virtc guardrail storage-class: ' + variables.where + ': storage class ' + (variables.pvc ? (has(object.spec.storageClassName) ? object.spec.storageClassName : '(none)') : variables.diskSpecs.map(s, has(s.storage) && has(s.storage.storageClassName) ? s.storage.storageClassName : has(s.pvc) && has(s.pvc.storageClassName) ? s.pvc.storageClassName : '(none)').filter(c, !(c in variables.storageClasses)).join(', ')) + ' is not one of the storage profiles tenant ' + variables.tenant + ' may use (storage classes: ' + variables.storageClasses.join(', ') + '; a disk names its class explicitly)'`,
+		What:       "disks and claims only on the storage classes of the storage profiles the tenant may use (a dataVolumeTemplate the VM already has, unchanged, is not judged again)",
+		Expression: `variables.newDiskSpecs.all(s, (has(s.storage) && has(s.storage.storageClassName) ? s.storage.storageClassName : has(s.pvc) && has(s.pvc.storageClassName) ? s.pvc.storageClassName : '') in variables.storageClasses) && (!variables.pvc || has(object.spec.storageClassName) && object.spec.storageClassName in variables.storageClasses)`,
+		Message:    `'virtc guardrail storage-class: ' + variables.where + ': storage class ' + (variables.pvc ? (has(object.spec.storageClassName) ? object.spec.storageClassName : '(none)') : variables.newDiskSpecs.map(s, has(s.storage) && has(s.storage.storageClassName) ? s.storage.storageClassName : has(s.pvc) && has(s.pvc.storageClassName) ? s.pvc.storageClassName : '(none)').filter(c, !(c in variables.storageClasses)).join(', ')) + ' is not one of the storage profiles tenant ' + variables.tenant + ' may use (storage classes: ' + variables.storageClasses.join(', ') + '; a disk names its class explicitly)'`,
 	},
 	{
 		Name:       "claim-source",
@@ -207,8 +213,8 @@ var Rules = []Rule{
 	},
 	{
 		Name:       "eviction",
-		What:       "an eviction strategy that live-migrates only for a VM that can: ReadWriteMany disks, migratable networks, no GPU or host device",
-		Expression: `!variables.vm || !(has(variables.spec.evictionStrategy) && variables.spec.evictionStrategy in ['LiveMigrate', 'LiveMigrateIfPossible']) || size(variables.gpus) == 0 && size(variables.hostDevices) == 0 && variables.networks.all(n, !has(n.multus) || !(n.multus.networkName in variables.nonMigratableNetworks)) && variables.diskSpecs.all(s, has(s.storage) && has(s.storage.accessModes) ? 'ReadWriteMany' in s.storage.accessModes : has(s.pvc) && has(s.pvc.accessModes) ? 'ReadWriteMany' in s.pvc.accessModes : (has(s.storage) && has(s.storage.storageClassName) ? s.storage.storageClassName : '') in variables.rwxClasses)`,
+		What:       "an eviction strategy that live-migrates only for a VM that can: ReadWriteMany disks, migratable networks, no GPU or host device (a write that keeps the eviction strategy is judged on the dataVolumeTemplates it adds or changes)",
+		Expression: `!variables.vm || !(has(variables.spec.evictionStrategy) && variables.spec.evictionStrategy in ['LiveMigrate', 'LiveMigrateIfPossible']) || size(variables.gpus) == 0 && size(variables.hostDevices) == 0 && variables.networks.all(n, !has(n.multus) || !(n.multus.networkName in variables.nonMigratableNetworks)) && (variables.evictionKept ? variables.newDiskSpecs : variables.diskSpecs).all(s, has(s.storage) && has(s.storage.accessModes) ? 'ReadWriteMany' in s.storage.accessModes : has(s.pvc) && has(s.pvc.accessModes) ? 'ReadWriteMany' in s.pvc.accessModes : (has(s.storage) && has(s.storage.storageClassName) ? s.storage.storageClassName : '') in variables.rwxClasses)`,
 		Message:    `'virtc guardrail eviction: ' + variables.where + ': evictionStrategy ' + variables.spec.evictionStrategy + ' but the VM cannot live-migrate (a GPU or host device, a network that does not allow live migration, or a disk that is not ReadWriteMany): use evictionStrategy None, as virtc writes for such a VM'`,
 	},
 	{
@@ -240,6 +246,7 @@ func guardrailVariables(g Guardrails) []admissionv1.Variable {
 		v("tenant", celString(g.Tenant)),
 		v("dataSources", celList(g.DataSources)),
 		v("registries", celList(g.Registries)),
+		v("containerDisks", celList(g.ContainerDisks)),
 		v("sizes", celList(g.Sizes)),
 		v("inlineSizes", celShapes(g.InlineSizes)),
 		v("preferences", celList(g.Preferences)),
@@ -277,6 +284,20 @@ func guardrailVariables(g Guardrails) []admissionv1.Variable {
 		// diskSpecs are the DataVolume specs the rules judge: a VM's
 		// dataVolumeTemplates, a DataVolume's own.
 		v("diskSpecs", `variables.vm ? (has(object.spec.dataVolumeTemplates) ? object.spec.dataVolumeTemplates.map(t, t.spec) : []) : variables.dv ? [object.spec] : []`),
+		// newDiskSpecs are those a write adds or changes: a VM's
+		// dataVolumeTemplate it already has, unchanged, is no new disk
+		// (KubeVirt created its DataVolume when it first saw it, and CDI
+		// never lets a DataVolume's spec change), so where its data came
+		// from and its storage class are not judged again. An adopted
+		// VM keeps the template its creator wrote (the console's names no
+		// storage class), and Argo CD's client-side apply keeps it on the
+		// VM: judging it again would refuse the adoption itself.
+		v("newDiskSpecs", `variables.vm ? (has(object.spec.dataVolumeTemplates) ? object.spec.dataVolumeTemplates.filter(t, !(oldObject != null && has(oldObject.spec) && has(oldObject.spec.dataVolumeTemplates) && oldObject.spec.dataVolumeTemplates.exists(o, o == t))).map(t, t.spec) : []) : variables.dv ? [object.spec] : []`),
+		// evictionKept: the write keeps the VM's eviction strategy, so the
+		// eviction rule judges only the disks it adds or changes (an
+		// adopted VM's template names no access mode; its claim has the
+		// one its StorageProfile gave it, which virtc's compile judged).
+		v("evictionKept", `variables.vm && oldObject != null && has(oldObject.spec) && has(oldObject.spec.template) && has(oldObject.spec.template.spec) && (has(oldObject.spec.template.spec.evictionStrategy) ? oldObject.spec.template.spec.evictionStrategy : '') == (has(variables.spec.evictionStrategy) ? variables.spec.evictionStrategy : '')`),
 		v("cloudInit", `variables.volumes.filter(v, has(v.cloudInitNoCloud)).map(v, v.cloudInitNoCloud) + variables.volumes.filter(v, has(v.cloudInitConfigDrive)).map(v, v.cloudInitConfigDrive)`),
 		v("cloudInitBase64Data", `variables.cloudInit.filter(c, has(c.userDataBase64)).map(c, c.userDataBase64) + variables.cloudInit.filter(c, has(c.networkDataBase64)).map(c, c.networkDataBase64)`),
 		v("cloudInitTexts", `variables.cloudInit.filter(c, has(c.userData)).map(c, c.userData) + variables.cloudInit.filter(c, has(c.networkData)).map(c, c.networkData)`),

@@ -1,16 +1,19 @@
 package render
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
@@ -197,13 +200,83 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 			},
 		},
 	}
+	if vm.Spec.Preference == "none" {
+		// A template VM states its tuning itself (api.VMSpec.Preference).
+		obj.Spec.Preference = nil
+	}
+	obj.Spec.Template.Spec.TerminationGracePeriodSeconds = vm.Spec.TerminationGracePeriodSeconds
+	cdroms(vm, &obj.Spec.Template.Spec)
 	bootAndDevices(vm.Spec, &obj.Spec.Template.Spec)
 	vmPlacement(vm, &obj.Spec.Template.Spec)
 	health(vm, &obj.Spec.Template.Spec)
 	if vm.Size != nil && vm.Size.Spec.Inline != nil {
 		inlineSize(obj, vm.Size.Spec)
 	}
-	return emit.Object{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Namespace: vm.Namespace, Name: vm.Name, Scope: emit.VMScope, Body: obj}
+	var body any = obj
+	if f := vm.Spec.Features; f != nil && f.ACPI == api.ACPIUnwritten && obj.Spec.Template.Spec.Domain.Features != nil {
+		body = withoutACPI{obj}
+	}
+	return emit.Object{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Namespace: vm.Namespace, Name: vm.Name, Scope: emit.VMScope, Body: body}
+}
+
+// withoutACPI is a VirtualMachine written without features.acpi.
+// kubevirt.io/api v1.8.4's Features.ACPI is a struct (FeatureState) with
+// omitempty, which encoding/json never omits: KubeVirt's Go types write
+// acpi: {} whenever a VM has features. A VM created by a client that
+// writes JSON itself (the console) has none; writing acpi: {} onto it
+// would be a change of its template spec, which KubeVirt marks
+// RestartRequired, although ACPI is on either way.
+type withoutACPI struct {
+	*kubevirtv1.VirtualMachine
+}
+
+// The render steps after VirtualMachine (retire, in meta.go) reach a
+// VM's metadata through metav1.Object.
+var _ metav1.Object = withoutACPI{}
+
+// MarshalJSON writes the VM as encoding/json does, without
+// spec.template.spec.domain.features.acpi.
+func (w withoutACPI) MarshalJSON() ([]byte, error) {
+	data, err := json.Marshal(w.VirtualMachine)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	cur := m
+	for _, k := range []string{"spec", "template", "spec", "domain", "features"} {
+		next, _ := cur[k].(map[string]any)
+		if next == nil {
+			return data, nil
+		}
+		cur = next
+	}
+	delete(cur, "acpi")
+	return json.Marshal(m)
+}
+
+// cdroms writes the VM's CD-ROMs of catalog container disks, after its
+// other disks (as the console appends the drivers CD).
+func cdroms(vm *resolve.VM, t *kubevirtv1.VirtualMachineInstanceSpec) {
+	for _, cd := range vm.Spec.CDROMs {
+		img, ok := vm.CDROMs[cd.Name]
+		if !ok {
+			continue
+		}
+		d := kubevirtv1.Disk{Name: cd.Name, DiskDevice: kubevirtv1.DiskDevice{CDRom: &kubevirtv1.CDRomTarget{Bus: kubevirtv1.DiskBus(cd.Bus)}}}
+		if cd.BootOrder != nil && *cd.BootOrder > 0 {
+			b := uint(*cd.BootOrder)
+			d.BootOrder = &b
+		}
+		if !slices.Contains(vm.Spec.KubeVirtDefaults, api.DefaultDisks) {
+			t.Domain.Devices.Disks = append(t.Domain.Devices.Disks, d)
+		}
+		t.Volumes = append(t.Volumes, kubevirtv1.Volume{Name: cd.Name, VolumeSource: kubevirtv1.VolumeSource{ContainerDisk: &kubevirtv1.ContainerDiskSource{Image: img}}})
+	}
 }
 
 // Kinds of the instance type and preference references, as
@@ -273,12 +346,15 @@ func appendDisk(disks []kubevirtv1.Disk, name string, dev *api.DiskDevice, boot 
 func bootAndDevices(spec api.VMSpec, t *kubevirtv1.VirtualMachineInstanceSpec) {
 	t.Subdomain = spec.Subdomain
 	dom := &t.Domain
-	if c := spec.Clock; c != nil && c.Timezone != "" {
-		tz := kubevirtv1.ClockOffsetTimezone(c.Timezone)
-		dom.Clock = &kubevirtv1.Clock{ClockOffset: kubevirtv1.ClockOffset{Timezone: &tz}}
-	}
+	dom.Clock = clock(spec.Clock)
 	if spec.Tablet != "" {
 		dom.Devices.Inputs = []kubevirtv1.Input{{Type: kubevirtv1.InputTypeTablet, Bus: kubevirtv1.InputBus(spec.Tablet), Name: "tablet"}}
+	}
+	if spec.RNG {
+		dom.Devices.Rng = &kubevirtv1.Rng{}
+	}
+	if f := spec.Features; f != nil {
+		dom.Features = features(f)
 	}
 	fw := spec.Firmware
 	if fw == nil {
@@ -291,7 +367,10 @@ func bootAndDevices(spec api.VMSpec, t *kubevirtv1.VirtualMachineInstanceSpec) {
 		dom.Firmware.Bootloader = &kubevirtv1.Bootloader{EFI: &kubevirtv1.EFI{SecureBoot: fw.SecureBoot, Persistent: fw.PersistentEFI}}
 	}
 	if fw.SMM != nil {
-		dom.Features = &kubevirtv1.Features{SMM: &kubevirtv1.FeatureState{Enabled: fw.SMM.Enabled}}
+		if dom.Features == nil {
+			dom.Features = &kubevirtv1.Features{}
+		}
+		dom.Features.SMM = &kubevirtv1.FeatureState{Enabled: fw.SMM.Enabled}
 	}
 	if fw.TPM != nil {
 		dom.Devices.TPM = &kubevirtv1.TPMDevice{Enabled: fw.TPM.Enabled, Persistent: fw.TPM.Persistent}
@@ -468,5 +547,87 @@ func hostDevices(ds []api.Device) []kubevirtv1.HostDevice {
 	for _, d := range ds {
 		out = append(out, kubevirtv1.HostDevice{Name: d.Name, DeviceName: d.DeviceName})
 	}
+	return out
+}
+
+// clock is the guest clock an intent states (nil: KubeVirt's default,
+// UTC).
+func clock(c *api.Clock) *kubevirtv1.Clock {
+	if c == nil || c.Timezone == "" && c.UTC == nil && c.Timer == nil {
+		return nil
+	}
+	out := &kubevirtv1.Clock{}
+	if c.Timezone != "" {
+		tz := kubevirtv1.ClockOffsetTimezone(c.Timezone)
+		out.Timezone = &tz
+	}
+	if u := c.UTC; u != nil {
+		out.UTC = &kubevirtv1.ClockOffsetUTC{}
+		if u.OffsetSeconds != nil {
+			s := int(*u.OffsetSeconds)
+			out.UTC.OffsetSeconds = &s
+		}
+	}
+	if t := c.Timer; t != nil {
+		out.Timer = &kubevirtv1.Timer{}
+		if x := t.HPET; x != nil {
+			out.Timer.HPET = &kubevirtv1.HPETTimer{TickPolicy: kubevirtv1.HPETTickPolicy(x.TickPolicy), Enabled: x.Present}
+		}
+		if x := t.KVM; x != nil {
+			out.Timer.KVM = &kubevirtv1.KVMTimer{Enabled: x.Present}
+		}
+		if x := t.PIT; x != nil {
+			out.Timer.PIT = &kubevirtv1.PITTimer{TickPolicy: kubevirtv1.PITTickPolicy(x.TickPolicy), Enabled: x.Present}
+		}
+		if x := t.RTC; x != nil {
+			out.Timer.RTC = &kubevirtv1.RTCTimer{TickPolicy: kubevirtv1.RTCTickPolicy(x.TickPolicy), Enabled: x.Present}
+		}
+		if x := t.Hyperv; x != nil {
+			out.Timer.Hyperv = &kubevirtv1.HypervTimer{Enabled: x.Present}
+		}
+	}
+	return out
+}
+
+// features are the hypervisor features an intent states (SMM aside,
+// which spec.firmware states).
+func features(f *api.Features) *kubevirtv1.Features {
+	out := &kubevirtv1.Features{}
+	if f.ACPI == api.ACPIOff {
+		off := false
+		out.ACPI = kubevirtv1.FeatureState{Enabled: &off}
+	}
+	if a := f.APIC; a != nil {
+		out.APIC = &kubevirtv1.FeatureAPIC{FeatureState: kubevirtv1.FeatureState{Enabled: a.Enabled}}
+	}
+	h := f.Hyperv
+	if h == nil {
+		return out
+	}
+	state := func(s *api.FeatureState) *kubevirtv1.FeatureState {
+		if s == nil {
+			return nil
+		}
+		return &kubevirtv1.FeatureState{Enabled: s.Enabled}
+	}
+	hv := &kubevirtv1.FeatureHyperv{
+		Relaxed: state(h.Relaxed), VAPIC: state(h.VAPIC), VPIndex: state(h.VPIndex), Runtime: state(h.Runtime),
+		SyNIC: state(h.SyNIC), Reset: state(h.Reset), Frequencies: state(h.Frequencies),
+		Reenlightenment: state(h.Reenlightenment), IPI: state(h.IPI),
+	}
+	if s := h.Spinlocks; s != nil {
+		hv.Spinlocks = &kubevirtv1.FeatureSpinlocks{FeatureState: kubevirtv1.FeatureState{Enabled: s.Enabled}}
+		if s.Retries != nil {
+			r := uint32(*s.Retries)
+			hv.Spinlocks.Retries = &r
+		}
+	}
+	if s := h.SyNICTimer; s != nil {
+		hv.SyNICTimer = &kubevirtv1.SyNICTimer{FeatureState: kubevirtv1.FeatureState{Enabled: s.Enabled}, Direct: state(s.Direct)}
+	}
+	if s := h.TLBFlush; s != nil {
+		hv.TLBFlush = &kubevirtv1.TLBFlush{FeatureState: kubevirtv1.FeatureState{Enabled: s.Enabled}, Direct: state(s.Direct), Extended: state(s.Extended)}
+	}
+	out.Hyperv = hv
 	return out
 }

@@ -81,6 +81,9 @@ type VM struct {
 	// Spread is the VM's spread group with its defaults applied (nil
 	// without one).
 	Spread *api.Spread
+	// CDROMs are the container disk images of the VM's CD-ROMs
+	// (spec.cdroms), by CD-ROM name: from the catalog's ContainerDisks.
+	CDROMs map[string]string
 	// PreviewFeatures are the preview features (feature gates that are on
 	// in the build's Platform) that change what the VM runs.
 	PreviewFeatures []PreviewUse
@@ -250,16 +253,32 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 	} else {
 		errorf("spec.size", "%s", cat.Sizes.Unknown("size", spec.Size))
 	}
+	for i, cd := range spec.CDROMs {
+		field := fmt.Sprintf("spec.cdroms[%d].containerDisk", i)
+		c, ok := cat.ContainerDisks.Get(cd.ContainerDisk)
+		if !ok {
+			errorf(field, "%s", cat.ContainerDisks.Unknown("container disk", cd.ContainerDisk))
+			continue
+		}
+		t.allow(diags, v, field, "container disk", cd.ContainerDisk, t.allowImages(), c.Spec.Restricted)
+		if rv.CDROMs == nil {
+			rv.CDROMs = map[string]string{}
+		}
+		rv.CDROMs[cd.Name] = c.Spec.Image
+	}
 	if img, ok := cat.Images.Get(spec.Image); ok {
 		rv.Image = img
 		rv.DataSource = ImageDataSource(spec.Image, img, cat)
 		t.allow(diags, v, "spec.image", "image", spec.Image, t.allowImages(), img.Spec.Restricted)
-		if p, ok := cat.Preferences.Get(img.Spec.Preference); ok {
+		p, ok := cat.Preferences.Get(img.Spec.Preference)
+		if ok {
 			rv.Preference = p
-			if p.Spec.NeedsBackendStorage() {
-				if st, ok := StateStorage(cat); ok {
-					rv.StateStorage = &st
-				}
+		}
+		// A VM without a preference (spec.preference none) keeps what
+		// its firmware states, not its image's preference's.
+		if spec.Preference == "none" && spec.Firmware.NeedsBackendStorage() || spec.Preference != "none" && ok && p.Spec.NeedsBackendStorage() {
+			if st, ok := StateStorage(cat); ok {
+				rv.StateStorage = &st
 			}
 		}
 		rv.RootDisk = img.Spec.MinRootDisk

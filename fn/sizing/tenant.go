@@ -53,13 +53,17 @@ type Usage struct {
 }
 
 // ShapeOf is the launcher shape of a resolved VM: its size, and its
-// preference's TPM and architecture.
+// preference's TPM and architecture (the TPM its firmware states, for a
+// VM without a preference).
 func ShapeOf(vm *resolve.VM) Shape {
 	sz := vm.Size.Spec
 	sh := Shape{VCPUs: sz.CPU, Guest: sz.Memory.Value(), DedicatedCPU: sz.DedicatedCPU, Hugepages: sz.Hugepages, OvercommitPercent: sz.MemoryOvercommitPercent}
 	if p := vm.Preference; p != nil {
 		sh.TPM = p.Spec.TPM != ""
 		sh.Arch = p.Spec.Architecture
+	}
+	if vm.VM.VM != nil && vm.Spec.Preference == "none" {
+		sh.TPM = vm.Spec.Firmware.HasTPM()
 	}
 	return sh
 }
