@@ -229,6 +229,7 @@ func TestArgoCD(t *testing.T) {
 		{"broken intent", (*env).brokenIntent},
 		{"first sync through kustomize", (*env).kustomizeWiring},
 		{"first sync of the ApplicationSet over two clusters", (*env).applicationSet},
+		{"platform upgrades through OLM land on the pin or are refused before any approval", (*env).platformUpgrade},
 		{"a tenant's project refuses cluster-scoped objects and other tenants", (*env).tenantsProjectRefuses},
 		{"no VM state holds a multi-wave sync", (*env).vmStatesDoNotHoldSyncs},
 	}
@@ -684,8 +685,13 @@ func synced(rev string) func(a app) bool {
 // controller/appcontroller.go, persistReconciliationStatus).
 func (e *env) refresh() app {
 	e.t.Helper()
-	e.kubectl(nil, "-n", argocdNamespace, "annotate", "--overwrite", "application", appName, "argocd.argoproj.io/refresh=normal")
-	return e.waitApp("refresh", func(a app) bool {
+	return e.refreshApp(appName)
+}
+
+func (e *env) refreshApp(name string) app {
+	e.t.Helper()
+	e.kubectl(nil, "-n", argocdNamespace, "annotate", "--overwrite", "application", name, "argocd.argoproj.io/refresh=normal")
+	return e.waitAppNamed(name, "refresh", func(a app) bool {
 		_, pending := a.Metadata.Annotations["argocd.argoproj.io/refresh"]
 		return !pending
 	})
@@ -1437,4 +1443,117 @@ func (e *env) olmInstalled(cl *cluster, pin string) {
 	}
 	e.t.Logf("%s: OLM installed %s through its InstallPlan; Subscription %s, proposing %s; unapproved plans %q",
 		cl.name, sub.Status.InstalledCSV, sub.Status.State, sub.Status.CurrentCSV, pending)
+}
+
+// (11) The east platform Application upgrades OpenShift Virtualization
+// through the real OLM (test/olm) and the approver Job:
+//
+//   - a pin OLM cannot land on (4.22.5: from the installed 4.22.3 OLM
+//     offers the channel head 4.22.6, whose olm.skipRange covers 4.22.3),
+//     merged although `virtc diff` refuses it (golden
+//     diff-lifecycle-unreachable): the approver Job refuses before approving
+//     anything, the sync fails and retries, nothing is installed;
+//   - the fix, pin 4.22.6, committed while that sync retries: Argo CD's
+//     retry takes the latest revision (applicationset.yaml retry.refresh,
+//     argo-cd v3.6.1 controller/appcontroller.go processRequestedAppOperation;
+//     without it the retry keeps the refused revision forever, limit -1),
+//     the approver approves OLM's own InstallPlan for 4.22.6 and OLM
+//     replaces 4.22.3 with it; the Application is Synced and Healthy.
+func (e *env) platformUpgrade() {
+	const name = "virtc-east-platform"
+	cl := e.clusters["east"]
+	defer func() {
+		if e.t.Failed() {
+			out, _ := cl.cp.MustKubectl(e.ctx, nil, "get", "csv,sub,ip,deploy,rs,pods,jobs", "-n", "openshift-cnv", "-o", "wide")
+			e.t.Logf("east openshift-cnv:\n%s", out)
+			out, _ = cl.cp.MustKubectl(e.ctx, nil, "get", "csv", "-n", "openshift-cnv", "-o", "jsonpath={range .items[*]}{.metadata.name} {.status.phase} {.status.reason} {.status.message}{\"\\n\"}{end}")
+			e.t.Logf("east CSVs:\n%s", out)
+			e.t.Logf("east OLM:\n%s", cl.olm.Logs(40))
+		}
+	}()
+	path := appDir + "/platform.yaml"
+	cur := e.read(path)
+	bad := strings.Replace(cur, "version: 4.22.3", "version: 4.22.5", 1)
+	if bad == cur {
+		e.t.Fatalf("%s: no version 4.22.3 to change", path)
+	}
+	before := e.approvedPlansOn(cl)
+	rev := e.commit("east: OpenShift Virtualization 4.22.5", map[string]string{path: bad})
+	e.refreshApp(name)
+	a := e.waitAppNamed(name, "the approver refuses 4.22.5", func(a app) bool {
+		op := a.Status.OperationState
+		return op != nil && op.RetryCount >= 1 && a.Status.Sync.Revision == rev
+	})
+	e.t.Logf("%s at the unreachable pin: %s", name, a)
+	if after := e.approvedPlansOn(cl); !slices.Equal(after, before) {
+		e.t.Fatalf("east: the refused pin approved an InstallPlan: before %q, after %q", before, after)
+	}
+	var job struct {
+		Status struct {
+			Failed int `json:"failed"`
+		} `json:"status"`
+	}
+	e.liveJSONOn(cl, "/apis/batch/v1/namespaces/openshift-cnv/jobs/virtc-installplan-approver", &job)
+	if job.Status.Failed == 0 {
+		e.t.Errorf("east: the approver Job of the unreachable pin did not fail")
+	}
+	fixed := strings.Replace(cur, "version: 4.22.3", "version: 4.22.6", 1)
+	rev = e.commit("east: OpenShift Virtualization 4.22.6", map[string]string{path: fixed})
+	e.refreshApp(name)
+	a = e.waitAppNamed(name, "the upgrade to 4.22.6", synced(rev))
+	e.t.Logf("%s upgraded: %s", name, a)
+	pin := "kubevirt-hyperconverged-operator.v4.22.6"
+	want := append(slices.Clone(before), pin)
+	slices.Sort(want)
+	if after := e.approvedPlansOn(cl); !slices.Equal(after, want) {
+		e.t.Errorf("east: approved InstallPlans %q, want %q", after, want)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var csvs struct {
+			Items []struct {
+				Metadata struct {
+					Name string `json:"name"`
+				} `json:"metadata"`
+				Status struct {
+					Phase string `json:"phase"`
+				} `json:"status"`
+			} `json:"items"`
+		}
+		e.liveJSONOn(cl, "/apis/operators.coreos.com/v1alpha1/namespaces/openshift-cnv/clusterserviceversions", &csvs)
+		var got []string
+		for _, c := range csvs.Items {
+			got = append(got, c.Metadata.Name+" "+c.Status.Phase)
+		}
+		if slices.Equal(got, []string{pin + " Succeeded"}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("east: CSVs %q after the upgrade, want only %s Succeeded", got, pin)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// approvedPlansOn are the CSVs of the approved InstallPlans of
+// openshift-cnv on cl, sorted.
+func (e *env) approvedPlansOn(cl *cluster) []string {
+	e.t.Helper()
+	var plans struct {
+		Items []struct {
+			Spec struct {
+				Approved bool     `json:"approved"`
+				CSVs     []string `json:"clusterServiceVersionNames"`
+			} `json:"spec"`
+		} `json:"items"`
+	}
+	e.liveJSONOn(cl, "/apis/operators.coreos.com/v1alpha1/namespaces/openshift-cnv/installplans", &plans)
+	var out []string
+	for _, p := range plans.Items {
+		if p.Spec.Approved {
+			out = append(out, strings.Join(p.Spec.CSVs, ","))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
