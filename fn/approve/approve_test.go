@@ -458,3 +458,49 @@ func TestAPI(t *testing.T) {
 }
 
 func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o600) }
+
+// OLM v0.42.0 may leave the plan of a CSV it has installed Installing for
+// a while (catalog-operator finishes a CRD step, WaitingForApi, after
+// olm-operator installed the CSV: seen in test/olm), and the Subscription
+// names that plan until the next one is resolved. Mid-route (4.21.8 →
+// 4.22.0 → 4.22.6) the approver waits for the next plan instead of taking
+// the installed CSV's plan for a proposal off the route.
+func TestWaitsPastTheInstalledCSVsLingeringPlan(t *testing.T) {
+	f := installed(v4218)
+	olm(f, hcoCatalog(v4226), "")
+	settle := f.tick
+	lingering := 0
+	f.onApprove = func(f *fake, name string) {
+		install(f, name)
+		for i := range f.plans {
+			if f.plans[i].Name == name {
+				f.plans[i].Phase = "Installing"
+			}
+		}
+		lingering = 3
+	}
+	f.tick = func(f *fake, n int) {
+		if lingering > 0 {
+			lingering--
+			if lingering == 0 {
+				for i := range f.plans {
+					if f.plans[i].Name == f.sub.InstallPlan {
+						f.plans[i].Phase = "Complete"
+					}
+				}
+			}
+			return
+		}
+		settle(f, n)
+	}
+	log, err := run(t, f, v4226, v4226)
+	if err != nil {
+		t.Fatalf("4.21.8 → 4.22.6 with a lingering Installing plan: %v\n%s", err, log)
+	}
+	if got := strings.Join(f.approved, " "); got != "install-4.22.0 install-4.22.6" || f.sub.InstalledCSV != v4226 {
+		t.Errorf("approved %q, installed %s; want install-4.22.0 install-4.22.6 and %s", got, f.sub.InstalledCSV, v4226)
+	}
+	if !strings.Contains(log, "OLM's next InstallPlan after install-4.22.0") {
+		t.Errorf("the approver did not wait for OLM's next plan past the lingering one:\n%s", log)
+	}
+}

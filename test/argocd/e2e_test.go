@@ -229,6 +229,7 @@ func TestArgoCD(t *testing.T) {
 		{"broken intent", (*env).brokenIntent},
 		{"first sync through kustomize", (*env).kustomizeWiring},
 		{"first sync of the ApplicationSet over two clusters", (*env).applicationSet},
+		{"an unreachable platform pin is refused before any approval and its fix synced by the retry", (*env).platformUpgrade},
 		{"a tenant's project refuses cluster-scoped objects and other tenants", (*env).tenantsProjectRefuses},
 		{"no VM state holds a multi-wave sync", (*env).vmStatesDoNotHoldSyncs},
 	}
@@ -684,8 +685,13 @@ func synced(rev string) func(a app) bool {
 // controller/appcontroller.go, persistReconciliationStatus).
 func (e *env) refresh() app {
 	e.t.Helper()
-	e.kubectl(nil, "-n", argocdNamespace, "annotate", "--overwrite", "application", appName, "argocd.argoproj.io/refresh=normal")
-	return e.waitApp("refresh", func(a app) bool {
+	return e.refreshApp(appName)
+}
+
+func (e *env) refreshApp(name string) app {
+	e.t.Helper()
+	e.kubectl(nil, "-n", argocdNamespace, "annotate", "--overwrite", "application", name, "argocd.argoproj.io/refresh=normal")
+	return e.waitAppNamed(name, "refresh", func(a app) bool {
 		_, pending := a.Metadata.Annotations["argocd.argoproj.io/refresh"]
 		return !pending
 	})
@@ -1437,4 +1443,92 @@ func (e *env) olmInstalled(cl *cluster, pin string) {
 	}
 	e.t.Logf("%s: OLM installed %s through its InstallPlan; Subscription %s, proposing %s; unapproved plans %q",
 		cl.name, sub.Status.InstalledCSV, sub.Status.State, sub.Status.CurrentCSV, pending)
+}
+
+// (11) The east platform Application and the real OLM (test/olm): a pin
+// OLM cannot land on (4.22.5: from the installed 4.22.3 OLM offers the
+// channel head 4.22.6, whose olm.skipRange covers 4.22.3), merged although
+// `virtc diff` refuses it (golden diff-lifecycle-unreachable): the approver
+// Job refuses before approving anything, the sync fails and retries,
+// nothing is installed. The fix (the pin back at 4.22.3), committed while
+// that sync retries, is synced by the next retry, which takes the latest
+// revision (applicationset.yaml retry.refresh: argo-cd v3.6.1
+// controller/appcontroller.go processRequestedAppOperation; without it a
+// limit -1 retry keeps the refused revision forever); the Application is
+// Synced and Healthy with OLM's proposal still unapproved.
+//
+// The upgrades that land (minor and z-stream) run in test/olm: here the
+// HyperConverged exists, and OLM validates existing custom resources at
+// every version a new CRD serves before it updates it (operator-lifecycle-
+// manager v0.42.0 pkg/controller/operators/catalog/operator.go
+// validateExistingCRs): HCO v1.18.1's CRD serves v1 beside the stored
+// v1beta1, whose spec.featureGates is an object, and without HCO's
+// conversion webhook (registered on the CRD at run time by its webhook
+// Deployment, controllers/webhooks/conversion-webhook-controller) the v1
+// view fails ("updated validation is too restrictive"), so the upgrade's
+// InstallPlan retries until it fails. HCO's webhook does not run here.
+func (e *env) platformUpgrade() {
+	const name = "virtc-east-platform"
+	cl := e.clusters["east"]
+	defer func() {
+		if e.t.Failed() {
+			out, _ := cl.cp.MustKubectl(e.ctx, nil, "get", "csv,sub,installplans,deploy,pods,jobs", "-n", "openshift-cnv", "-o", "wide")
+			e.t.Logf("east openshift-cnv:\n%s", out)
+			e.t.Logf("east OLM:\n%s", cl.olm.Logs(40))
+		}
+	}()
+	path := appDir + "/platform.yaml"
+	cur := e.read(path)
+	bad := strings.Replace(cur, "version: 4.22.3", "version: 4.22.5", 1)
+	if bad == cur {
+		e.t.Fatalf("%s: no version 4.22.3 to change", path)
+	}
+	before := e.approvedPlansOn(cl)
+	rev := e.commit("east: OpenShift Virtualization 4.22.5", map[string]string{path: bad})
+	e.refreshApp(name)
+	a := e.waitAppNamed(name, "the approver refuses 4.22.5", func(a app) bool {
+		op := a.Status.OperationState
+		return op != nil && op.RetryCount >= 1 && a.Status.Sync.Revision == rev
+	})
+	e.t.Logf("%s at the unreachable pin: %s", name, a)
+	var job struct {
+		Status struct {
+			Failed int `json:"failed"`
+		} `json:"status"`
+	}
+	e.liveJSONOn(cl, "/apis/batch/v1/namespaces/openshift-cnv/jobs/virtc-installplan-approver", &job)
+	if job.Status.Failed == 0 {
+		e.t.Errorf("east: the approver Job of the unreachable pin did not fail")
+	}
+	rev = e.commit("east: back to OpenShift Virtualization 4.22.3", map[string]string{path: cur})
+	e.refreshApp(name)
+	a = e.waitAppNamed(name, "the fix synced by the retry", synced(rev))
+	e.t.Logf("%s after the fix: %s", name, a)
+	if after := e.approvedPlansOn(cl); !slices.Equal(after, before) {
+		e.t.Errorf("east: approved InstallPlans %q after the refusal and the fix, want %q as before", after, before)
+	}
+	e.olmInstalled(cl, "kubevirt-hyperconverged-operator.v4.22.3")
+}
+
+// approvedPlansOn are the CSVs of the approved InstallPlans of
+// openshift-cnv on cl, sorted.
+func (e *env) approvedPlansOn(cl *cluster) []string {
+	e.t.Helper()
+	var plans struct {
+		Items []struct {
+			Spec struct {
+				Approved bool     `json:"approved"`
+				CSVs     []string `json:"clusterServiceVersionNames"`
+			} `json:"spec"`
+		} `json:"items"`
+	}
+	e.liveJSONOn(cl, "/apis/operators.coreos.com/v1alpha1/namespaces/openshift-cnv/installplans", &plans)
+	var out []string
+	for _, p := range plans.Items {
+		if p.Spec.Approved {
+			out = append(out, strings.Join(p.Spec.CSVs, ","))
+		}
+	}
+	slices.Sort(out)
+	return out
 }

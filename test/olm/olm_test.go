@@ -362,9 +362,10 @@ func (e *env) approvedPlans(namespace string) []string {
 // TestOLMInstallsAndUpgradesOnThePin installs OpenShift Virtualization and
 // OADP from virtc's Platform output through OLM's own resolver and
 // InstallPlans, approved by virtc's approver, and upgrades them the way a
-// cluster does: the redhat-operators index moves to the next OpenShift
-// minor's, an unreachable pin is refused before anything is approved, a
-// minor upgrade and a z-stream upgrade each land exactly on the pin. At
+// cluster does: a minor upgrade over two InstallPlans in one approver run,
+// the redhat-operators index moves to the next OpenShift minor's, an
+// unreachable pin is refused before anything is approved, a minor upgrade
+// and a z-stream upgrade each land exactly on the pin. At
 // each step OLM's own proposal is held against virtc's model of it
 // (fn/versions Channel.Next), so the model cannot drift from OLM.
 func TestOLMInstallsAndUpgradesOnThePin(t *testing.T) {
@@ -387,12 +388,34 @@ func TestOLMInstallsAndUpgradesOnThePin(t *testing.T) {
 	)
 	hco := func(v string) string { return versions.HCOCSV(mustParse(v)) }
 
-	// A fresh install on 4.21.8, from the 4.21 index: OLM proposes exactly
-	// the startingCSV, the approver approves it, OLM installs it.
-	jobs := e.apply(e.build("4.21.8"))
+	// A fresh install on 4.20.21 (OpenShift Virtualization one minor
+	// behind the cluster's 4.21), from the 4.21 index: OLM proposes
+	// exactly the startingCSV, the approver approves it, OLM installs it.
+	jobs := e.apply(e.build("4.20.21"))
 	for ns, args := range jobs {
 		if log, err := e.approver(args, 4*time.Minute); err != nil {
 			t.Fatalf("approver in %s: %v\n%s", ns, err, log)
+		}
+	}
+	if got := e.csvPhase(cnv, hco("4.20.21")); got != "Succeeded" {
+		t.Fatalf("%s: phase %q after the approver returned", hco("4.20.21"), got)
+	}
+
+	// Git pins 4.21.8: a minor upgrade over two of OLM's InstallPlans in
+	// one run of the approver (4.21.0, which replaces 4.20.21, then the
+	// head 4.21.8, whose olm.skipRange covers 4.21.0), landing on the pin.
+	jobs = e.apply(e.build("4.21.8"))
+	for ns, args := range jobs {
+		log, err := e.approver(args, 4*time.Minute)
+		if err != nil {
+			t.Fatalf("approver in %s for 4.21.8: %v\n%s", ns, err, log)
+		}
+		if ns == cnv {
+			for _, want := range []string{"approved InstallPlan", hco("4.21.0"), hco("4.21.8")} {
+				if !strings.Contains(log, want) {
+					t.Errorf("approver log for 4.20.21 → 4.21.8 does not show %q:\n%s", want, log)
+				}
+			}
 		}
 	}
 	if got := e.csvPhase(cnv, hco("4.21.8")); got != "Succeeded" {
