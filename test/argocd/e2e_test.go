@@ -1418,27 +1418,17 @@ func (e *env) olmInstalled(cl *cluster, pin string) {
 	if csv.Status.Phase != "Succeeded" {
 		e.t.Errorf("%s: CSV %s is %q, want Succeeded", cl.name, pin, csv.Status.Phase)
 	}
-	var plans struct {
-		Items []struct {
-			Metadata struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-			Spec struct {
-				Approved bool     `json:"approved"`
-				CSVs     []string `json:"clusterServiceVersionNames"`
-			} `json:"spec"`
-		} `json:"items"`
+	plans, err := olm.InstallPlans(e.ctx, cl.cp, "openshift-cnv")
+	if err != nil {
+		e.t.Fatal(err)
 	}
-	e.liveJSONOn(cl, "/apis/operators.coreos.com/v1alpha1/namespaces/openshift-cnv/installplans", &plans)
-	var approved, pending []string
-	for _, p := range plans.Items {
-		if p.Spec.Approved {
-			approved = append(approved, strings.Join(p.Spec.CSVs, ","))
-		} else {
+	var pending []string
+	for _, p := range plans {
+		if !p.Spec.Approved {
 			pending = append(pending, strings.Join(p.Spec.CSVs, ","))
 		}
 	}
-	if !slices.Equal(approved, []string{pin}) {
+	if approved := olm.ApprovedCSVs(plans); !slices.Equal(approved, []string{pin}) {
 		e.t.Errorf("%s: approved InstallPlans %q, want one of %s", cl.name, approved, pin)
 	}
 	e.t.Logf("%s: OLM installed %s through its InstallPlan; Subscription %s, proposing %s; unapproved plans %q",
@@ -1514,21 +1504,9 @@ func (e *env) platformUpgrade() {
 // openshift-cnv on cl, sorted.
 func (e *env) approvedPlansOn(cl *cluster) []string {
 	e.t.Helper()
-	var plans struct {
-		Items []struct {
-			Spec struct {
-				Approved bool     `json:"approved"`
-				CSVs     []string `json:"clusterServiceVersionNames"`
-			} `json:"spec"`
-		} `json:"items"`
+	plans, err := olm.InstallPlans(e.ctx, cl.cp, "openshift-cnv")
+	if err != nil {
+		e.t.Fatal(err)
 	}
-	e.liveJSONOn(cl, "/apis/operators.coreos.com/v1alpha1/namespaces/openshift-cnv/installplans", &plans)
-	var out []string
-	for _, p := range plans.Items {
-		if p.Spec.Approved {
-			out = append(out, strings.Join(p.Spec.CSVs, ","))
-		}
-	}
-	slices.Sort(out)
-	return out
+	return olm.ApprovedCSVs(plans)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -349,4 +350,61 @@ func RegisterNode(ctx context.Context, cp *conformance.ControlPlane, name string
 	}})
 	_, err := cp.MustKubectl(ctx, nil, "patch", "node", name, "--subresource=status", "--type=merge", "-p", string(patch))
 	return err
+}
+
+// InstallPlan is what the suites read of an InstallPlan.
+type InstallPlan struct {
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Spec struct {
+		Approved bool     `json:"approved"`
+		CSVs     []string `json:"clusterServiceVersionNames"`
+	} `json:"spec"`
+	Status struct {
+		Phase string `json:"phase"`
+	} `json:"status"`
+}
+
+// InstallPlans lists the InstallPlans of namespace.
+func InstallPlans(ctx context.Context, cp *conformance.ControlPlane, namespace string) ([]InstallPlan, error) {
+	data, err := cp.Get(ctx, "/apis/operators.coreos.com/v1alpha1/namespaces/"+namespace+"/installplans")
+	if err != nil {
+		return nil, err
+	}
+	var l struct{ Items []InstallPlan }
+	return l.Items, json.Unmarshal(data, &l)
+}
+
+// ApprovedCSVs are the CSVs of the approved InstallPlans of namespace, one
+// entry per plan (its CSVs joined by commas), sorted.
+func ApprovedCSVs(plans []InstallPlan) []string {
+	var out []string
+	for _, p := range plans {
+		if p.Spec.Approved {
+			out = append(out, strings.Join(p.Spec.CSVs, ","))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// CSV is what the suites read of a ClusterServiceVersion.
+type CSV struct {
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Status struct {
+		Phase string `json:"phase"`
+	} `json:"status"`
+}
+
+// CSVs lists the ClusterServiceVersions of namespace.
+func CSVs(ctx context.Context, cp *conformance.ControlPlane, namespace string) ([]CSV, error) {
+	data, err := cp.Get(ctx, "/apis/operators.coreos.com/v1alpha1/namespaces/"+namespace+"/clusterserviceversions")
+	if err != nil {
+		return nil, err
+	}
+	var l struct{ Items []CSV }
+	return l.Items, json.Unmarshal(data, &l)
 }

@@ -262,30 +262,13 @@ func (e *env) runPods() {
 	}()
 }
 
-type plan struct {
-	Metadata struct {
-		Name string `json:"name"`
-	} `json:"metadata"`
-	Spec struct {
-		Approved bool     `json:"approved"`
-		CSVs     []string `json:"clusterServiceVersionNames"`
-	} `json:"spec"`
-	Status struct {
-		Phase string `json:"phase"`
-	} `json:"status"`
-}
-
-func (e *env) plans(namespace string) []plan {
+func (e *env) plans(namespace string) []InstallPlan {
 	e.t.Helper()
-	data, err := e.cp.Get(e.ctx, "/apis/operators.coreos.com/v1alpha1/namespaces/"+namespace+"/installplans")
+	plans, err := InstallPlans(e.ctx, e.cp, namespace)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	var l struct{ Items []plan }
-	if err := json.Unmarshal(data, &l); err != nil {
-		e.t.Fatal(err)
-	}
-	return l.Items
+	return plans
 }
 
 // subscription is the Subscription's installed CSV and the CSVs of the
@@ -502,22 +485,12 @@ func TestOLMInstallsAndUpgradesOnThePin(t *testing.T) {
 // csvs are the names of the CSVs in namespace.
 func (e *env) csvs(namespace string) []string {
 	e.t.Helper()
-	data, err := e.cp.Get(e.ctx, "/apis/operators.coreos.com/v1alpha1/namespaces/"+namespace+"/clusterserviceversions")
+	csvs, err := CSVs(e.ctx, e.cp, namespace)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	var l struct {
-		Items []struct {
-			Metadata struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-		}
-	}
-	if err := json.Unmarshal(data, &l); err != nil {
-		e.t.Fatal(err)
-	}
 	var names []string
-	for _, c := range l.Items {
+	for _, c := range csvs {
 		names = append(names, c.Metadata.Name)
 	}
 	return names
