@@ -12,7 +12,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -440,34 +439,7 @@ func waitTLS(ctx context.Context, p *conformance.Process, pki conformance.Servin
 // (leaderelectionconfig.DefaultLeaseName in its namespace): it starts its
 // controllers only then (application.go onStartedLeading).
 func waitLeader(ctx context.Context, cp *conformance.ControlPlane, p *conformance.Process) error {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	var last error
-	for {
-		if p.Exited() {
-			return fmt.Errorf("virt-controller exited before it led\n%s", p.Tail())
-		}
-		data, err := cp.Get(ctx, "/apis/coordination.k8s.io/v1/namespaces/"+Namespace+"/leases/virt-controller")
-		if err == nil {
-			var lease struct {
-				Spec struct {
-					HolderIdentity string `json:"holderIdentity"`
-				} `json:"spec"`
-			}
-			if err = json.Unmarshal(data, &lease); err == nil && lease.Spec.HolderIdentity != "" {
-				return nil
-			}
-			if err == nil {
-				err = errors.New("lease has no holder")
-			}
-		}
-		last = err
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("virt-controller did not take its lease: %v\n%s", last, tailLines(p.Tail(), 40))
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+	return waitLease(ctx, cp, p, "virt-controller", "virt-controller")
 }
 
 func tailLines(s string, n int) string {

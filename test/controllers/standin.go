@@ -205,6 +205,28 @@ type CDI struct {
 	done map[string]bool
 }
 
+// dataVolume is what the stand-ins read of a DataVolume.
+type dataVolume struct {
+	Metadata struct {
+		Name, UID string
+		Labels    map[string]string
+	} `json:"metadata"`
+	Spec struct {
+		SourceRef *struct {
+			Kind, Name, Namespace string
+		} `json:"sourceRef"`
+		Source *struct {
+			PVC *struct{ Name, Namespace string } `json:"pvc"`
+		} `json:"source"`
+		Storage struct {
+			AccessModes      []string       `json:"accessModes"`
+			VolumeMode       string         `json:"volumeMode"`
+			StorageClassName string         `json:"storageClassName"`
+			Resources        map[string]any `json:"resources"`
+		} `json:"storage"`
+	} `json:"spec"`
+}
+
 // NewCDI is a CDI stand-in for cp.
 func NewCDI(cp *conformance.ControlPlane) *CDI { return &CDI{cp: cp, done: map[string]bool{}} }
 
@@ -214,22 +236,7 @@ func (c *CDI) Sync(ctx context.Context, namespace string) error {
 	if err != nil {
 		return err
 	}
-	var list struct {
-		Items []struct {
-			Metadata struct {
-				Name, UID string
-				Labels    map[string]string
-			} `json:"metadata"`
-			Spec struct {
-				Storage struct {
-					AccessModes      []string       `json:"accessModes"`
-					VolumeMode       string         `json:"volumeMode"`
-					StorageClassName string         `json:"storageClassName"`
-					Resources        map[string]any `json:"resources"`
-				} `json:"storage"`
-			} `json:"spec"`
-		} `json:"items"`
-	}
+	var list struct{ Items []dataVolume }
 	if err := json.Unmarshal(data, &list); err != nil {
 		return err
 	}
@@ -440,28 +447,7 @@ func (c *Clones) Sync(ctx context.Context, namespace string) error {
 	if err != nil {
 		return err
 	}
-	var list struct {
-		Items []struct {
-			Metadata struct {
-				Name   string            `json:"name"`
-				Labels map[string]string `json:"labels"`
-			} `json:"metadata"`
-			Spec struct {
-				SourceRef *struct {
-					Kind, Name, Namespace string
-				} `json:"sourceRef"`
-				Source *struct {
-					PVC *struct{ Name, Namespace string } `json:"pvc"`
-				} `json:"source"`
-				Storage struct {
-					AccessModes      []string       `json:"accessModes"`
-					VolumeMode       string         `json:"volumeMode"`
-					StorageClassName string         `json:"storageClassName"`
-					Resources        map[string]any `json:"resources"`
-				} `json:"storage"`
-			} `json:"spec"`
-		} `json:"items"`
-	}
+	var list struct{ Items []dataVolume }
 	if err := json.Unmarshal(data, &list); err != nil {
 		return err
 	}
