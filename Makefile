@@ -158,7 +158,7 @@ argocd-tools:
 ## kube-controller-manager, in-cluster with KubeVirt's virt-api and
 ## virt-controller (test/argocd; a few minutes once the tools are cached)
 e2e-argocd: tools conformance-tools argocd-tools controllers-tools olm-tools
-	VIRTC_E2E_ARGOCD=1 $(GO) test -count=1 -timeout 20m -v -run 'TestArgoCD$$' ./test/argocd/
+	VIRTC_E2E_ARGOCD=1 $(GO) test -count=1 -timeout 30m -v -run 'TestArgoCD$$' ./test/argocd/
 
 ## controllers-tools: KubeVirt's real virt-controller and virt-api built from
 ## the Go module proxy, cached by version in

@@ -121,7 +121,7 @@ type env struct {
 func TestArgoCD(t *testing.T) {
 	tl := findTools(t)
 	began := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
 	if os.Getenv("VIRTC_E2E_KEEP") == "1" {
