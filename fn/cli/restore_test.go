@@ -606,6 +606,9 @@ if [[ "$*" =~ get\ virtualmachine\ [a-z0-9-]+$ ]]; then exit 1; fi
 case "$*" in
   *"jsonpath={.spec.syncPolicy.automated.enabled}"*) echo "${STUB_ENABLED:-false}" ;;
   *"jsonpath={.status.phase}"*) echo Completed ;;
+  # the volumes a VirtualMachineSnapshot holds (STUB_INCLUDED, default
+  # db-1's two disks)
+  *"includedVolumes"*) printf '%s\n' ${STUB_INCLUDED-rootdisk data} ;;
 esac
 exit 0
 `
@@ -645,6 +648,20 @@ exit 0
 				}
 				if data, _ := os.ReadFile(log + ".2"); strings.Contains(string(data), " delete ") || strings.Contains(string(data), " create ") {
 					t.Errorf("the script changed the cluster with automated sync on:\n%s", data)
+				}
+			}
+			if args[0] == "--snapshot" {
+				// A ready snapshot without a copy of the data disk (KubeVirt
+				// v1.8.4 pkg/storage/snapshot/snapshot.go getSnapshotPVC: no
+				// VolumeSnapshotClass for its storage class) stops the
+				// script before the VM is stopped or restored.
+				cmd := exec.Command(bash, "-c", script)
+				cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"), "STUB_LOG="+log+".3", "STUB_INCLUDED=rootdisk")
+				if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "holds no copy of disk data") {
+					t.Errorf("the script goes on with a snapshot that holds no copy of disk data: %v\n%s", err, out)
+				}
+				if data, _ := os.ReadFile(log + ".3"); strings.Contains(string(data), "virtctl -n shop stop") || strings.Contains(string(data), " create ") {
+					t.Errorf("the script stopped or restored the VM from a snapshot without its data disk:\n%s", data)
 				}
 			}
 			if (len(args) < 2 || args[1] != "--to") && !strings.HasPrefix(calls[len(calls)-1], "argocd app wait") {

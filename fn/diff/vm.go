@@ -210,7 +210,7 @@ func (v *vmChange) safetyPoints() {
 		}
 	}
 	vm := v.new
-	point := func(field, old, new, kind, object, takes string) {
+	point := func(field, old, new, kind, object, takes, done string) {
 		if new == "" || new == old {
 			return
 		}
@@ -221,12 +221,18 @@ func (v *vmChange) safetyPoints() {
 			detail += fmt.Sprintf(": refused, this change also changes the VM (%s), so %s would be taken after that change", strings.Join(risky, ", "), takes)
 			v.refuse(RuleSafetyPointSameChange, vmRef(vm),
 				fmt.Sprintf("VM %s/%s gets %s %s in the same change as changes to its %s: Argo CD syncs the VM (wave 2) before the %s (wave 3), so %s would record the VM after the change, not before", vm.Namespace, vm.Name, field, new, strings.Join(risky, ", "), kind, takes),
-				fmt.Sprintf("merge the %s first (a change that only sets spec.%s: %s), let Argo CD sync it and check that %s %s completed, then make the VM change in a second commit", field, field, new, kind, object))
+				fmt.Sprintf("merge the %s first (a change that only sets spec.%s: %s), let Argo CD sync it and check that %s %s %s, then make the VM change in a second commit", field, field, new, kind, object, done))
 		}
 		v.add(Change{Field: field, From: old, To: new, Effect: effect, Detail: detail})
 	}
-	point("snapshotBefore", v.old.Spec.SnapshotBefore, vm.Spec.SnapshotBefore, "VirtualMachineSnapshot", vm.Namespace+"/"+render.SnapshotName(vm.Name, vm.Spec.SnapshotBefore), "the snapshot")
-	point("backupBefore", v.old.Spec.BackupBefore, vm.Spec.BackupBefore, "Velero Backup", render.OADPNamespace+"/"+render.OnDemandBackupName(vm.Namespace, vm.Name, vm.Spec.BackupBefore), "the backup")
+	// A VirtualMachineSnapshot is readyToUse even when KubeVirt left a disk
+	// out (v1.8.4 pkg/storage/snapshot/snapshot.go getSnapshotPVC: no
+	// VolumeSnapshotClass for its storage class; the disk is then in
+	// status.snapshotVolumes.excludedVolumes), and Argo CD has no health
+	// check for one: it does not wait for it.
+	point("snapshotBefore", v.old.Spec.SnapshotBefore, vm.Spec.SnapshotBefore, "VirtualMachineSnapshot", vm.Namespace+"/"+render.SnapshotName(vm.Name, vm.Spec.SnapshotBefore), "the snapshot",
+		"is readyToUse with every disk in status.snapshotVolumes.includedVolumes")
+	point("backupBefore", v.old.Spec.BackupBefore, vm.Spec.BackupBefore, "Velero Backup", render.OADPNamespace+"/"+render.OnDemandBackupName(vm.Namespace, vm.Name, vm.Spec.BackupBefore), "the backup", "completed")
 }
 
 // restartWins turns live updates into restarts when another change of the

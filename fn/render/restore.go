@@ -226,6 +226,19 @@ func claimNames(vm *resolve.VM) []string {
 	return out
 }
 
+// diskVolumes are the names of a VM's disk volumes in its spec: the root
+// disk's and each attached data disk's (vmDisks).
+func diskVolumes(vm *resolve.VM) []string {
+	out := []string{RootVolume}
+	if ex := vm.Spec.ExistingRootDisk; ex != nil && ex.VolumeName != "" {
+		out[0] = ex.VolumeName
+	}
+	for _, d := range vm.Attached() {
+		out = append(out, d.Name)
+	}
+	return out
+}
+
 // vmObjects are the objects of a VM that a restore brings back, as
 // kubectl's TYPE/NAME arguments.
 func vmObjects(vm *resolve.VM) []string {
@@ -523,6 +536,18 @@ func (p RestorePlan) snapshotScript(w func(string, ...any), objs [][]byte) {
 	w("## Stop the VM (KubeVirt restores a stopped VM only) and check the snapshot.")
 	w("kubectl -n %s wait virtualmachinesnapshot/%s --for=jsonpath='{.status.readyToUse}'=true --timeout=1m", vm.Namespace, p.Snapshot)
 	w("kubectl -n %s get virtualmachinesnapshot %s -o jsonpath='{.status.indications}{\"\\n\"}'  # GuestAgent: file systems were frozen; NoGuestAgent: crash-consistent", vm.Namespace, p.Snapshot)
+	// KubeVirt v1.8.4 pkg/storage/snapshot/snapshot.go: getSnapshotPVC
+	// leaves out a claim whose storage class has no VolumeSnapshotClass
+	// (only a log line), the content without it is ready at once, and the
+	// snapshot is readyToUse with the disk in
+	// status.snapshotVolumes.excludedVolumes (updateSnapshotSnapshotableVolumes);
+	// restore.go then restores only the content's volume backups.
+	disks := diskVolumes(vm)
+	w("## A ready snapshot may hold no copy of a disk: KubeVirt leaves out a disk whose storage class has no")
+	w("## VolumeSnapshotClass (status.snapshotVolumes.excludedVolumes), and the restore would not roll it back.")
+	w(`included=$(kubectl -n %s get virtualmachinesnapshot %s -o jsonpath='{range .status.snapshotVolumes.includedVolumes[*]}{@}{"\n"}{end}')`, vm.Namespace, p.Snapshot)
+	w(`for disk in %s; do grep -qx "$disk" <<<"$included" \`, strings.Join(disks, " "))
+	w(`  || { echo "snapshot %s holds no copy of disk $disk (status.snapshotVolumes): stop" >&2; exit 1; }; done`, p.Snapshot)
 	w("virtctl -n %s stop %s", vm.Namespace, vm.Name)
 	w("kubectl -n %s wait virtualmachineinstance/%s --for=delete --timeout=10m", vm.Namespace, vm.Name)
 	w("")

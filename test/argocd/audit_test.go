@@ -231,3 +231,35 @@ func checkOrder(c *cluster, objs []conformance.Object, since time.Time, all bool
 	}
 	return len(seen), nil
 }
+
+// safetyPointFirst holds Argo CD's writes to the order spec.snapshotBefore
+// promises (README "VM snapshots"; fn/diff rule safety-point-same-change):
+// the safety point created by Argo CD, its create answered before the
+// first write of the VM it guards that the API server received at or after
+// change (the commit that changes the VM). point and vm are
+// "group/resource namespace/name".
+func safetyPointFirst(writes []write, point, vm string, change time.Time) error {
+	var created, changed *write
+	for i, w := range writes {
+		switch key := w.Resource + " " + w.Name; {
+		case key == point && w.Verb == "create":
+			if created == nil || w.Start.Before(created.Start) {
+				created = &writes[i]
+			}
+		case key == vm && !w.Start.Before(change):
+			if changed == nil || w.Start.Before(changed.Start) {
+				changed = &writes[i]
+			}
+		}
+	}
+	switch {
+	case created == nil:
+		return fmt.Errorf("%s was never created by Argo CD", point)
+	case changed == nil:
+		return fmt.Errorf("%s was not written by Argo CD since %s", vm, change.Format(time.StampMicro))
+	case !created.End.Before(changed.Start):
+		return fmt.Errorf("%s created until %s, after %s was %sd from %s: the safety point comes after the change it guards",
+			point, created.End.Format(time.StampMicro), vm, changed.Verb, changed.Start.Format(time.StampMicro))
+	}
+	return nil
+}

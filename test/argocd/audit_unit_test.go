@@ -106,3 +106,86 @@ metadata: {name: web01, namespace: shop, annotations: {argocd.argoproj.io/sync-w
 		})
 	}
 }
+
+// TestSafetyPointFirst holds safetyPointFirst to what it promises: the
+// snapshot created by Argo CD (a sync of an earlier commit) before Argo CD's
+// first write of the VM since the change passes, also when the change's
+// sync patches the snapshot again after the VM (wave 3 after wave 2); it
+// fails a VM update before the snapshot's create (the order of a
+// snapshotBefore added in the same commit as the change: the snapshot at
+// wave 3 comes after the VM), a snapshot never created, one created by
+// another client than Argo CD, a create the server refused, and a change
+// Argo CD never wrote.
+func TestSafetyPointFirst(t *testing.T) {
+	base := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return base.Add(time.Duration(ms) * time.Millisecond) }
+	const snap, vm = "snapshot.kubevirt.io/virtualmachinesnapshots shop/web01-2026-12-01-upgrade", "kubevirt.io/virtualmachines shop/web01"
+	w := func(verb, key string, start int) write {
+		res, name, _ := strings.Cut(key, " ")
+		return write{Verb: verb, Resource: res, Name: name, Start: at(start), End: at(start + 5)}
+	}
+	change := at(1000)
+	for _, tc := range []struct {
+		name   string
+		writes []write
+		want   string // in the error; "" for none
+	}{
+		{"the snapshot synced first, the VM changed later", []write{w("patch", vm, 100), w("create", snap, 200), w("patch", vm, 1100), w("patch", snap, 1200)}, ""},
+		{"the VM changed before the snapshot was created", []write{w("patch", vm, 1100), w("create", snap, 1200)}, "the safety point comes after the change it guards"},
+		{"the create still running when the VM write starts", []write{w("create", snap, 1098), w("patch", vm, 1100)}, "the safety point comes after the change it guards"},
+		{"no snapshot", []write{w("patch", vm, 1100)}, "was never created by Argo CD"},
+		{"only a patch of the snapshot", []write{w("patch", snap, 200), w("patch", vm, 1100)}, "was never created by Argo CD"},
+		{"the change never written", []write{w("create", snap, 200), w("patch", vm, 100)}, "was not written by Argo CD since"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := safetyPointFirst(tc.writes, snap, vm, change)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("unexpected error: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want one with %q", err, tc.want)
+			}
+		})
+	}
+
+	// from an audit log: another client's create and a refused create are
+	// not Argo CD's
+	const argo = "argocd-application-controller/v3.6.1 (linux/amd64)"
+	line := func(verb, agent string, code, start int, resource, group, name string) string {
+		b, _ := json.Marshal(map[string]any{
+			"stage": "ResponseComplete", "verb": verb, "userAgent": agent, "requestURI": "/apis/" + group,
+			"objectRef":                map[string]any{"resource": resource, "namespace": "shop", "name": name, "apiGroup": group},
+			"responseStatus":           map[string]any{"code": code},
+			"requestReceivedTimestamp": at(start), "stageTimestamp": at(start + 5),
+		})
+		return string(b) + "\n"
+	}
+	for _, tc := range []struct {
+		name, log, want string
+	}{
+		{"Argo CD's create", line("create", argo, 201, 200, "virtualmachinesnapshots", "snapshot.kubevirt.io", "web01-2026-12-01-upgrade") +
+			line("patch", argo, 200, 1100, "virtualmachines", "kubevirt.io", "web01"), ""},
+		{"kubectl's create", line("create", "kubectl/v1.37.2", 201, 200, "virtualmachinesnapshots", "snapshot.kubevirt.io", "web01-2026-12-01-upgrade") +
+			line("patch", argo, 200, 1100, "virtualmachines", "kubevirt.io", "web01"), "was never created by Argo CD"},
+		{"a refused create", line("create", argo, 422, 200, "virtualmachinesnapshots", "snapshot.kubevirt.io", "web01-2026-12-01-upgrade") +
+			line("patch", argo, 200, 1100, "virtualmachines", "kubevirt.io", "web01"), "was never created by Argo CD"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := filepath.Join(t.TempDir(), "audit.log")
+			if err := os.WriteFile(f, []byte(tc.log), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			writes, err := argoWrites(f, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = safetyPointFirst(writes, snap, vm, change)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("unexpected error: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want one with %q", err, tc.want)
+			}
+		})
+	}
+}

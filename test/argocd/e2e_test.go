@@ -232,6 +232,7 @@ func TestArgoCD(t *testing.T) {
 		{"an unreachable platform pin is refused before any approval and its fix synced by the retry", (*env).platformUpgrade},
 		{"a tenant's project refuses cluster-scoped objects and other tenants", (*env).tenantsProjectRefuses},
 		{"no VM state holds a multi-wave sync", (*env).vmStatesDoNotHoldSyncs},
+		{"snapshotBefore: the snapshot is created before the change it guards", (*env).snapshotBeforeChange},
 	}
 	for _, s := range scenarios {
 		start := time.Now()

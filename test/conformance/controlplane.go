@@ -163,7 +163,9 @@ func freePort() (int, error) {
 // Start starts etcd and kube-apiserver with state in dir (which must be
 // empty and is not removed by Stop) and waits until the server is ready;
 // apiserverArgs are added to kube-apiserver's flags (test/argocd adds an
-// audit log). A port taken between choosing and binding makes a start
+// audit log); a --disable-admission-plugins among them replaces the
+// default one, which turns the ServiceAccount plugin off (the flag is a
+// list that a second occurrence extends). A port taken between choosing and binding makes a start
 // fail; Start retries with new ports then.
 func Start(ctx context.Context, bins Binaries, dir string, apiserverArgs ...string) (*ControlPlane, error) {
 	var errs []error
@@ -245,7 +247,7 @@ func start(ctx context.Context, bins Binaries, dir string, apiserverArgs []strin
 		"--service-account-signing-key-file=" + creds.saKey,
 		"--service-cluster-ip-range=10.96.0.0/24",
 		"--authorization-mode=RBAC",
-		"--disable-admission-plugins=ServiceAccount",
+		disableAdmission(apiserverArgs),
 		"--enable-priority-and-fairness=false",
 		// The default reconciler refuses to publish a loopback address.
 		"--endpoint-reconciler-type=none",
@@ -568,4 +570,17 @@ func (cp *ControlPlane) Do(ctx context.Context, method, path, contentType string
 		return nil, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(data))
 	}
 	return data, nil
+}
+
+// disableAdmission is kube-apiserver's --disable-admission-plugins: the
+// one among args (then given twice: the same list), else ServiceAccount, whose
+// token volume needs kube-controller-manager's service account controller
+// to have made the pod's ServiceAccount.
+func disableAdmission(args []string) string {
+	for _, a := range args {
+		if strings.HasPrefix(a, "--disable-admission-plugins=") {
+			return a
+		}
+	}
+	return "--disable-admission-plugins=ServiceAccount"
 }

@@ -24,8 +24,8 @@ import (
 //   - Sync binds each unbound virt-launcher pod of a namespace to a node
 //     (kube-scheduler, pkg/scheduler/schedule_one.go bind: the pods/binding
 //     subresource), a migration target pod to a node other than its
-//     source's, and marks a launcher pod (not a target pod) Running with
-//     its containers started and ready (kubelet,
+//     source's, and marks a launcher pod (a target pod only with
+//     StartTargets) Running with its containers started and ready (kubelet,
 //     pkg/kubelet/status/status_manager.go); it ends a deleted pod as the
 //     kubelet does once its containers are gone;
 //   - it marks a VMI that virt-controller has handed over (phase
@@ -49,6 +49,15 @@ type Node struct {
 	// (virtc's guest-agent probe) fails.
 	mu       sync.Mutex
 	notReady map[string]bool
+	// StartTargets marks migration target pods Running and Ready as well,
+	// as the kubelet does once their containers start: virt-controller
+	// then renders the target's hot-plug attachment pod for a VMI with
+	// hot-plugged volumes (pkg/virt-controller/watch/migration/
+	// migration.go sync, MigrationPending: createAttachmentPod once the
+	// target pod is ready). The hand-off to virt-handler still never
+	// comes: the migration waits for that attachment pod to be ready
+	// (handleTargetPodHandoff), and nothing here starts attachment pods.
+	StartTargets bool
 }
 
 // SetGuestReady says whether the guest of VM namespace/name answers its
@@ -184,10 +193,11 @@ func (nd *Node) Sync(ctx context.Context, namespace string) error {
 				return err
 			}
 		}
-		// A migration target pod stays bound but not started: no
-		// virt-handler takes the hand-off, and the suite cancels the
-		// migration before it (migration.go handlePreHandoffMigrationCancel).
-		if p.Metadata.Labels["kubevirt.io/migrationJobUID"] != "" {
+		// A migration target pod stays bound but not started (unless
+		// StartTargets): no virt-handler takes the hand-off, and the suite
+		// cancels the migration before it (migration.go
+		// handlePreHandoffMigrationCancel).
+		if p.Metadata.Labels["kubevirt.io/migrationJobUID"] != "" && !nd.StartTargets {
 			continue
 		}
 		guestReady := nd.guestReady(namespace, p.Metadata.Labels["vm.kubevirt.io/name"])

@@ -46,6 +46,25 @@ type env struct {
 
 func start(t *testing.T) *env {
 	t.Helper()
+	return startWith(t, false)
+}
+
+// startWith is start; with serviceAccounts it also runs
+// kube-controller-manager of the API server's build (the controllers of
+// conformance.ControllersWithoutNode: service accounts and their tokens,
+// resource quota status, garbage collection) and the API server's
+// ServiceAccount admission plugin (which conformance.Start turns off), so
+// that every pod gets its namespace's default ServiceAccount and the
+// projected token volume (kube-api-access-*) mounted, as on a cluster
+// (kubernetes plugin/pkg/admission/serviceaccount/admission.go
+// mountServiceAccountToken). KubeVirt counts on that volume: it takes a
+// hot-plug attachment pod for the one of the ready volumes only if its
+// volumes are those plus two, "empty dir and token"
+// (pkg/virt-controller/watch/vmi/volume-hotplug.go
+// podVolumesMatchesReadyVolumes); without it, it deletes and recreates the
+// pod without end.
+func startWith(t *testing.T, serviceAccounts bool) *env {
+	t.Helper()
 	if os.Getenv(GateEnv) != "1" {
 		t.Skipf("the controllers suite starts a control plane with KubeVirt's virt-api and virt-controller; run `make e2e-controllers` (or set %s=1)", GateEnv)
 	}
@@ -72,11 +91,37 @@ func start(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	began := time.Now()
-	cp, err := conformance.Start(ctx, bins, filepath.Join(dir, "control-plane"), APIServerArgs(pki)...)
+	args := APIServerArgs(pki)
+	kcmBin := ""
+	if serviceAccounts {
+		if kcmBin, err = conformance.FindControllerManager(); err != nil {
+			conform.Skip(t, err)
+		}
+		// the last --disable-admission-plugins wins: none
+		args = append(args, "--disable-admission-plugins=")
+	}
+	cp, err := conformance.Start(ctx, bins, filepath.Join(dir, "control-plane"), args...)
 	if err != nil {
 		t.Fatalf("start control plane: %v", err)
 	}
 	t.Cleanup(cp.Stop)
+	if serviceAccounts {
+		kcm, err := conformance.StartControllerManager(ctx, cp, kcmBin, filepath.Join(dir, "kcm"), conformance.ControllersWithoutNode)
+		if err != nil {
+			t.Fatalf("start kube-controller-manager: %v", err)
+		}
+		t.Cleanup(kcm.Stop)
+		if err := cp.WaitServiceAccount(ctx, "default"); err != nil {
+			t.Fatalf("%v\n%s", err, kcm.Tail())
+		}
+		// the admission plugin mounts the token: a pod as the API server
+		// would store it
+		probe := []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: token-probe, namespace: default}\nspec: {containers: [{name: c, image: none}]}\n")
+		out, err := cp.MustKubectl(ctx, probe, "create", "--dry-run=server", "-o", "jsonpath={.spec.volumes[*].name}", "-f", "-")
+		if err != nil || !strings.Contains(string(out), "kube-api-access-") {
+			t.Fatalf("the ServiceAccount admission plugin mounts no token into a pod (volumes %q): %v", out, err)
+		}
+	}
 	for _, crds := range []string{filepath.Join(schemas, "crd-yaml"), filepath.Join(repoRoot, "test", "schemas", platformVersion, "crd-yaml"),
 		filepath.Join(repoRoot, "test", "schemas", "prometheus-operator", "crd-yaml")} {
 		if _, err := cp.InstallCRDs(ctx, crds); err != nil {
@@ -142,11 +187,17 @@ spec:
 // build compiles the intents of a tenant with virtc.
 func build(t *testing.T, tenant string) []conformance.Object {
 	t.Helper()
+	return buildFiles(t, tenant, tenantIntents(tenant))
+}
+
+// buildFiles compiles intent files (name: content) with virtc.
+func buildFiles(t *testing.T, tenant string, files map[string]string) []conformance.Object {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), tenant)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for name, content := range tenantIntents(tenant) {
+	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
