@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	sigsyaml "sigs.k8s.io/yaml"
-
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/compile"
@@ -90,7 +88,7 @@ func jsonOf(v any) []byte {
 func parseFiles(files []intentFile, diags *diag.List) []*source.Doc {
 	var docs []*source.Doc
 	for _, f := range files {
-		data, err := sigsyaml.JSONToYAML(f.json)
+		data, err := jsonToYAML(f.json)
 		if err != nil {
 			panic(err)
 		}

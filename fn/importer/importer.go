@@ -25,7 +25,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/catalog"
@@ -295,7 +294,7 @@ func marshal(v any) []byte {
 	if err != nil {
 		panic(err)
 	}
-	data, err := sigsyaml.JSONToYAML(js)
+	data, err := jsonToYAML(js)
 	if err != nil {
 		panic(err)
 	}
