@@ -10,9 +10,10 @@ import (
 
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/fleet"
+	"github.com/virtc/virtc/fn/yamlorder"
 )
 
-// jsonToYAML writes what sigs.k8s.io/yaml's JSONToYAML writes: for every
+// yamlorder.JSONToYAML writes what sigs.k8s.io/yaml's JSONToYAML writes: for every
 // intent and catalog entry an import writes (every golden import scenario
 // and a generated fleet), for numbers of every form and strings that look
 // like other values, and for random documents.
@@ -20,9 +21,9 @@ func TestJSONToYAMLIsSigsYAML(t *testing.T) {
 	check := func(name string, js []byte) {
 		t.Helper()
 		want, werr := sigsyaml.JSONToYAML(js)
-		got, gerr := jsonToYAML(js)
+		got, gerr := yamlorder.JSONToYAML(js)
 		if (werr == nil) != (gerr == nil) || string(got) != string(want) {
-			t.Errorf("%s: %s\njsonToYAML (%v):\n%s\nJSONToYAML (%v):\n%s", name, js, gerr, got, werr, want)
+			t.Errorf("%s: %s\nyamlorder.JSONToYAML (%v):\n%s\nJSONToYAML (%v):\n%s", name, js, gerr, got, werr, want)
 		}
 	}
 	files := 0
