@@ -20,6 +20,12 @@ import (
 func TestJSONToYAMLIsSigsYAML(t *testing.T) {
 	check := func(name string, js []byte) {
 		t.Helper()
+		if !definedOrder(t, js) {
+			// yaml.v2's own order of some map's keys depends on the
+			// order it is given them (golden import/mixed-key-order):
+			// fn/yamlorder's tests cover those.
+			return
+		}
 		want, werr := sigsyaml.JSONToYAML(js)
 		got, gerr := yamlorder.JSONToYAML(js)
 		if (werr == nil) != (gerr == nil) || string(got) != string(want) {
@@ -99,4 +105,36 @@ func TestJSONToYAMLIsSigsYAML(t *testing.T) {
 		}
 		check(fmt.Sprint("random ", i), js)
 	}
+}
+
+// definedOrder reports whether yaml.v2's key order is defined for every
+// object in the JSON document (yamlorder.Defined).
+func definedOrder(t *testing.T, js []byte) bool {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(js, &v); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch x := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k, e := range x {
+				if !walk(e) {
+					return false
+				}
+				keys = append(keys, k)
+			}
+			return yamlorder.Defined(keys)
+		case []any:
+			for _, e := range x {
+				if !walk(e) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	return walk(v)
 }

@@ -67,6 +67,31 @@ func Keys(keys []string) {
 	sort.SliceStable(keys, func(i, j int) bool { return less(keys[i], keys[j]) })
 }
 
+// Defined reports whether yaml.v2's order of keys is defined: whether its
+// keyList.Less is a strict weak ordering on them (irreflexive, transitive,
+// and incomparability transitive), so that sorting by it gives one order
+// whatever order the keys came in. Keys then writes that order. It costs
+// len(keys)³ comparisons: it is for tests.
+func Defined(keys []string) bool {
+	inc := func(x, y string) bool { return !less(x, y) && !less(y, x) }
+	for _, a := range keys {
+		if less(a, a) {
+			return false
+		}
+		for _, b := range keys {
+			for _, c := range keys {
+				if less(a, b) && less(b, c) && !less(a, c) {
+					return false
+				}
+				if inc(a, b) && inc(b, c) && !inc(a, c) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
 func yamlValue(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
