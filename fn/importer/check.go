@@ -15,6 +15,7 @@ import (
 	"github.com/virtc/virtc/fn/live"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/fn/yamlorder"
 )
 
 // compileVM compiles one VM's intent with its tenant, the catalog entries it
@@ -88,7 +89,7 @@ func jsonOf(v any) []byte {
 func parseFiles(files []intentFile, diags *diag.List) []*source.Doc {
 	var docs []*source.Doc
 	for _, f := range files {
-		data, err := jsonToYAML(f.json)
+		data, err := yamlorder.JSONToYAML(f.json)
 		if err != nil {
 			panic(err)
 		}

@@ -34,6 +34,7 @@ import (
 	"github.com/virtc/virtc/fn/live"
 	"github.com/virtc/virtc/fn/sizing"
 	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/fn/yamlorder"
 )
 
 // Result is what an import writes and reports.
@@ -294,7 +295,7 @@ func marshal(v any) []byte {
 	if err != nil {
 		panic(err)
 	}
-	data, err := jsonToYAML(js)
+	data, err := yamlorder.JSONToYAML(js)
 	if err != nil {
 		panic(err)
 	}

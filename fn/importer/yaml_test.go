@@ -10,19 +10,26 @@ import (
 
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/fleet"
+	"github.com/virtc/virtc/fn/yamlorder"
 )
 
-// jsonToYAML writes what sigs.k8s.io/yaml's JSONToYAML writes: for every
+// yamlorder.JSONToYAML writes what sigs.k8s.io/yaml's JSONToYAML writes: for every
 // intent and catalog entry an import writes (every golden import scenario
 // and a generated fleet), for numbers of every form and strings that look
 // like other values, and for random documents.
 func TestJSONToYAMLIsSigsYAML(t *testing.T) {
 	check := func(name string, js []byte) {
 		t.Helper()
+		if !definedOrder(t, js) {
+			// yaml.v2's own order of some map's keys depends on the
+			// order it is given them (golden import/mixed-key-order):
+			// fn/yamlorder's tests cover those.
+			return
+		}
 		want, werr := sigsyaml.JSONToYAML(js)
-		got, gerr := jsonToYAML(js)
+		got, gerr := yamlorder.JSONToYAML(js)
 		if (werr == nil) != (gerr == nil) || string(got) != string(want) {
-			t.Errorf("%s: %s\njsonToYAML (%v):\n%s\nJSONToYAML (%v):\n%s", name, js, gerr, got, werr, want)
+			t.Errorf("%s: %s\nyamlorder.JSONToYAML (%v):\n%s\nJSONToYAML (%v):\n%s", name, js, gerr, got, werr, want)
 		}
 	}
 	files := 0
@@ -65,7 +72,8 @@ func TestJSONToYAMLIsSigsYAML(t *testing.T) {
 				// Keys of letters: yaml.v2 orders keys with digits in them
 				// by a comparison that is not transitive ("16b", "1c",
 				// "6b"), so JSONToYAML itself writes those in an order
-				// that changes from run to run.
+				// that changes from run to run (fn/yamlorder's tests compare
+				// such keys wherever yaml.v2's order is defined).
 				m[string(rune('a'+r.IntN(6)))+string(rune('A'+r.IntN(3)))] = value(depth + 1)
 			}
 			return m
@@ -97,4 +105,36 @@ func TestJSONToYAMLIsSigsYAML(t *testing.T) {
 		}
 		check(fmt.Sprint("random ", i), js)
 	}
+}
+
+// definedOrder reports whether yaml.v2's key order is defined for every
+// object in the JSON document (yamlorder.Defined).
+func definedOrder(t *testing.T, js []byte) bool {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(js, &v); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch x := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k, e := range x {
+				if !walk(e) {
+					return false
+				}
+				keys = append(keys, k)
+			}
+			return yamlorder.Defined(keys)
+		case []any:
+			for _, e := range x {
+				if !walk(e) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	return walk(v)
 }
