@@ -189,6 +189,25 @@ export CDI_VERSION
 cdi-tools:
 	GO=$(GO) nice -n 15 test/controllers/tools/build-cdi.sh
 
+## velero-tools: Velero (server and CLI), velero-plugin-for-aws and gofakes3
+## (an S3 server) built from the Go module proxy, cached by version in
+## ${XDG_CACHE_HOME:-~/.cache}/virtc-tools (test/velero/tools/build-velero.sh)
+VELERO_VERSION := v1.18.3
+AWS_PLUGIN_VERSION := v1.14.3
+GOFAKES3_VERSION := v1.2.0
+export VELERO_VERSION AWS_PLUGIN_VERSION GOFAKES3_VERSION
+.PHONY: velero-tools e2e-velero
+velero-tools:
+	GO=$(GO) nice -n 15 test/velero/tools/build-velero.sh
+
+## e2e-velero: virtc's OADP objects taken and restored by the real Velero
+## and its AWS plugin against a conformance control plane, with an S3
+## object store on loopback: the DPA's location Available, a backup from
+## virtc's Schedule holding what it selects, the restore plan's Restore
+## (test/velero)
+e2e-velero: conformance-tools velero-tools
+	VIRTC_E2E_VELERO=1 $(GO) test -count=1 -timeout 15m -v ./test/velero/
+
 ## e2e-controllers: virtc's output handled by the real controllers beside a
 ## conformance control plane: launcher pods rendered by virt-controller,
 ## admitted or refused under virtc's ResourceQuota; golden-image imports,

@@ -1,0 +1,397 @@
+// Package velero runs the real Velero server, with its AWS object store
+// plugin, against a conformance control plane, and an S3 object store on
+// loopback as its BackupStorageLocation, so that what virtc emits for
+// OADP (the DataProtectionApplication's locations, the Schedules) and the
+// Restores of its restore plans are taken and restored by Velero itself
+// (issue 26). tools/build-velero.sh builds and caches the programs.
+//
+// What is not Velero's own here: OADP's operator, which turns the
+// DataProtectionApplication into BackupStorageLocations and Velero's
+// server arguments, is played by BackupStorageLocations and ServerArgs,
+// which follow oadp-operator's code (cited there).
+package velero
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/virtc/virtc/test/conformance"
+)
+
+// Versions of the programs tools/build-velero.sh builds: Velero v1.18 is
+// the release OADP 1.6 (OpenShift Virtualization 4.22's OADP) ships, and
+// velero-plugin-for-aws v1.14 the plugin release of Velero 1.18.
+const (
+	DefaultVersion          = "v1.18.3"
+	DefaultAWSPluginVersion = "v1.14.3"
+	DefaultGoFakeS3Version  = "v1.2.0"
+)
+
+// Namespace is where OADP runs Velero on OpenShift, and where virtc puts
+// the DataProtectionApplication, Schedules and Restores.
+const Namespace = "openshift-adp"
+
+// Tools are the cached programs of tools/build-velero.sh.
+type Tools struct {
+	Dir string
+	// Velero is the velero program: `velero server` and the CLI.
+	Velero string
+	// PluginDir holds velero-plugin-for-aws, as /plugins does in OADP's
+	// Velero pod.
+	PluginDir string
+	// ObjectStore is gofakes3, an S3 server.
+	ObjectStore string
+	// CRDs are Velero's CRDs, one per file.
+	CRDs string
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// FindTools finds the cached build, or says how to make it.
+func FindTools() (Tools, error) {
+	cache, err := conformance.CacheDir()
+	if err != nil {
+		return Tools{}, err
+	}
+	key := "velero-" + envOr("VELERO_VERSION", DefaultVersion) + "-aws-" + envOr("AWS_PLUGIN_VERSION", DefaultAWSPluginVersion) +
+		"-s3-" + envOr("GOFAKES3_VERSION", DefaultGoFakeS3Version)
+	dir := filepath.Join(cache, key)
+	t := Tools{Dir: dir, Velero: filepath.Join(dir, "velero"), PluginDir: filepath.Join(dir, "plugins"),
+		ObjectStore: filepath.Join(dir, "gofakes3"), CRDs: filepath.Join(dir, "crds")}
+	for _, p := range []string{t.Velero, filepath.Join(t.PluginDir, "velero-plugin-for-aws"), t.ObjectStore, filepath.Join(t.CRDs, "velero.io_backups.yaml")} {
+		if _, err := os.Stat(p); err != nil {
+			return t, fmt.Errorf("Velero tools missing in %s (build them with `make velero-tools`): %v", dir, err)
+		}
+	}
+	return t, nil
+}
+
+// ObjectStore is an S3 server on 127.0.0.1, keeping its buckets in
+// memory. (gofakes3's file backend answers a listing under a prefix that
+// holds nothing yet with NoSuchBucket, backend/s3afero/multi.go
+// getBucketWithFilePrefixLocked, where S3 answers an empty list: Velero
+// would find a new location unavailable.)
+type ObjectStore struct {
+	URL  string
+	proc *conformance.Process
+}
+
+// StartObjectStore starts gofakes3 with bucket created.
+func StartObjectStore(ctx context.Context, t Tools, dir, bucket string) (*ObjectStore, error) {
+	port, err := conformance.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	p, err := conformance.StartProcess(dir, "gofakes3", t.ObjectStore, nil,
+		"-host", addr, "-backend", "memory", "-initialbucket", bucket)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if p.Exited() {
+			return nil, fmt.Errorf("gofakes3 exited:\n%s", p.Tail())
+		}
+		select {
+		case <-ctx.Done():
+			p.Stop()
+			return nil, fmt.Errorf("gofakes3 on %s: %w", addr, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return &ObjectStore{URL: "http://" + addr, proc: p}, nil
+}
+
+// Stop stops the server.
+func (s *ObjectStore) Stop() { s.proc.Stop() }
+
+// Objects are the keys stored in bucket under prefix, sorted, as S3's
+// ListObjectsV2 answers (gofakes3 does not check request signatures).
+func (s *ObjectStore) Objects(ctx context.Context, bucket, prefix string) ([]string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/"+bucket+"?list-type=2&prefix="+url.QueryEscape(prefix), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("list %s/%s: %s\n%s", bucket, prefix, resp.Status, body)
+	}
+	var list struct {
+		Contents []struct {
+			Key string `xml:"Key"`
+		} `xml:"Contents"`
+	}
+	if err := xml.Unmarshal(body, &list); err != nil {
+		return nil, fmt.Errorf("list %s/%s: %w", bucket, prefix, err)
+	}
+	var keys []string
+	for _, c := range list.Contents {
+		keys = append(keys, c.Key)
+	}
+	slices.Sort(keys)
+	return keys, nil
+}
+
+// DPA is the part of OADP's DataProtectionApplication
+// (oadp.openshift.io/v1alpha1) the stand-in reads.
+type DPA struct {
+	Metadata struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+		UID       string `json:"uid"`
+	} `json:"metadata"`
+	Spec struct {
+		BackupLocations []struct {
+			Name   string         `json:"name"`
+			Velero map[string]any `json:"velero"`
+		} `json:"backupLocations"`
+		Configuration struct {
+			Velero struct {
+				DefaultPlugins []string `json:"defaultPlugins"`
+				FeatureFlags   []string `json:"featureFlags"`
+			} `json:"velero"`
+		} `json:"configuration"`
+	} `json:"spec"`
+}
+
+// BackupStorageLocations are what OADP's operator creates for the
+// DataProtectionApplication's spec.backupLocations[].velero
+// (oadp-operator internal/controller/bsl.go ReconcileBackupStorageLocations
+// and updateBSLFromSpec): one BackupStorageLocation per entry in the DPA's
+// namespace, named as the entry or "<dpa>-<index+1>", its spec the entry's
+// velero spec as it is, labelled as OADP's and owned by the DPA.
+func BackupStorageLocations(dpa DPA) []map[string]any {
+	var out []map[string]any
+	for i, l := range dpa.Spec.BackupLocations {
+		if l.Velero == nil {
+			continue
+		}
+		name := fmt.Sprintf("%s-%d", dpa.Metadata.Name, i+1)
+		if l.Name != "" {
+			name = l.Name
+		}
+		out = append(out, map[string]any{
+			"apiVersion": "velero.io/v1",
+			"kind":       "BackupStorageLocation",
+			"metadata": map[string]any{
+				"name":      name,
+				"namespace": dpa.Metadata.Namespace,
+				"labels": map[string]any{
+					"app.kubernetes.io/name":       "oadp-operator-velero",
+					"app.kubernetes.io/instance":   name,
+					"app.kubernetes.io/managed-by": "oadp-operator",
+					"app.kubernetes.io/component":  "bsl",
+					"openshift.io/oadp":            "True",
+				},
+				"ownerReferences": []any{map[string]any{
+					"apiVersion": "oadp.openshift.io/v1alpha1", "kind": "DataProtectionApplication",
+					"name": dpa.Metadata.Name, "uid": dpa.Metadata.UID, "controller": true, "blockOwnerDeletion": true,
+				}},
+			},
+			"spec": l.Velero,
+		})
+	}
+	return out
+}
+
+// Image is the Velero image of OADP 1.6; no image is pulled here, the
+// name is what the Deployment carries.
+const Image = "registry.redhat.io/oadp/oadp-velero-rhel9:1.6"
+
+// Deployment is the Deployment "velero" OADP's operator creates for the
+// Velero server (oadp-operator internal/controller/velero.go
+// ReconcileVeleroDeployment, owned by the DPA). Its pod does not run here:
+// `velero server` (StartServer) plays it. Velero reads the object itself:
+// a restore's pod volume restore action takes its image for the restore
+// helper, and fails the restore without it
+// (pkg/restore/actions/pod_volume_restore_action.go).
+func Deployment(dpa DPA) map[string]any {
+	labels := map[string]any{"app.kubernetes.io/name": "velero", "app.kubernetes.io/component": "server",
+		"app.kubernetes.io/managed-by": "oadp-operator", "component": "velero", "deploy": "velero"}
+	return map[string]any{
+		"apiVersion": "apps/v1",
+		"kind":       "Deployment",
+		"metadata": map[string]any{
+			"name": "velero", "namespace": dpa.Metadata.Namespace, "labels": labels,
+			"ownerReferences": []any{map[string]any{
+				"apiVersion": "oadp.openshift.io/v1alpha1", "kind": "DataProtectionApplication",
+				"name": dpa.Metadata.Name, "uid": dpa.Metadata.UID, "controller": true, "blockOwnerDeletion": true,
+			}},
+		},
+		"spec": map[string]any{
+			"replicas": 1,
+			"selector": map[string]any{"matchLabels": map[string]any{"deploy": "velero"}},
+			"template": map[string]any{
+				"metadata": map[string]any{"labels": labels},
+				"spec": map[string]any{
+					"serviceAccountName": "velero",
+					"containers": []any{map[string]any{
+						"name": "velero", "image": Image,
+						"command": []any{"/velero"},
+						"args":    append([]any{"server"}, anySlice(ServerArgs(dpa))...),
+					}},
+				},
+			},
+		},
+	}
+}
+
+func anySlice(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// ServerArgs are the arguments of `velero server` that OADP's operator
+// derives from the DPA and that matter without a node
+// (oadp-operator internal/controller/velero.go customizeVeleroDeployment:
+// the csi default plugin adds the EnableCSI feature flag beside
+// spec.configuration.velero.featureFlags).
+func ServerArgs(dpa DPA) []string {
+	flags := slices.Clone(dpa.Spec.Configuration.Velero.FeatureFlags)
+	if slices.Contains(dpa.Spec.Configuration.Velero.DefaultPlugins, "csi") && !slices.Contains(flags, "EnableCSI") {
+		flags = append(flags, "EnableCSI")
+	}
+	var args []string
+	if len(flags) > 0 {
+		args = append(args, "--features="+strings.Join(flags, ","))
+	}
+	return args
+}
+
+// Server is a running `velero server`.
+type Server struct {
+	*conformance.Process
+	tools      Tools
+	kubeconfig string
+}
+
+// StartServer starts `velero server` in Namespace against cp, with the
+// plugins of t and args (ServerArgs). Its metrics and profiler listen on
+// free loopback ports.
+func StartServer(ctx context.Context, cp *conformance.ControlPlane, t Tools, dir string, args ...string) (*Server, error) {
+	metrics, err := conformance.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	profiler, err := conformance.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	all := append([]string{"server", "--kubeconfig", cp.Kubeconfig, "--namespace", Namespace,
+		"--plugin-dir", t.PluginDir, "--log-level", "info",
+		"--metrics-address", "127.0.0.1:" + strconv.Itoa(metrics),
+		"--profiler-address", "127.0.0.1:" + strconv.Itoa(profiler),
+		// how often Velero checks a location (default 1 minute): the
+		// suite waits for the first check
+		"--store-validation-frequency", "5s",
+	}, args...)
+	// Velero's controller manager serves controller-runtime's metrics on
+	// its default address, :8080, which no flag changes
+	// (pkg/cmd/server/server.go ctrl.NewManager): wait until no other
+	// program (another suite's controller) holds it.
+	if err := waitPortFree(ctx, ":8080"); err != nil {
+		return nil, err
+	}
+	// credentials of locations with spec.credential are written here
+	// (pkg/credentials file store), /tmp/credentials in the pod
+	p, err := conformance.StartProcess(dir, "velero", t.Velero, []string{"TMPDIR=" + dir}, all...)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{Process: p, tools: t, kubeconfig: cp.Kubeconfig}, nil
+}
+
+// CLI runs the velero CLI against the server's cluster.
+func (s *Server) CLI(ctx context.Context, args ...string) ([]byte, error) {
+	return runCLI(ctx, s.tools.Velero, append([]string{"--kubeconfig", s.kubeconfig, "--namespace", Namespace}, args...)...)
+}
+
+// WaitAvailable waits until Velero has checked the location and found it
+// Available (pkg/controller/backup_storage_location_controller.go).
+func WaitAvailable(ctx context.Context, cp *conformance.ControlPlane, s *Server, name string) error {
+	path := "/apis/velero.io/v1/namespaces/" + Namespace + "/backupstoragelocations/" + name
+	var last string
+	for {
+		data, err := cp.Get(ctx, path)
+		if err == nil {
+			var bsl struct {
+				Status struct {
+					Phase   string `json:"phase"`
+					Message string `json:"message"`
+				} `json:"status"`
+			}
+			if err := json.Unmarshal(data, &bsl); err != nil {
+				return err
+			}
+			if bsl.Status.Phase == "Available" {
+				return nil
+			}
+			last = bsl.Status.Phase + " " + bsl.Status.Message
+		}
+		if s.Exited() {
+			return fmt.Errorf("velero server exited:\n%s", s.Tail())
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("BackupStorageLocation %s not Available (%s): %w\nvelero:\n%s", name, last, ctx.Err(), s.Tail())
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func runCLI(ctx context.Context, bin string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return out, fmt.Errorf("velero %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return out, nil
+}
+
+func waitPortFree(ctx context.Context, addr string) error {
+	for {
+		l, err := net.Listen("tcp", addr)
+		if err == nil {
+			return l.Close()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("velero server needs %s, which another program holds: %v", addr, err)
+		case <-time.After(time.Second):
+		}
+	}
+}
