@@ -177,6 +177,11 @@ var adoptionExceptions = map[string][]adoptionException{
 		object: "NetworkAttachmentDefinition erp/vlan10", field: "spec.config",
 		reason: "virtc writes the bridge NAD as its NetworkProfile says: no empty ipam (no IPAM either way), and disableContainerInterface: true (the bridge CNI sets the pod-side veth down). Multus reads a NAD only when a VM's pod starts (next start), running VMs keep theirs; the VM itself is unchanged",
 	}},
+	"mixed-key-order": {
+		{object: "NetworkAttachmentDefinition erp/net1b", field: "spec.config", reason: "as bridge-mac: the NADs net1b, net6 and net16 are bridge-mac's vlan10 under other names and VLANs"},
+		{object: "NetworkAttachmentDefinition erp/net6", field: "spec.config", reason: "as bridge-mac: the NADs net1b, net6 and net16 are bridge-mac's vlan10 under other names and VLANs"},
+		{object: "NetworkAttachmentDefinition erp/net16", field: "spec.config", reason: "as bridge-mac: the NADs net1b, net6 and net16 are bridge-mac's vlan10 under other names and VLANs"},
+	},
 	"console-instancetypes-deferred": {{
 		object: "NetworkAttachmentDefinition web/vlan20", field: "spec.config",
 		reason: "as bridge-mac: the NAD of the console VM's added NIC, rewritten as its imported NetworkProfile says (no empty ipam, disableContainerInterface: true); Multus reads it when a VM's pod starts, running VMs keep theirs",
@@ -387,4 +392,28 @@ func writeList(t *testing.T, items []any) string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestImportIsDeterministic imports import/mixed-key-order, whose intent
+// has a map (spec.macAddresses) keyed net1b, net6 and net16, keys on which
+// yaml.v2's order is not transitive, many times: every run writes
+// expected/ byte for byte (fn/yamlorder). With sigs.k8s.io/yaml's
+// JSONToYAML the keys came out in an order that changed from run to run.
+func TestImportIsDeterministic(t *testing.T) {
+	dir := filepath.Join(importDir, "mixed-key-order")
+	want := readTree(t, filepath.Join(dir, "expected"))
+	if !strings.Contains(want["erp/db01.yaml"], "macAddresses:\n    net16:") {
+		t.Fatalf("expected/erp/db01.yaml has no macAddresses keyed net16, net1b, net6: the scenario no longer exercises the order")
+	}
+	for i := range 40 {
+		out := t.TempDir()
+		var stdout, stderr bytes.Buffer
+		args := []string{"import", "--out", out, filepath.Join(dir, "live.yaml")}
+		if code := cli.Main(args, nil, &stdout, &stderr); code != 0 {
+			t.Fatalf("run %d: exit %d\n%s%s", i, code, stdout.String(), stderr.String())
+		}
+		if d := cmp.Diff(want, readTree(t, out)); d != "" {
+			t.Fatalf("run %d: import output (-want +got):\n%s", i, d)
+		}
+	}
 }

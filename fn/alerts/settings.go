@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -97,13 +98,15 @@ func Load(over *api.Monitoring) (Settings, error) {
 
 // promDurationRE is a Prometheus duration: units from years down to
 // seconds, each at most once, in that order.
-var promDurationRE = regexp.MustCompile(`^(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?$`)
+var promDurationRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?$`)
+})
 
 // ParseDuration parses a Prometheus duration (5m, 1h30m, 14d, 1w, 1y):
 // a day is 24h, a week 7d, a year 365d, as Prometheus counts them
 // (github.com/prometheus/common model.ParseDuration).
 func ParseDuration(s string) (time.Duration, error) {
-	m := promDurationRE.FindStringSubmatch(s)
+	m := promDurationRE().FindStringSubmatch(s)
 	if s == "" || m == nil {
 		return 0, fmt.Errorf("%q is not a Prometheus duration (such as 5m, 1h30m or 14d)", s)
 	}

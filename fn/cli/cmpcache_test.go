@@ -154,10 +154,11 @@ func TestSplitTenant(t *testing.T) {
 }
 
 // With the commit Argo CD names (ARGOCD_APP_REVISION), the key is the
-// repository, the commit and the copy's file names and sizes: the files
-// are not read. A change of a file's size, another commit or another
-// repository is another key; a revision that is not a commit hash (the
-// CLI's streamed local files: "streamed") keys by the files' bytes.
+// repository, the commit and the copy's file names: the files are not
+// read (the commit names their bytes). A file more or less (the repo
+// server's tar exclusions), another commit or another repository is
+// another key; a revision that is not a commit hash (the CLI's streamed
+// local files: "streamed") keys by the files' bytes.
 func TestCacheKeyByCommit(t *testing.T) {
 	top := t.TempDir()
 	app := filepath.Join(top, "clusters", "east")
@@ -196,8 +197,18 @@ func TestCacheKeyByCommit(t *testing.T) {
 		t.Errorf("a revision that is not a full lowercase commit hash keyed by the commit")
 	}
 	write("name: bb\n")
+	if got := key(commit, "https://git.example/fleet"); got != byCommit {
+		t.Errorf("the commit's key changed with a file's size: the files were stat'ed")
+	}
+	other := filepath.Join(app, "other.yaml")
+	if err := os.WriteFile(other, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if got := key(commit, "https://git.example/fleet"); got == byCommit {
-		t.Errorf("the commit's key did not change with a file's size")
+		t.Errorf("the commit's key did not change with a file more in the copy")
+	}
+	if err := os.Remove(other); err != nil {
+		t.Fatal(err)
 	}
 	write("name: a\n")
 	if key(commit, "https://git.example/other") == byCommit || key("1123456789abcdef0123456789abcdef01234567", "https://git.example/fleet") == byCommit {

@@ -5,13 +5,12 @@ import (
 	"io"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/eligibility"
 	"github.com/virtc/virtc/fn/jsonnet"
 	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/fn/yamlorder"
 )
 
 // runFacts prints the PlatformFacts of the Platform among the inputs: the
@@ -46,7 +45,7 @@ func runFacts(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "  upgradingTo: %s\n", p.Obj.Spec.UpgradingTo)
 	}
 	if mon := p.Obj.Spec.Monitoring; mon != nil {
-		data, err := yaml.Marshal(map[string]any{"monitoring": mon})
+		data, err := yamlorder.Marshal(map[string]any{"monitoring": mon})
 		if err != nil {
 			fmt.Fprintf(stderr, "virtc facts: %v\n", err)
 			return ExitFailed

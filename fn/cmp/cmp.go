@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/virtc/virtc/fn/krm"
 )
@@ -37,7 +38,7 @@ type Parameter struct {
 	Map    map[string]string `json:"map,omitempty"`
 }
 
-var flagName = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+var flagName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`) })
 
 // Args returns the build flags the environment asks for: first those from
 // the plugin env (sorted by name), then those from the parameters (in the
@@ -54,7 +55,7 @@ func Args(environ []string) ([]string, error) {
 			params = v
 		case strings.HasPrefix(k, EnvPrefix):
 			name := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(k, EnvPrefix)), "_", "-")
-			if !flagName.MatchString(name) {
+			if !flagName().MatchString(name) {
 				return nil, fmt.Errorf("plugin env %s: %q is not a virtc build flag name", strings.TrimPrefix(k, EnvPrefix), name)
 			}
 			env[name] = v
@@ -73,7 +74,7 @@ func Args(environ []string) ([]string, error) {
 		return nil, fmt.Errorf("%s is not a JSON list of parameters: %v", ParametersEnv, err)
 	}
 	for _, p := range ps {
-		if !flagName.MatchString(p.Name) {
+		if !flagName().MatchString(p.Name) {
 			return nil, fmt.Errorf("plugin parameter %q is not a virtc build flag name (lowercase words joined by '-')", p.Name)
 		}
 		switch {

@@ -27,7 +27,7 @@ var quantityType = reflect.TypeFor[resource.Quantity]()
 const maxQuantity = 1 << 50
 
 // wholeNumber matches integers too large for YAML to resolve as !!int.
-var wholeNumber = regexp.MustCompile(`^[-+]?[0-9]+$`)
+var wholeNumber = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[-+]?[0-9]+$`) })
 
 // forbidden are fields people try in an intent that a tenant may not set:
 // they name what the platform decides instead. Keyed by Go type and field.
@@ -279,7 +279,7 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) bool {
 		v.SetBool(b)
 		return true
 	case reflect.Int64, reflect.Int32, reflect.Int:
-		if n.Kind == yaml.ScalarNode && n.Tag == "!!float" && wholeNumber.MatchString(n.Value) {
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!float" && wholeNumber().MatchString(n.Value) {
 			d.errorf(n, path, "number %s is out of range", truncate(n.Value))
 			return false
 		}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -34,7 +35,7 @@ func isClusterNamespace(name string) bool {
 // characters); the JSON Schemas use it too.
 const CatalogNamePattern = `^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$`
 
-var catalogName = regexp.MustCompile(CatalogNamePattern)
+var catalogName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(CatalogNamePattern) })
 
 func (d *decoder) at(path string) *yaml.Node { return source.Lookup(d.doc.Node, path) }
 
@@ -91,7 +92,7 @@ func (d *decoder) reserved(path, what, key string) {
 
 func (d *decoder) catalogMeta(m api.ObjectMeta) {
 	d.meta(m, false)
-	if !catalogName.MatchString(m.Name) || len(m.Name) > 63 {
+	if !catalogName().MatchString(m.Name) || len(m.Name) > 63 {
 		d.fail("metadata.name", "invalid catalog name %q (lowercase letters, digits, '-' and '.', at most 63 characters)", m.Name)
 	}
 }
@@ -336,7 +337,7 @@ func validate(d *decoder, obj any) {
 }
 
 func (d *decoder) catalogRef(path, name string) {
-	if !catalogName.MatchString(name) {
+	if !catalogName().MatchString(name) {
 		d.fail(path, "invalid catalog name %q (lowercase letters, digits, '-' and '.')", name)
 	}
 }

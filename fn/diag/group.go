@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Repeated diagnostics are condensed: when one mistake is made in many
@@ -29,19 +30,19 @@ func (d Diagnostic) Shape() string {
 }
 
 var (
-	indexRE  = regexp.MustCompile(`\[[0-9]+\]`)
-	quotedRE = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+	indexRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[[0-9]+\]`) })
+	quotedRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"(?:[^"\\]|\\.)*"`) })
 	// numberRE matches numbers and quantities (6, 4.22, 40Gi) standing
 	// alone, not the digits inside a name such as u1.medium.
-	numberRE = regexp.MustCompile(`\b[0-9]+(?:\.[0-9]+)*[A-Za-z]*\b`)
+	numberRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b[0-9]+(?:\.[0-9]+)*[A-Za-z]*\b`) })
 )
 
 // FieldShape abstracts the list indexes of a field path:
 // spec.disks[2].size becomes spec.disks[*].size.
-func FieldShape(field string) string { return indexRE.ReplaceAllString(field, "[*]") }
+func FieldShape(field string) string { return indexRE().ReplaceAllString(field, "[*]") }
 
 func messageShape(msg string) string {
-	return numberRE.ReplaceAllString(quotedRE.ReplaceAllString(msg, `"…"`), "N")
+	return numberRE().ReplaceAllString(quotedRE().ReplaceAllString(msg, `"…"`), "N")
 }
 
 // Fix is the part of a message that says what to do: its closing
@@ -186,11 +187,11 @@ func summarize(ds []Diagnostic, members []int) *Repeat {
 	}
 	shown := map[string]bool{}
 	for _, j := range members[:GroupShown] {
-		shown[quotedRE.FindString(ds[j].Message)] = true
+		shown[quotedRE().FindString(ds[j].Message)] = true
 	}
 	seen := map[string]bool{}
 	for _, j := range members[GroupShown:] {
-		name := quotedRE.FindString(ds[j].Message)
+		name := quotedRE().FindString(ds[j].Message)
 		if name == "" || shown[name] || seen[name] {
 			continue
 		}

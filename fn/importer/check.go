@@ -7,87 +7,139 @@ import (
 	"slices"
 	"strings"
 
-	sigsyaml "sigs.k8s.io/yaml"
-
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/live"
+	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/fn/yamlorder"
 )
 
 // compileVM compiles one VM's intent with its tenant, the catalog entries it
 // needs and the user's catalog.
-func (im *importer) compileVM(vm *api.VM, catalogDocs []*source.Doc, opts catalog.Options) (compile.Result, []string) {
-	res, errs := im.compile(vm, catalogDocs, opts)
+func (im *importer) compileVM(vm *api.VM, catalogDocs []*source.Doc, opts catalog.Options) (*compiled, []string) {
+	c := im.compile(vm, catalogDocs, opts)
 	var why []string
-	for _, d := range errs {
+	for _, d := range c.errs {
 		why = append(why, fmt.Sprintf("the intent does not compile: %s: %s", d.Field, d.Message))
 	}
-	return res, why
+	return c, why
 }
 
 // compileVMDiags is compileVM with the fields of the errors only.
-func (im *importer) compileVMDiags(vm *api.VM, catalogDocs []*source.Doc, opts catalog.Options) (compile.Result, []string) {
-	res, errs := im.compile(vm, catalogDocs, opts)
+func (im *importer) compileVMDiags(vm *api.VM, catalogDocs []*source.Doc, opts catalog.Options) (*compiled, []string) {
+	c := im.compile(vm, catalogDocs, opts)
 	var fields []string
-	for _, d := range errs {
+	for _, d := range c.errs {
 		fields = append(fields, d.Field)
 	}
-	return res, fields
+	return c, fields
 }
 
-func (im *importer) compile(vm *api.VM, catalogDocs []*source.Doc, opts catalog.Options) (compile.Result, []diag.Diagnostic) {
-	type file struct {
-		rel  string
-		data []byte
+// compiled is one VM's compile: its objects (vmObjects), the model they
+// were rendered from and the errors (no objects then).
+type compiled struct {
+	key  string
+	objs []emit.Object
+	// model is the compile's model (live.Diff classifies a size change
+	// with its catalog).
+	model *resolve.Model
+	errs  []diag.Diagnostic
+	// genericObjs are objs as JSON values (generic).
+	genericObjs []emit.Object
+}
+
+// generic are the VM's objects with their bodies as JSON values
+// (emit.Generic), made once: live.Changes and notCarried read them.
+func (c *compiled) generic() ([]emit.Object, error) {
+	if c.genericObjs == nil && len(c.objs) > 0 {
+		out := make([]emit.Object, len(c.objs))
+		for i, o := range c.objs {
+			body, err := emit.Generic(o.Body)
+			if err != nil {
+				return nil, err
+			}
+			o.Body = body
+			out[i] = o
+		}
+		c.genericObjs = out
 	}
-	var files []file
+	return c.genericObjs, nil
+}
+
+// intentFile is one file of a compile's inputs: its path and the JSON that
+// marshal writes as YAML.
+type intentFile struct {
+	rel  string
+	json []byte
+}
+
+func jsonOf(v any) []byte {
+	js, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return js
+}
+
+// parseFiles parses intent files as the YAML marshal writes.
+func parseFiles(files []intentFile, diags *diag.List) []*source.Doc {
+	var docs []*source.Doc
+	for _, f := range files {
+		data, err := yamlorder.JSONToYAML(f.json)
+		if err != nil {
+			panic(err)
+		}
+		docs = append(docs, source.Parse(f.rel, f.rel, data, diags)...)
+	}
+	return docs
+}
+
+// compileOptions are the options of every compile of an import: the
+// gate's refusals are the build's (the import compares manifests).
+func compileOptions(opts catalog.Options) compile.Options {
+	return compile.Options{Catalog: opts, GateWarnings: true, ObjectsOnly: true}
+}
+
+// compile compiles the VM being checked (im.cur) as if it were imported
+// alone: its intent, its Tenant allowing its own additional networks, the
+// catalog entries it needs as they were when it was mapped, the user's
+// catalog. compileAll's compile of the VM is that compile's outcome when
+// it has one.
+func (im *importer) compile(vm *api.VM, catalogDocs []*source.Doc, opts catalog.Options) *compiled {
+	c := im.cur
+	if c.batch != nil {
+		return c.batch
+	}
+	var files []intentFile
 	var key strings.Builder
 	add := func(rel string, v any) {
 		// The key is made of the JSON that marshal writes as YAML: the
 		// same JSON is the same YAML, and only a compile needs the YAML.
-		js, err := json.Marshal(v)
-		if err != nil {
-			panic(err)
-		}
-		files = append(files, file{rel, js})
+		js := jsonOf(v)
+		files = append(files, intentFile{rel, js})
 		fmt.Fprintf(&key, "%s\x00%d\x00%s", rel, len(js), js)
 	}
-	for _, f := range im.pending {
-		add(path.Join("catalog", f+".yaml"), im.newCatalog[f])
+	for _, f := range c.pending {
+		add(path.Join("catalog", f+".yaml"), c.entries[f])
 	}
-	add(path.Join(vm.Metadata.Namespace, "tenant.yaml"), tenant(vm.Metadata.Namespace, im.additionalNetworks(vm)))
+	add(path.Join(vm.Metadata.Namespace, "tenant.yaml"), tenant(vm.Metadata.Namespace, c.nets))
 	add(path.Join(vm.Metadata.Namespace, vm.Metadata.Name+".yaml"), vm)
 	// A VM is compiled with the same files up to three times (its deferred
 	// changes, its check, what it does not carry): the last compile is
 	// kept and reused while its inputs are byte for byte the same (the
 	// catalog docs and options do not change during an import).
 	if im.last != nil && im.last.key == key.String() {
-		return im.last.res, im.last.errs
+		return im.last
 	}
 	diags := &diag.List{}
-	docs := slices.Clone(catalogDocs)
-	for _, f := range files {
-		data, err := sigsyaml.JSONToYAML(f.data)
-		if err != nil {
-			panic(err)
-		}
-		docs = append(docs, source.Parse(f.rel, f.rel, data, diags)...)
-	}
-	// The gate's refusals are the build's: the import compares manifests.
-	res := compile.Compile(docs, compile.Options{Catalog: opts, GateWarnings: true, ObjectsOnly: true}, diags)
-	im.last = &compiled{key: key.String(), res: res, errs: diags.Errors()}
-	return res, im.last.errs
-}
-
-// compiled is one VM's compile and the inputs it was compiled from.
-type compiled struct {
-	key  string
-	res  compile.Result
-	errs []diag.Diagnostic
+	docs := append(slices.Clone(catalogDocs), parseFiles(files, diags)...)
+	res := compile.Compile(docs, compileOptions(opts), diags)
+	im.last = &compiled{key: key.String(), objs: vmObjects(res.Objects, vm), model: res.Model, errs: diags.Errors()}
+	return im.last
 }
 
 // liveOf are the live objects of the export that desired objects name
@@ -141,8 +193,11 @@ func (im *importer) check(vm *api.VM, o live.Object, catalogDocs []*source.Doc, 
 	if len(why) > 0 {
 		return why
 	}
-	desired := vmObjects(res.Objects, vm)
-	rep, err := live.Diff(desired, withDeferred(im.liveOf(desired), o, changes), "live", "import", res.Model)
+	desired, err := res.generic()
+	if err != nil {
+		return []string{err.Error()}
+	}
+	rep, err := live.Changes(desired, withDeferred(im.liveOf(desired), o, changes), res.model)
 	if err != nil {
 		return []string{err.Error()}
 	}
@@ -160,7 +215,8 @@ func (im *importer) check(vm *api.VM, o live.Object, catalogDocs []*source.Doc, 
 	if len(why) == 0 {
 		// Never dropped without refusal: what the guest would lose if the
 		// VM were rebuilt from Git.
-		for _, it := range im.notCarried(vm, withDeferred([]live.Object{o}, o, changes)[0], catalogDocs, opts) {
+		im.cur.notCarried = im.notCarried(vm, withDeferred([]live.Object{o}, o, changes)[0], catalogDocs, opts)
+		for _, it := range im.cur.notCarried {
 			if guestVisible(it.Path, o) {
 				why = append(why, fmt.Sprintf("%s: the intent cannot carry it, and the guest boots or sees it: a VM rebuilt from Git would differ (virtc does not write it; keep the VM out of Git, or remove the field from the VM first if the guest does without it)", it.Path))
 			}
@@ -173,13 +229,13 @@ func (im *importer) check(vm *api.VM, o live.Object, catalogDocs []*source.Doc, 
 		if im.used == nil {
 			im.used = map[string]bool{}
 		}
-		for _, f := range im.pending {
+		for _, f := range im.cur.pending {
 			im.used[f] = true
 		}
 		if im.refs == nil {
 			im.refs = map[string]bool{}
 		}
-		for _, r := range im.pendingRefs {
+		for _, r := range im.cur.refs {
 			im.refs[r] = true
 		}
 	}
@@ -234,9 +290,10 @@ func placement(p string) bool {
 func (im *importer) notCarried(vm *api.VM, o live.Object, catalogDocs []*source.Doc, opts catalog.Options) []Item {
 	res, _ := im.compileVM(vm, catalogDocs, opts)
 	var desired map[string]any
-	for _, d := range vmObjects(res.Objects, vm) {
+	objs, _ := res.generic()
+	for _, d := range objs {
 		if d.Kind == "VirtualMachine" {
-			desired, _ = emit.Generic(d.Body)
+			desired = d.Body.(map[string]any)
 		}
 	}
 	ref := o.Namespace + "/" + o.Name
@@ -310,20 +367,27 @@ func sortedKeys(m map[string]any) []string {
 func (r Result) Report() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "virtc import: %d VM(s) imported, %d refused\n", len(r.Imported), len(r.Refused))
+	// Each VM's items, in their order (not a scan of every VM's items
+	// for each VM: a fleet has tens of thousands).
+	byVM := map[string][]Item{}
+	for _, it := range r.NotCarried {
+		byVM[it.VM] = append(byVM[it.VM], it)
+	}
 	for _, v := range r.Imported {
 		fmt.Fprintf(&b, "\nimported %s\n", v)
-		for _, it := range r.NotCarried {
-			if it.VM == v && it.Action {
+		items := byVM[v]
+		for _, it := range items {
+			if it.Action {
 				fmt.Fprintf(&b, "  action: %s: %s\n", it.Path, it.Why)
 			}
 		}
-		for _, it := range r.NotCarried {
-			if it.VM == v && it.Deferred {
+		for _, it := range items {
+			if it.Deferred {
 				fmt.Fprintf(&b, "  deferred change: %s: %s\n", it.Path, it.Why)
 			}
 		}
-		for _, it := range r.NotCarried {
-			if it.VM == v && !it.Action && !it.Deferred {
+		for _, it := range items {
+			if !it.Action && !it.Deferred {
 				fmt.Fprintf(&b, "  not carried: %s: %s\n", it.Path, it.Why)
 			}
 		}

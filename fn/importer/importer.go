@@ -25,7 +25,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
-	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/catalog"
@@ -35,6 +34,7 @@ import (
 	"github.com/virtc/virtc/fn/live"
 	"github.com/virtc/virtc/fn/sizing"
 	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/fn/yamlorder"
 )
 
 // Result is what an import writes and reports.
@@ -87,7 +87,20 @@ const apiVersion = "virtc.dev/v1alpha1"
 // Import maps the live objects to intents, compiled and compared with the
 // live objects against the catalog (the embedded one unless opts say
 // otherwise, plus user catalog docs).
+//
+// Each VM is judged as if it were imported alone: its intent compiled with
+// its Tenant (allowing its own additional networks) and the catalog entries
+// it needs, as they were when it was mapped. That takes one compile of all
+// the VMs together (compileAll): a VM that compiles there without any error
+// compiles alone to the same objects; only VMs that are refused, or whose
+// batch has an error, are compiled one by one.
 func Import(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Options, mode Options) Result {
+	return importVMs(objs, catalogDocs, opts, mode, true)
+}
+
+// importVMs is Import; batch false compiles every VM alone (the tests
+// hold both ways equal).
+func importVMs(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Options, mode Options, batch bool) Result {
 	diags := &diag.List{}
 	cat := catalog.Build(decode.Decode(catalogDocs, false, diags), opts, diags)
 	im := &importer{cat: cat, objs: objs, newCatalog: map[string]any{}}
@@ -96,12 +109,23 @@ func Import(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Options,
 	// nets are the additional networks the imported VMs of each namespace
 	// use: its Tenant allows them.
 	nets := map[string][]string{}
+	// Mapping a VM reads the export and the catalog only, never another
+	// VM's compile: every VM is mapped first, with what it needs recorded
+	// as it was then (mapVM), and then compiled and checked in export
+	// order.
+	var cands []*candidate
 	for _, o := range objs {
-		if o.Kind != "VirtualMachine" {
-			continue
+		if o.Kind == "VirtualMachine" {
+			cands = append(cands, im.mapVM(o))
 		}
+	}
+	if batch {
+		im.compileAll(cands, catalogDocs, opts)
+	}
+	for _, c := range cands {
+		im.cur = c
+		o, vm, reasons := c.o, c.vm, c.reasons
 		ref := o.Namespace + "/" + o.Name
-		vm, reasons := im.vm(o)
 		var changes []deferral
 		if len(reasons) == 0 && mode.DeferChanges {
 			changes = im.deferChanges(vm, catalogDocs, opts)
@@ -114,11 +138,15 @@ func Import(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Options,
 			continue
 		}
 		namespaces[o.Namespace] = true
-		nets[o.Namespace] = append(nets[o.Namespace], im.additionalNetworks(vm)...)
+		nets[o.Namespace] = append(nets[o.Namespace], c.nets...)
 		res.Imported = append(res.Imported, ref)
-		res.Files = append(res.Files, File{Path: path.Join(o.Namespace, o.Name+".yaml"), Data: marshal(vm)})
+		data := c.yaml
+		if data == nil || len(changes) > 0 {
+			data = marshal(vm)
+		}
+		res.Files = append(res.Files, File{Path: path.Join(o.Namespace, o.Name+".yaml"), Data: data})
 		res.NotCarried = append(res.NotCarried, deferredItems(ref, changes)...)
-		res.NotCarried = append(res.NotCarried, im.notCarried(vm, withDeferred([]live.Object{o}, o, changes)[0], catalogDocs, opts)...)
+		res.NotCarried = append(res.NotCarried, c.notCarried...)
 	}
 	refusedIn, refusedVM := map[string]bool{}, map[string]bool{}
 	for _, rf := range res.Refused {
@@ -166,15 +194,54 @@ type importer struct {
 	// lacks, by file name (kind-name); used marks those an imported VM uses.
 	newCatalog map[string]any
 	used       map[string]bool
-	// pending are the entries the VM being imported needs, pendingRefs
-	// the live objects it uses; refs those of imported VMs.
+	// pending are the entries the VM being mapped needs, pendingRefs
+	// the live objects it uses (importer.vm); refs those of imported VMs.
 	pending     []string
 	pendingRefs []string
 	refs        map[string]bool
-	// last is the last compile of a VM (importer.compile).
+	// cur is the VM being compiled and checked.
+	cur *candidate
+	// last is the last compile of a VM alone (importer.compile).
 	last *compiled
-	// byRef indexes objs by Ref (liveOf).
+	// byRef indexes objs by Ref (liveOf); first the first object of each
+	// kind, namespace and name (find).
 	byRef map[string][]int
+	first map[string]int
+}
+
+// candidate is one live VM as mapped to an intent, with what its compile
+// needs as it was when it was mapped: a later VM may map to a catalog
+// entry of the same file name and replace it in newCatalog.
+type candidate struct {
+	o       live.Object
+	vm      *api.VM
+	reasons []string
+	// pending are the new catalog entries the VM needs (file names),
+	// entries their values, refs the live objects it uses.
+	pending []string
+	entries map[string]any
+	refs    []string
+	// nets are the VM's additional networks (additionalNetworks).
+	nets []string
+	// yaml is the intent as written (marshal), when compileAll made it.
+	yaml []byte
+	// batch is the VM's compile in compileAll, when it is the VM's own.
+	batch *compiled
+	// notCarried are the live fields the intent does not carry (check).
+	notCarried []Item
+}
+
+// mapVM maps one live VM (importer.vm) and records what it needs.
+func (im *importer) mapVM(o live.Object) *candidate {
+	vm, reasons := im.vm(o)
+	c := &candidate{o: o, vm: vm, reasons: reasons, pending: im.pending, refs: im.pendingRefs, entries: map[string]any{}}
+	for _, f := range im.pending {
+		c.entries[f] = im.newCatalog[f]
+	}
+	if vm != nil {
+		c.nets = im.additionalNetworks(vm)
+	}
+	return c
 }
 
 // dropNamespace refuses the imported VMs of a namespace (and drops their
@@ -228,7 +295,7 @@ func marshal(v any) []byte {
 	if err != nil {
 		panic(err)
 	}
-	data, err := sigsyaml.JSONToYAML(js)
+	data, err := yamlorder.JSONToYAML(js)
 	if err != nil {
 		panic(err)
 	}
@@ -237,13 +304,21 @@ func marshal(v any) []byte {
 
 // find returns the live object of a kind and name in a namespace.
 func (im *importer) find(kind, namespace, name string) (live.Object, bool) {
-	for _, o := range im.objs {
-		if o.Kind == kind && o.Namespace == namespace && o.Name == name {
-			im.pendingRefs = append(im.pendingRefs, o.Ref())
-			return o, true
+	if im.first == nil {
+		im.first = map[string]int{}
+		for i, o := range im.objs {
+			if _, ok := im.first[o.Ref()]; !ok {
+				im.first[o.Ref()] = i
+			}
 		}
 	}
-	return live.Object{}, false
+	i, ok := im.first[kind+" "+namespace+"/"+name]
+	if !ok {
+		return live.Object{}, false
+	}
+	o := im.objs[i]
+	im.pendingRefs = append(im.pendingRefs, o.Ref())
+	return o, true
 }
 
 // left are the objects no imported VM uses, directly or through an owner.

@@ -159,7 +159,7 @@ func (w *traceWriter) Write(p []byte) (int, error) {
 // maxTrace bounds the trace text kept from one evaluation.
 const maxTrace = 1 << 20
 
-var traceLine = regexp.MustCompile(`^TRACE: (.*):(\d+) (.*)$`)
+var traceLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^TRACE: (.*):(\d+) (.*)$`) })
 
 func (w *traceWriter) done() []trace {
 	w.mu.Lock()
@@ -169,7 +169,7 @@ func (w *traceWriter) done() []trace {
 		if l == "" {
 			continue
 		}
-		m := traceLine.FindStringSubmatch(l)
+		m := traceLine().FindStringSubmatch(l)
 		if m == nil {
 			// A message with newlines continues the previous trace.
 			if len(out) > 0 {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -366,7 +367,7 @@ func runFast(l *listLayout, out io.Writer) (*diag.List, error) {
 
 // keyLine is a top-level key of a ResourceList as kustomize and kpt write
 // it.
-var keyLine = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*:( .*)?\n$`)
+var keyLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*:( .*)?\n$`) })
 
 // parseChunked parses the list kustomize writes — top-level keys in column
 // 0, items a compact block sequence whose entries are indented under their
@@ -403,7 +404,7 @@ func parseChunked(data []byte) (*listLayout, bool) {
 			}
 			dashes = append(dashes, i)
 		default:
-			if !keyLine.Match(ln) {
+			if !keyLine().Match(ln) {
 				return nil, false
 			}
 			if itemsKey >= 0 && itemsEnd < 0 {

@@ -40,7 +40,32 @@ func ownMetadata(key string) bool {
 // m is the model desired was compiled from: a size difference of a VM is
 // classified with its catalog (nil: such a difference is manual).
 func Diff(desired []emit.Object, live []Object, base, head string, m *resolve.Model) (*diff.Report, error) {
+	return compare(desired, live, base, head, m, true)
+}
+
+// Changes is Diff without the text: the report's objects have no
+// manifests nor unified diffs (Object.Diff is empty); its summary, VMs,
+// changes, refusals and warnings are Diff's. virtc import judges each VM by
+// its changes and prints no diff.
+func Changes(desired []emit.Object, live []Object, m *resolve.Model) (*diff.Report, error) {
+	return compare(desired, live, "", "", m, false)
+}
+
+func compare(desired []emit.Object, live []Object, base, head string, m *resolve.Model, text bool) (*diff.Report, error) {
 	r := &diff.Report{Base: base, Head: head}
+	// textOf is the manifest of an object, when the report has text.
+	textOf := func(apiVersion, kind, namespace, name string, body func() map[string]any) (string, error) {
+		if !text {
+			return "", nil
+		}
+		return manifest(apiVersion, kind, namespace, name, body())
+	}
+	unified := func(a, b string) string {
+		if !text {
+			return ""
+		}
+		return diff.Unified(a, b)
+	}
 	byRef := map[string]Object{}
 	for _, o := range live {
 		byRef[o.Kind+" "+o.Namespace+"/"+o.Name] = o
@@ -55,7 +80,7 @@ func Diff(desired []emit.Object, live []Object, base, head string, m *resolve.Mo
 			continue
 		}
 		ref := d.Kind + " " + d.Namespace + "/" + d.Name
-		want, err := emit.Generic(d.Body)
+		want, err := genericOf(d.Body)
 		if err != nil {
 			return nil, err
 		}
@@ -78,11 +103,11 @@ func Diff(desired []emit.Object, live []Object, base, head string, m *resolve.Mo
 		if !ok {
 			r.Summary.Added++
 			obj.Status = diff.Added
-			text, err := manifest(d.APIVersion, d.Kind, d.Namespace, d.Name, want)
+			text, err := textOf(d.APIVersion, d.Kind, d.Namespace, d.Name, func() map[string]any { return want })
 			if err != nil {
 				return nil, err
 			}
-			obj.Diff = diff.Unified("", text)
+			obj.Diff = unified("", text)
 			r.Objects = append(r.Objects, obj)
 			if s := subject(); s != nil {
 				s.Status = diff.Changed
@@ -99,18 +124,19 @@ func Diff(desired []emit.Object, live []Object, base, head string, m *resolve.Mo
 		}
 		r.Summary.Changed++
 		obj.Status = diff.Changed
-		oldText, err := manifest(d.APIVersion, d.Kind, d.Namespace, d.Name, Project(want, lo.Body))
+		oldText, err := textOf(d.APIVersion, d.Kind, d.Namespace, d.Name, func() map[string]any { return Project(want, lo.Body) })
 		if err != nil {
 			return nil, err
 		}
-		newText, err := manifest(d.APIVersion, d.Kind, d.Namespace, d.Name, want)
+		newText, err := textOf(d.APIVersion, d.Kind, d.Namespace, d.Name, func() map[string]any { return want })
 		if err != nil {
 			return nil, err
 		}
-		obj.Diff = diff.Unified(oldText, newText)
+		obj.Diff = unified(oldText, newText)
 		r.Objects = append(r.Objects, obj)
 		var size *verdict
-		if d.Kind == "VirtualMachine" {
+		if d.Kind == "VirtualMachine" && slices.ContainsFunc(diffs, func(df Difference) bool { return sizePath(df.Path) && !df.Removed }) {
+			// Only a size difference reads it (classify).
 			size = sizeVerdict(m, d.Namespace, d.Name, lo.Body)
 		}
 		for _, df := range diffs {
@@ -153,11 +179,11 @@ func Diff(desired []emit.Object, live []Object, base, head string, m *resolve.Mo
 			continue
 		}
 		r.Summary.Removed++
-		text, err := manifest(o.APIVersion, o.Kind, o.Namespace, o.Name, o.Body)
+		text, err := textOf(o.APIVersion, o.Kind, o.Namespace, o.Name, func() map[string]any { return o.Body })
 		if err != nil {
 			return nil, err
 		}
-		r.Objects = append(r.Objects, diff.Object{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Status: diff.Removed, Diff: diff.Unified(text, "")})
+		r.Objects = append(r.Objects, diff.Object{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Status: diff.Removed, Diff: unified(text, "")})
 		detail := ref + " " + gone + ": Argo CD prunes it (deletes it from the cluster) when the Application prunes"
 		if o.Kind == "VirtualMachine" {
 			for _, dv := range diff.TemplateNames(o.Body) {
@@ -181,6 +207,17 @@ func Diff(desired []emit.Object, live []Object, base, head string, m *resolve.Mo
 	}
 	r.Finish()
 	return r, nil
+}
+
+// genericOf is a desired object's body as JSON values (emit.Generic): a
+// body that is already a map is taken to be emit.Generic's output and used
+// as it is (virtc import converts each VM once for several comparisons). It
+// is only read.
+func genericOf(body any) (map[string]any, error) {
+	if m, ok := body.(map[string]any); ok {
+		return m, nil
+	}
+	return emit.Generic(body)
 }
 
 // Argo CD's resource tracking (argo-cd v3.6.1 util/argo/resource_tracking.go,
@@ -271,14 +308,7 @@ func sizeVerdict(m *resolve.Model, namespace, name string, liveVM map[string]any
 	if m == nil || m.Catalog == nil {
 		return nil
 	}
-	var to *resolve.VM
-	for _, t := range m.Tenants {
-		for _, vm := range t.VMs {
-			if vm.Namespace == namespace && vm.Name == name {
-				to = vm
-			}
-		}
-	}
+	to := modelVM(m, namespace, name)
 	if to == nil || to.Size == nil {
 		return nil
 	}
@@ -300,6 +330,27 @@ func sizeVerdict(m *resolve.Model, namespace, name string, liveVM map[string]any
 	}
 	effect, why := diff.LiveSizeChange(diff.DefaultCluster, m.Catalog, from, to)
 	return &verdict{effect, what + ": " + why}
+}
+
+// modelVM is the VM of a namespace and name in the model (nil if it has
+// none; the last of equals, should there be several). The model's tenants
+// are in name order and each tenant's VMs too (resolve.Model), so it
+// searches instead of scanning: virtc import compares each of thousands of
+// VMs with one model.
+func modelVM(m *resolve.Model, namespace, name string) *resolve.VM {
+	ts := m.Tenants
+	i, _ := slices.BinarySearchFunc(ts, namespace, func(t *resolve.Tenant, ns string) int { return cmp.Compare(t.Name, ns) })
+	var to *resolve.VM
+	for ; i < len(ts) && ts[i].Name == namespace; i++ {
+		vms := ts[i].VMs
+		j, _ := slices.BinarySearchFunc(vms, name, func(v *resolve.VM, n string) int { return cmp.Compare(v.Name, n) })
+		for ; j < len(vms) && vms[j].Name == name; j++ {
+			if vms[j].Namespace == namespace {
+				to = vms[j]
+			}
+		}
+	}
+	return to
 }
 
 // liveSize is the size a live VM runs with: the catalog size its instance

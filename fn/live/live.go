@@ -39,6 +39,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -320,7 +321,7 @@ func plainString(s string) bool {
 		if _, err := strconv.ParseUint(plain, 0, 64); err == nil {
 			return false
 		}
-		if yamlStyleFloat.MatchString(plain) {
+		if yamlStyleFloat().MatchString(plain) {
 			return false
 		}
 		if b, ok := strings.CutPrefix(plain, "0b"); ok {
@@ -337,7 +338,9 @@ func plainString(s string) bool {
 }
 
 // yamlStyleFloat is yaml.v2's float form (resolve.go).
-var yamlStyleFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+var yamlStyleFloat = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+})
 
 // yaml11Words are the plain scalars yaml.v2 reads by name.
 var yaml11Words = map[string]bool{

@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/virtc/virtc/fn/diff"
+	"github.com/virtc/virtc/fn/emit"
 )
 
 func body(t *testing.T, js string) map[string]any {
@@ -239,5 +240,43 @@ func TestFastGenericIsTheLongWay(t *testing.T) {
 		if _, ok := fastGeneric(&node); ok {
 			t.Errorf("%q took the short way", doc)
 		}
+	}
+}
+
+// Changes is Diff without the text: the same summary, VMs, changes,
+// refusals and warnings, and objects without manifests or diffs; a body
+// already in JSON values (virtc import's) compares as its typed form.
+func TestChangesIsDiffWithoutText(t *testing.T) {
+	vm := `{"metadata":{"labels":{"app":"web","virtc.dev/vm":"vm1"}},"spec":{"runStrategy":"Always","template":{"spec":{"domain":{"cpu":{"cores":2}}}}}}`
+	desired := []emit.Object{
+		{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Namespace: "ns", Name: "vm1", Body: body(t, vm)},
+		{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: "ns", Name: "vm1-data", Body: body(t, `{"metadata":{"labels":{"virtc.dev/vm":"vm1"}},"spec":{"resources":{"requests":{"storage":"1Gi"}}}}`)},
+	}
+	live := []Object{
+		{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Namespace: "ns", Name: "vm1",
+			Body: body(t, `{"metadata":{"labels":{"app":"old"}},"spec":{"runStrategy":"Halted","template":{"spec":{"domain":{"cpu":{"cores":4}}}}}}`)},
+		{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: "ns", Name: "gone",
+			Body: body(t, `{"metadata":{"labels":{"app.kubernetes.io/managed-by":"virtc"}},"spec":{}}`)},
+	}
+	withText, err := Diff(desired, live, "", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Changes(desired, live, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := 0
+	for i := range withText.Objects {
+		if withText.Objects[i].Diff != "" {
+			texts++
+		}
+		withText.Objects[i].Diff = ""
+	}
+	if texts != 3 || len(withText.VMs) != 1 || len(withText.VMs[0].Changes) < 3 {
+		t.Fatalf("the case shows too little: %d diffs, VMs %+v", texts, withText.VMs)
+	}
+	if !reflect.DeepEqual(got, withText) {
+		t.Errorf("Changes:\n%+v\nDiff without text:\n%+v", got, withText)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/diag"
@@ -227,13 +228,15 @@ func limits(m *resolve.Model, vm *resolve.VM, diags *diag.List) {
 	}
 }
 
-var secretRegexps = func() []*regexp.Regexp {
+// secretRegexps are compiled on first use: a process that checks no
+// cloud-init (a cached virtc cmp call) does not pay for them.
+var secretRegexps = sync.OnceValue(func() []*regexp.Regexp {
 	out := make([]*regexp.Regexp, len(secret.Patterns))
 	for i, p := range secret.Patterns {
 		out[i] = regexp.MustCompile(p.Pattern)
 	}
 	return out
-}()
+})
 
 // inlineSecrets refuses inline cloud-init data that holds secret material.
 func inlineSecrets(vm *resolve.VM, diags *diag.List) {
@@ -245,7 +248,7 @@ func inlineSecrets(vm *resolve.VM, diags *diag.List) {
 		diags.Errorf(vm.Doc.Pos("spec.cloudInit.userData"), "spec.cloudInit.userData", "set userData or userDataSecret, not both")
 	}
 	var found []string
-	for i, re := range secretRegexps {
+	for i, re := range secretRegexps() {
 		if re.MatchString(ci.UserData) {
 			found = append(found, secret.Patterns[i].What)
 		}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/virtc/virtc/fn/api"
@@ -64,7 +65,7 @@ const (
 )
 
 // durationForm is WorkloadUpdate.BatchEvictionInterval's pattern.
-var durationForm = regexp.MustCompile(`^([0-9]+h)?([0-9]+m)?([0-9]+s)?$`)
+var durationForm = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+h)?([0-9]+m)?([0-9]+s)?$`) })
 
 func workloadUpdate(p *Platform, diags *diag.List) {
 	w := WorkloadUpdate{Methods: []string{"LiveMigrate"}, BatchEvictionSize: DefaultBatchEvictionSize, BatchEvictionInterval: DefaultBatchEvictionInterval}
@@ -79,7 +80,7 @@ func workloadUpdate(p *Platform, diags *diag.List) {
 			w.BatchEvictionSize = *n
 		}
 		// The decoder reports a value that is not of the field's form.
-		if s := spec.BatchEvictionInterval; s != "" && durationForm.MatchString(s) {
+		if s := spec.BatchEvictionInterval; s != "" && durationForm().MatchString(s) {
 			d, err := time.ParseDuration(s)
 			if err != nil || d <= 0 {
 				diags.Errorf(p.Doc.Pos("spec.workloadUpdate.batchEvictionInterval"), "spec.workloadUpdate.batchEvictionInterval", "%q is not a positive duration (such as 1m0s, HCO's default)", s)

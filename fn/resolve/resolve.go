@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -337,7 +338,7 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 	return rv
 }
 
-var macAddress = regexp.MustCompile(`^[0-9a-fA-F]{2}([:-][0-9a-fA-F]{2}){5}$`)
+var macAddress = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-fA-F]{2}([:-][0-9a-fA-F]{2}){5}$`) })
 
 // adoption checks the fields that keep an adopted VM's identity and disks.
 func adoption(rv *VM, errorf func(field, format string, args ...any)) {
@@ -385,7 +386,7 @@ func adoption(rv *VM, errorf func(field, format string, args ...any)) {
 		if !slices.ContainsFunc(rv.Networks, func(n Network) bool { return n.Name == name }) {
 			errorf(field, "the VM is not attached to network %q (a key of macAddresses is a network of spec.networks)", name)
 		}
-		if !macAddress.MatchString(spec.MACAddresses[name]) {
+		if !macAddress().MatchString(spec.MACAddresses[name]) {
 			errorf(field, "%q is not a MAC address (six hex pairs such as 02:5e:6b:00:00:01)", spec.MACAddresses[name])
 		}
 	}

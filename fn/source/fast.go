@@ -54,6 +54,11 @@ type line struct {
 	indent int // 0-based column of text
 	dash   bool
 	text   string
+	// literal is the value of a literal block scalar ("key: |" or
+	// "key: |-") whose content lines follow the line: they are not lines
+	// of their own.
+	literal    string
+	hasLiteral bool
 }
 
 type docRange struct{ lo, hi int }
@@ -96,13 +101,19 @@ func (p *fastParser) lines(data []byte) bool {
 	src := string(data)
 	p.ls = make([]line, 0, bytes.Count(data, []byte{'\n'})+1)
 	open, lo := false, 0
-	for no := 1; len(src) > 0; no++ {
+	// skip is the number of physical lines a literal block scalar's
+	// content took.
+	for no, skip := 1, 0; len(src) > 0; no++ {
 		end := strings.IndexByte(src, '\n')
 		var text string
 		if end < 0 {
 			text, src = src, ""
 		} else {
 			text, src = src[:end], src[end+1:]
+		}
+		if skip > 0 {
+			skip--
+			continue
 		}
 		if len(text) == 0 {
 			continue
@@ -150,12 +161,98 @@ func (p *fastParser) lines(data []byte) bool {
 			}
 			indent = next
 		}
-		p.ls = append(p.ls, line{no: no, indent: indent, text: text[indent:]})
+		l := line{no: no, indent: indent, text: text[indent:]}
+		if strings.HasSuffix(l.text, ": |") || strings.HasSuffix(l.text, ": |-") {
+			value, n, ok := literalBlock(src, indent, strings.HasSuffix(l.text, "-"))
+			if !ok {
+				return false
+			}
+			l.literal, l.hasLiteral, skip = value, true, n
+		}
+		p.ls = append(p.ls, l)
 	}
 	if open {
 		p.docs = append(p.docs, docRange{lo, len(p.ls)})
 	}
 	return true
+}
+
+// literalBlock reads the content of a literal block scalar from src, the
+// text after its header line ("key: |", clip, or "key: |-", strip) whose
+// text is at column parent: the lines after it indented more than parent,
+// with the indentation of the first removed from each. It returns the
+// scalar's value as yaml.v3 makes it and the number of lines it took
+// (empty lines at its end included). It declines (false) what it leaves
+// to yaml.v3: no content, empty lines before the content, a line of
+// spaces, trailing spaces, tabs, control and non-ASCII bytes, and a line
+// indented less than the first but more than parent.
+func literalBlock(src string, parent int, strip bool) (value string, n int, ok bool) {
+	indent := -1
+	var b strings.Builder
+	taken, empty := 0, 0
+	// broken: the last content line ends with a line break (the end of
+	// the file may end it).
+	broken := false
+	for len(src) > 0 {
+		end := strings.IndexByte(src, '\n')
+		var text string
+		if end < 0 {
+			text = src
+			src = ""
+		} else {
+			text, src = src[:end], src[end+1:]
+		}
+		if len(text) == 0 {
+			if indent < 0 {
+				return "", 0, false
+			}
+			empty++
+			taken++
+			continue
+		}
+		spaces := 0
+		for spaces < len(text) && text[spaces] == ' ' {
+			spaces++
+		}
+		if spaces == len(text) || text[len(text)-1] == ' ' {
+			return "", 0, false
+		}
+		if indent < 0 {
+			if spaces <= parent {
+				return "", 0, false
+			}
+			indent = spaces
+		}
+		if spaces < indent {
+			if spaces > parent {
+				return "", 0, false
+			}
+			break
+		}
+		for i := range len(text) {
+			if c := text[i]; c < ' ' || c > '~' {
+				return "", 0, false
+			}
+		}
+		for ; empty > 0; empty-- {
+			b.WriteByte('\n')
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(text[indent:])
+		taken++
+		broken = end >= 0
+	}
+	if indent < 0 {
+		return "", 0, false
+	}
+	// Empty lines at the end are the block's, and chomped; clipping keeps
+	// the last line's break.
+	if !strip && broken {
+		b.WriteByte('\n')
+	}
+	return b.String(), taken, true
 }
 
 // block parses the mapping or sequence that starts at the current line.
@@ -232,6 +329,16 @@ func (p *fastParser) mapping(indent int) (*yaml.Node, bool) {
 			col := colon + 1
 			for col < len(l.text) && l.text[col] == ' ' {
 				col++
+			}
+			if l.hasLiteral {
+				if r := l.text[col:]; col != colon+2 || r != "|" && r != "|-" {
+					return nil, false
+				}
+				value = p.node()
+				*value = yaml.Node{Kind: yaml.ScalarNode, Style: yaml.LiteralStyle, Tag: "!!str", Value: l.literal, Line: l.no, Column: l.indent + col + 1}
+				p.i++
+				p.stack = append(p.stack, key, value)
+				continue
 			}
 			value, ok = p.inline(l.text[col:], l.no, l.indent+col)
 			p.i++
@@ -382,7 +489,7 @@ func (p *fastParser) scalar(text string, no, col int) (*yaml.Node, bool) {
 
 // Byte classes: keys are names; plain scalars avoid every YAML indicator
 // (in any position, for simplicity) except a leading '-' before a digit or
-// letter.
+// letter and a comma after the first byte.
 var keyChar, plainStart, plainChar [256]bool
 
 func init() {
@@ -395,6 +502,10 @@ func init() {
 		plainChar[c] = true
 	}
 	plainChar[' '] = true
+	// A comma inside a plain scalar is text in block context (Argo CD's
+	// "Prune=confirm,Delete=confirm"); flow lists are split at commas
+	// before their items are read (flowList).
+	plainChar[','] = true
 }
 
 // resolveTag is the tag yaml.v3 gives a plain scalar. Most values start

@@ -229,6 +229,8 @@ func TestArgoCD(t *testing.T) {
 		{"broken intent", (*env).brokenIntent},
 		{"first sync through kustomize", (*env).kustomizeWiring},
 		{"first sync of the ApplicationSet over two clusters", (*env).applicationSet},
+		{"a z-stream upgrade lands on the pin through OLM's InstallPlans", (*env).zStreamUpgrade},
+		{"a minor upgrade lands on the pin through OLM's InstallPlans", (*env).minorUpgrade},
 		{"an unreachable platform pin is refused before any approval and its fix synced by the retry", (*env).platformUpgrade},
 		{"a tenant's project refuses cluster-scoped objects and other tenants", (*env).tenantsProjectRefuses},
 		{"no VM state holds a multi-wave sync", (*env).vmStatesDoNotHoldSyncs},
@@ -1176,7 +1178,13 @@ func (e *env) kustomizeWiring() {
 // (virtc-<dir>-tenant-<tenant>, project virtc-tenant-<tenant>, --scope vms
 // --tenant <tenant>: east has shop and analytics, west shop), deployed to
 // the registered cluster of that name and compiled for that cluster's
-// Platform (east 4.22.3 on the 4.22 CRDs, west 4.20.21 on the 4.20 CRDs).
+// Platform (east on the 4.22 CRDs, west 4.20.21 on the 4.20 CRDs). East's
+// Platform is first moved to 4.21.3 in Git, one minor behind its cluster
+// (the upgrade scenarios take it to 4.22): a fresh install from the 4.22
+// index by its startingCSV. The 4.22 HyperConverged CRD east starts with
+// does not hold that back: OLM replaces it with the 4.21 bundle's before
+// the CSV (pkg/controller/operators/catalog/step.go NewCRDV1Step; no
+// HyperConverged exists yet, and v1beta1, the one stored version, stays).
 // All five reach Synced and Healthy with exactly the objects of their
 // builds (a cluster's together: the directory's whole build), each written
 // in the order of its waves; a tenant's Application, which no wave orders
@@ -1184,6 +1192,7 @@ func (e *env) kustomizeWiring() {
 // cluster reaches the other, and no Application carries the resources
 // finalizer.
 func (e *env) applicationSet() {
+	e.pinEast("4.21.3", "east: OpenShift Virtualization 4.21.3, one minor behind the cluster")
 	e.applyExample("projects.yaml")
 	start := time.Now()
 	e.applyExample("applicationset.yaml")
@@ -1313,7 +1322,7 @@ func (e *env) liveJSONOn(c *cluster, path string, v any) {
 	}
 }
 
-// (9) A tenant's project is a guardrail: Applications in project
+// (12) A tenant's project is a guardrail: Applications in project
 // virtc-tenant-shop that ask for more than shop's VMs fail their sync
 // with Argo CD's "not permitted in project" before they write anything
 // (gitops-engine v3.6.1 pkg/sync/sync_context.go getSyncTasks runs argo-cd
@@ -1393,7 +1402,8 @@ operation:
 // Platform's Subscription (hco-operatorhub): it proposed exactly the
 // pinned startingCSV in an InstallPlan, which the approver Job approved,
 // and installed it (CSV Succeeded); the next CSV OLM proposes from the
-// catalog (its channel head) stays unapproved, as the pin is not it.
+// catalog (4.21.8 from east's 4.21.3) stays unapproved, as the pin is not
+// it.
 func (e *env) olmInstalled(cl *cluster, pin string) {
 	e.t.Helper()
 	var sub struct {
@@ -1436,52 +1446,32 @@ func (e *env) olmInstalled(cl *cluster, pin string) {
 		cl.name, sub.Status.InstalledCSV, sub.Status.State, sub.Status.CurrentCSV, pending)
 }
 
-// (11) The east platform Application and the real OLM (test/olm): a pin
-// OLM cannot land on (4.22.5: from the installed 4.22.3 OLM offers the
-// channel head 4.22.6, whose olm.skipRange covers 4.22.3), merged although
-// `virtc diff` refuses it (golden diff-lifecycle-unreachable): the approver
-// Job refuses before approving anything, the sync fails and retries,
-// nothing is installed. The fix (the pin back at 4.22.3), committed while
-// that sync retries, is synced by the next retry, which takes the latest
-// revision (applicationset.yaml retry.refresh: argo-cd v3.6.1
+// (11) The east platform Application and the real OLM (test/olm), on
+// 4.22.0 after the minor upgrade: a pin OLM cannot land on (4.22.5: from
+// the installed 4.22.0 OLM offers the channel head 4.22.6, whose
+// olm.skipRange covers 4.22.0), merged although `virtc diff` refuses it
+// (golden diff-lifecycle-unreachable): the approver Job refuses before
+// approving anything, the sync fails and retries, nothing is installed.
+// The fix (the pin back at 4.22.0), committed while that sync retries, is
+// synced by the next retry, which takes the latest revision
+// (applicationset.yaml retry.refresh: argo-cd v3.6.1
 // controller/appcontroller.go processRequestedAppOperation; without it a
 // limit -1 retry keeps the refused revision forever); the Application is
-// Synced and Healthy with OLM's proposal still unapproved.
-//
-// The upgrades that land (minor and z-stream) run in test/olm: here the
-// HyperConverged exists, and OLM validates existing custom resources at
-// every version a new CRD serves before it updates it (operator-lifecycle-
-// manager v0.42.0 pkg/controller/operators/catalog/operator.go
-// validateExistingCRs): HCO v1.18.1's CRD serves v1 beside the stored
-// v1beta1, whose spec.featureGates is an object, and without HCO's
-// conversion webhook (registered on the CRD at run time by its webhook
-// Deployment, controllers/webhooks/conversion-webhook-controller) the v1
-// view fails ("updated validation is too restrictive"), so the upgrade's
-// InstallPlan retries until it fails. HCO's webhook does not run here.
+// Synced and Healthy with 4.22.0 installed, no InstallPlan approved since,
+// and OLM's proposal of 4.22.6 still unapproved. The upgrades that land
+// are scenarios (9) and (10) (upgrade_test.go).
 func (e *env) platformUpgrade() {
-	const name = "virtc-east-platform"
 	cl := e.clusters["east"]
-	defer func() {
-		if e.t.Failed() {
-			out, _ := cl.cp.MustKubectl(e.ctx, nil, "get", "csv,sub,installplans,deploy,pods,jobs", "-n", "openshift-cnv", "-o", "wide")
-			e.t.Logf("east openshift-cnv:\n%s", out)
-			e.t.Logf("east OLM:\n%s", cl.olm.Logs(40))
-		}
-	}()
-	path := appDir + "/platform.yaml"
-	cur := e.read(path)
-	bad := strings.Replace(cur, "version: 4.22.3", "version: 4.22.5", 1)
-	if bad == cur {
-		e.t.Fatalf("%s: no version 4.22.3 to change", path)
-	}
+	defer e.dumpEast()
+	e.wantInstalled(cl, "4.22.0")
 	before := e.approvedPlansOn(cl)
-	rev := e.commit("east: OpenShift Virtualization 4.22.5", map[string]string{path: bad})
-	e.refreshApp(name)
-	a := e.waitAppNamed(name, "the approver refuses 4.22.5", func(a app) bool {
+	rev := e.pinEast("4.22.5", "east: OpenShift Virtualization 4.22.5")
+	e.refreshApp(eastPlatformApp)
+	a := e.waitAppNamed(eastPlatformApp, "the approver refuses 4.22.5", func(a app) bool {
 		op := a.Status.OperationState
 		return op != nil && op.RetryCount >= 1 && a.Status.Sync.Revision == rev
 	})
-	e.t.Logf("%s at the unreachable pin: %s", name, a)
+	e.t.Logf("%s at the unreachable pin: %s", eastPlatformApp, a)
 	var job struct {
 		Status struct {
 			Failed int `json:"failed"`
@@ -1491,14 +1481,27 @@ func (e *env) platformUpgrade() {
 	if job.Status.Failed == 0 {
 		e.t.Errorf("east: the approver Job of the unreachable pin did not fail")
 	}
-	rev = e.commit("east: back to OpenShift Virtualization 4.22.3", map[string]string{path: cur})
-	e.refreshApp(name)
-	a = e.waitAppNamed(name, "the fix synced by the retry", synced(rev))
-	e.t.Logf("%s after the fix: %s", name, a)
+	rev = e.pinEast("4.22.0", "east: back to OpenShift Virtualization 4.22.0")
+	e.refreshApp(eastPlatformApp)
+	a = e.waitAppNamed(eastPlatformApp, "the fix synced by the retry", synced(rev))
+	e.t.Logf("%s after the fix: %s", eastPlatformApp, a)
 	if after := e.approvedPlansOn(cl); !slices.Equal(after, before) {
 		e.t.Errorf("east: approved InstallPlans %q after the refusal and the fix, want %q as before", after, before)
 	}
-	e.olmInstalled(cl, "kubevirt-hyperconverged-operator.v4.22.3")
+	e.wantInstalled(cl, "4.22.0")
+	plans, err := olm.InstallPlans(e.ctx, cl.cp, "openshift-cnv")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var pending []string
+	for _, p := range plans {
+		if !p.Spec.Approved {
+			pending = append(pending, strings.Join(p.Spec.CSVs, ","))
+		}
+	}
+	if !slices.Contains(pending, hcoCSV("4.22.6")) {
+		e.t.Errorf("east: unapproved InstallPlans %q, want OLM's proposal %s among them", pending, hcoCSV("4.22.6"))
+	}
 }
 
 // approvedPlansOn are the CSVs of the approved InstallPlans of

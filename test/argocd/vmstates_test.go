@@ -146,7 +146,7 @@ func (e *env) setVMHealth(script string) {
 	e.kubectl(nil, "-n", argocdNamespace, "patch", "configmap", "argocd-cm", "--type=merge", "-p", string(patch))
 }
 
-// (10) No VM state holds a sync (issue 31): in the multi-wave Application
+// (13) No VM state holds a sync (issue 31): in the multi-wave Application
 // virtc-in-cluster (waves -30 to 3), with the real virt-controller and
 // virt-api writing the VMs' status, four VMs are added: man01 (runStrategy
 // Manual), hlt01 (Halted), ret01 (Always) and gst01 (Always) whose guest

@@ -1,0 +1,180 @@
+package argocd
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/virtc/virtc/fn/versions"
+)
+
+// Upgrades of the east Platform through Argo CD and the real OLM
+// (test/olm): the platform Application virtc-east-platform
+// (applicationset.yaml) syncs a commit that moves spec.version, its
+// approver Job approves OLM's own InstallPlans on the way to the pin, OLM
+// installs them. East serves the redhat-operators index of OpenShift 4.22
+// (head 4.22.6, with the 4.21 and 4.20 bundles before it: fn/versions
+// HCOChannel), and its Platform starts one minor behind, on 4.21.3
+// (applicationSet): OpenShift Virtualization is upgraded after the
+// cluster, one minor at a time: a z-stream upgrade within 4.21, then the
+// minor upgrade to 4.22.0.
+//
+// OLM replaces the HyperConverged CRD at each upgrade with the bundle's,
+// after validating every HyperConverged at each version the CRDs serve
+// (operator-lifecycle-manager v0.42.0 pkg/controller/operators/catalog/
+// step.go NewCRDV1Step, operator.go validateV1CRDCompatibility). From a
+// 4.21 CRD (HCO v1.17.3, v1beta1 alone) that is v1beta1 only. From a 4.22
+// CRD (HCO v1.18.1) it is v1 too, read through HCO's conversion webhook,
+// which its webhook Deployment registers on the CRD at run time
+// (controllers/webhooks/conversion-webhook-controller); without it the
+// v1 view of the stored v1beta1 object fails ("updated validation is too
+// restrictive") and the InstallPlan fails. HCO's webhook does not run
+// here: the Go module proxy serves no version of HCO's module (403 "not
+// available"), so it cannot be built in CI. So the z-stream upgrade runs
+// within 4.21 (4.21.3 → 4.21.8), and a z-stream within 4.22 (4.22.0 →
+// 4.22.6) runs in test/olm, where no HyperConverged exists.
+
+const (
+	eastPlatformApp  = "virtc-east-platform"
+	eastPlatformFile = appDir + "/platform.yaml"
+	// upgradeWait bounds an upgrade's sync: the approver Job waits for each
+	// of OLM's InstallPlans and CSVs on the way to the pin.
+	upgradeWait = 5 * time.Minute
+)
+
+var pinLine = regexp.MustCompile(`(?m)^  version: \S+$`)
+
+// pinEast commits east's Platform at version and returns the revision.
+func (e *env) pinEast(version, msg string) string {
+	e.t.Helper()
+	cur := e.read(eastPlatformFile)
+	next := pinLine.ReplaceAllString(cur, "  version: "+version)
+	if !pinLine.MatchString(cur) || next == cur {
+		e.t.Fatalf("%s: no spec.version to change to %s", eastPlatformFile, version)
+	}
+	return e.commit(msg, map[string]string{eastPlatformFile: next})
+}
+
+func hcoCSV(v string) string { return versions.HCOCSV(mustVersion(v)) }
+
+func mustVersion(s string) versions.Version {
+	v, err := versions.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// (9) A z-stream upgrade: east's Platform moves from 4.21.3 to the 4.21
+// head 4.21.8 in one InstallPlan (its olm.skipRange covers 4.21.3).
+func (e *env) zStreamUpgrade() {
+	e.upgradeEast("4.21.3", "4.21.8", []string{"4.21.8"})
+}
+
+// (10) A minor upgrade: east's Platform moves from 4.21.8 to 4.22.0 in one
+// InstallPlan (4.22.0 replaces 4.21.8); the sync completes on 4.22.0.
+// 4.22.3 could not be the pin: from 4.21.8 OLM offers 4.22.0 and from
+// there the head 4.22.6, past it (the approver refuses such a pin before
+// any approval: scenario 11, and test/olm).
+func (e *env) minorUpgrade() {
+	e.upgradeEast("4.21.8", "4.22.0", []string{"4.22.0"})
+}
+
+// upgradeEast commits east's pin to, from the installed from, and checks
+// that the sync lands on it through exactly OLM's InstallPlans of path.
+func (e *env) upgradeEast(from, to string, path []string) {
+	cl := e.clusters["east"]
+	defer e.dumpEast()
+	e.wantInstalled(cl, from)
+	before := e.approvedPlansOn(cl)
+	start := time.Now()
+	rev := e.pinEast(to, fmt.Sprintf("east: OpenShift Virtualization %s", to))
+	e.refreshApp(eastPlatformApp)
+	a := e.waitAppFor(eastPlatformApp, "upgrade to "+to, upgradeWait, synced(rev))
+	e.t.Logf("%s → %s synced in %s: %s", from, to, time.Since(start).Round(time.Millisecond), a)
+	want := slices.Clone(before)
+	for _, v := range path {
+		want = append(want, hcoCSV(v))
+	}
+	slices.Sort(want)
+	if got := e.approvedPlansOn(cl); !slices.Equal(got, want) {
+		e.t.Errorf("east: approved InstallPlans %q after %s → %s, want %q (before %q, OLM's route %q)", got, from, to, want, before, path)
+	}
+	e.wantInstalled(cl, to)
+	e.wantHyperConverged(cl, to)
+}
+
+// wantInstalled checks that OLM installed the pin on cl: the Subscription's
+// installedCSV, the CSV Succeeded.
+func (e *env) wantInstalled(cl *cluster, pin string) {
+	e.t.Helper()
+	var sub struct {
+		Status struct {
+			InstalledCSV string `json:"installedCSV"`
+			CurrentCSV   string `json:"currentCSV"`
+			State        string `json:"state"`
+		} `json:"status"`
+	}
+	e.liveJSONOn(cl, "/apis/operators.coreos.com/v1alpha1/namespaces/openshift-cnv/subscriptions/hco-operatorhub", &sub)
+	if sub.Status.InstalledCSV != hcoCSV(pin) {
+		e.t.Fatalf("%s: OLM has %q installed, want %s", cl.name, sub.Status.InstalledCSV, hcoCSV(pin))
+	}
+	var csv struct {
+		Status struct {
+			Phase string `json:"phase"`
+		} `json:"status"`
+	}
+	e.liveJSONOn(cl, "/apis/operators.coreos.com/v1alpha1/namespaces/openshift-cnv/clusterserviceversions/"+hcoCSV(pin), &csv)
+	if csv.Status.Phase != "Succeeded" {
+		e.t.Errorf("%s: CSV %s is %q, want Succeeded", cl.name, hcoCSV(pin), csv.Status.Phase)
+	}
+	e.t.Logf("%s: %s installed and Succeeded; Subscription %s, OLM's current CSV %s", cl.name, hcoCSV(pin), sub.Status.State, sub.Status.CurrentCSV)
+}
+
+// wantHyperConverged checks that the HyperConverged is still there after
+// an upgrade, readable at v1beta1, the version virtc writes and OLM's
+// replaced CRD keeps stored.
+func (e *env) wantHyperConverged(cl *cluster, pin string) {
+	e.t.Helper()
+	var hc struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+		Spec map[string]any `json:"spec"`
+	}
+	e.liveJSONOn(cl, "/apis/hco.kubevirt.io/v1beta1/namespaces/openshift-cnv/hyperconvergeds/kubevirt-hyperconverged", &hc)
+	if len(hc.Spec) == 0 {
+		e.t.Errorf("%s: the HyperConverged after the upgrade to %s has no spec", cl.name, pin)
+	}
+}
+
+// dumpEast logs east's OLM objects and logs when the test failed.
+func (e *env) dumpEast() {
+	if !e.t.Failed() {
+		return
+	}
+	cl := e.clusters["east"]
+	out, _ := cl.cp.MustKubectl(e.ctx, nil, "get", "csv,sub,installplans,deploy,pods,jobs", "-n", "openshift-cnv", "-o", "wide")
+	e.t.Logf("east openshift-cnv:\n%s", out)
+	e.t.Logf("east OLM:\n%s", cl.olm.Logs(40))
+}
+
+// waitAppFor is waitAppNamed with its own deadline.
+func (e *env) waitAppFor(name, what string, d time.Duration, ok func(a app) bool) app {
+	e.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		a, err := e.getApp(name)
+		if err == nil && ok(a) {
+			return a
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				e.t.Fatalf("%s: %s: no Application after %s: %v", name, what, d, err)
+			}
+			e.t.Fatalf("%s: %s: not reached after %s: %s", name, what, d, a)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
