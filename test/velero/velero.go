@@ -276,10 +276,12 @@ func anySlice(s []string) []any {
 }
 
 // ServerArgs are the arguments of `velero server` that OADP's operator
-// derives from the DPA and that matter without a node
-// (oadp-operator internal/controller/velero.go customizeVeleroDeployment:
-// the csi default plugin adds the EnableCSI feature flag beside
-// spec.configuration.velero.featureFlags).
+// derives from the DPA and that matter without a node: the csi default
+// plugin adds the EnableCSI feature flag to
+// spec.configuration.velero.featureFlags (oadp-operator
+// api/v1alpha1/dataprotectionapplication_types.go AutoCorrect,
+// hasCSIPlugin), which become `--features` (pkg/velero/server/args.go).
+// Velero 1.18 skips its CSI actions without it (pkg/util/csi/util.go).
 func ServerArgs(dpa DPA) []string {
 	flags := slices.Clone(dpa.Spec.Configuration.Velero.FeatureFlags)
 	if slices.Contains(dpa.Spec.Configuration.Velero.DefaultPlugins, "csi") && !slices.Contains(flags, "EnableCSI") {
