@@ -251,6 +251,7 @@ func Build(user *decode.Set, opts Options, diags *diag.List) *Catalog {
 	}
 	c.DefaultBackup = pickDefault(c.BackupPolicies, user.BackupPolicies, backupName,
 		func(b *api.BackupPolicy) bool { return b.Spec.Default }, diags)
+	c.warm()
 	return c
 }
 
