@@ -49,6 +49,7 @@ type tools struct {
 	cp        conformance.Binaries
 	kcm       string // kube-controller-manager
 	kubevirt  controllers.Tools
+	cdi       controllers.CDITools
 	olm       olm.Tools
 	argocd    string // the cache directory of tools/build.sh
 	redis     string
@@ -70,6 +71,9 @@ func findTools(t *testing.T) tools {
 		conform.Skip(t, err)
 	}
 	if tl.kubevirt, err = controllers.FindTools(); err != nil {
+		conform.Skip(t, err)
+	}
+	if tl.cdi, err = controllers.FindCDITools(); err != nil {
 		conform.Skip(t, err)
 	}
 	if tl.olm, err = olm.FindTools(); err != nil {
@@ -792,6 +796,68 @@ func (e *env) firstSync() {
 	e.t.Logf("first sync Synced and Healthy in %s: %s", time.Since(start).Round(time.Millisecond), a)
 	e.checkOrder(e.home, e.built("argocd/clusters/east", "all", ""), start, true)
 	e.wantInstancetype("shop", "web01", "u1.medium")
+	e.wantCDIDecided(e.home, e.built("argocd/clusters/east", "all", ""))
+}
+
+// wantCDIDecided checks, on a cluster where CDI's real cdi-controller runs,
+// that every root disk of the VMs of objs (a build) is what CDI decided:
+// the DataVolume virt-controller created from the VM's template Succeeded
+// and marked prePopulated, and its claim controlled by it, both written by
+// cdi-controller when it adopted the claim the Clones stand-in left
+// (CDI v1.65.0 pkg/controller/datavolume/controller-base.go
+// handlePrePopulation).
+func (e *env) wantCDIDecided(c *cluster, objs []conformance.Object) {
+	e.t.Helper()
+	if c.cdi == nil {
+		e.t.Fatalf("%s runs no cdi-controller", c.name)
+	}
+	n := 0
+	for _, o := range objs {
+		if o.Kind != "VirtualMachine" {
+			continue
+		}
+		spec, _ := o.Doc["spec"].(map[string]any)
+		templates, _ := spec["dataVolumeTemplates"].([]any)
+		for _, tpl := range templates {
+			md, _ := tpl.(map[string]any)["metadata"].(map[string]any)
+			name, _ := md["name"].(string)
+			var dv struct {
+				Metadata struct {
+					Annotations map[string]string `json:"annotations"`
+				} `json:"metadata"`
+				Status struct {
+					Phase string `json:"phase"`
+				} `json:"status"`
+			}
+			e.liveJSONOn(c, "/apis/cdi.kubevirt.io/v1beta1/namespaces/"+o.Namespace+"/datavolumes/"+name, &dv)
+			var claim struct {
+				Metadata struct {
+					OwnerReferences []struct {
+						Kind       string `json:"kind"`
+						Name       string `json:"name"`
+						Controller bool   `json:"controller"`
+					} `json:"ownerReferences"`
+				} `json:"metadata"`
+			}
+			e.liveJSONOn(c, "/api/v1/namespaces/"+o.Namespace+"/persistentvolumeclaims/"+name, &claim)
+			owner := ""
+			for _, r := range claim.Metadata.OwnerReferences {
+				if r.Controller {
+					owner = r.Kind + "/" + r.Name
+				}
+			}
+			pre, ok := dv.Metadata.Annotations["cdi.kubevirt.io/storage.prePopulated"]
+			if dv.Status.Phase != "Succeeded" || !ok || owner != "DataVolume/"+name {
+				e.t.Errorf("%s: DataVolume %s/%s: phase %q, prePopulated %q (%v), claim controller %q; want CDI's Succeeded, prePopulated and the DataVolume as the claim's controller",
+					c.name, o.Namespace, name, dv.Status.Phase, pre, ok, owner)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		e.t.Errorf("%s: the build has no VM with a DataVolume template", c.name)
+	}
+	e.t.Logf("%s: %d root-disk DataVolumes Succeeded and their claims adopted by cdi-controller", c.name, n)
 }
 
 // wantInstancetype checks the instancetype of a live VM in the cluster
@@ -881,8 +947,9 @@ func (e *env) diskGrowth() {
 }
 
 // claimName is the one claim in namespace shop that virtc wrote: not a
-// DataVolume's (on in-cluster, CDI's stand-in renders the root disks'
-// DataVolumes virt-controller creates into claims they own).
+// DataVolume's (on in-cluster, the root disks' claims of the DataVolumes
+// virt-controller creates are adopted by CDI's cdi-controller, which makes
+// each DataVolume their controller).
 func claimName(e *env) string {
 	e.t.Helper()
 	var l struct {
@@ -1257,6 +1324,9 @@ func (e *env) applicationSet() {
 		e.t.Logf("%s: Subscription at %s", c, sub.Spec.StartingCSV)
 		if cl.olm != nil {
 			e.olmInstalled(cl, wantCSV)
+		}
+		if cl.cdi != nil {
+			e.wantCDIDecided(cl, e.build(dir, "--catalog", "../../platform", "."))
 		}
 		// each cluster has its own VMs and not the other's
 		var l struct {

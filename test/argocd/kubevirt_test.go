@@ -8,13 +8,17 @@ import (
 	"slices"
 )
 
-// syncKubeVirt runs one round of the stand-ins beside the real virt-api
-// and virt-controller of a cluster (clusterSpec.kubevirt), in every
-// namespace that has their objects: CDI's DataVolume controller renders
-// the DataVolumes virt-controller creates from the VMs' templates into
-// Bound claims (controllers.CDI), and the node agent binds and starts the
-// virt-launcher pods virt-controller renders and hands their VMIs over as
-// virt-handler would (controllers.Node).
+// syncKubeVirt runs one round of the stand-ins beside the real virt-api,
+// virt-controller and cdi-controller of a cluster (clusterSpec.kubevirt),
+// in every namespace that has their objects: the clone of each DataVolume
+// virt-controller creates from a VM's template, from the golden image's
+// DataSource once CDI says it is Ready, which needs cdi-apiserver's clone
+// token and the cloner pods (controllers.Clones: it leaves the populated
+// claim, which CDI's real DataVolume controller adopts and marks
+// Succeeded); the volumes and importer pods (controllers.Volumes: binds
+// claims, ends importer pods CDI creates); and the node agent, which binds
+// and starts the virt-launcher pods virt-controller renders and hands
+// their VMIs over as virt-handler would (controllers.Node).
 func (c *cluster) syncKubeVirt(ctx context.Context) error {
 	var namespaces []string
 	for _, path := range []string{
@@ -44,7 +48,10 @@ func (c *cluster) syncKubeVirt(ctx context.Context) error {
 	}
 	var errs []error
 	for _, ns := range namespaces {
-		if err := c.cdi.Sync(ctx, ns); err != nil {
+		if err := c.clones.Sync(ctx, ns); err != nil {
+			errs = append(errs, err)
+		}
+		if err := c.volumes.Sync(ctx, ns); err != nil {
 			errs = append(errs, err)
 		}
 		if err := c.nodes.Sync(ctx, ns); err != nil {

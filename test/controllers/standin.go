@@ -188,23 +188,6 @@ func InitQuotaStatus(ctx context.Context, cp *conformance.ControlPlane, namespac
 	return err
 }
 
-// CDI is a stand-in for CDI's DataVolume controller, for the suites that do
-// not start CDI's real cdi-controller (make e2e-argocd; make
-// e2e-controllers runs the real one, StartCDI, with the Volumes and Clones
-// stand-ins below it): it renders each
-// DataVolume virt-controller creates into its PersistentVolumeClaim (same
-// name and namespace, owned by the DataVolume, spec from spec.storage:
-// pkg/controller/datavolume/controller-base.go and
-// pkg/controller/common/util.go RenderPvc) and marks both done, the claim
-// Bound and the DataVolume Succeeded (the clone from the golden image
-// finished). Block claims only: a Filesystem claim's size includes CDI's
-// file system overhead, which this stand-in does not compute (it fails
-// instead).
-type CDI struct {
-	cp   *conformance.ControlPlane
-	done map[string]bool
-}
-
 // dataVolume is what the stand-ins read of a DataVolume.
 type dataVolume struct {
 	Metadata struct {
@@ -225,64 +208,6 @@ type dataVolume struct {
 			Resources        map[string]any `json:"resources"`
 		} `json:"storage"`
 	} `json:"spec"`
-}
-
-// NewCDI is a CDI stand-in for cp.
-func NewCDI(cp *conformance.ControlPlane) *CDI { return &CDI{cp: cp, done: map[string]bool{}} }
-
-// Sync renders the DataVolumes of namespace not rendered yet.
-func (c *CDI) Sync(ctx context.Context, namespace string) error {
-	data, err := c.cp.Get(ctx, "/apis/cdi.kubevirt.io/v1beta1/namespaces/"+namespace+"/datavolumes")
-	if err != nil {
-		return err
-	}
-	var list struct{ Items []dataVolume }
-	if err := json.Unmarshal(data, &list); err != nil {
-		return err
-	}
-	for _, dv := range list.Items {
-		key := namespace + "/" + dv.Metadata.Name
-		if c.done[key] {
-			continue
-		}
-		st := dv.Spec.Storage
-		if st.VolumeMode != "Block" {
-			return fmt.Errorf("DataVolume %s: volumeMode %q: the CDI stand-in renders Block claims only", key, st.VolumeMode)
-		}
-		claim := map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-			"metadata": map[string]any{"name": dv.Metadata.Name, "namespace": namespace, "labels": dv.Metadata.Labels,
-				"ownerReferences": []any{map[string]any{"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume",
-					"name": dv.Metadata.Name, "uid": dv.Metadata.UID, "controller": true, "blockOwnerDeletion": true}}},
-			"spec": map[string]any{
-				"accessModes":      st.AccessModes,
-				"volumeMode":       st.VolumeMode,
-				"storageClassName": st.StorageClassName,
-				"resources":        st.Resources,
-			}}
-		if err := create(ctx, c.cp, []any{claim}); err != nil {
-			return err
-		}
-		if err := bind(ctx, c.cp, []conformance.Object{{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: namespace, Name: dv.Metadata.Name, Doc: claim}}); err != nil {
-			return err
-		}
-		now := time.Now().UTC().Format(time.RFC3339)
-		cond := func(typ, status, reason string) map[string]any {
-			return map[string]any{"type": typ, "status": status, "reason": reason, "lastTransitionTime": now, "lastHeartbeatTime": now}
-		}
-		patch, err := json.Marshal(map[string]any{"status": map[string]any{
-			"phase": "Succeeded", "progress": "100.0%", "claimName": dv.Metadata.Name,
-			"conditions": []any{cond("Bound", "True", "Bound"), cond("Running", "False", "Completed"), cond("Ready", "True", "")},
-		}})
-		if err != nil {
-			return err
-		}
-		if _, err := c.cp.MustKubectl(ctx, nil, "patch", "datavolume.cdi.kubevirt.io", dv.Metadata.Name, "-n", namespace,
-			"--subresource=status", "--type=merge", "-p", string(patch)); err != nil {
-			return err
-		}
-		c.done[key] = true
-	}
-	return nil
 }
 
 // Volumes is a stand-in for what provisions volumes and runs CDI's
