@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/virtc/virtc/test/conformance"
 )
 
 // TestQuotaAdmitsCDIClonePods lets CDI's real cdi-controller render, under
@@ -85,6 +87,52 @@ func TestQuotaAdmitsCDIClonePods(t *testing.T) {
 	}
 	if t.Failed() {
 		return
+	}
+	// CDI ends the clones (HostClones plays the pods), marks the
+	// DataVolumes Succeeded, and virt-controller starts the VMs: their
+	// launcher pods, admitted under the same quota once the upload pods
+	// have ended
+	hc := NewHostClones(e.cp, e.cdi)
+	deadline := time.Now().Add(waitFor)
+	for {
+		if err := hc.Sync(e.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.volumes.Sync(e.ctx, "cdi-clone-fits"); err != nil {
+			t.Fatal(err)
+		}
+		var waiting []string
+		for _, dv := range dvs {
+			if p := phase(e.get("/apis/cdi.kubevirt.io/v1beta1/namespaces/cdi-clone-fits/datavolumes/" + dv)); p != "Succeeded" {
+				waiting = append(waiting, dv+" ("+p+")")
+			}
+		}
+		if len(waiting) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			out, _ := e.cp.Kubectl(e.ctx, nil, "get", "dv,pvc,pods,events", "-A", "-o", "wide")
+			t.Fatalf("cdi-clone-fits: clones not done after %v: %s\n%s", waitFor, strings.Join(waiting, ", "), out)
+		}
+		time.Sleep(time.Second)
+	}
+	for _, dv := range dvs {
+		claim := e.get("/api/v1/namespaces/cdi-clone-fits/persistentvolumeclaims/" + dv)
+		md, _ := claim["metadata"].(map[string]any)
+		anns, _ := md["annotations"].(map[string]any)
+		spec, _ := claim["spec"].(map[string]any)
+		if owner := controllerOf(claim); owner != "DataVolume/"+dv || anns["k8s.io/CloneOf"] != "true" {
+			t.Errorf("cdi-clone-fits/%s: claim controller %q, CloneOf %v; want the DataVolume's claim, cloned by CDI", dv, owner, anns["k8s.io/CloneOf"])
+		}
+		r := requestOf(spec)
+		t.Logf("cdi-clone-fits/%s: Succeeded, claim by CDI's host-assisted clone: %s, %v", dv, r.String(), spec["volumeMode"])
+	}
+	_, launchers := e.settle("cdi-clone-fits", vmNames(fits))
+	for vm, p := range launchers {
+		t.Logf("cdi-clone-fits/%s: launcher pod %s admitted after the clone", vm, name(p))
+	}
+	if r := e.refusals("cdi-clone-fits"); len(r) != 0 {
+		t.Errorf("cdi-clone-fits: launcher pods refused after the clones: %v", r)
 	}
 
 	// 2. a quota without room for the last upload pod
@@ -201,4 +249,14 @@ func (e *env) uploadPods(t *testing.T, namespace string, dvs []string) (map[stri
 		}
 		time.Sleep(time.Second)
 	}
+}
+
+// vmNames are the names of the VirtualMachines of objs, sorted.
+func vmNames(objs []conformance.Object) []string {
+	var out []string
+	for _, vm := range find(objs, "VirtualMachine") {
+		out = append(out, vm.Name)
+	}
+	slices.Sort(out)
+	return out
 }
