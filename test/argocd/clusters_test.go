@@ -35,12 +35,13 @@ type cluster struct {
 	// pki the certificates virt-api serves and the API server trusts for
 	// its request headers; cdi is CDI's real cdi-controller beside them,
 	// clones and volumes the stand-ins for what it needs that cannot run
-	// here (test/controllers/standin.go: cdi-apiserver's clone token and
-	// the pods that copy data).
+	// here (test/controllers/standin.go: cdi-apiserver's clone token, the
+	// upload server and cloner pods of its host-assisted clones, and the
+	// provisioner).
 	kv      *controllers.KubeVirt
 	pki     conformance.ServingPKI
 	cdi     *controllers.CDIController
-	clones  *controllers.Clones
+	clones  *controllers.HostClones
 	volumes *controllers.Volumes
 	// olm is OLM's olm-operator and catalog-operator with `opm serve` of
 	// a catalog generated from virtc's version table (clusterSpec.olm).
@@ -68,8 +69,8 @@ type clusterSpec struct {
 	// kubevirt runs KubeVirt's real virt-api and virt-controller and
 	// CDI's real cdi-controller beside the API server (test/controllers),
 	// the node stand-in playing the kubelet and virt-handler for their pods
-	// and VMIs, and the Clones and Volumes stand-ins what CDI needs that
-	// cannot run here.
+	// and VMIs, and the HostClones and Volumes stand-ins what CDI needs
+	// that cannot run here.
 	kubevirt bool
 	// olm runs OLM (test/olm) with the redhat-operators catalog of the
 	// version's OpenShift minor, generated from virtc's version table:
@@ -192,7 +193,7 @@ func startCluster(ctx context.Context, bins conformance.Binaries, tl tools, virt
 			return fail(err)
 		}
 		c.pki, handler = pki, c.kv.HandlerKubeconfig
-		c.clones, c.volumes = controllers.NewClones(cp), controllers.NewVolumes(cp)
+		c.clones, c.volumes = controllers.NewHostClones(cp, c.cdi), controllers.NewVolumes(cp)
 	}
 	if c.nodes, err = controllers.RegisterNodes(ctx, cp, handler, 2); err != nil {
 		return fail(err)

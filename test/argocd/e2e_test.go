@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/virtc/virtc/examples"
 	"github.com/virtc/virtc/fn/conform"
 	"github.com/virtc/virtc/test/conformance"
@@ -801,11 +803,11 @@ func (e *env) firstSync() {
 
 // wantCDIDecided checks, on a cluster where CDI's real cdi-controller runs,
 // that every root disk of the VMs of objs (a build) is what CDI decided:
-// the DataVolume virt-controller created from the VM's template Succeeded
-// and marked prePopulated, and its claim controlled by it, both written by
-// cdi-controller when it adopted the claim the Clones stand-in left
-// (CDI v1.65.0 pkg/controller/datavolume/controller-base.go
-// handlePrePopulation).
+// the DataVolume virt-controller created from the VM's template Succeeded,
+// its claim created by CDI, controlled by the DataVolume, of the size the
+// template asks, and marked cloned by CDI's host-assisted clone
+// (CDI v1.65.0 pkg/controller/clone-controller.go updatePvcFromPod:
+// k8s.io/CloneOf), whose pods the HostClones stand-in played.
 func (e *env) wantCDIDecided(c *cluster, objs []conformance.Object) {
 	e.t.Helper()
 	if c.cdi == nil {
@@ -819,12 +821,15 @@ func (e *env) wantCDIDecided(c *cluster, objs []conformance.Object) {
 		spec, _ := o.Doc["spec"].(map[string]any)
 		templates, _ := spec["dataVolumeTemplates"].([]any)
 		for _, tpl := range templates {
-			md, _ := tpl.(map[string]any)["metadata"].(map[string]any)
+			tm, _ := tpl.(map[string]any)
+			md, _ := tm["metadata"].(map[string]any)
+			ts, _ := tm["spec"].(map[string]any)
+			st, _ := ts["storage"].(map[string]any)
+			res, _ := st["resources"].(map[string]any)
+			req, _ := res["requests"].(map[string]any)
+			want := resource.MustParse(fmt.Sprint(req["storage"]))
 			name, _ := md["name"].(string)
 			var dv struct {
-				Metadata struct {
-					Annotations map[string]string `json:"annotations"`
-				} `json:"metadata"`
 				Status struct {
 					Phase string `json:"phase"`
 				} `json:"status"`
@@ -832,12 +837,18 @@ func (e *env) wantCDIDecided(c *cluster, objs []conformance.Object) {
 			e.liveJSONOn(c, "/apis/cdi.kubevirt.io/v1beta1/namespaces/"+o.Namespace+"/datavolumes/"+name, &dv)
 			var claim struct {
 				Metadata struct {
+					Annotations     map[string]string `json:"annotations"`
 					OwnerReferences []struct {
 						Kind       string `json:"kind"`
 						Name       string `json:"name"`
 						Controller bool   `json:"controller"`
 					} `json:"ownerReferences"`
 				} `json:"metadata"`
+				Spec struct {
+					Resources struct {
+						Requests map[string]resource.Quantity `json:"requests"`
+					} `json:"resources"`
+				} `json:"spec"`
 			}
 			e.liveJSONOn(c, "/api/v1/namespaces/"+o.Namespace+"/persistentvolumeclaims/"+name, &claim)
 			owner := ""
@@ -846,10 +857,10 @@ func (e *env) wantCDIDecided(c *cluster, objs []conformance.Object) {
 					owner = r.Kind + "/" + r.Name
 				}
 			}
-			pre, ok := dv.Metadata.Annotations["cdi.kubevirt.io/storage.prePopulated"]
-			if dv.Status.Phase != "Succeeded" || !ok || owner != "DataVolume/"+name {
-				e.t.Errorf("%s: DataVolume %s/%s: phase %q, prePopulated %q (%v), claim controller %q; want CDI's Succeeded, prePopulated and the DataVolume as the claim's controller",
-					c.name, o.Namespace, name, dv.Status.Phase, pre, ok, owner)
+			got := claim.Spec.Resources.Requests["storage"]
+			if dv.Status.Phase != "Succeeded" || claim.Metadata.Annotations["k8s.io/CloneOf"] != "true" || owner != "DataVolume/"+name || got.Cmp(want) != 0 {
+				e.t.Errorf("%s: DataVolume %s/%s: phase %q, claim controller %q, CloneOf %q, request %s; want CDI's Succeeded clone into the DataVolume's claim of %s",
+					c.name, o.Namespace, name, dv.Status.Phase, owner, claim.Metadata.Annotations["k8s.io/CloneOf"], got.String(), want.String())
 			}
 			n++
 		}
@@ -857,7 +868,7 @@ func (e *env) wantCDIDecided(c *cluster, objs []conformance.Object) {
 	if n == 0 {
 		e.t.Errorf("%s: the build has no VM with a DataVolume template", c.name)
 	}
-	e.t.Logf("%s: %d root-disk DataVolumes Succeeded and their claims adopted by cdi-controller", c.name, n)
+	e.t.Logf("%s: %d root-disk DataVolumes cloned by cdi-controller (host-assisted), Succeeded, claims of the templates' sizes", c.name, n)
 }
 
 // wantInstancetype checks the instancetype of a live VM in the cluster
@@ -947,9 +958,9 @@ func (e *env) diskGrowth() {
 }
 
 // claimName is the one claim in namespace shop that virtc wrote: not a
-// DataVolume's (on in-cluster, the root disks' claims of the DataVolumes
-// virt-controller creates are adopted by CDI's cdi-controller, which makes
-// each DataVolume their controller).
+// DataVolume's (on in-cluster, CDI's cdi-controller creates the root
+// disks' claims of the DataVolumes virt-controller creates, each controlled
+// by its DataVolume).
 func claimName(e *env) string {
 	e.t.Helper()
 	var l struct {

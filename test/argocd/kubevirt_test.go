@@ -9,16 +9,16 @@ import (
 )
 
 // syncKubeVirt runs one round of the stand-ins beside the real virt-api,
-// virt-controller and cdi-controller of a cluster (clusterSpec.kubevirt),
-// in every namespace that has their objects: the clone of each DataVolume
-// virt-controller creates from a VM's template, from the golden image's
-// DataSource once CDI says it is Ready, which needs cdi-apiserver's clone
-// token and the cloner pods (controllers.Clones: it leaves the populated
-// claim, which CDI's real DataVolume controller adopts and marks
-// Succeeded); the volumes and importer pods (controllers.Volumes: binds
-// claims, ends importer pods CDI creates); and the node agent, which binds
-// and starts the virt-launcher pods virt-controller renders and hands
-// their VMIs over as virt-handler would (controllers.Node).
+// virt-controller and cdi-controller of a cluster (clusterSpec.kubevirt):
+// cluster-wide, what CDI's host-assisted clone of each DataVolume
+// virt-controller creates from a VM's template needs and cannot have here
+// (controllers.HostClones: cdi-apiserver's clone token, the upload server
+// and cloner pods run and ended; CDI creates the claim, the pods and the
+// DataVolume's phase itself), and in every namespace that has their
+// objects the volumes (controllers.Volumes: binds the claims CDI creates,
+// ends importer pods) and the node agent, which binds and starts the
+// virt-launcher pods virt-controller renders and hands their VMIs over as
+// virt-handler would (controllers.Node).
 func (c *cluster) syncKubeVirt(ctx context.Context) error {
 	var namespaces []string
 	for _, path := range []string{
@@ -47,10 +47,10 @@ func (c *cluster) syncKubeVirt(ctx context.Context) error {
 		}
 	}
 	var errs []error
+	if err := c.clones.Sync(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	for _, ns := range namespaces {
-		if err := c.clones.Sync(ctx, ns); err != nil {
-			errs = append(errs, err)
-		}
 		if err := c.volumes.Sync(ctx, ns); err != nil {
 			errs = append(errs, err)
 		}
