@@ -813,6 +813,30 @@ func (e *env) wantCDIDecided(c *cluster, objs []conformance.Object) {
 	if c.cdi == nil {
 		e.t.Fatalf("%s runs no cdi-controller", c.name)
 	}
+	// the DataVolume's phase follows the upload pod's, the claim's
+	// CloneOf comes with the clone controller's next reconcile
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n, errs := e.cdiDecided(c, objs)
+		if len(errs) == 0 || time.Now().After(deadline) {
+			for _, err := range errs {
+				e.t.Error(err)
+			}
+			if n == 0 {
+				e.t.Errorf("%s: the build has no VM with a DataVolume template", c.name)
+			}
+			e.t.Logf("%s: %d root-disk DataVolumes cloned by cdi-controller (host-assisted), Succeeded, claims of the templates' sizes", c.name, n)
+			return
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// cdiDecided is one look for wantCDIDecided: the number of root disks and
+// what is not as CDI should have left it.
+func (e *env) cdiDecided(c *cluster, objs []conformance.Object) (int, []error) {
+	e.t.Helper()
+	var errs []error
 	n := 0
 	for _, o := range objs {
 		if o.Kind != "VirtualMachine" {
@@ -859,16 +883,13 @@ func (e *env) wantCDIDecided(c *cluster, objs []conformance.Object) {
 			}
 			got := claim.Spec.Resources.Requests["storage"]
 			if dv.Status.Phase != "Succeeded" || claim.Metadata.Annotations["k8s.io/CloneOf"] != "true" || owner != "DataVolume/"+name || got.Cmp(want) != 0 {
-				e.t.Errorf("%s: DataVolume %s/%s: phase %q, claim controller %q, CloneOf %q, request %s; want CDI's Succeeded clone into the DataVolume's claim of %s",
-					c.name, o.Namespace, name, dv.Status.Phase, owner, claim.Metadata.Annotations["k8s.io/CloneOf"], got.String(), want.String())
+				errs = append(errs, fmt.Errorf("%s: DataVolume %s/%s: phase %q, claim controller %q, CloneOf %q, request %s; want CDI's Succeeded clone into the DataVolume's claim of %s",
+					c.name, o.Namespace, name, dv.Status.Phase, owner, claim.Metadata.Annotations["k8s.io/CloneOf"], got.String(), want.String()))
 			}
 			n++
 		}
 	}
-	if n == 0 {
-		e.t.Errorf("%s: the build has no VM with a DataVolume template", c.name)
-	}
-	e.t.Logf("%s: %d root-disk DataVolumes cloned by cdi-controller (host-assisted), Succeeded, claims of the templates' sizes", c.name, n)
+	return n, errs
 }
 
 // wantInstancetype checks the instancetype of a live VM in the cluster

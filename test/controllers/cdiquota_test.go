@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -101,10 +102,15 @@ func TestQuotaAdmitsCDIClonePods(t *testing.T) {
 		if err := e.volumes.Sync(e.ctx, "cdi-clone-fits"); err != nil {
 			t.Fatal(err)
 		}
+		// the DataVolume's phase follows the upload pod's; the clone
+		// controller marks the claim cloned on its own reconcile
 		var waiting []string
 		for _, dv := range dvs {
-			if p := phase(e.get("/apis/cdi.kubevirt.io/v1beta1/namespaces/cdi-clone-fits/datavolumes/" + dv)); p != "Succeeded" {
-				waiting = append(waiting, dv+" ("+p+")")
+			p := phase(e.get("/apis/cdi.kubevirt.io/v1beta1/namespaces/cdi-clone-fits/datavolumes/" + dv))
+			md, _ := e.get("/api/v1/namespaces/cdi-clone-fits/persistentvolumeclaims/" + dv)["metadata"].(map[string]any)
+			anns, _ := md["annotations"].(map[string]any)
+			if p != "Succeeded" || anns["k8s.io/CloneOf"] != "true" {
+				waiting = append(waiting, fmt.Sprintf("%s (%s, CloneOf %v)", dv, p, anns["k8s.io/CloneOf"]))
 			}
 		}
 		if len(waiting) == 0 {
