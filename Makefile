@@ -155,9 +155,10 @@ argocd-tools:
 ## e2e-argocd: that Argo CD (with redis-server and the pinned kustomize)
 ## syncing a git copy of examples/ through plugin.yaml, kustomize and the
 ## ApplicationSet into three conformance control planes, each with
-## kube-controller-manager, in-cluster with KubeVirt's virt-api and
-## virt-controller (test/argocd; a few minutes once the tools are cached)
-e2e-argocd: tools conformance-tools argocd-tools controllers-tools olm-tools
+## kube-controller-manager, in-cluster and east with KubeVirt's virt-api and
+## virt-controller and CDI's cdi-controller (test/argocd; a few minutes once
+## the tools are cached)
+e2e-argocd: tools conformance-tools argocd-tools controllers-tools olm-tools cdi-tools
 	VIRTC_E2E_ARGOCD=1 $(GO) test -count=1 -timeout 30m -v -run 'TestArgoCD$$' ./test/argocd/
 
 ## controllers-tools: KubeVirt's real virt-controller and virt-api built from
@@ -211,7 +212,8 @@ e2e-velero: conformance-tools velero-tools
 ## e2e-controllers: virtc's output handled by the real controllers beside a
 ## conformance control plane: launcher pods rendered by virt-controller,
 ## admitted or refused under virtc's ResourceQuota; golden-image imports,
-## DataSources and the VMs' DataVolumes decided by cdi-controller
+## DataSources and the VMs' DataVolumes decided by cdi-controller, and its
+## clones' upload pods admitted or refused under virtc's ResourceQuota
 ## (test/controllers); the Platform installed and upgraded by OLM's own
 ## resolver and InstallPlans from a catalog generated from virtc's version
 ## table, approved by virtc's approver (test/olm)

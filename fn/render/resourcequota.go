@@ -17,6 +17,14 @@ const QuotaName = "virtc-vms"
 // live migrations KubeVirt may run at once in the namespace
 // (resolve.Model.ParallelMigrations: a workload update or a drain of
 // several nodes may migrate that many of the tenant's VMs at once).
+// CDI's pods need no room of their own: the only one that runs in a
+// tenant's namespace, the upload server of a host-assisted clone of a VM's
+// root disk (CDI v1.65.0 pkg/controller/upload-controller.go; with volume
+// populators every clone pod runs in the image namespace,
+// pkg/controller/clone/planner.go), runs before that VM's launcher pod
+// exists, within the room held for it (sizing
+// TestSmallestLauncherHoldsCDIUploadPod; the API server's decision in
+// test/controllers TestQuotaAdmitsCDIClonePods).
 func ResourceQuota(m *resolve.Model, t *resolve.Tenant) emit.Object {
 	h := sizing.KubeVirt.Quota(t, sizing.KubeVirt.Tenant(t), m.ParallelMigrations())
 	hard := corev1.ResourceList{

@@ -42,6 +42,27 @@ func TestLauncherAddsConsoleLogAndCPUShare(t *testing.T) {
 	}
 }
 
+// CDI's one worker pod in a tenant's namespace, the upload server of a
+// host-assisted clone of a VM's root disk (CDI v1.65.0
+// pkg/controller/upload-controller.go createUploadPod), requests
+// CDIConfig's default pod resources: 100m CPU and 60M memory
+// (pkg/controller/config-controller.go; HCO v1.18.1 changes them only
+// from spec.resourceRequirements.storageWorkloads, controllers/handlers/
+// cdi.go, which virtc does not set). It runs before the VM's launcher pod
+// (virt-controller starts a VM once its DataVolumes are ready), in the
+// room the quota holds for that pod, so virtc's quota has no headroom of
+// its own for CDI as long as the smallest launcher pod requests at least
+// as much (test/controllers TestQuotaAdmitsCDIClonePods shows the API
+// server's decision with CDI's real controller).
+func TestSmallestLauncherHoldsCDIUploadPod(t *testing.T) {
+	upload := Pod{MilliCPU: 100, Memory: 60_000_000}
+	p := KubeVirt.Launcher(1, 0)
+	if p.MilliCPU < upload.MilliCPU || p.Memory < upload.Memory {
+		t.Errorf("a 1-vCPU launcher pod requests %dm CPU and %d bytes, less than CDI's upload pod (%dm, %d bytes): the quota needs headroom for CDI",
+			p.MilliCPU, p.Memory, upload.MilliCPU, upload.Memory)
+	}
+}
+
 func TestPVCFilesystemOverhead(t *testing.T) {
 	if got := PVC(10<<30, 0); got != 10<<30 {
 		t.Errorf("block PVC = %d", got)

@@ -33,20 +33,28 @@ type cluster struct {
 	jobs  *jobPods
 	// kv is KubeVirt's virt-api and virt-controller (clusterSpec.kubevirt),
 	// pki the certificates virt-api serves and the API server trusts for
-	// its request headers; cdi stands in for CDI's DataVolume controller.
-	kv  *controllers.KubeVirt
-	pki conformance.ServingPKI
-	cdi *controllers.CDI
+	// its request headers; cdi is CDI's real cdi-controller beside them,
+	// clones and volumes the stand-ins for what it needs that cannot run
+	// here (test/controllers/standin.go: cdi-apiserver's clone token, the
+	// upload server and cloner pods of its host-assisted clones, and the
+	// provisioner).
+	kv      *controllers.KubeVirt
+	pki     conformance.ServingPKI
+	cdi     *controllers.CDIController
+	clones  *controllers.HostClones
+	volumes *controllers.Volumes
 	// olm is OLM's olm-operator and catalog-operator with `opm serve` of
 	// a catalog generated from virtc's version table (clusterSpec.olm).
 	olm *olm.OLM
 }
 
-// stop stops KubeVirt and kube-controller-manager, then the control plane.
+// stop stops OLM, CDI, KubeVirt and kube-controller-manager, then the
+// control plane.
 func (c *cluster) stop() {
 	if c.olm != nil {
 		c.olm.Stop()
 	}
+	c.cdi.Stop()
 	c.kv.Stop()
 	if c.kcm != nil {
 		c.kcm.Stop()
@@ -58,9 +66,11 @@ func (c *cluster) stop() {
 type clusterSpec struct {
 	name, version string
 	crdDirs       []string // besides the version's CRDs
-	// kubevirt runs KubeVirt's real virt-api and virt-controller beside
-	// the API server (test/controllers), the node stand-in playing the
-	// kubelet and virt-handler for their pods and VMIs.
+	// kubevirt runs KubeVirt's real virt-api and virt-controller and
+	// CDI's real cdi-controller beside the API server (test/controllers),
+	// the node stand-in playing the kubelet and virt-handler for their pods
+	// and VMIs, and the HostClones and Volumes stand-ins what CDI needs
+	// that cannot run here.
 	kubevirt bool
 	// olm runs OLM (test/olm) with the redhat-operators catalog of the
 	// version's OpenShift minor, generated from virtc's version table:
@@ -164,7 +174,7 @@ func startCluster(ctx context.Context, bins conformance.Binaries, tl tools, virt
 	}
 	handler := ""
 	if s.kubevirt {
-		if _, err := controllers.InstallMissingCRDs(ctx, cp, filepath.Join(dir, "crds"), tl.kubevirt.KubeVirtCRDs, tl.kubevirt.CDICRDs); err != nil {
+		if _, err := controllers.InstallMissingCRDs(ctx, cp, filepath.Join(dir, "crds"), tl.kubevirt.KubeVirtCRDs, tl.cdi.CRDs); err != nil {
 			return fail(err)
 		}
 		if c.kv, err = controllers.Start(ctx, cp, tl.kubevirt, pki, filepath.Join(dir, "kubevirt")); err != nil {
@@ -173,7 +183,17 @@ func startCluster(ctx context.Context, bins conformance.Binaries, tl tools, virt
 		if _, err := cp.MustKubectl(ctx, []byte(kubevirtAdminRole), "apply", "-f", "-"); err != nil {
 			return fail(err)
 		}
-		c.pki, c.cdi, handler = pki, controllers.NewCDI(cp), c.kv.HandlerKubeconfig
+		// the catalog's class as ODF creates it, before cdi-controller, so
+		// that its StorageProfile controller finds the provisioner it
+		// knows (controllers.CreateStorageClasses)
+		if err := controllers.CreateStorageClasses(ctx, cp); err != nil {
+			return fail(err)
+		}
+		if c.cdi, err = controllers.StartCDI(ctx, cp, tl.cdi, filepath.Join(dir, "cdi")); err != nil {
+			return fail(err)
+		}
+		c.pki, handler = pki, c.kv.HandlerKubeconfig
+		c.clones, c.volumes = controllers.NewHostClones(cp, c.cdi), controllers.NewVolumes(cp)
 	}
 	if c.nodes, err = controllers.RegisterNodes(ctx, cp, handler, 2); err != nil {
 		return fail(err)
@@ -212,9 +232,14 @@ rules:
 `
 
 // storageClasses creates the classes claims name, volume expansion
-// allowed, as on ODF's Ceph RBD classes.
+// allowed, as on ODF's Ceph RBD classes (on a cluster with CDI, the
+// catalog's default class is there already, as ODF makes it:
+// controllers.CreateStorageClasses).
 func (c *cluster) storageClasses(names []string) error {
 	for _, name := range names {
+		if c.cdi != nil && name == controllers.DefaultStorageClass {
+			continue
+		}
 		sc := fmt.Sprintf("apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: %s}\nprovisioner: e2e.virtc.dev/none\nallowVolumeExpansion: true\n", name)
 		if _, err := c.cp.MustKubectl(c.ctx, []byte(sc), "apply", "-f", "-"); err != nil {
 			return err

@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/virtc/virtc/examples"
 	"github.com/virtc/virtc/fn/conform"
 	"github.com/virtc/virtc/test/conformance"
@@ -49,6 +51,7 @@ type tools struct {
 	cp        conformance.Binaries
 	kcm       string // kube-controller-manager
 	kubevirt  controllers.Tools
+	cdi       controllers.CDITools
 	olm       olm.Tools
 	argocd    string // the cache directory of tools/build.sh
 	redis     string
@@ -70,6 +73,9 @@ func findTools(t *testing.T) tools {
 		conform.Skip(t, err)
 	}
 	if tl.kubevirt, err = controllers.FindTools(); err != nil {
+		conform.Skip(t, err)
+	}
+	if tl.cdi, err = controllers.FindCDITools(); err != nil {
 		conform.Skip(t, err)
 	}
 	if tl.olm, err = olm.FindTools(); err != nil {
@@ -792,6 +798,98 @@ func (e *env) firstSync() {
 	e.t.Logf("first sync Synced and Healthy in %s: %s", time.Since(start).Round(time.Millisecond), a)
 	e.checkOrder(e.home, e.built("argocd/clusters/east", "all", ""), start, true)
 	e.wantInstancetype("shop", "web01", "u1.medium")
+	e.wantCDIDecided(e.home, e.built("argocd/clusters/east", "all", ""))
+}
+
+// wantCDIDecided checks, on a cluster where CDI's real cdi-controller runs,
+// that every root disk of the VMs of objs (a build) is what CDI decided:
+// the DataVolume virt-controller created from the VM's template Succeeded,
+// its claim created by CDI, controlled by the DataVolume, of the size the
+// template asks, and marked cloned by CDI's host-assisted clone
+// (CDI v1.65.0 pkg/controller/clone-controller.go updatePvcFromPod:
+// k8s.io/CloneOf), whose pods the HostClones stand-in played.
+func (e *env) wantCDIDecided(c *cluster, objs []conformance.Object) {
+	e.t.Helper()
+	if c.cdi == nil {
+		e.t.Fatalf("%s runs no cdi-controller", c.name)
+	}
+	// the DataVolume's phase follows the upload pod's, the claim's
+	// CloneOf comes with the clone controller's next reconcile
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n, errs := e.cdiDecided(c, objs)
+		if len(errs) == 0 || time.Now().After(deadline) {
+			for _, err := range errs {
+				e.t.Error(err)
+			}
+			if n == 0 {
+				e.t.Errorf("%s: the build has no VM with a DataVolume template", c.name)
+			}
+			e.t.Logf("%s: %d root-disk DataVolumes cloned by cdi-controller (host-assisted), Succeeded, claims of the templates' sizes", c.name, n)
+			return
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// cdiDecided is one look for wantCDIDecided: the number of root disks and
+// what is not as CDI should have left it.
+func (e *env) cdiDecided(c *cluster, objs []conformance.Object) (int, []error) {
+	e.t.Helper()
+	var errs []error
+	n := 0
+	for _, o := range objs {
+		if o.Kind != "VirtualMachine" {
+			continue
+		}
+		spec, _ := o.Doc["spec"].(map[string]any)
+		templates, _ := spec["dataVolumeTemplates"].([]any)
+		for _, tpl := range templates {
+			tm, _ := tpl.(map[string]any)
+			md, _ := tm["metadata"].(map[string]any)
+			ts, _ := tm["spec"].(map[string]any)
+			st, _ := ts["storage"].(map[string]any)
+			res, _ := st["resources"].(map[string]any)
+			req, _ := res["requests"].(map[string]any)
+			want := resource.MustParse(fmt.Sprint(req["storage"]))
+			name, _ := md["name"].(string)
+			var dv struct {
+				Status struct {
+					Phase string `json:"phase"`
+				} `json:"status"`
+			}
+			e.liveJSONOn(c, "/apis/cdi.kubevirt.io/v1beta1/namespaces/"+o.Namespace+"/datavolumes/"+name, &dv)
+			var claim struct {
+				Metadata struct {
+					Annotations     map[string]string `json:"annotations"`
+					OwnerReferences []struct {
+						Kind       string `json:"kind"`
+						Name       string `json:"name"`
+						Controller bool   `json:"controller"`
+					} `json:"ownerReferences"`
+				} `json:"metadata"`
+				Spec struct {
+					Resources struct {
+						Requests map[string]resource.Quantity `json:"requests"`
+					} `json:"resources"`
+				} `json:"spec"`
+			}
+			e.liveJSONOn(c, "/api/v1/namespaces/"+o.Namespace+"/persistentvolumeclaims/"+name, &claim)
+			owner := ""
+			for _, r := range claim.Metadata.OwnerReferences {
+				if r.Controller {
+					owner = r.Kind + "/" + r.Name
+				}
+			}
+			got := claim.Spec.Resources.Requests["storage"]
+			if dv.Status.Phase != "Succeeded" || claim.Metadata.Annotations["k8s.io/CloneOf"] != "true" || owner != "DataVolume/"+name || got.Cmp(want) != 0 {
+				errs = append(errs, fmt.Errorf("%s: DataVolume %s/%s: phase %q, claim controller %q, CloneOf %q, request %s; want CDI's Succeeded clone into the DataVolume's claim of %s",
+					c.name, o.Namespace, name, dv.Status.Phase, owner, claim.Metadata.Annotations["k8s.io/CloneOf"], got.String(), want.String()))
+			}
+			n++
+		}
+	}
+	return n, errs
 }
 
 // wantInstancetype checks the instancetype of a live VM in the cluster
@@ -881,8 +979,9 @@ func (e *env) diskGrowth() {
 }
 
 // claimName is the one claim in namespace shop that virtc wrote: not a
-// DataVolume's (on in-cluster, CDI's stand-in renders the root disks'
-// DataVolumes virt-controller creates into claims they own).
+// DataVolume's (on in-cluster, CDI's cdi-controller creates the root
+// disks' claims of the DataVolumes virt-controller creates, each controlled
+// by its DataVolume).
 func claimName(e *env) string {
 	e.t.Helper()
 	var l struct {
@@ -1257,6 +1356,9 @@ func (e *env) applicationSet() {
 		e.t.Logf("%s: Subscription at %s", c, sub.Spec.StartingCSV)
 		if cl.olm != nil {
 			e.olmInstalled(cl, wantCSV)
+		}
+		if cl.cdi != nil {
+			e.wantCDIDecided(cl, e.build(dir, "--catalog", "../../platform", "."))
 		}
 		// each cluster has its own VMs and not the other's
 		var l struct {

@@ -8,11 +8,15 @@ import (
 	"slices"
 )
 
-// syncKubeVirt runs one round of the stand-ins beside the real virt-api
-// and virt-controller of a cluster (clusterSpec.kubevirt), in every
-// namespace that has their objects: CDI's DataVolume controller renders
-// the DataVolumes virt-controller creates from the VMs' templates into
-// Bound claims (controllers.CDI), and the node agent binds and starts the
+// syncKubeVirt runs one round of the stand-ins beside the real virt-api,
+// virt-controller and cdi-controller of a cluster (clusterSpec.kubevirt):
+// cluster-wide, what CDI's host-assisted clone of each DataVolume
+// virt-controller creates from a VM's template needs and cannot have here
+// (controllers.HostClones: cdi-apiserver's clone token, the upload server
+// and cloner pods run and ended; CDI creates the claim, the pods and the
+// DataVolume's phase itself), and in every namespace that has their
+// objects the volumes (controllers.Volumes: binds the claims CDI creates,
+// ends importer pods) and the node agent, which binds and starts the
 // virt-launcher pods virt-controller renders and hands their VMIs over as
 // virt-handler would (controllers.Node).
 func (c *cluster) syncKubeVirt(ctx context.Context) error {
@@ -43,8 +47,11 @@ func (c *cluster) syncKubeVirt(ctx context.Context) error {
 		}
 	}
 	var errs []error
+	if err := c.clones.Sync(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	for _, ns := range namespaces {
-		if err := c.cdi.Sync(ctx, ns); err != nil {
+		if err := c.volumes.Sync(ctx, ns); err != nil {
 			errs = append(errs, err)
 		}
 		if err := c.nodes.Sync(ctx, ns); err != nil {

@@ -15,16 +15,17 @@ import (
 // server would write, so that Argo CD's health checks see what they would
 // see in a cluster once the work is done: the persistent volume
 // controller binds claims (capacity follows a grown request; no
-// provisioner runs here), CDI completes DataVolumes, KubeVirt starts VMs,
-// OLM installs the Subscription's CSV (the CSV Succeeded, which the
+// provisioner runs here), CDI completes DataVolumes and KubeVirt starts
+// VMs (on west only: where KubeVirt runs, virt-controller and
+// cdi-controller write that status themselves), OLM installs the Subscription's CSV (the CSV Succeeded, which the
 // approver Job waits for), HCO reports Available and Velero enables
 // Schedules. It writes status only; specs are Argo CD's. Jobs, their pods'
 // owners and garbage collection are kube-controller-manager's (started
 // beside each API server), the Jobs' pods are run by jobPods.
 type standIn struct {
 	cp *conformance.ControlPlane
-	// kubevirt: KubeVirt runs on this cluster, which then writes the VMs'
-	// status itself, and CDI's stand-in (controllers.CDI) the DataVolumes'.
+	// kubevirt: KubeVirt and CDI run on this cluster: virt-controller
+	// writes the VMs' status itself, and cdi-controller the DataVolumes'.
 	kubevirt bool
 	// olm: OLM runs on this cluster (test/olm) and installs the
 	// Subscriptions' CSVs itself.

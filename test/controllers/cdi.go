@@ -1,14 +1,18 @@
 package controllers
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -70,6 +74,10 @@ type CDIController struct {
 	Process *conformance.Process
 	// Log is cdi-controller's log file.
 	Log string
+	// TokenKeys is the directory of the clone token key pair (id_rsa,
+	// id_rsa.pub), and Kubeconfig authenticates as cdi-controller's
+	// ServiceAccount cdi-sa: for the CloneToken stand-in.
+	TokenKeys, Kubeconfig string
 }
 
 // Stop stops cdi-controller by its PID.
@@ -93,6 +101,22 @@ func (c *CDIController) Stop() {
 //     (pkg/controller/clone-controller.go TokenKeyDir): cdi-controller
 //     refuses to start without it (cmd/cdi-controller/controller.go
 //     getTokenPublicKey);
+//   - the upload server's and upload client's signer CAs, which cdi-operator
+//     keeps in Secrets cdi-uploadserver-signer and
+//     cdi-uploadserver-client-signer, mounts under /var/run/certs
+//     (namespaced/controller.go) and publishes in ConfigMaps
+//     cdi-uploadserver-signer-bundle and
+//     cdi-uploadserver-client-signer-bundle (pkg/operator/resources/cert/
+//     factory.go): the upload controller signs each upload server's
+//     certificate with the first and reads the second before it creates
+//     the pod (pkg/controller/upload-controller.go createUploadPodForPvc;
+//     cmd/cdi-controller/controller.go ControllerEnvs);
+//   - its metrics listener on a port of its own: cmd/cdi-controller/
+//     controller.go binds ":8443", a literal (on a cluster each pod has
+//     its own network namespace), and here every cdi-controller, of this
+//     suite's clusters and of other suites running beside it, shares the
+//     host's; so each runs a copy of the program whose literal names a free
+//     port of the same length (metricsPort), nothing else changed;
 //   - cdi-controller with the Deployment's environment (IMPORTER_IMAGE,
 //     CLONER_IMAGE, ...: namespaced/controller.go), in a mount namespace
 //     of its own whose service account namespace file says Namespace
@@ -145,6 +169,20 @@ func StartCDI(ctx context.Context, cp *conformance.ControlPlane, tools CDITools,
 	if err := writeTokenKeys(keys); err != nil {
 		return nil, err
 	}
+	certs := filepath.Join(dir, "certs")
+	var bundles []any
+	for _, signer := range []string{"cdi-uploadserver-signer", "cdi-uploadserver-client-signer"} {
+		ca, err := writeSignerCA(filepath.Join(certs, signer), signer)
+		if err != nil {
+			return nil, err
+		}
+		bundles = append(bundles, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": signer + "-bundle", "namespace": Namespace},
+			"data":     map[string]any{"ca-bundle.crt": string(ca)}})
+	}
+	if err := create(ctx, cp, bundles); err != nil {
+		return nil, err
+	}
 	sadir := filepath.Join(dir, "serviceaccount")
 	if err := os.MkdirAll(sadir, 0o755); err != nil {
 		return nil, err
@@ -152,8 +190,9 @@ func StartCDI(ctx context.Context, cp *conformance.ControlPlane, tools CDITools,
 	if err := os.WriteFile(filepath.Join(sadir, "namespace"), []byte(Namespace), 0o644); err != nil {
 		return nil, err
 	}
-	// The kubeconfig is copied under /var/run before /tmp, where the
-	// suite's files live, is replaced by a private directory.
+	// The kubeconfig and the program are copied under /var/run before
+	// /tmp, where the suite's files live, is replaced by a private
+	// directory.
 	private := filepath.Join(dir, "tmp")
 	if err := os.MkdirAll(private, 0o700); err != nil {
 		return nil, err
@@ -164,13 +203,19 @@ mkdir -p /var/run/secrets/kubernetes.io/serviceaccount /var/run/cdi/token/keys
 cp "$0"/namespace /var/run/secrets/kubernetes.io/serviceaccount/
 cp "$1"/id_rsa "$1"/id_rsa.pub /var/run/cdi/token/keys/
 cp "$2" /var/run/cdi/kubeconfig
-mount --bind "$3" /tmp
-shift 3
-exec "$@"`
-	c = &CDIController{Log: filepath.Join(dir, "cdi-controller.log")}
+cp -r "$3" /var/run/certs
+cp "$4" /var/run/cdi/cdi-controller
+mount --bind "$5" /tmp
+shift 5
+exec /var/run/cdi/cdi-controller "$@"`
+	prog, err := metricsPort(tools.Controller, filepath.Join(dir, "cdi-controller"))
+	if err != nil {
+		return nil, err
+	}
+	c = &CDIController{Log: filepath.Join(dir, "cdi-controller.log"), TokenKeys: keys, Kubeconfig: kubeconfig}
 	c.Process, err = conformance.StartProcess(dir, "cdi-controller", "unshare", env,
 		"--mount", "--propagation", "private", "sh", "-c", script,
-		sadir, keys, kubeconfig, private, tools.Controller, "-kubeconfig=/var/run/cdi/kubeconfig", "-v=1")
+		sadir, keys, kubeconfig, certs, prog, private, "-kubeconfig=/var/run/cdi/kubeconfig", "-v=1")
 	if err != nil {
 		return nil, err
 	}
@@ -229,6 +274,85 @@ func writeTokenKeys(dir string) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "id_rsa.pub"), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o600)
+}
+
+// metricsAddr is the metrics listener's address cmd/cdi-controller/
+// controller.go gives controller-runtime (ctrl.Options Metrics
+// BindAddress).
+const metricsAddr = ":8443"
+
+// metricsPort copies the cdi-controller program to path with its
+// metricsAddr literal, the only standalone one (the other ":8443" of the
+// program ends the upload proxy's "https://%s.%s.svc:8443%s"), changed to
+// a port between 8444 and 8999 that nothing listens on now.
+func metricsPort(prog, path string) (string, error) {
+	data, err := os.ReadFile(prog)
+	if err != nil {
+		return "", err
+	}
+	var at []int
+	for i := 0; ; {
+		j := bytes.Index(data[i:], []byte(metricsAddr))
+		if j < 0 {
+			break
+		}
+		if !bytes.HasSuffix(data[:i+j], []byte(".svc")) {
+			at = append(at, i+j)
+		}
+		i += j + len(metricsAddr)
+	}
+	if len(at) != 1 {
+		return "", fmt.Errorf("%s: want one standalone %q literal, found %d", prog, metricsAddr, len(at))
+	}
+	for tries := 0; ; tries++ {
+		n, err := rand.Int(rand.Reader, big.NewInt(556))
+		if err != nil {
+			return "", err
+		}
+		addr := fmt.Sprintf(":%d", 8444+n.Int64())
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			if tries < 50 {
+				continue
+			}
+			return "", fmt.Errorf("no free port for cdi-controller's metrics: %w", err)
+		}
+		l.Close()
+		copy(data[at[0]:], addr)
+		return path, os.WriteFile(path, data, 0o755)
+	}
+}
+
+// writeSignerCA writes a self-signed CA as cdi-operator's signer Secret
+// holds it (tls.crt, tls.key: pkg/operator/resources/cert/factory.go) in
+// dir and returns its certificate.
+func writeSignerCA(dir, name string) ([]byte, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(now.UnixNano()),
+		Subject:               pkix.Name{CommonName: name},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	if err := os.WriteFile(filepath.Join(dir, "tls.crt"), cert, 0o600); err != nil {
+		return nil, err
+	}
+	return cert, os.WriteFile(filepath.Join(dir, "tls.key"), pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600)
 }
 
 // waitLease waits until the lease name of Namespace has a holder: a

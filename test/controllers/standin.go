@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/virtc/virtc/test/conformance"
@@ -188,23 +189,6 @@ func InitQuotaStatus(ctx context.Context, cp *conformance.ControlPlane, namespac
 	return err
 }
 
-// CDI is a stand-in for CDI's DataVolume controller, for the suites that do
-// not start CDI's real cdi-controller (make e2e-argocd; make
-// e2e-controllers runs the real one, StartCDI, with the Volumes and Clones
-// stand-ins below it): it renders each
-// DataVolume virt-controller creates into its PersistentVolumeClaim (same
-// name and namespace, owned by the DataVolume, spec from spec.storage:
-// pkg/controller/datavolume/controller-base.go and
-// pkg/controller/common/util.go RenderPvc) and marks both done, the claim
-// Bound and the DataVolume Succeeded (the clone from the golden image
-// finished). Block claims only: a Filesystem claim's size includes CDI's
-// file system overhead, which this stand-in does not compute (it fails
-// instead).
-type CDI struct {
-	cp   *conformance.ControlPlane
-	done map[string]bool
-}
-
 // dataVolume is what the stand-ins read of a DataVolume.
 type dataVolume struct {
 	Metadata struct {
@@ -225,64 +209,6 @@ type dataVolume struct {
 			Resources        map[string]any `json:"resources"`
 		} `json:"storage"`
 	} `json:"spec"`
-}
-
-// NewCDI is a CDI stand-in for cp.
-func NewCDI(cp *conformance.ControlPlane) *CDI { return &CDI{cp: cp, done: map[string]bool{}} }
-
-// Sync renders the DataVolumes of namespace not rendered yet.
-func (c *CDI) Sync(ctx context.Context, namespace string) error {
-	data, err := c.cp.Get(ctx, "/apis/cdi.kubevirt.io/v1beta1/namespaces/"+namespace+"/datavolumes")
-	if err != nil {
-		return err
-	}
-	var list struct{ Items []dataVolume }
-	if err := json.Unmarshal(data, &list); err != nil {
-		return err
-	}
-	for _, dv := range list.Items {
-		key := namespace + "/" + dv.Metadata.Name
-		if c.done[key] {
-			continue
-		}
-		st := dv.Spec.Storage
-		if st.VolumeMode != "Block" {
-			return fmt.Errorf("DataVolume %s: volumeMode %q: the CDI stand-in renders Block claims only", key, st.VolumeMode)
-		}
-		claim := map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-			"metadata": map[string]any{"name": dv.Metadata.Name, "namespace": namespace, "labels": dv.Metadata.Labels,
-				"ownerReferences": []any{map[string]any{"apiVersion": "cdi.kubevirt.io/v1beta1", "kind": "DataVolume",
-					"name": dv.Metadata.Name, "uid": dv.Metadata.UID, "controller": true, "blockOwnerDeletion": true}}},
-			"spec": map[string]any{
-				"accessModes":      st.AccessModes,
-				"volumeMode":       st.VolumeMode,
-				"storageClassName": st.StorageClassName,
-				"resources":        st.Resources,
-			}}
-		if err := create(ctx, c.cp, []any{claim}); err != nil {
-			return err
-		}
-		if err := bind(ctx, c.cp, []conformance.Object{{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: namespace, Name: dv.Metadata.Name, Doc: claim}}); err != nil {
-			return err
-		}
-		now := time.Now().UTC().Format(time.RFC3339)
-		cond := func(typ, status, reason string) map[string]any {
-			return map[string]any{"type": typ, "status": status, "reason": reason, "lastTransitionTime": now, "lastHeartbeatTime": now}
-		}
-		patch, err := json.Marshal(map[string]any{"status": map[string]any{
-			"phase": "Succeeded", "progress": "100.0%", "claimName": dv.Metadata.Name,
-			"conditions": []any{cond("Bound", "True", "Bound"), cond("Running", "False", "Completed"), cond("Ready", "True", "")},
-		}})
-		if err != nil {
-			return err
-		}
-		if _, err := c.cp.MustKubectl(ctx, nil, "patch", "datavolume.cdi.kubevirt.io", dv.Metadata.Name, "-n", namespace,
-			"--subresource=status", "--type=merge", "-p", string(patch)); err != nil {
-			return err
-		}
-		c.done[key] = true
-	}
-	return nil
 }
 
 // Volumes is a stand-in for what provisions volumes and runs CDI's
@@ -584,5 +510,229 @@ func PollDigest(ctx context.Context, cp *conformance.ControlPlane, namespace, cr
 		return err
 	}
 	_, err = cp.MustKubectl(ctx, nil, "patch", "dataimportcron.cdi.kubevirt.io", cron, "-n", namespace, "--type=merge", "-p", string(patch))
+	return err
+}
+
+// HostClones is a stand-in for what CDI's host-assisted clone of a
+// DataVolume needs and cannot have here, so that CDI's real cdi-controller
+// decides the rest itself: it creates the clone's claim, the upload server
+// pod in the claim's namespace and the cloner pod in the source's, marks
+// the claim cloned and the DataVolume Succeeded (CDI v1.65.0
+// pkg/controller/datavolume/clone-controller-base.go
+// fallbackToHostAssisted: the path without volume populators, which CDI
+// takes for a class without a CSIDriver object). Each round, cluster-wide:
+//
+//   - cdi-apiserver's DataVolume mutating webhook: the clone token on each
+//     cross-namespace clone DataVolume without one (CloneToken);
+//   - the kubelet and cdi-uploadserver: an upload server pod (label
+//     cdi.kubevirt.io=cdi-upload-server) Running and Ready, which the
+//     upload controller reads into the claim (AnnPodReady) and the clone
+//     controller waits for before it creates the cloner pod
+//     (pkg/controller/clone-controller.go waitTargetPodRunningOrSucceeded);
+//     once its cloner pod has ended, the upload server pod ends, exit code
+//     0, with cdi-uploadserver's termination message for a clone target
+//     (cmd/cdi-uploadserver/uploadserver.go: "Clone Complete",
+//     preallocationApplied false);
+//   - the kubelet and cdi-cloner: a cloner pod (label
+//     cdi.kubevirt.io=cdi-clone-source) ends, exit code 0, with
+//     cdi-cloner's message "Clone Complete"
+//     (cmd/cdi-cloner/clone-source.go), once its upload server pod is
+//     Ready; the clone controller then marks the claim cloned
+//     (updatePvcFromPod: AnnCloneOf).
+//
+// No data is copied: the claims are bound by Volumes (or the test's
+// binder) with the capacity they request.
+type HostClones struct {
+	cp  *conformance.ControlPlane
+	cdi *CDIController
+}
+
+// NewHostClones is a HostClones stand-in for cp, whose cdi-controller is
+// cdi (for the clone token's key and identity).
+func NewHostClones(cp *conformance.ControlPlane, cdi *CDIController) *HostClones {
+	return &HostClones{cp: cp, cdi: cdi}
+}
+
+// cdiPod is what HostClones reads of a CDI pod.
+type cdiPod struct {
+	Metadata struct {
+		Name, Namespace string
+		Labels          map[string]string
+	} `json:"metadata"`
+	Spec struct {
+		Containers []struct {
+			Name string `json:"name"`
+		} `json:"containers"`
+	} `json:"spec"`
+	Status struct {
+		Phase      string `json:"phase"`
+		Conditions []struct {
+			Type, Status string
+		} `json:"conditions"`
+	} `json:"status"`
+}
+
+func (p cdiPod) ready() bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == "Ready" {
+			return c.Status == "True"
+		}
+	}
+	return false
+}
+
+// UploadComplete is cdi-uploadserver's termination message for a clone
+// target (cmd/cdi-uploadserver/uploadserver.go, pkg/common/common.go
+// TerminationMessage).
+const UploadComplete = `{"preallocationApplied":false,"message":"Clone Complete"}`
+
+// Sync runs one round over the cluster.
+func (h *HostClones) Sync(ctx context.Context) error {
+	data, err := h.cp.Get(ctx, "/apis/cdi.kubevirt.io/v1beta1/datavolumes")
+	if err != nil {
+		return err
+	}
+	var dvs struct {
+		Items []struct {
+			Metadata struct {
+				Name, Namespace string
+				Annotations     map[string]string
+			} `json:"metadata"`
+			Spec struct {
+				Source *struct {
+					PVC *struct{ Name, Namespace string } `json:"pvc"`
+				} `json:"source"`
+			} `json:"spec"`
+			Status struct {
+				Phase string `json:"phase"`
+			} `json:"status"`
+		}
+	}
+	if err := json.Unmarshal(data, &dvs); err != nil {
+		return err
+	}
+	for _, dv := range dvs.Items {
+		md := dv.Metadata
+		src := dv.Spec.Source
+		if src == nil || src.PVC == nil || src.PVC.Namespace == "" || src.PVC.Namespace == md.Namespace || dv.Status.Phase == "Succeeded" {
+			continue
+		}
+		if md.Annotations[AnnCloneToken] != "" || md.Annotations["cdi.kubevirt.io/storage.extended.clone.token"] != "" {
+			continue
+		}
+		if err := CloneToken(ctx, h.cp, h.cdi, md.Namespace, md.Name); err != nil {
+			return err
+		}
+	}
+	list := func(component string) ([]cdiPod, error) {
+		data, err := h.cp.Get(ctx, "/api/v1/pods?labelSelector=cdi.kubevirt.io%3D"+component)
+		if err != nil {
+			return nil, err
+		}
+		var l struct{ Items []cdiPod }
+		return l.Items, json.Unmarshal(data, &l)
+	}
+	uploads, err := list("cdi-upload-server")
+	if err != nil {
+		return err
+	}
+	sources, err := list("cdi-clone-source")
+	if err != nil {
+		return err
+	}
+	// the cloner pod of a target claim carries the claim's UID with
+	// "-source-pod" (pkg/controller/common/util.go CreateCloneSourcePodName,
+	// label CloneUniqueID); the upload pod the claim's UID (uploadTarget)
+	const cloneUID = "cdi.kubevirt.io/storage.clone.cloneUniqeId"
+	sourceDone := map[string]bool{}
+	uploadReady := map[string]bool{}
+	for _, p := range uploads {
+		uploadReady[p.Metadata.Labels["cdi.kubevirt.io/uploadTarget"]] = p.ready() || p.Status.Phase == "Succeeded"
+	}
+	for _, p := range sources {
+		target := strings.TrimSuffix(p.Metadata.Labels[cloneUID], "-source-pod")
+		if p.Status.Phase == "Succeeded" {
+			sourceDone[target] = true
+			continue
+		}
+		if !uploadReady[target] {
+			continue
+		}
+		if err := endPod(ctx, h.cp, p, "Clone Complete"); err != nil {
+			return err
+		}
+	}
+	for _, p := range uploads {
+		switch {
+		case p.Status.Phase == "Succeeded":
+		case p.Status.Phase == "Running" && sourceDone[p.Metadata.Labels["cdi.kubevirt.io/uploadTarget"]]:
+			if err := endPod(ctx, h.cp, p, UploadComplete); err != nil {
+				return err
+			}
+		case p.Status.Phase != "Running":
+			if err := runPod(ctx, h.cp, p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// runPod marks a pod Running with its containers started and ready, as the
+// kubelet does (pkg/kubelet/status/status_manager.go).
+func runPod(ctx context.Context, cp *conformance.ControlPlane, p cdiPod) error {
+	now := time.Now().UTC().Format(time.RFC3339)
+	var statuses []any
+	for _, c := range p.Spec.Containers {
+		statuses = append(statuses, map[string]any{"name": c.Name, "ready": true, "started": true, "restartCount": 0,
+			"image": "stand-in", "imageID": "", "state": map[string]any{"running": map[string]any{"startedAt": now}}})
+	}
+	return patchPodStatus(ctx, cp, p, map[string]any{
+		"phase": "Running", "startTime": now,
+		"conditions": []any{
+			map[string]any{"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
+			map[string]any{"type": "Initialized", "status": "True", "lastTransitionTime": now},
+			map[string]any{"type": "ContainersReady", "status": "True", "lastTransitionTime": now},
+			map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": now},
+		},
+		"containerStatuses": statuses,
+	})
+}
+
+// endPod marks a pod Succeeded, its first container ended with exit code 0
+// and message as its termination message.
+func endPod(ctx context.Context, cp *conformance.ControlPlane, p cdiPod, message string) error {
+	now := time.Now().UTC().Format(time.RFC3339)
+	var statuses []any
+	for i, c := range p.Spec.Containers {
+		term := map[string]any{"exitCode": 0, "reason": "Completed", "startedAt": now, "finishedAt": now}
+		if i == 0 {
+			term["message"] = message
+		}
+		statuses = append(statuses, map[string]any{"name": c.Name, "ready": false, "started": false, "restartCount": 0,
+			"image": "stand-in", "imageID": "", "state": map[string]any{"terminated": term}})
+	}
+	return patchPodStatus(ctx, cp, p, map[string]any{
+		"phase": "Succeeded", "startTime": now,
+		"conditions": []any{
+			map[string]any{"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
+			map[string]any{"type": "Initialized", "status": "True", "lastTransitionTime": now},
+			map[string]any{"type": "ContainersReady", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now},
+			map[string]any{"type": "Ready", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now},
+		},
+		"containerStatuses": statuses,
+	})
+}
+
+func patchPodStatus(ctx context.Context, cp *conformance.ControlPlane, p cdiPod, status map[string]any) error {
+	patch, err := json.Marshal(map[string]any{"status": status})
+	if err != nil {
+		return err
+	}
+	_, err = cp.MustKubectl(ctx, nil, "patch", "pod", p.Metadata.Name, "-n", p.Metadata.Namespace,
+		"--subresource=status", "--type=merge", "-p", string(patch))
+	if err != nil && strings.Contains(err.Error(), "NotFound") {
+		return nil // CDI deleted it since the list
+	}
 	return err
 }
