@@ -45,6 +45,7 @@ type write struct {
 	Name     string // namespace/name
 	Start    time.Time
 	End      time.Time
+	Code     int // the API server's answer
 }
 
 type auditEvent struct {
@@ -72,6 +73,12 @@ type auditEvent struct {
 // received at or after since: no dry runs (gitops-engine dry-runs every task
 // before it applies it), no status, no Argo CD objects of its own.
 func argoWrites(log string, since time.Time) ([]write, error) {
+	all, err := argoAttempts(log, since)
+	return slices.DeleteFunc(all, func(w write) bool { return w.Code/100 != 2 }), err
+}
+
+// argoAttempts are argoWrites and the writes the API server refused.
+func argoAttempts(log string, since time.Time) ([]write, error) {
 	f, err := os.Open(log)
 	if err != nil {
 		return nil, err
@@ -88,7 +95,7 @@ func argoWrites(log string, since time.Time) ([]write, error) {
 		ref := ev.ObjectRef
 		if ev.Stage != "ResponseComplete" || ref == nil || ref.Subresource != "" || ref.APIGroup == "argoproj.io" ||
 			!strings.HasPrefix(ev.UserAgent, "argocd-application-controller") ||
-			strings.Contains(ev.RequestURI, "dryRun=") || ev.ResponseStatus == nil || ev.ResponseStatus.Code/100 != 2 ||
+			strings.Contains(ev.RequestURI, "dryRun=") || ev.ResponseStatus == nil ||
 			ev.RequestReceived.Before(since) {
 			continue
 		}
@@ -99,7 +106,7 @@ func argoWrites(log string, since time.Time) ([]write, error) {
 			continue
 		}
 		out = append(out, write{Verb: ev.Verb, Resource: ref.APIGroup + "/" + ref.Resource,
-			Name: ref.Namespace + "/" + name, Start: ev.RequestReceived, End: ev.StageTimestamp})
+			Name: ref.Namespace + "/" + name, Start: ev.RequestReceived, End: ev.StageTimestamp, Code: ev.ResponseStatus.Code})
 	}
 	return out, sc.Err()
 }
@@ -171,7 +178,13 @@ func (c *cluster) resourceOf(o conformance.Object) (string, error) {
 // pkg/sync/sync_context.go runTasks applies a wave kind group by kind
 // group; sync_tasks.go ranks PersistentVolumeClaim, a built-in kind,
 // before every custom kind). Each object is judged by its first write: a
-// retried or later sync that writes it again does not move it. With all,
+// retried or later sync that writes it again does not move it. An object
+// that must come first is judged by its first attempt, refused or not:
+// runTasks goes on to the next kind group when one fails (the sync fails
+// and is retried), so a claim refused while its namespace's new
+// ResourceQuota has no status yet (kube-apiserver's quota admission) is
+// still sent before its wave's VMs, which are then written, and written
+// itself only by the retry. With all,
 // every planned object must have been written (a first sync); it returns
 // how many were.
 func checkOrder(c *cluster, objs []conformance.Object, since time.Time, all bool) (int, error) {
@@ -179,28 +192,32 @@ func checkOrder(c *cluster, objs []conformance.Object, since time.Time, all bool
 	if err != nil {
 		return 0, err
 	}
-	writes, err := argoWrites(c.auditLog, since)
+	writes, err := argoAttempts(c.auditLog, since)
 	if err != nil {
 		return 0, err
 	}
 	type span struct {
-		first, last time.Time // the first write's start and end
-		p           planned
+		tried, triedEnd time.Time // the first attempt's start and end, refused or not
+		written         time.Time // the first successful write's start
+		p               planned
 	}
 	var problems []string
 	var seen []*span
 	for _, o := range p {
 		key := o.Resource + " " + o.Name
-		var s *span
+		var s span
 		for _, w := range writes {
 			if w.Resource+" "+w.Name != key {
 				continue
 			}
-			if s == nil || w.Start.Before(s.first) {
-				s = &span{first: w.Start, last: w.End, p: o}
+			if s.tried.IsZero() || w.Start.Before(s.tried) {
+				s.tried, s.triedEnd = w.Start, w.End
+			}
+			if w.Code/100 == 2 && (s.written.IsZero() || w.Start.Before(s.written)) {
+				s.written = w.Start
 			}
 		}
-		if s == nil {
+		if s.written.IsZero() {
 			// The harness creates KubeVirt's namespace before any sync
 			// (virt-api's CA ConfigMap and virt-controller's lease live
 			// there, controllers.Start), so Argo CD may find nothing of it
@@ -213,15 +230,16 @@ func checkOrder(c *cluster, objs []conformance.Object, since time.Time, all bool
 			}
 			continue
 		}
-		seen = append(seen, s)
+		s.p = o
+		seen = append(seen, &s)
 	}
 	for _, a := range seen {
 		for _, b := range seen {
 			before := a.p.Wave < b.p.Wave ||
 				(a.p.Wave == b.p.Wave && a.p.Kind == "PersistentVolumeClaim" && b.p.Kind == "VirtualMachine")
-			if before && !a.last.Before(b.first) {
-				problems = append(problems, fmt.Sprintf("%s %s (wave %d) written until %s, after %s %s (wave %d) from %s",
-					a.p.Kind, a.p.Name, a.p.Wave, a.last.Format(time.StampMicro), b.p.Kind, b.p.Name, b.p.Wave, b.first.Format(time.StampMicro)))
+			if before && !a.triedEnd.Before(b.written) {
+				problems = append(problems, fmt.Sprintf("%s %s (wave %d) first tried until %s, after %s %s (wave %d) written from %s",
+					a.p.Kind, a.p.Name, a.p.Wave, a.triedEnd.Format(time.StampMicro), b.p.Kind, b.p.Name, b.p.Wave, b.written.Format(time.StampMicro)))
 			}
 		}
 	}

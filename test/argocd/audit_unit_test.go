@@ -17,7 +17,9 @@ import (
 // of a later wave that starts before an earlier one ended, a VM before its
 // wave's claim and, for a first sync, an object never written; dry runs,
 // status writes, other clients and refused writes are not Argo CD's
-// writes.
+// writes, but a refused write of an object that must come first shows
+// when Argo CD sent it (a claim refused, then its wave's VM written, then
+// the claim written by the retry is in order).
 func TestCheckOrder(t *testing.T) {
 	objs, err := conformance.ParseObjects([]byte(`apiVersion: v1
 kind: Namespace
@@ -80,8 +82,11 @@ metadata: {name: web01, namespace: shop, annotations: {argocd.argoproj.io/sync-w
 	}{
 		{"in order", []ev{ns, pvc, vm}, true, ""},
 		{"in order, listed out of order", []ev{vm, ns, pvc}, true, ""},
-		{"a later wave starts before an earlier one ends", []ev{shift(ns, 105), pvc, vm}, true, "Namespace /shop (wave 0) written until"},
-		{"the VM before its wave's claim", []ev{ns, shift(vm, 50), pvc}, true, "PersistentVolumeClaim shop/web01-data (wave 2) written until"},
+		{"a later wave starts before an earlier one ends", []ev{shift(ns, 105), pvc, vm}, true, "Namespace /shop (wave 0) first tried until"},
+		{"the VM before its wave's claim", []ev{ns, shift(vm, 50), pvc}, true, "PersistentVolumeClaim shop/web01-data (wave 2) first tried until"},
+		{"a claim refused, the VM, the claim written by the retry", []ev{ns, func() ev { e := pvc; e.code = 403; return e }(), vm, shift(pvc, 300)}, true, ""},
+		{"the VM before its wave's claim was tried, though refused", []ev{ns, shift(vm, 50), func() ev { e := pvc; e.code = 403; return e }(), shift(pvc, 300)}, true, "PersistentVolumeClaim shop/web01-data (wave 2) first tried until"},
+		{"a claim only refused, first sync", []ev{ns, func() ev { e := pvc; e.code = 403; return e }(), vm}, true, "PersistentVolumeClaim shop/web01-data (wave 2) was never written"},
 		{"an object never written, first sync", []ev{ns, pvc}, true, "VirtualMachine shop/web01 (wave 2) was never written"},
 		{"an object never written, later sync", []ev{pvc, vm}, false, ""},
 		{"a later sync writing an object again does not move it", []ev{ns, pvc, vm, shift(ns, 200)}, true, ""},

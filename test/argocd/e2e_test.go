@@ -1508,29 +1508,7 @@ operation:
 // it.
 func (e *env) olmInstalled(cl *cluster, pin string) {
 	e.t.Helper()
-	var sub struct {
-		Status struct {
-			InstalledCSV   string `json:"installedCSV"`
-			CurrentCSV     string `json:"currentCSV"`
-			State          string `json:"state"`
-			InstallPlanRef struct {
-				Name string `json:"name"`
-			} `json:"installPlanRef"`
-		} `json:"status"`
-	}
-	e.liveJSONOn(cl, "/apis/operators.coreos.com/v1alpha1/namespaces/openshift-cnv/subscriptions/hco-operatorhub", &sub)
-	if sub.Status.InstalledCSV != pin {
-		e.t.Errorf("%s: OLM installed %q, want the pin %s", cl.name, sub.Status.InstalledCSV, pin)
-	}
-	var csv struct {
-		Status struct {
-			Phase string `json:"phase"`
-		} `json:"status"`
-	}
-	e.liveJSONOn(cl, "/apis/operators.coreos.com/v1alpha1/namespaces/openshift-cnv/clusterserviceversions/"+pin, &csv)
-	if csv.Status.Phase != "Succeeded" {
-		e.t.Errorf("%s: CSV %s is %q, want Succeeded", cl.name, pin, csv.Status.Phase)
-	}
+	sub := e.installed(cl, pin)
 	plans, err := olm.InstallPlans(e.ctx, cl.cp, "openshift-cnv")
 	if err != nil {
 		e.t.Fatal(err)
@@ -1545,7 +1523,7 @@ func (e *env) olmInstalled(cl *cluster, pin string) {
 		e.t.Errorf("%s: approved InstallPlans %q, want one of %s", cl.name, approved, pin)
 	}
 	e.t.Logf("%s: OLM installed %s through its InstallPlan; Subscription %s, proposing %s; unapproved plans %q",
-		cl.name, sub.Status.InstalledCSV, sub.Status.State, sub.Status.CurrentCSV, pending)
+		cl.name, pin, sub.State, sub.CurrentCSV, pending)
 }
 
 // (11) The east platform Application and the real OLM (test/olm), on

@@ -105,31 +105,45 @@ func (e *env) upgradeEast(from, to string, path []string) {
 	e.wantHyperConverged(cl, to)
 }
 
-// wantInstalled checks that OLM installed the pin on cl: the Subscription's
-// installedCSV, the CSV Succeeded.
+// wantInstalled checks that OLM installed the version pin on cl.
 func (e *env) wantInstalled(cl *cluster, pin string) {
 	e.t.Helper()
+	sub := e.installed(cl, hcoCSV(pin))
+	if sub.InstalledCSV != hcoCSV(pin) {
+		e.t.FailNow() // the upgrades start from it: nothing after would mean anything
+	}
+	e.t.Logf("%s: %s installed and Succeeded; Subscription %s, OLM's current CSV %s", cl.name, hcoCSV(pin), sub.State, sub.CurrentCSV)
+}
+
+// subscriptionStatus is what the checks read of hco-operatorhub's status.
+type subscriptionStatus struct {
+	InstalledCSV string `json:"installedCSV"`
+	CurrentCSV   string `json:"currentCSV"`
+	State        string `json:"state"`
+}
+
+// installed checks that OLM installed the CSV csv on cl: the
+// Subscription's installedCSV is csv and the CSV is Succeeded. It returns
+// the Subscription's status for the caller's log.
+func (e *env) installed(cl *cluster, csv string) subscriptionStatus {
+	e.t.Helper()
 	var sub struct {
-		Status struct {
-			InstalledCSV string `json:"installedCSV"`
-			CurrentCSV   string `json:"currentCSV"`
-			State        string `json:"state"`
-		} `json:"status"`
+		Status subscriptionStatus `json:"status"`
 	}
 	e.liveJSONOn(cl, "/apis/operators.coreos.com/v1alpha1/namespaces/openshift-cnv/subscriptions/hco-operatorhub", &sub)
-	if sub.Status.InstalledCSV != hcoCSV(pin) {
-		e.t.Fatalf("%s: OLM has %q installed, want %s", cl.name, sub.Status.InstalledCSV, hcoCSV(pin))
+	if sub.Status.InstalledCSV != csv {
+		e.t.Errorf("%s: OLM has %q installed, want the pin %s", cl.name, sub.Status.InstalledCSV, csv)
 	}
-	var csv struct {
+	var c struct {
 		Status struct {
 			Phase string `json:"phase"`
 		} `json:"status"`
 	}
-	e.liveJSONOn(cl, "/apis/operators.coreos.com/v1alpha1/namespaces/openshift-cnv/clusterserviceversions/"+hcoCSV(pin), &csv)
-	if csv.Status.Phase != "Succeeded" {
-		e.t.Errorf("%s: CSV %s is %q, want Succeeded", cl.name, hcoCSV(pin), csv.Status.Phase)
+	e.liveJSONOn(cl, "/apis/operators.coreos.com/v1alpha1/namespaces/openshift-cnv/clusterserviceversions/"+csv, &c)
+	if c.Status.Phase != "Succeeded" {
+		e.t.Errorf("%s: CSV %s is %q, want Succeeded", cl.name, csv, c.Status.Phase)
 	}
-	e.t.Logf("%s: %s installed and Succeeded; Subscription %s, OLM's current CSV %s", cl.name, hcoCSV(pin), sub.Status.State, sub.Status.CurrentCSV)
+	return sub.Status
 }
 
 // wantHyperConverged checks that the HyperConverged is still there after
