@@ -865,7 +865,7 @@ func (im *importer) image(src *cdiv1.DataVolumeSpec, pref string, anyPreference 
 	}
 	if ds == nil && (reg == nil || !strings.Contains(reg.URL, "@sha256:")) {
 		if byPreference == "" {
-			refuse("the root disk's source is not a DataSource nor a registry image pinned by digest, and the catalog has no image of preference %q", pref)
+			refuse("the root disk's source is not a DataSource nor a registry image pinned by digest, and the catalog has no image of preference %q (the image of an existing root disk only names the VM's OS: add the platform's approved Image of that preference to the catalog, or pass it with --catalog, and import again; the disk stays as it is)", pref)
 		}
 		return byPreference
 	}
