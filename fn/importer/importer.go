@@ -683,6 +683,7 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 	if len(why) > 0 {
 		return nil, why
 	}
+	slices.Sort(spec.KubeVirtDefaults)
 	return vm, nil
 }
 
@@ -709,6 +710,16 @@ func (im *importer) boot(tmpl kubevirtv1.VirtualMachineInstanceSpec, spec *api.V
 	}
 	if t := dom.Devices.TPM; t != nil {
 		fw.TPM = &api.TPM{Enabled: t.Enabled, Persistent: t.Persistent}
+	}
+	if tmpl.Domain.Firmware == nil || tmpl.Domain.Firmware.Bootloader == nil {
+		// A template VM without a bootloader (common-templates v0.34.1
+		// rhel8.tpl.yaml writes none; rhel9.tpl.yaml writes efi) boots
+		// with KubeVirt's default, BIOS on amd64: the intent leaves it to
+		// KubeVirt as the VM does. A VM with a preference gets the
+		// preference's firmware.
+		if spec.Preference == "none" && (tmpl.Architecture == "" || tmpl.Architecture == "amd64") {
+			spec.KubeVirtDefaults = append(spec.KubeVirtDefaults, api.DefaultBootloader)
+		}
 	}
 	if *fw != (api.Firmware{}) {
 		spec.Firmware = fw
