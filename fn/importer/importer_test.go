@@ -263,3 +263,24 @@ func TestMTVWindowsNeedsCatalogImage(t *testing.T) {
 		}
 	}
 }
+
+// A live field the intent cannot carry and the guest boots with is never
+// only "not carried" (issue 25): MTV's BIOS guest db01 with a serial
+// console on its BIOS (bootloader.bios.useSerial, which KubeVirt v1.8.4
+// passes to libvirt: pkg/virt-launcher/virtwrap/converter/compute/os.go
+// configureBIOS) is refused, with the field, since a VM rebuilt from Git
+// would boot without it.
+func TestGuestVisibleFieldRefused(t *testing.T) {
+	objs := goldenExport(t, "mtv-vsphere")
+	for _, o := range objs {
+		if o.Kind == "VirtualMachine" && o.Name == "db01" {
+			fw := o.Body["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["domain"].(map[string]any)["firmware"].(map[string]any)
+			fw["bootloader"].(map[string]any)["bios"] = map[string]any{"useSerial": true}
+		}
+	}
+	res := Import(objs, goldenCatalog(t, "mtv-vsphere"), catalog.Options{}, Options{})
+	want := "spec.template.spec.domain.firmware.bootloader.bios.useSerial: the intent cannot carry it, and the guest boots or sees it"
+	if len(res.Refused) != 1 || res.Refused[0].VM != "migrated/db01" || !strings.Contains(strings.Join(res.Refused[0].Reasons, "\n"), want) {
+		t.Errorf("refused %+v, want db01 refused with %q", res.Refused, want)
+	}
+}
