@@ -131,6 +131,14 @@ func TestImport(t *testing.T) {
 				}
 			}
 			checkAdoption(t, e.Name(), rep)
+			// Nothing changes silently: each change diff --live finds on
+			// an object outside the VMs (a NAD virtc writes from the
+			// imported NetworkProfile) is in the import report.
+			for _, w := range rep.Warnings {
+				if w.Rule == "live-change" && !strings.Contains(got[reportFileName], "\n  "+w.Object+": "+w.Message+"\n") {
+					t.Errorf("%s: diff --live finds %s, which the import report does not list", w.Object, w.Message)
+				}
+			}
 			var text, textErr bytes.Buffer
 			cli.Main(append([]string{"diff", "--live", exportFile, "--color", "never"}, inputs...), nil, &text, &textErr)
 			golden(t, filepath.Join(dir, "diff.txt"), strings.ReplaceAll(text.String(), out, "OUT"))

@@ -261,8 +261,15 @@ type VMSpec struct {
 	// network through masquerade, autoattachPodInterface), so spec.networks
 	// must be the catalog's pod network and macAddresses absent;
 	// evictionStrategy: none written (the cluster's default applies: HCO
-	// sets LiveMigrate), so spec.migration only informs virtc's checks.
-	KubeVirtDefaults []string `json:"kubevirtDefaults,omitempty" enum:"disks,networks,evictionStrategy"`
+	// sets LiveMigrate), so spec.migration only informs virtc's checks;
+	// bootloader: no bootloader written for a VM without a preference
+	// (spec.preference none, spec.firmware.bootloader absent), as the
+	// common templates for RHEL 8 and older guests write none: KubeVirt
+	// v1.8.4 then boots an amd64 guest with BIOS
+	// (pkg/virt-launcher/virtwrap/converter/compute/os.go configures EFI
+	// only for an efi bootloader; only arm64 defaults to EFI,
+	// pkg/defaults/arm64.go).
+	KubeVirtDefaults []string `json:"kubevirtDefaults,omitempty" enum:"disks,networks,evictionStrategy,bootloader"`
 	// RootDiskDevice is how the guest sees the root disk (its entry in
 	// spec.template.spec.domain.devices.disks). Absent: a disk on the
 	// preference's bus (KubeVirt's default, virtio, without one) that boots
@@ -542,6 +549,7 @@ const (
 	DefaultDisks            = "disks"
 	DefaultNetworks         = "networks"
 	DefaultEvictionStrategy = "evictionStrategy"
+	DefaultBootloader       = "bootloader"
 )
 
 // Firmware is a VM's SMBIOS identity and, for a VM that states them itself

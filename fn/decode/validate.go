@@ -502,7 +502,13 @@ func (d *decoder) devices(o *api.VM) {
 			d.fail("spec.firmware.persistentEFI", "persistent EFI variables are an EFI setting: set spec.firmware.bootloader efi, or remove it")
 		}
 	}
-	if o.Spec.Preference == "none" && (o.Spec.Firmware == nil || o.Spec.Firmware.Bootloader == "") {
+	defaultBoot := slices.Contains(o.Spec.KubeVirtDefaults, api.DefaultBootloader)
+	switch {
+	case defaultBoot && o.Spec.Preference != "none":
+		d.fail("spec.kubevirtDefaults", "bootloader is left to KubeVirt only on a VM without a preference (spec.preference none): the preference chooses the firmware otherwise; remove it")
+	case defaultBoot && o.Spec.Firmware != nil && o.Spec.Firmware.Bootloader != "":
+		d.fail("spec.firmware.bootloader", "the bootloader is left to KubeVirt (spec.kubevirtDefaults): remove one of them")
+	case o.Spec.Preference == "none" && !defaultBoot && (o.Spec.Firmware == nil || o.Spec.Firmware.Bootloader == ""):
 		// Without a preference nothing chooses the firmware but the VM:
 		// KubeVirt's default is BIOS, which a guest installed for EFI does
 		// not boot with.

@@ -112,9 +112,9 @@ func (im *importer) compileAll(cands []*candidate, catalogDocs []*source.Doc, op
 		res := compile.Compile(docs, compileOptions(opts), diags)
 		errs := diags.Errors()
 		if len(errs) == 0 {
-			own := vmsObjects(res.Objects)
+			own, nads := vmsObjects(res.Objects), namespaceNADs(res.Objects)
 			for _, c := range batch {
-				c.batch = &compiled{objs: own[[2]string{c.vm.Metadata.Namespace, c.vm.Metadata.Name}], model: res.Model}
+				c.batch = &compiled{objs: own[[2]string{c.vm.Metadata.Namespace, c.vm.Metadata.Name}], model: res.Model, nads: nads[c.vm.Metadata.Namespace]}
 			}
 			return
 		}

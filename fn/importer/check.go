@@ -50,6 +50,10 @@ type compiled struct {
 	errs  []diag.Diagnostic
 	// genericObjs are objs as JSON values (generic).
 	genericObjs []emit.Object
+	// nads are the NetworkAttachmentDefinitions the compile renders in the
+	// VM's namespace (reportNADs compares those of its networks with the
+	// live ones).
+	nads []emit.Object
 }
 
 // generic are the VM's objects with their bodies as JSON values
@@ -138,7 +142,7 @@ func (im *importer) compile(vm *api.VM, catalogDocs []*source.Doc, opts catalog.
 	diags := &diag.List{}
 	docs := append(slices.Clone(catalogDocs), parseFiles(files, diags)...)
 	res := compile.Compile(docs, compileOptions(opts), diags)
-	im.last = &compiled{key: key.String(), objs: vmObjects(res.Objects, vm), model: res.Model, errs: diags.Errors()}
+	im.last = &compiled{key: key.String(), objs: vmObjects(res.Objects, vm), model: res.Model, errs: diags.Errors(), nads: namespaceNADs(res.Objects)[vm.Metadata.Namespace]}
 	return im.last
 }
 
@@ -178,6 +182,17 @@ func vmObjects(objs []emit.Object, vm *api.VM) []emit.Object {
 		}
 		if o.Kind == "PersistentVolumeClaim" && strings.HasPrefix(o.Name, vm.Metadata.Name+"-") {
 			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// namespaceNADs are a compile's NetworkAttachmentDefinitions by namespace.
+func namespaceNADs(objs []emit.Object) map[string][]emit.Object {
+	out := map[string][]emit.Object{}
+	for _, o := range objs {
+		if o.Kind == "NetworkAttachmentDefinition" {
+			out[o.Namespace] = append(out[o.Namespace], o)
 		}
 	}
 	return out
@@ -226,6 +241,7 @@ func (im *importer) check(vm *api.VM, o live.Object, catalogDocs []*source.Doc, 
 		}
 	}
 	if len(why) == 0 {
+		im.cur.nads = res.nads
 		if im.used == nil {
 			im.used = map[string]bool{}
 		}
@@ -402,6 +418,12 @@ func (r Result) Report() string {
 		fmt.Fprintf(&b, "\nquota (VMs of these namespaces are refused and keep running: the Tenant's quota counts them from their live spec, so the compiled ResourceQuota is never below what the namespace's live VMs use; lower it only after the refused VMs are gone or imported):\n")
 		for _, q := range r.Quotas {
 			fmt.Fprintf(&b, "  %s\n", q)
+		}
+	}
+	if len(r.NextStart) > 0 {
+		fmt.Fprintf(&b, "\nchanged at a VM's next start (the NetworkAttachmentDefinitions of the imported VMs' networks, as virtc writes them from their NetworkProfiles; Multus reads a NAD when a VM's pod starts, so running VMs keep theirs and a VM started after the first sync gets virtc's: review each difference before merging):\n")
+		for _, l := range r.NextStart {
+			fmt.Fprintf(&b, "  %s\n", l)
 		}
 	}
 	if len(r.Left) > 0 {

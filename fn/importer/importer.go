@@ -54,6 +54,12 @@ type Result struct {
 	// Left are the exported objects that belong to no imported VM
 	// ("Kind namespace/name"): not imported, and not touched.
 	Left []string
+	// NextStart are the differences between the live
+	// NetworkAttachmentDefinitions of the imported VMs' networks and those
+	// virtc writes from their NetworkProfiles, one line each: Multus reads
+	// a NAD when a VM's pod starts, so they reach a VM at its next start,
+	// never a running one (live.Changes classifies them so).
+	NextStart []string
 }
 
 // File is one written file.
@@ -145,6 +151,7 @@ func importVMs(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Optio
 			data = marshal(vm)
 		}
 		res.Files = append(res.Files, File{Path: path.Join(o.Namespace, o.Name+".yaml"), Data: data})
+		im.networkAttachments(c.nads, c.nets)
 		res.NotCarried = append(res.NotCarried, deferredItems(ref, changes)...)
 		res.NotCarried = append(res.NotCarried, c.notCarried...)
 	}
@@ -184,7 +191,49 @@ func importVMs(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Optio
 	}
 	slices.SortFunc(res.Files, func(a, b File) int { return cmp.Compare(a.Path, b.Path) })
 	res.Left = im.left(res.Imported)
+	res.NextStart = im.nextStart()
 	return res
+}
+
+// networkAttachments records the NetworkAttachmentDefinitions an imported
+// VM's compile renders for its additional networks (the first of each).
+func (im *importer) networkAttachments(nads []emit.Object, nets []string) {
+	if im.nads == nil {
+		im.nads = map[string]emit.Object{}
+	}
+	for _, o := range nads {
+		ref := o.Namespace + "/" + o.Name
+		if _, ok := im.nads[ref]; !ok && slices.Contains(nets, o.Name) {
+			im.nads[ref] = o
+		}
+	}
+}
+
+// nextStart compares the recorded NetworkAttachmentDefinitions with the
+// live ones of the export, as virtc diff --live does: what differs besides
+// virtc's own labels and annotations, which a VM gets at its next start.
+func (im *importer) nextStart() []string {
+	var out []string
+	for _, ref := range slices.Sorted(maps.Keys(im.nads)) {
+		desired, err := emit.Generic(im.nads[ref].Body)
+		if err != nil {
+			out = append(out, fmt.Sprintf("NetworkAttachmentDefinition %s: %v", ref, err))
+			continue
+		}
+		o := im.nads[ref]
+		o.Body = desired
+		rep, err := live.Changes([]emit.Object{o}, im.liveOf([]emit.Object{o}), nil)
+		if err != nil {
+			out = append(out, fmt.Sprintf("NetworkAttachmentDefinition %s: %v", ref, err))
+			continue
+		}
+		for _, w := range rep.Warnings {
+			if w.Rule == "live-change" {
+				out = append(out, w.Object+": "+w.Message)
+			}
+		}
+	}
+	return out
 }
 
 type importer struct {
@@ -201,6 +250,10 @@ type importer struct {
 	refs        map[string]bool
 	// cur is the VM being compiled and checked.
 	cur *candidate
+	// nads are the NetworkAttachmentDefinitions virtc writes for the
+	// imported VMs' additional networks, by namespace/name
+	// (networkAttachments).
+	nads map[string]emit.Object
 	// last is the last compile of a VM alone (importer.compile).
 	last *compiled
 	// byRef indexes objs by Ref (liveOf); first the first object of each
@@ -229,6 +282,9 @@ type candidate struct {
 	batch *compiled
 	// notCarried are the live fields the intent does not carry (check).
 	notCarried []Item
+	// nads are the NetworkAttachmentDefinitions of the VM's namespace in
+	// its checked compile (check).
+	nads []emit.Object
 }
 
 // mapVM maps one live VM (importer.vm) and records what it needs.
@@ -627,6 +683,7 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 	if len(why) > 0 {
 		return nil, why
 	}
+	slices.Sort(spec.KubeVirtDefaults)
 	return vm, nil
 }
 
@@ -653,6 +710,16 @@ func (im *importer) boot(tmpl kubevirtv1.VirtualMachineInstanceSpec, spec *api.V
 	}
 	if t := dom.Devices.TPM; t != nil {
 		fw.TPM = &api.TPM{Enabled: t.Enabled, Persistent: t.Persistent}
+	}
+	if tmpl.Domain.Firmware == nil || tmpl.Domain.Firmware.Bootloader == nil {
+		// A template VM without a bootloader (common-templates v0.34.1
+		// rhel8.tpl.yaml writes none; rhel9.tpl.yaml writes efi) boots
+		// with KubeVirt's default, BIOS on amd64: the intent leaves it to
+		// KubeVirt as the VM does. A VM with a preference gets the
+		// preference's firmware.
+		if spec.Preference == "none" && (tmpl.Architecture == "" || tmpl.Architecture == "amd64") {
+			spec.KubeVirtDefaults = append(spec.KubeVirtDefaults, api.DefaultBootloader)
+		}
 	}
 	if *fw != (api.Firmware{}) {
 		spec.Firmware = fw
@@ -865,7 +932,7 @@ func (im *importer) image(src *cdiv1.DataVolumeSpec, pref string, anyPreference 
 	}
 	if ds == nil && (reg == nil || !strings.Contains(reg.URL, "@sha256:")) {
 		if byPreference == "" {
-			refuse("the root disk's source is not a DataSource nor a registry image pinned by digest, and the catalog has no image of preference %q", pref)
+			refuse("the root disk's source is not a DataSource nor a registry image pinned by digest, and the catalog has no image of preference %q (the image of an existing root disk only names the VM's OS: add the platform's approved Image of that preference to the catalog, or pass it with --catalog, and import again; the disk stays as it is)", pref)
 		}
 		return byPreference
 	}

@@ -3,7 +3,10 @@ package importer
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -26,6 +29,26 @@ func goldenExport(t *testing.T, name string) []live.Object {
 		t.Fatal(err)
 	}
 	return objs
+}
+
+// goldenCatalog parses an import golden's catalog.yaml, the platform
+// team's catalog entries the golden imports and builds with (nil when the
+// golden has none).
+func goldenCatalog(t *testing.T, name string) []*source.Doc {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "golden", "import", name, "catalog.yaml"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	diags := &diag.List{}
+	docs := source.Parse("catalog.yaml", "catalog.yaml", data, diags)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return docs
 }
 
 // A field the pinned KubeVirt API does not know is not dropped silently:
@@ -212,27 +235,19 @@ func TestQuotaHoldsRefusedVMsAttachmentPods(t *testing.T) {
 
 // The MTV corpus's Windows guest (golden/import/mtv-vsphere win03: EFI
 // with Secure Boot, SMM, a persistent vTPM, a sata disk, an e1000e NIC, a
-// usb tablet, the namespace/name NAD reference) is refused only because
-// the catalog has no image of its preference; with one, it is adopted as
-// it runs: Import compiles the intent and holds the rebuilt VM equal to
-// the live one beyond virtc's own metadata.
-func TestMTVWindowsAdoptedWithCatalogImage(t *testing.T) {
+// usb tablet, the namespace/name NAD reference) has a root claim MTV
+// imported from vSphere, which names no OS: without a catalog image of its
+// preference windows.2k22 it is refused, with what to do; with the
+// platform team's image (the golden's catalog.yaml) it is adopted as it
+// runs: Import compiles the intent and holds the rebuilt VM equal to the
+// live one beyond virtc's own metadata.
+func TestMTVWindowsNeedsCatalogImage(t *testing.T) {
 	objs := goldenExport(t, "mtv-vsphere")
-	diags := &diag.List{}
-	docs := source.Parse("catalog.yaml", "catalog.yaml", []byte(`apiVersion: virtc.dev/v1alpha1
-kind: Image
-metadata:
-  name: windows2k22
-spec:
-  dataSource:
-    name: win2k22
-  preference: windows.2k22
-  minRootDisk: 60Gi
-`), diags)
-	if diags.HasErrors() {
-		t.Fatal(diags)
+	res := Import(objs, nil, catalog.Options{}, Options{})
+	if len(res.Refused) != 1 || res.Refused[0].VM != "migrated/win03" || !strings.Contains(strings.Join(res.Refused[0].Reasons, "\n"), `the catalog has no image of preference "windows.2k22" (the image of an existing root disk only names the VM's OS: add the platform's approved Image`) {
+		t.Errorf("without a catalog image: refused %+v, want win03 refused for the missing image of windows.2k22, with what to do", res.Refused)
 	}
-	res := Import(objs, docs, catalog.Options{}, Options{})
+	res = Import(objs, goldenCatalog(t, "mtv-vsphere"), catalog.Options{}, Options{})
 	for _, rf := range res.Refused {
 		t.Errorf("refused %s: %s", rf.VM, strings.Join(rf.Reasons, "; "))
 	}
@@ -242,9 +257,30 @@ spec:
 			win = string(f.Data)
 		}
 	}
-	for _, want := range []string{"bootloader: efi", "secureBoot: true", "smm:\n      enabled: true", "tpm:\n      persistent: true", "bus: sata", "model: e1000e", "tablet: usb", "qualifiedNetworkName: true", "preference: lowercase"} {
+	for _, want := range []string{"image: windows2k22", "bootloader: efi", "secureBoot: true", "smm:\n      enabled: true", "tpm:\n      persistent: true", "bus: sata", "model: e1000e", "tablet: usb", "qualifiedNetworkName: true", "preference: lowercase"} {
 		if !strings.Contains(win, want) {
 			t.Errorf("win03's intent lacks %q:\n%s", want, win)
 		}
+	}
+}
+
+// A live field the intent cannot carry and the guest boots with is never
+// only "not carried" (issue 25): MTV's BIOS guest db01 with a serial
+// console on its BIOS (bootloader.bios.useSerial, which KubeVirt v1.8.4
+// passes to libvirt: pkg/virt-launcher/virtwrap/converter/compute/os.go
+// configureBIOS) is refused, with the field, since a VM rebuilt from Git
+// would boot without it.
+func TestGuestVisibleFieldRefused(t *testing.T) {
+	objs := goldenExport(t, "mtv-vsphere")
+	for _, o := range objs {
+		if o.Kind == "VirtualMachine" && o.Name == "db01" {
+			fw := o.Body["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["domain"].(map[string]any)["firmware"].(map[string]any)
+			fw["bootloader"].(map[string]any)["bios"] = map[string]any{"useSerial": true}
+		}
+	}
+	res := Import(objs, goldenCatalog(t, "mtv-vsphere"), catalog.Options{}, Options{})
+	want := "spec.template.spec.domain.firmware.bootloader.bios.useSerial: the intent cannot carry it, and the guest boots or sees it"
+	if len(res.Refused) != 1 || res.Refused[0].VM != "migrated/db01" || !strings.Contains(strings.Join(res.Refused[0].Reasons, "\n"), want) {
+		t.Errorf("refused %+v, want db01 refused with %q", res.Refused, want)
 	}
 }
