@@ -29,6 +29,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"init", "write a new GitOps repository for a platform: a cluster's Platform, a catalog, tenants with a VM each, the Argo CD wiring and a pull-request preview workflow", runInit},
 		{"build", "compile intents and catalog into manifests on stdout", runBuild},
 		{"validate", "check intents and catalog; print nothing on success", runValidate},
 		{"catalog", "list the catalog: sizes, images, profiles, backup policies", runCatalog},
