@@ -458,6 +458,29 @@ func checkoutBuild(t *testing.T, repo, dir string, args ...string) string {
 	return runBuildEnv(t, dir, []string{"VIRTC_SOURCE_BASE=" + repo}, args...)
 }
 
+// generateOK checks that an Application names the plugin as Argo CD knows
+// it and that its directory is discovered, runs the plugin's generate for
+// it in repo and requires success: the app's directory and the manifests.
+func generateOK(t *testing.T, p plugin, app application, repo string) (string, string) {
+	t.Helper()
+	pl := app.Spec.Source.Plugin
+	if pl == nil {
+		t.Fatal("the Application does not use a plugin")
+	}
+	if want := p.Metadata.Name + "-" + p.Spec.Version; pl.Name != want {
+		t.Errorf("plugin name %q; with spec.version set, Argo CD knows the plugin as %q", pl.Name, want)
+	}
+	appDir := filepath.Join(repo, filepath.FromSlash(app.Spec.Source.Path))
+	if m, _ := filepath.Glob(filepath.Join(appDir, p.Spec.Discover.FileName)); len(m) == 0 {
+		t.Errorf("discover.fileName %q does not match in %s", p.Spec.Discover.FileName, app.Spec.Source.Path)
+	}
+	code, stdout, stderr := generate(t, p, app, repo)
+	if code != 0 {
+		t.Fatalf("generate exit %d\n%s", code, stderr)
+	}
+	return appDir, stdout
+}
+
 // TestCMPContract runs plugin.yaml's generate for every example
 // Application as Argo CD would, and compares the manifests with virtc
 // build: each Application's with one of the builds examples/builds.txt
@@ -473,22 +496,9 @@ func TestCMPContract(t *testing.T) {
 		dir := strings.TrimPrefix(app.Spec.Source.Path, "examples/")
 		builds := deployedBuilds(t, dir)
 		t.Run(app.Metadata.Name, func(t *testing.T) {
-			pl := app.Spec.Source.Plugin
-			if pl == nil {
-				t.Fatal("the Application does not use a plugin")
-			}
-			if want := p.Metadata.Name + "-" + p.Spec.Version; pl.Name != want {
-				t.Errorf("plugin name %q; with spec.version set, Argo CD knows the plugin as %q", pl.Name, want)
-			}
 			repo := repoCopy(t)
-			appDir := filepath.Join(repo, filepath.FromSlash(app.Spec.Source.Path))
-			if m, _ := filepath.Glob(filepath.Join(appDir, p.Spec.Discover.FileName)); len(m) == 0 {
-				t.Errorf("discover.fileName %q does not match in %s", p.Spec.Discover.FileName, app.Spec.Source.Path)
-			}
-			code, stdout, stderr := generate(t, p, app, repo)
-			if code != 0 {
-				t.Fatalf("generate exit %d\n%s", code, stderr)
-			}
+			appDir, stdout := generateOK(t, p, app, repo)
+			pl := app.Spec.Source.Plugin
 			if len(builds) == 0 {
 				t.Fatalf("examples/builds.txt says %s is not a virtc build", app.Spec.Source.Path)
 			}

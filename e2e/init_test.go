@@ -59,29 +59,15 @@ func TestCMPInit(t *testing.T) {
 	for _, app := range apps {
 		names = append(names, app.Metadata.Name)
 		t.Run(app.Metadata.Name, func(t *testing.T) {
-			pl := app.Spec.Source.Plugin
-			if pl == nil {
-				t.Fatal("the Application does not use a plugin")
-			}
-			if want := p.Metadata.Name + "-" + p.Spec.Version; pl.Name != want {
-				t.Errorf("plugin name %q; with spec.version set, Argo CD knows the plugin as %q", pl.Name, want)
-			}
+			appDir, stdout := generateOK(t, p, app, repo)
 			dests, ok := projects[app.Spec.Project]
 			if !ok {
 				t.Errorf("project %q is not in argocd/projects.yaml", app.Spec.Project)
 			} else if ns := app.Spec.Destination.Namespace; ns != "" && !slices.Contains(dests, ns) && !slices.Contains(dests, "*") {
 				t.Errorf("project %s does not allow the destination namespace %q", app.Spec.Project, ns)
 			}
-			appDir := filepath.Join(repo, filepath.FromSlash(app.Spec.Source.Path))
-			if _, err := os.Stat(filepath.Join(appDir, p.Spec.Discover.FileName)); err != nil {
-				t.Errorf("discover.fileName %q does not match in %s", p.Spec.Discover.FileName, app.Spec.Source.Path)
-			}
-			code, stdout, stderr := generate(t, p, app, repo)
-			if code != 0 {
-				t.Fatalf("generate exit %d\n%s", code, stderr)
-			}
 			var args []string
-			for _, prm := range pl.Parameters {
+			for _, prm := range app.Spec.Source.Plugin.Parameters {
 				if prm.String != nil {
 					args = append(args, "--"+prm.Name, *prm.String)
 				}

@@ -107,14 +107,8 @@ func runExplain(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	path := strings.Split(rest[0], ".")
-	kind := ""
-	for _, k := range decode.Kinds {
-		if strings.EqualFold(k, path[0]) {
-			kind = k
-		}
-	}
-	if kind == "" {
-		fmt.Fprintf(stderr, "virtc explain: %s\n", diag.UnknownName("kind", path[0], decode.Kinds))
+	kind, ok := kindNamed("explain", path[0], stderr)
+	if !ok {
 		return ExitUsage
 	}
 	data, err := schemas.Files.ReadFile(schema.FileName(kind))
