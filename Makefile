@@ -70,6 +70,14 @@ generate:
 e2e: tools
 	VIRTC_REQUIRE_TOOLS=1 $(GO) test -count=1 ./e2e/...
 
+## browser: the HTML report's golden page (golden/report-html) in headless
+## Chromium (Debian's chromium package): no console message, the DOM has
+## the page's sections; the screenshot is kept in $(VIRTC_BROWSER_ARTIFACTS)
+.PHONY: browser
+export VIRTC_BROWSER_ARTIFACTS ?= $(CURDIR)/bin/browser
+browser:
+	VIRTC_REQUIRE_TOOLS=1 $(GO) test -count=1 -run TestReportHTMLBrowser -v ./golden
+
 ## tools: pinned kubeconform, kustomize and promtool in .tools/bin
 tools: $(TOOLS)/kubeconform $(TOOLS)/kustomize $(TOOLS)/promtool
 

@@ -103,8 +103,14 @@ func readYAML(t *testing.T, file string, v any) {
 
 func readPlugin(t *testing.T) plugin {
 	t.Helper()
+	return readPluginFile(t, filepath.Join(root, "examples", "argocd", "plugin.yaml"))
+}
+
+// readPluginFile reads a plugin.yaml.
+func readPluginFile(t *testing.T, file string) plugin {
+	t.Helper()
 	var p plugin
-	readYAML(t, filepath.Join(root, "examples", "argocd", "plugin.yaml"), &p)
+	readYAML(t, file, &p)
 	if p.APIVersion != "argoproj.io/v1alpha1" || p.Kind != "ConfigManagementPlugin" || p.Metadata.Name != "virtc" {
 		t.Fatalf("plugin.yaml is %s %s %q, want argoproj.io/v1alpha1 ConfigManagementPlugin virtc", p.APIVersion, p.Kind, p.Metadata.Name)
 	}
@@ -163,13 +169,13 @@ func yamlDocs(t *testing.T, file string) []map[string]any {
 // path.basename of a git directory; of a git file, its directory's and the
 // file's own fields; the element's keys for a list; for a matrix, one set
 // of each child merged).
-func (g generator) params(t *testing.T) []map[string]string {
+func (g generator) params(t *testing.T, top string) []map[string]string {
 	t.Helper()
 	switch {
 	case g.Git != nil:
 		var out []map[string]string
 		glob := func(pattern string) []string {
-			matches, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(pattern)))
+			matches, err := filepath.Glob(filepath.Join(top, filepath.FromSlash(pattern)))
 			if err != nil || len(matches) == 0 {
 				t.Fatalf("the ApplicationSet's git pattern %s matches nothing", pattern)
 			}
@@ -177,7 +183,7 @@ func (g generator) params(t *testing.T) []map[string]string {
 		}
 		for _, d := range g.Git.Directories {
 			for _, m := range glob(d.Path) {
-				rel, _ := filepath.Rel(root, m)
+				rel, _ := filepath.Rel(top, m)
 				rel = filepath.ToSlash(rel)
 				out = append(out, map[string]string{"path.path": rel, "path.basename": filepath.Base(rel)})
 			}
@@ -193,7 +199,7 @@ func (g generator) params(t *testing.T) []map[string]string {
 				doc := docs[0]
 				p := map[string]string{}
 				flatten("", doc, p)
-				rel, _ := filepath.Rel(root, filepath.Dir(m))
+				rel, _ := filepath.Rel(top, filepath.Dir(m))
 				rel = filepath.ToSlash(rel)
 				p["path.path"], p["path.basename"], p["path.filename"] = rel, filepath.Base(rel), filepath.Base(m)
 				out = append(out, p)
@@ -204,8 +210,8 @@ func (g generator) params(t *testing.T) []map[string]string {
 		return g.List.Elements
 	case g.Matrix != nil && len(g.Matrix.Generators) == 2:
 		var out []map[string]string
-		for _, a := range g.Matrix.Generators[0].params(t) {
-			for _, b := range g.Matrix.Generators[1].params(t) {
+		for _, a := range g.Matrix.Generators[0].params(t, top) {
+			for _, b := range g.Matrix.Generators[1].params(t, top) {
 				m := maps.Clone(a)
 				maps.Copy(m, b)
 				out = append(out, m)
@@ -248,15 +254,21 @@ func applications(t *testing.T) []application {
 	dir := filepath.Join(root, "examples", "argocd")
 	var app application
 	readYAML(t, filepath.Join(dir, "application.yaml"), &app)
-	apps := []application{app}
+	return append([]application{app}, applicationSet(t, root, filepath.Join(dir, "applicationset.yaml"))...)
+}
 
+// applicationSet renders the Applications an ApplicationSet file makes
+// for the repository whose top is top.
+func applicationSet(t *testing.T, top, file string) []application {
+	t.Helper()
+	var apps []application
 	var set struct {
 		Spec struct {
 			Generators []generator    `yaml:"generators"`
 			Template   map[string]any `yaml:"template"`
 		} `yaml:"spec"`
 	}
-	readYAML(t, filepath.Join(dir, "applicationset.yaml"), &set)
+	readYAML(t, file, &set)
 	for _, g := range set.Spec.Generators {
 		template := set.Spec.Template
 		if g.Git != nil && g.Git.Template != nil {
@@ -266,7 +278,7 @@ func applications(t *testing.T) []application {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range g.params(t) {
+		for _, p := range g.params(t, top) {
 			var pairs []string
 			for _, k := range slices.Sorted(maps.Keys(p)) {
 				pairs = append(pairs, "{{."+k+"}}", p[k])
@@ -446,6 +458,29 @@ func checkoutBuild(t *testing.T, repo, dir string, args ...string) string {
 	return runBuildEnv(t, dir, []string{"VIRTC_SOURCE_BASE=" + repo}, args...)
 }
 
+// generateOK checks that an Application names the plugin as Argo CD knows
+// it and that its directory is discovered, runs the plugin's generate for
+// it in repo and requires success: the app's directory and the manifests.
+func generateOK(t *testing.T, p plugin, app application, repo string) (string, string) {
+	t.Helper()
+	pl := app.Spec.Source.Plugin
+	if pl == nil {
+		t.Fatal("the Application does not use a plugin")
+	}
+	if want := p.Metadata.Name + "-" + p.Spec.Version; pl.Name != want {
+		t.Errorf("plugin name %q; with spec.version set, Argo CD knows the plugin as %q", pl.Name, want)
+	}
+	appDir := filepath.Join(repo, filepath.FromSlash(app.Spec.Source.Path))
+	if m, _ := filepath.Glob(filepath.Join(appDir, p.Spec.Discover.FileName)); len(m) == 0 {
+		t.Errorf("discover.fileName %q does not match in %s", p.Spec.Discover.FileName, app.Spec.Source.Path)
+	}
+	code, stdout, stderr := generate(t, p, app, repo)
+	if code != 0 {
+		t.Fatalf("generate exit %d\n%s", code, stderr)
+	}
+	return appDir, stdout
+}
+
 // TestCMPContract runs plugin.yaml's generate for every example
 // Application as Argo CD would, and compares the manifests with virtc
 // build: each Application's with one of the builds examples/builds.txt
@@ -461,22 +496,9 @@ func TestCMPContract(t *testing.T) {
 		dir := strings.TrimPrefix(app.Spec.Source.Path, "examples/")
 		builds := deployedBuilds(t, dir)
 		t.Run(app.Metadata.Name, func(t *testing.T) {
-			pl := app.Spec.Source.Plugin
-			if pl == nil {
-				t.Fatal("the Application does not use a plugin")
-			}
-			if want := p.Metadata.Name + "-" + p.Spec.Version; pl.Name != want {
-				t.Errorf("plugin name %q; with spec.version set, Argo CD knows the plugin as %q", pl.Name, want)
-			}
 			repo := repoCopy(t)
-			appDir := filepath.Join(repo, filepath.FromSlash(app.Spec.Source.Path))
-			if m, _ := filepath.Glob(filepath.Join(appDir, p.Spec.Discover.FileName)); len(m) == 0 {
-				t.Errorf("discover.fileName %q does not match in %s", p.Spec.Discover.FileName, app.Spec.Source.Path)
-			}
-			code, stdout, stderr := generate(t, p, app, repo)
-			if code != 0 {
-				t.Fatalf("generate exit %d\n%s", code, stderr)
-			}
+			appDir, stdout := generateOK(t, p, app, repo)
+			pl := app.Spec.Source.Plugin
 			if len(builds) == 0 {
 				t.Fatalf("examples/builds.txt says %s is not a virtc build", app.Spec.Source.Path)
 			}

@@ -67,7 +67,7 @@ func Scenarios(t testing.TB) []string {
 	}
 	var out []string
 	for _, e := range entries {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && e.Name() != "testdata" && e.Name() != importDir {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && e.Name() != "testdata" && e.Name() != importDir && e.Name() != initDir {
 			out = append(out, e.Name())
 		}
 	}

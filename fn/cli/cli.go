@@ -29,12 +29,14 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"init", "write a new GitOps repository for a platform: a cluster's Platform, a catalog, tenants with a VM each, the Argo CD wiring and a pull-request preview workflow", runInit},
 		{"build", "compile intents and catalog into manifests on stdout", runBuild},
 		{"validate", "check intents and catalog; print nothing on success", runValidate},
 		{"catalog", "list the catalog: sizes, images, profiles, backup policies", runCatalog},
 		{"report", "print each VM's eligibility class and the evidence it still needs", runReport},
 		{"facts", "print the PlatformFacts of the Platform among the inputs, for tenant repositories' builds", runFacts},
 		{"restore-plan", "print a recovery script for a VM or a tenant that works under Argo CD automated sync (in place, a copy with --to, a tenant with --tenant, --other-cluster, a snapshot with --snapshot)", runRestorePlan},
+		{"explain", "describe a kind or one of its fields (KIND[.field.path]), its type, documentation and fields, like kubectl explain", runExplain},
 		{"schema", "print the JSON Schema of a kind, for editors and validators", runSchema},
 		{"diff", "show what a change does to the cluster; refuse destructive changes", runDiff},
 		{"import", "write intents for live VMs (an oc get -o yaml export) and report what they do not carry", runImport},

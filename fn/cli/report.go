@@ -119,7 +119,7 @@ type nodeReport struct {
 
 func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("report", "PATH...", stderr)
-	format := fs.String("format", "text", "text, markdown or json")
+	format := fs.String("format", "text", "text, markdown, json, or html (one self-contained page: per worker pool the capacity used, reserved for N+1 and free; per tenant its quota use; each VM's class, evidence and where it can run; the warnings)")
 	asOf := addAsOfFlag(fs)
 	paths, code, ok := parse(fs, args)
 	if !ok {
@@ -129,8 +129,8 @@ func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if !ok {
 		return ExitUsage
 	}
-	if *format != "text" && *format != "markdown" && *format != "json" {
-		fmt.Fprintf(stderr, "virtc report: unknown format %q (text, markdown or json)\n", *format)
+	if *format != "text" && *format != "markdown" && *format != "json" && *format != "html" {
+		fmt.Fprintf(stderr, "virtc report: unknown format %q (text, markdown, json or html)\n", *format)
 		return ExitUsage
 	}
 	if len(paths) == 0 {
@@ -166,6 +166,11 @@ func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			rows = []vmReport{}
 		}
 		enc.Encode(rows)
+	case "html":
+		if err := writeReportHTML(stdout, res.Model, rows, pl, located(res, place{})); err != nil {
+			fmt.Fprintf(stderr, "virtc report: %v\n", err)
+			return ExitFailed
+		}
 	case "markdown":
 		writeReportMarkdown(stdout, rows)
 		writePlacementMarkdown(stdout, rows, pl)

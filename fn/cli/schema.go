@@ -25,14 +25,8 @@ func runSchema(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	switch len(rest) {
 	case 0:
 	case 1:
-		kind := ""
-		for _, k := range decode.Kinds {
-			if strings.EqualFold(k, rest[0]) {
-				kind = k
-			}
-		}
-		if kind == "" {
-			fmt.Fprintf(stderr, "virtc schema: %s\n", diag.UnknownName("kind", rest[0], decode.Kinds))
+		kind, ok := kindNamed("schema", rest[0], stderr)
+		if !ok {
 			return ExitUsage
 		}
 		file = schema.FileName(kind)
@@ -50,4 +44,16 @@ func runSchema(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return ExitFailed
 	}
 	return ExitOK
+}
+
+// kindNamed is the virtc kind a command line names, in any case; else it
+// reports the nearest kinds as command's error.
+func kindNamed(command, name string, stderr io.Writer) (string, bool) {
+	for _, k := range decode.Kinds {
+		if strings.EqualFold(k, name) {
+			return k, true
+		}
+	}
+	fmt.Fprintf(stderr, "virtc %s: %s\n", command, diag.UnknownName("kind", name, decode.Kinds))
+	return "", false
 }

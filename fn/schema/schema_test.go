@@ -207,7 +207,9 @@ func inputs(t *testing.T) []input {
 		entries, _ := os.ReadDir(dir)
 		var paths []string
 		ext := map[string]string{}
-		mayFail := false
+		// virtc init's repositories hold the approver image placeholder,
+		// which the schema refuses as the build does (golden/init/*/errors.txt)
+		mayFail := s.Name() == "init"
 		for _, e := range entries {
 			switch e.Name() {
 			case "errors.txt":

@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"github.com/virtc/virtc/fn/initrepo"
+)
+
+// dnsLabel is a Kubernetes namespace name (RFC 1123 label): what a tenant
+// and, as Argo CD cluster and Platform name, a cluster may be called.
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+
+func runInit(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("init", "DIR", stderr)
+	cluster := fs.String("cluster", "cluster1", "the cluster's name: its directory clusters/NAME, its Platform and its Argo CD cluster")
+	var tenants stringList
+	fs.Var(&tenants, "tenant", "a tenant to onboard, with one VM and an AppProject (repeatable; default team-a)")
+	repoURL := fs.String("repo-url", "https://git.example.com/platform/virtual-machines.git", "the Git repository Argo CD reads this one from (the Applications' repoURL)")
+	paths, code, ok := parse(fs, args)
+	if !ok {
+		return code
+	}
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "virtc init: "+format+"\n", a...)
+		fs.Usage()
+		return ExitUsage
+	}
+	if len(paths) != 1 {
+		return usage("name one directory to write the repository into (DIR)")
+	}
+	if len(tenants) == 0 {
+		tenants = stringList{"team-a"}
+	}
+	if !dnsLabel.MatchString(*cluster) {
+		return usage("--cluster %q: not a valid name (lower-case letters, digits and '-', at most 63, starting and ending with a letter or digit)", *cluster)
+	}
+	seen := map[string]bool{}
+	for _, t := range tenants {
+		if !dnsLabel.MatchString(t) {
+			return usage("--tenant %q: not a valid namespace name (lower-case letters, digits and '-', at most 63, starting and ending with a letter or digit)", t)
+		}
+		if seen[t] {
+			return usage("--tenant %q given twice", t)
+		}
+		seen[t] = true
+	}
+	dir := paths[0]
+	if existing, err := firstFile(dir); err != nil {
+		fmt.Fprintf(stderr, "virtc init: %v\n", err)
+		return ExitUsage
+	} else if existing != "" {
+		fmt.Fprintf(stderr, "virtc init: %s: already exists; init writes only into a new or empty directory and never overwrites\n", existing)
+		return ExitUsage
+	}
+	files, err := initrepo.Files(initrepo.Options{Cluster: *cluster, Tenants: tenants, RepoURL: *repoURL})
+	if err != nil {
+		fmt.Fprintf(stderr, "virtc init: %v\n", err)
+		return ExitUsage
+	}
+	for _, f := range files {
+		p := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			fmt.Fprintf(stderr, "virtc init: %v\n", err)
+			return ExitUsage
+		}
+		// O_EXCL: a file that appeared since the check is never overwritten.
+		w, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			_, err = w.Write(f.Data)
+			if cerr := w.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "virtc init: %v\n", err)
+			return ExitUsage
+		}
+		fmt.Fprintln(stdout, p)
+	}
+	fmt.Fprintf(stderr, "virtc init: wrote %d files; set spec.approver.image in %s, then: cd %s && virtc build --catalog ../../platform .\n",
+		len(files), filepath.Join(dir, "clusters", *cluster, "platform.yaml"), filepath.Join(dir, "clusters", *cluster))
+	return ExitOK
+}
+
+// firstFile is the first entry (in lexical order, depth first) under dir,
+// or "" when dir does not exist or is empty; an error when dir is a file.
+func firstFile(dir string) (string, error) {
+	st, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if !st.IsDir() {
+		return dir, nil
+	}
+	first := ""
+	err = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == dir {
+			return nil
+		}
+		if !e.IsDir() {
+			first = p
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if first == "" {
+		// only empty directories: name the first of them
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return "", err
+		}
+		if len(entries) > 0 {
+			first = filepath.Join(dir, entries[0].Name())
+		}
+	}
+	return first, nil
+}

@@ -1,0 +1,132 @@
+// Package initrepo writes a new GitOps repository for a platform (virtc
+// init): the templates under templates/ (kept as data), the editable part
+// of the embedded catalog, and the Argo CD wiring of examples/argocd.
+package initrepo
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"text/template"
+
+	defaults "github.com/virtc/virtc/catalog"
+	"github.com/virtc/virtc/examples/argocd"
+	"github.com/virtc/virtc/fn/versions"
+)
+
+// templates are the repository's files. A path segment CLUSTER is the
+// cluster's name; a path with a segment TENANT is written once per tenant.
+// Their delimiters are [[ ]], because the ApplicationSet holds Argo CD's
+// own {{ }} templates.
+//
+//go:embed all:templates
+var templates embed.FS
+
+// catalogFiles are the embedded catalog's files a repository starts from,
+// in platform/: the ones the platform team edits. The sizes
+// (common-instancetypes.yaml, generated from KubeVirt's bundle) stay
+// virtc's.
+var catalogFiles = []string{"backup.yaml", "images.yaml", "networks.yaml", "storage.yaml"}
+
+// ApproverPlaceholder is the approver image init writes: not an image
+// pinned by digest, so every build refuses it until it is set.
+const ApproverPlaceholder = "SET-ME: your registry/virtc@sha256:<the digest of the virtc image you pushed>"
+
+// Options are what the repository is for.
+type Options struct {
+	// Cluster is the name of the cluster directory, the Platform and the
+	// Argo CD cluster.
+	Cluster string
+	// Tenants each get a Tenant file, a VM and an AppProject.
+	Tenants []string
+	// RepoURL is the Git repository Argo CD reads.
+	RepoURL string
+}
+
+// data is what the templates see.
+type data struct {
+	Cluster string
+	Tenants []string
+	Tenant  string
+	Version string
+	RepoURL string
+	// ApproverImage is the placeholder of spec.approver.image.
+	ApproverImage string
+}
+
+// File is one file of the repository.
+type File struct {
+	Path string // slash-separated, relative to the repository's top
+	Data []byte
+}
+
+// Files renders the repository, sorted by path.
+func Files(o Options) ([]File, error) {
+	release, ok := versions.BaselineRelease()
+	if !ok {
+		return nil, fmt.Errorf("the version table has no baseline release")
+	}
+	d := data{
+		Cluster: o.Cluster,
+		Tenants: o.Tenants,
+		Version: fmt.Sprintf("%s.%d", release.Minor, release.Patches[1]),
+		RepoURL: o.RepoURL,
+
+		ApproverImage: ApproverPlaceholder,
+	}
+	var out []File
+	err := fs.WalkDir(templates, "templates", func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		text, err := templates.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel := strings.Replace(strings.TrimPrefix(p, "templates/"), "CLUSTER", o.Cluster, 1)
+		tmpl, err := template.New(rel).Delims("[[", "]]").Option("missingkey=error").Parse(string(text))
+		if err != nil {
+			return err
+		}
+		tenants := []string{""}
+		if strings.Contains(rel, "TENANT") {
+			tenants = o.Tenants
+		}
+		for _, tenant := range tenants {
+			d.Tenant = tenant
+			var buf bytes.Buffer
+			if err := tmpl.Execute(&buf, d); err != nil {
+				return err
+			}
+			out = append(out, File{Path: strings.ReplaceAll(rel, "TENANT", tenant), Data: buf.Bytes()})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range catalogFiles {
+		b, err := defaults.Files.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, File{Path: path.Join("platform", name), Data: b})
+	}
+	wiring, err := fs.ReadDir(argocd.Wiring, ".")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range wiring {
+		b, err := argocd.Wiring.ReadFile(e.Name())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, File{Path: path.Join("argocd", e.Name()), Data: b})
+	}
+	slices.SortFunc(out, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}

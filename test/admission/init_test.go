@@ -1,0 +1,56 @@
+package admission
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+)
+
+// TestInitAdmission admits what a repository `virtc init` writes compiles
+// to, once its approver placeholder is set, the way its Argo CD
+// Applications build it (cd clusters/NAME && virtc build --catalog
+// ../../platform .), with KubeVirt's and CDI's webhook code, as
+// TestUpstreamAdmission admits the examples.
+func TestInitAdmission(t *testing.T) {
+	bin := virtcBinary(t)
+	repo := filepath.Join(t.TempDir(), "repo")
+	if _, stderr, err := run(t, repoRoot, bin, "init", "--cluster", "east", "--tenant", "shop", "--tenant", "analytics", repo); err != nil {
+		t.Fatalf("virtc init: %v\n%s", err, stderr)
+	}
+	dir := filepath.Join(repo, "clusters", "east")
+	platform := filepath.Join(dir, "platform.yaml")
+	data, err := os.ReadFile(platform)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the placeholder is the only quoted image; put a pinned one there
+	placeholder := regexp.MustCompile(`image: "[^"]*"`)
+	if !placeholder.Match(data) {
+		t.Fatal("platform.yaml has no approver placeholder")
+	}
+	data = placeholder.ReplaceAll(data, []byte("image: quay.io/virtc/virtc@sha256:5f0c3a4e8d9b1c2a7e6f4d3c2b1a09f8e7d6c5b4a3928170f6e5d4c3b2a19087"))
+	if err := os.WriteFile(platform, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--catalog", "../../platform", "."}
+	stdout, stderr, err := run(t, dir, bin, append([]string{"build"}, args...)...)
+	if err != nil {
+		t.Fatalf("virtc build %v: %v\n%s", args, err, stderr)
+	}
+	rep, err := CheckWithContext("virtc init (clusters/east)", stdout, declaredDataSources(t, bin, dir, args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Objects == 0 {
+		t.Fatal("nothing was admitted")
+	}
+	t.Logf("%d objects, %d admission reviews", rep.Objects, rep.Reviews)
+	for _, f := range rep.Findings {
+		if f.Unresolved {
+			t.Errorf("unresolved reference: %s", f)
+		} else {
+			t.Errorf("denied: %s", f)
+		}
+	}
+}
