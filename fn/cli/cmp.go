@@ -3,11 +3,9 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"path"
-	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/virtc/virtc/fn/cmp"
 	"github.com/virtc/virtc/fn/compile"
@@ -41,48 +39,41 @@ func runCMPEnv(args, env []string, stdin io.Reader, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "virtc cmp: %v\n", err)
 		return ExitUsage
 	}
-	specArgs, paths, ok := markerArgs(stderr)
+	// A call the cache answers reads no input (the hook in package
+	// fn/cmp/hit answers most before virtc is initialised).
+	call, cached := cmp.Prepare(args, env)
+	if cached {
+		if served, err := call.Serve(stdout, stderr); served {
+			if err != nil {
+				fmt.Fprintf(stderr, "virtc: %v\n", err)
+				return ExitFailed
+			}
+			return ExitOK
+		}
+	}
+	specFlags, paths, ok := markerArgs(stderr)
 	if !ok {
 		return ExitFailed
 	}
-	if len(paths) == 0 {
-		paths = []string{"."}
+	build := cmp.BuildArgs(args, specFlags, envArgs, paths)
+	io.WriteString(stderr, cmp.CommandLine(build))
+	where := appPlace(env)
+	if !cached {
+		return runBuildAt(build, where, stdin, stdout, stderr)
 	}
-	build := slices.Concat(args, specArgs, envArgs, []string{"--"}, paths)
-	fmt.Fprintf(stderr, "virtc cmp: virtc build %s\n", strings.Join(build, " "))
-	return cmpBuild(build, env, appPlace(env), stdin, stdout, stderr)
+	return cmpBuild(call, build, specFlags, paths, where, stdin, stdout, stderr)
 }
 
-// AppPathEnv is the application's path in its repository, which Argo CD's
-// repo server gives a plugin (argo-cd v3.6.1 reposerver/repository/
-// repository.go, newEnv: ARGOCD_APP_SOURCE_PATH=<spec.source.path>).
-const AppPathEnv = "ARGOCD_APP_SOURCE_PATH"
+// AppPathEnv is the application's path in its repository (cmp.AppPathEnv).
+const AppPathEnv = cmp.AppPathEnv
 
-// appPlace is where the plugin's working directory sits in the repository:
-// the CMP server unpacks the whole repository and runs generate in the
-// application's directory (cmpserver/plugin/plugin.go), and the copy may
-// lack .git (ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS often drops it). So
-// messages name files from the repository's top, like a reviewer sees them,
-// and virtc.dev/source is the same as `virtc build` records in a checkout.
+// appPlace is where the plugin's working directory sits in the repository
+// (cmp.AppPlace), so messages name files from the repository's top, like a
+// reviewer sees them, and virtc.dev/source is the same as `virtc build`
+// records in a checkout.
 func appPlace(env []string) place {
-	var app string
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, AppPathEnv+"="); ok {
-			app = path.Clean(filepath.ToSlash(v))
-		}
-	}
-	if app == "" || app == "." || path.IsAbs(app) || app == ".." || strings.HasPrefix(app, "../") {
-		return place{}
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return place{}
-	}
-	top, ok := strings.CutSuffix(filepath.ToSlash(wd), "/"+app)
-	if !ok {
-		return place{}
-	}
-	return place{base: filepath.FromSlash(top), prefix: app}
+	base, prefix := cmp.AppPlace(env)
+	return place{base: base, prefix: prefix}
 }
 
 // markerArgs reads the options of the Compiler in the marker file, if the
@@ -106,7 +97,31 @@ func markerArgs(stderr io.Writer) (flags, paths []string, ok bool) {
 		return nil, nil, false
 	}
 	if len(specs) == 1 {
-		flags, paths = cmp.SpecArgs(specs[0])
+		flags, paths = specArgs(specs[0])
 	}
 	return flags, paths, true
+}
+
+// specArgs returns the build flags and input paths a Compiler spec stands
+// for. No paths means the app directory itself.
+func specArgs(s krm.Spec) (flags, paths []string) {
+	for _, c := range s.CatalogDirs {
+		flags = append(flags, "--catalog="+c)
+	}
+	if s.NoDefaultCatalog {
+		flags = append(flags, "--no-default-catalog")
+	}
+	if s.Scope != "" {
+		flags = append(flags, "--scope="+s.Scope)
+	}
+	if s.Tenant != "" {
+		flags = append(flags, "--tenant="+s.Tenant)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.ExtStr)) {
+		flags = append(flags, "--ext-str="+k+"="+s.ExtStr[k])
+	}
+	if s.WarningsConfigMap != "" {
+		flags = append(flags, "--warnings-configmap="+s.WarningsConfigMap)
+	}
+	return flags, s.Paths
 }

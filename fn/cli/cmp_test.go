@@ -3,7 +3,10 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/virtc/virtc/fn/krm"
 )
 
 // The Argo CD plugin runs in the application's directory of a repository
@@ -47,5 +50,15 @@ func TestAppPlace(t *testing.T) {
 		if got := inRepository("clusters/east", file); got != want {
 			t.Errorf("inRepository(%q) = %q, want %q", file, got, want)
 		}
+	}
+}
+
+func TestSpecArgs(t *testing.T) {
+	flags, paths := specArgs(krm.Spec{CatalogDirs: []string{"../p"}, NoDefaultCatalog: true, Paths: []string{"vms"}, WarningsConfigMap: "shop/virtc-warnings"})
+	if want := []string{"--catalog=../p", "--no-default-catalog", "--warnings-configmap=shop/virtc-warnings"}; !slices.Equal(flags, want) {
+		t.Errorf("flags %q, want %q", flags, want)
+	}
+	if !slices.Equal(paths, []string{"vms"}) {
+		t.Errorf("paths %q", paths)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/virtc/virtc/fn/cmp"
 	"github.com/virtc/virtc/fn/fleet"
 )
 
@@ -83,7 +84,7 @@ func TestCMPCache(t *testing.T) {
 
 	// A hit is served from the entry: marking the entry's file shows it.
 	entry := filepath.Join(cache, entries(t, cache)[0])
-	if err := os.WriteFile(tenantFile(entry, tenants[0]), []byte("marked\n"), 0o600); err != nil {
+	if err := os.WriteFile(cmp.TenantFile(entry, tenants[0]), []byte("marked\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if out, _, _ := cmpRun(t, cache, tenants[0]); out != "marked\n" {
@@ -150,71 +151,5 @@ func TestSplitTenant(t *testing.T) {
 		if tenant != tc.tenant || fmt.Sprint(rest) != "["+tc.rest+"]" {
 			t.Errorf("splitTenant(%q) = %q, %q; want %q, %q", tc.in, tenant, rest, tc.tenant, tc.rest)
 		}
-	}
-}
-
-// With the commit Argo CD names (ARGOCD_APP_REVISION), the key is the
-// repository, the commit and the copy's file names: the files are not
-// read (the commit names their bytes). A file more or less (the repo
-// server's tar exclusions), another commit or another repository is
-// another key; a revision that is not a commit hash (the CLI's streamed
-// local files: "streamed") keys by the files' bytes.
-func TestCacheKeyByCommit(t *testing.T) {
-	top := t.TempDir()
-	app := filepath.Join(top, "clusters", "east")
-	file := filepath.Join(app, "tenant.yaml")
-	if err := os.MkdirAll(app, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	write := func(s string) {
-		t.Helper()
-		if err := os.WriteFile(file, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Chdir(app)
-	where := place{base: top, prefix: "clusters/east"}
-	const commit = "0123456789abcdef0123456789abcdef01234567"
-	key := func(revision, repo string) string {
-		t.Helper()
-		env := []string{RevisionEnv + "=" + revision, RepoURLEnv + "=" + repo}
-		k, ok := cacheKey([]string{"--scope=vms", "--", "."}, env, where, filepath.Join(t.TempDir(), "cache"))
-		if !ok {
-			t.Fatalf("no key for revision %q", revision)
-		}
-		return k
-	}
-	write("name: a\n")
-	byCommit, streamed := key(commit, "https://git.example/fleet"), key("streamed", "https://git.example/fleet")
-	write("name: b\n") // the same size
-	if got := key(commit, "https://git.example/fleet"); got != byCommit {
-		t.Errorf("the commit's key changed with a file's bytes: the files were read")
-	}
-	if got := key("streamed", "https://git.example/fleet"); got == streamed {
-		t.Errorf("streamed files: the key did not change with a file's bytes")
-	}
-	if key(strings.ToUpper(commit), "https://git.example/fleet") == byCommit || key("HEAD", "https://git.example/fleet") == byCommit {
-		t.Errorf("a revision that is not a full lowercase commit hash keyed by the commit")
-	}
-	write("name: bb\n")
-	if got := key(commit, "https://git.example/fleet"); got != byCommit {
-		t.Errorf("the commit's key changed with a file's size: the files were stat'ed")
-	}
-	other := filepath.Join(app, "other.yaml")
-	if err := os.WriteFile(other, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := key(commit, "https://git.example/fleet"); got == byCommit {
-		t.Errorf("the commit's key did not change with a file more in the copy")
-	}
-	if err := os.Remove(other); err != nil {
-		t.Fatal(err)
-	}
-	write("name: a\n")
-	if key(commit, "https://git.example/other") == byCommit || key("1123456789abcdef0123456789abcdef01234567", "https://git.example/fleet") == byCommit {
-		t.Errorf("another repository or commit gave the same key")
-	}
-	if key(commit, "https://git.example/fleet") != byCommit {
-		t.Errorf("the key is not stable")
 	}
 }

@@ -12,13 +12,8 @@ package cmp
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
-
-	"github.com/virtc/virtc/fn/krm"
 )
 
 // Environment variable names of the CMP v2 contract.
@@ -38,7 +33,24 @@ type Parameter struct {
 	Map    map[string]string `json:"map,omitempty"`
 }
 
-var flagName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`) })
+// flagName reports whether s is a build flag's name: lowercase words of
+// letters and digits joined by '-', the first starting with a letter
+// (^[a-z][a-z0-9]*(-[a-z0-9]+)*$). A byte test, not a regular expression:
+// package hit runs this before virtc is initialised (see cache.go).
+func flagName(s string) bool {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case c == '-' && s[i-1] != '-' && i+1 < len(s):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // Args returns the build flags the environment asks for: first those from
 // the plugin env (sorted by name), then those from the parameters (in the
@@ -55,7 +67,7 @@ func Args(environ []string) ([]string, error) {
 			params = v
 		case strings.HasPrefix(k, EnvPrefix):
 			name := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(k, EnvPrefix)), "_", "-")
-			if !flagName().MatchString(name) {
+			if !flagName(name) {
 				return nil, fmt.Errorf("plugin env %s: %q is not a virtc build flag name", strings.TrimPrefix(k, EnvPrefix), name)
 			}
 			env[name] = v
@@ -74,7 +86,7 @@ func Args(environ []string) ([]string, error) {
 		return nil, fmt.Errorf("%s is not a JSON list of parameters: %v", ParametersEnv, err)
 	}
 	for _, p := range ps {
-		if !flagName().MatchString(p.Name) {
+		if !flagName(p.Name) {
 			return nil, fmt.Errorf("plugin parameter %q is not a virtc build flag name (lowercase words joined by '-')", p.Name)
 		}
 		switch {
@@ -103,27 +115,3 @@ func Args(environ []string) ([]string, error) {
 // a YAML file beside the intents, `virtc build .` reads it too and skips
 // the Compiler.
 const MarkerFile = "virtc.yaml"
-
-// SpecArgs returns the build flags and input paths a Compiler spec stands
-// for. No paths means the app directory itself.
-func SpecArgs(s krm.Spec) (flags, paths []string) {
-	for _, c := range s.CatalogDirs {
-		flags = append(flags, "--catalog="+c)
-	}
-	if s.NoDefaultCatalog {
-		flags = append(flags, "--no-default-catalog")
-	}
-	if s.Scope != "" {
-		flags = append(flags, "--scope="+s.Scope)
-	}
-	if s.Tenant != "" {
-		flags = append(flags, "--tenant="+s.Tenant)
-	}
-	for _, k := range slices.Sorted(maps.Keys(s.ExtStr)) {
-		flags = append(flags, "--ext-str="+k+"="+s.ExtStr[k])
-	}
-	if s.WarningsConfigMap != "" {
-		flags = append(flags, "--warnings-configmap="+s.WarningsConfigMap)
-	}
-	return flags, s.Paths
-}

@@ -4,8 +4,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/virtc/virtc/fn/krm"
 )
 
 func TestArgs(t *testing.T) {
@@ -53,15 +51,5 @@ func TestNoParameters(t *testing.T) {
 		if err != nil || len(got) != 0 {
 			t.Errorf("%q: got %q, %v; want no flags", v, got, err)
 		}
-	}
-}
-
-func TestSpecArgs(t *testing.T) {
-	flags, paths := SpecArgs(krm.Spec{CatalogDirs: []string{"../p"}, NoDefaultCatalog: true, Paths: []string{"vms"}, WarningsConfigMap: "shop/virtc-warnings"})
-	if want := []string{"--catalog=../p", "--no-default-catalog", "--warnings-configmap=shop/virtc-warnings"}; !slices.Equal(flags, want) {
-		t.Errorf("flags %q, want %q", flags, want)
-	}
-	if !slices.Equal(paths, []string{"vms"}) {
-		t.Errorf("paths %q", paths)
 	}
 }

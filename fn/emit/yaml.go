@@ -121,10 +121,8 @@ func Generic(body any) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v map[string]any
-	if err := dec.Decode(&v); err != nil {
+	v, err := decodeGeneric(data)
+	if err != nil {
 		return nil, err
 	}
 	delete(v, "status")

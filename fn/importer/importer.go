@@ -416,7 +416,7 @@ func (im *importer) left(imported []string) []string {
 }
 
 func decodeInto(body map[string]any, out any) error {
-	data, err := json.Marshal(body)
+	data, err := marshalGeneric(body)
 	if err != nil {
 		return err
 	}
@@ -438,7 +438,7 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 	// KubeVirt's VirtualMachineInstanceSpec decodes itself, past
 	// DisallowUnknownFields: what the typed VM does not hold is found by
 	// comparing its encoding with the export.
-	if typed, err := emit.Generic(&kv); err == nil {
+	if typed, err := emit.Generic(&kv); err == nil && hasUnknown(o.Body, typed) {
 		for _, p := range unknown("", o.Body, typed) {
 			refuse("%s: a field KubeVirt v1.8.4's API does not have (kubevirt.io/api v1.8.4); virtc would drop it", p)
 		}
@@ -806,6 +806,31 @@ func unknown(path string, have, typed any) []string {
 		return out
 	}
 	return nil
+}
+
+// hasUnknown reports whether unknown finds anything, without making the
+// paths (nearly every VM has no field the API lacks).
+func hasUnknown(have, typed any) bool {
+	switch l := have.(type) {
+	case map[string]any:
+		t, _ := typed.(map[string]any)
+		for k, v := range l {
+			if empty(v) {
+				continue
+			}
+			if tv, ok := t[k]; !ok || hasUnknown(v, tv) {
+				return true
+			}
+		}
+	case []any:
+		t, _ := typed.([]any)
+		for i, v := range l {
+			if i < len(t) && hasUnknown(v, t[i]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // empty reports whether v is null, or a map of nothing but empty values.

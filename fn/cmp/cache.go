@@ -1,0 +1,540 @@
+package cmp
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// This file is the plugin's output cache. It imports the standard library
+// only, so that a cached call can be served by package hit before the rest
+// of virtc (Kubernetes' API types, kyaml, kube-openapi, Jsonnet) is even
+// initialised: starting those was most of a cached call's cost.
+//
+// Argo CD's CMP server runs generate once per Application, each time in a
+// fresh copy of the repository (argo-cd v3.6.1 cmpserver/plugin/plugin.go,
+// generateManifestGeneric: a new temporary work directory under
+// ARGOCD_CMP_WORKDIR, removed after the call), so with one Application per
+// tenant every tenant of a commit compiled and checked the whole directory
+// again. Only the sidecar's own environment and file system outlive a call:
+// the cache lives there.
+//
+// An entry is the full build's outcome (every check passed), keyed by a
+// hash of everything that decides it (Prepare): virtc's own binary, the
+// command's arguments, the flags from the environment other than
+// --tenant, where the app sits in the repository, and the repository copy
+// (which holds the marker file, and with it the Compiler's options). It
+// holds the build's diagnostics (warnings), the Compiler's flags and paths
+// (for the command line the call prints) and each tenant's output, exactly
+// what `virtc build --tenant NAME` prints: the full output's objects of
+// that tenant, in the full output's order. A failed build is not cached:
+// each call compiles again and reports its errors itself.
+//
+// Entries are written to a temporary directory and renamed into place, so
+// a reader sees a whole entry or none and needs no lock; concurrent misses
+// both compile, and the first rename wins (same bytes). A reader that finds
+// an entry removed by pruning compiles instead.
+
+// CacheEnv names the directory of the plugin's output cache (the sidecar
+// container's environment, not a plugin env entry); "off" turns the cache
+// off. Default: virtc-cmp-cache in the temporary directory, which the
+// example sidecar mounts as its own emptyDir (examples/argocd/
+// repo-server-patch.yaml).
+const CacheEnv = "VIRTC_CMP_CACHE"
+
+// AppPathEnv is the application's path in its repository, which Argo CD's
+// repo server gives a plugin (argo-cd v3.6.1 reposerver/repository/
+// repository.go, newEnv: ARGOCD_APP_SOURCE_PATH=<spec.source.path>).
+const AppPathEnv = "ARGOCD_APP_SOURCE_PATH"
+
+// RevisionEnv and RepoURLEnv are the commit Argo CD's repo server
+// resolved the application's source to and the repository's URL, which it
+// gives a plugin (argo-cd v3.6.1 reposerver/repository/repository.go,
+// newEnv: ARGOCD_APP_REVISION is the commitSHA that runManifestGen passes
+// to GenerateManifests: for a Git source the full commit hash; for files
+// streamed from the CLI, `argocd app diff --local` and the like,
+// GenerateManifestWithFiles passes "streamed").
+const (
+	RevisionEnv = "ARGOCD_APP_REVISION"
+	RepoURLEnv  = "ARGOCD_APP_SOURCE_REPO_URL"
+)
+
+// Bounds of the cache: the newest entries are kept, at most this many and
+// this many bytes together (the entry just written is always kept).
+const (
+	cacheEntries = 16
+	cacheBytes   = 2 << 30
+)
+
+// AppPlace is where the plugin's working directory sits in the repository:
+// the repository's top (base) and the application's directory in it
+// (prefix, slashes). The CMP server unpacks the whole repository and runs
+// generate in the application's directory (cmpserver/plugin/plugin.go),
+// and the copy may lack .git (ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS
+// often drops it). Empty when Argo CD did not name the directory or we do
+// not run in it.
+func AppPlace(env []string) (base, prefix string) {
+	var app string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, AppPathEnv+"="); ok {
+			app = path.Clean(toSlash(v))
+		}
+	}
+	if app == "" || app == "." || path.IsAbs(app) || app == ".." || strings.HasPrefix(app, "../") {
+		return "", ""
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", ""
+	}
+	top, ok := strings.CutSuffix(toSlash(wd), "/"+app)
+	if !ok {
+		return "", ""
+	}
+	return fromSlash(top), app
+}
+
+// BuildArgs is the `virtc build` command line of a plugin call: the
+// command's own arguments (plugin.yaml), the Compiler's flags (the marker
+// file), the environment's flags (Args), then the input paths (the app
+// directory when the Compiler names none).
+func BuildArgs(args, specFlags, envArgs, paths []string) []string {
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	return slices.Concat(args, specFlags, envArgs, []string{"--"}, paths)
+}
+
+// CommandLine is what a call prints on stderr first: the build it runs.
+func CommandLine(build []string) string {
+	return "virtc cmp: virtc build " + strings.Join(build, " ") + "\n"
+}
+
+// Call is a plugin call the cache can answer: one tenant's output of a
+// full build that is keyed by its inputs.
+type Call struct {
+	dir string // the cache's directory
+	key string
+	// Tenant is the tenant whose output the call prints.
+	Tenant  string
+	args    []string // the command's own arguments
+	envArgs []string // the environment's flags, --tenant included
+}
+
+// Prepare is the cache's part of a call of `virtc cmp ARGS` in the
+// environment env (os.Environ form), or false when the cache cannot
+// answer it: the cache is off, the environment names no tenant (the
+// per-tenant Applications of examples/argocd/applicationset.yaml give it
+// as a parameter), the arguments name one or ask for help, Argo CD did
+// not say where the app sits in the repository, an input lies outside
+// the copy or is named by an absolute path, or the copy holds a symlink or
+// an unreadable file.
+//
+// The key hashes virtc's binary (path, size, modification time and build
+// information), the arguments, the environment's flags other than
+// --tenant, the app's path in the repository and the repository copy. The
+// copy counts by the path and bytes of every file, unless Argo CD named
+// the commit it is (RevisionEnv is a full commit hash): a commit names
+// each of its files' bytes, so the key then holds the repository's URL,
+// the commit and the path of every file of the copy, read from the
+// directories alone (no file opened, none stat'ed). The copy is the
+// commit's tree less what the repo server's plugin tar exclusions leave
+// out (argo-cd cmd/argocd-repo-server/commands/argocd_repo_server.go,
+// --plugin-tar-exclude, read when the repo server starts): which files it
+// holds is what can differ between two copies of one commit, and the
+// paths say that. The marker file is one of the copy's files, so the key
+// decides the Compiler's options without parsing them; the copy's own
+// location is left out (Argo CD unpacks each call into a new temporary
+// directory, and the output names files relative to the repository's
+// top), which is why inputs must be named relative to it.
+func Prepare(args, env []string) (*Call, bool) {
+	for _, a := range args {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if a == "--" || strings.HasPrefix(a, "-") && (name == "tenant" || name == "h" || name == "help") {
+			return nil, false
+		}
+	}
+	envArgs, err := Args(env)
+	if err != nil {
+		return nil, false
+	}
+	c := &Call{args: args, envArgs: envArgs}
+	var keyArgs []string
+	for _, a := range envArgs {
+		if v, ok := strings.CutPrefix(a, "--tenant="); ok {
+			c.Tenant = v
+			continue
+		}
+		keyArgs = append(keyArgs, a)
+	}
+	if c.Tenant == "" || strings.ContainsAny(c.Tenant, `/\`) || c.Tenant == "." || c.Tenant == ".." {
+		return nil, false
+	}
+	if c.dir = cacheDir(env); c.dir == "" {
+		return nil, false
+	}
+	top, prefix := AppPlace(env)
+	if top == "" {
+		return nil, false
+	}
+	wd, err := os.Getwd()
+	if err != nil || !InTree(slices.Concat(args, envArgs), wd, top) {
+		return nil, false
+	}
+	var revision, repoURL string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, RevisionEnv+"="); ok {
+			revision = v
+		}
+		if v, ok := strings.CutPrefix(kv, RepoURLEnv+"="); ok {
+			repoURL = v
+		}
+	}
+	byCommit := commitHash(revision)
+	if os.PathSeparator != '/' {
+		return nil, false // paths below are slash-separated (Argo CD's sidecar runs on Linux)
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "virtc cmp cache 2\x00")
+	if byCommit {
+		fmt.Fprintf(h, "commit\x00%s\x00%s\x00", repoURL, revision)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, false
+	}
+	if !binaryID(h, exe) {
+		return nil, false
+	}
+	fmt.Fprintf(h, "%s\x00args\x00", prefix)
+	for _, a := range args {
+		fmt.Fprintf(h, "%s\x00", a)
+	}
+	fmt.Fprintf(h, "env\x00")
+	for _, a := range keyArgs {
+		fmt.Fprintf(h, "%s\x00", a)
+	}
+	if !hashTree(h, top, "", c.dir, !byCommit) {
+		return nil, false
+	}
+	c.key = hex.EncodeToString(h.Sum(nil))
+	return c, true
+}
+
+// binaryID writes what identifies virtc's binary to h: its path, size and
+// modification time, and its first 32 KiB, which hold the Go build ID (an
+// ELF note near the start of the file, as cmd/internal/buildid reads it:
+// a hash of the build's inputs, flags and toolchain, so another version of
+// virtc has another). Not runtime/debug's build information: this file
+// imports neither runtime/debug nor path/filepath, because Go initialises
+// a package only when nothing ready sorts before it, and about a hundred
+// of virtc's dependencies sort before "path/filepath" and
+// "runtime/debug": importing either made package hit wait for them.
+func binaryID(h io.Writer, exe string) bool {
+	f, err := os.Open(exe)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	fmt.Fprintf(h, "%s\x00%d\x00%d\x00", exe, info.Size(), info.ModTime().UnixNano())
+	head := make([]byte, 32<<10)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.ErrUnexpectedEOF {
+		return false
+	}
+	h.Write(head[:n])
+	return true
+}
+
+// hashTree writes the files under dir (the copy's top joined with rel,
+// slash-separated) to h in lexical order, depth first, as
+// filepath.WalkDir visits them: each file's path from the top, and with
+// bytes its size and bytes. It skips .git below the top and the cache's
+// own directory, and fails on anything but directories and regular files
+// and on what it cannot read.
+func hashTree(h io.Writer, top, rel, cacheDir string, bytes bool) bool {
+	dir := top
+	if rel != "" {
+		dir = top + "/" + rel
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	ents, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return false
+	}
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	for _, e := range ents {
+		name := e.Name()
+		p := name
+		if rel != "" {
+			p = rel + "/" + name
+		}
+		switch {
+		case e.IsDir():
+			if name == ".git" || top+"/"+p == cacheDir {
+				continue
+			}
+			if !hashTree(h, top, p, cacheDir, bytes) {
+				return false
+			}
+		case !e.Type().IsRegular():
+			return false
+		case bytes:
+			data, err := os.ReadFile(top + "/" + p)
+			if err != nil {
+				return false
+			}
+			io.WriteString(h, p+"\x00"+strconv.Itoa(len(data))+"\x00")
+			h.Write(data)
+		default:
+			io.WriteString(h, p+"\x00")
+		}
+	}
+	return true
+}
+
+// treeSize is the size of the files under dir.
+func treeSize(dir string) int64 {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var size int64
+	for _, e := range ents {
+		if e.IsDir() {
+			size += treeSize(path.Join(dir, e.Name()))
+		} else if fi, err := e.Info(); err == nil {
+			size += fi.Size()
+		}
+	}
+	return size
+}
+
+// toSlash and fromSlash are filepath.ToSlash and FromSlash (not imported:
+// see binaryID).
+func toSlash(p string) string {
+	if os.PathSeparator == '/' {
+		return p
+	}
+	return strings.ReplaceAll(p, string(os.PathSeparator), "/")
+}
+
+func fromSlash(p string) string {
+	if os.PathSeparator == '/' {
+		return p
+	}
+	return strings.ReplaceAll(p, "/", string(os.PathSeparator))
+}
+
+// cacheDir is the cache's directory (absolute), or "" when it is off.
+func cacheDir(env []string) string {
+	dir := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, CacheEnv+"="); ok {
+			dir = v
+		}
+	}
+	switch dir {
+	case "off":
+		return ""
+	case "":
+		dir = path.Join(os.TempDir(), "virtc-cmp-cache")
+	}
+	if !path.IsAbs(dir) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return ""
+		}
+		dir = path.Join(wd, dir)
+	}
+	return path.Clean(dir)
+}
+
+// InTree reports whether every input that build flags and paths name
+// (positional arguments and --catalog values) is a relative path inside
+// the repository copy top, from the working directory wd. The key leaves
+// the copy's location out, so an absolute path would name another file in
+// another copy, and a path outside the copy is not hashed.
+func InTree(args []string, wd, top string) bool {
+	for i, a := range args {
+		p := a
+		if v, ok := strings.CutPrefix(a, "--catalog="); ok {
+			p = v
+		} else if a == "--catalog" && i+1 < len(args) {
+			continue
+		} else if strings.HasPrefix(a, "-") {
+			continue
+		}
+		if i > 0 && args[i-1] == "--catalog" {
+			p = a
+		}
+		if path.IsAbs(p) {
+			return false
+		}
+		if q := path.Join(wd, p); q != path.Clean(top) && !strings.HasPrefix(q, path.Clean(top)+"/") {
+			return false
+		}
+	}
+	return true
+}
+
+// commitHash matches a full Git commit hash (SHA-1 or SHA-256).
+func commitHash(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Key is the call's cache key.
+func (c *Call) Key() string { return c.key }
+
+// Entry is the directory of the call's entry.
+func (c *Call) Entry() string { return path.Join(c.dir, c.key) }
+
+// TenantFile is a tenant's output in an entry (tenant names are DNS
+// labels: no separators).
+func TenantFile(entry, tenant string) string {
+	return path.Join(entry, "tenants", tenant+".yaml")
+}
+
+// compiler is an entry's record of the marker file's options.
+type compiler struct {
+	Flags []string `json:"flags"`
+	Paths []string `json:"paths"`
+}
+
+// Serve prints the call's command line, the cached diagnostics and the
+// tenant's output, if the entry has them, as the call would without the
+// cache. An error is that of writing the output.
+func (c *Call) Serve(stdout, stderr io.Writer) (served bool, err error) {
+	entry := c.Entry()
+	diags, err := os.ReadFile(path.Join(entry, "diagnostics"))
+	if err != nil {
+		return false, nil
+	}
+	spec, err := os.ReadFile(path.Join(entry, "compiler.json"))
+	if err != nil {
+		return false, nil
+	}
+	var comp compiler
+	if json.Unmarshal(spec, &comp) != nil {
+		return false, nil
+	}
+	out, err := os.ReadFile(TenantFile(entry, c.Tenant))
+	if err != nil {
+		return false, nil
+	}
+	now := time.Now()
+	os.Chtimes(entry, now, now) // the newest use, for pruning
+	io.WriteString(stderr, CommandLine(BuildArgs(c.args, comp.Flags, c.envArgs, comp.Paths)))
+	io.WriteString(stderr, string(diags))
+	_, err = stdout.Write(out)
+	return true, err
+}
+
+// Store writes the call's entry: the full build's diagnostics, the
+// Compiler's flags and paths, and every tenant's output; then it prunes
+// the oldest entries. The cache is an optimisation: a failure to write it
+// leaves the build's result as it is.
+func (c *Call) Store(specFlags, paths []string, diags string, outputs map[string][]byte) {
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return
+	}
+	spec, err := json.Marshal(compiler{Flags: specFlags, Paths: paths})
+	if err != nil {
+		return
+	}
+	tmp, err := os.MkdirTemp(c.dir, ".tmp-")
+	if err != nil {
+		return
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Mkdir(path.Join(tmp, "tenants"), 0o700); err != nil {
+		return
+	}
+	for t, out := range outputs {
+		if err := os.WriteFile(TenantFile(tmp, t), out, 0o600); err != nil {
+			return
+		}
+	}
+	if err := os.WriteFile(path.Join(tmp, "compiler.json"), spec, 0o600); err != nil {
+		return
+	}
+	// The diagnostics file last: Serve needs it, so it marks a whole
+	// entry even if renames were not atomic.
+	if err := os.WriteFile(path.Join(tmp, "diagnostics"), []byte(diags), 0o600); err != nil {
+		return
+	}
+	if err := os.Rename(tmp, c.Entry()); err != nil {
+		return // another call stored the same entry first
+	}
+	c.prune()
+}
+
+// prune removes the least recently used entries beyond the bounds, and
+// temporary directories of calls that died an hour ago or more.
+func (c *Call) prune() {
+	ents, err := os.ReadDir(c.dir)
+	if err != nil {
+		return
+	}
+	type entry struct {
+		name string
+		used time.Time
+		size int64
+	}
+	var list []entry
+	for _, e := range ents {
+		info, err := e.Info()
+		if err != nil || !e.IsDir() {
+			continue
+		}
+		p := path.Join(c.dir, e.Name())
+		if strings.HasPrefix(e.Name(), ".tmp-") {
+			if time.Since(info.ModTime()) > time.Hour {
+				os.RemoveAll(p)
+			}
+			continue
+		}
+		list = append(list, entry{e.Name(), info.ModTime(), treeSize(p)})
+	}
+	slices.SortFunc(list, func(a, b entry) int {
+		switch {
+		case a.name == c.key:
+			return -1
+		case b.name == c.key:
+			return 1
+		}
+		return b.used.Compare(a.used)
+	})
+	var total int64
+	for i, e := range list {
+		total += e.size
+		if i > 0 && (i >= cacheEntries || total > cacheBytes) {
+			os.RemoveAll(path.Join(c.dir, e.name))
+		}
+	}
+}
