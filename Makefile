@@ -18,7 +18,7 @@ export PATH   := $(TOOLS):$(PATH)
 .PHONY: conformance conformance-tools admission
 
 # Fuzz targets: package and function.
-FUZZ_TARGETS := ./fn/compile:FuzzCompile ./fn/decode:FuzzDecode ./fn/emit:FuzzScalarRoundTrip ./fn/source:FuzzFastParse ./fn/emit:FuzzNeedsQuotes ./fn/decode:FuzzNameChecks
+FUZZ_TARGETS := ./fn/compile:FuzzCompile ./fn/decode:FuzzDecode ./fn/emit:FuzzScalarRoundTrip ./fn/source:FuzzFastParse ./fn/emit:FuzzNeedsQuotes ./fn/decode:FuzzNameChecks ./fn/emit:FuzzDecodeGeneric ./fn/importer:FuzzMarshalGeneric
 FUZZTIME ?= 2m
 
 all: build
