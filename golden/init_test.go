@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -148,7 +149,7 @@ func TestInit(t *testing.T) {
 // repository file it equals.
 func copiedFiles() [][2]string {
 	var out [][2]string
-	for _, f := range []string{"argocd-cm-patch.yaml", "plugin.yaml", "repo-server-patch.yaml"} {
+	for _, f := range []string{"argocd-cm-patch.yaml", "plugin.yaml"} {
 		out = append(out, [2]string{"argocd/" + f, "examples/argocd/" + f})
 	}
 	for _, f := range []string{"backup.yaml", "images.yaml", "networks.yaml", "storage.yaml"} {
@@ -197,5 +198,33 @@ func TestInitRefuses(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(nonEmpty); !slices.EqualFunc(entries, []string{"b"}, func(e os.DirEntry, n string) bool { return e.Name() == n }) {
 		t.Error("init wrote into a directory it refused")
+	}
+}
+
+// TestInitSidecarPatchIsTheExample holds init's repo-server patch to
+// examples/argocd/repo-server-patch.yaml, which the e2e suites run: the
+// same Deployment patch but for the image, which a new repository must set
+// (the example's is the digest of this tree's own image, make image-pin,
+// so it cannot be embedded in the binary that image holds).
+func TestInitSidecarPatchIsTheExample(t *testing.T) {
+	image := regexp.MustCompile(`(?m)^(\s+image: ).*$`)
+	body := func(path string) string {
+		b, err := os.ReadFile(filepath.Join("..", filepath.FromSlash(path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		i := strings.Index(s, "apiVersion:")
+		if i < 0 {
+			t.Fatalf("%s: no apiVersion", path)
+		}
+		return s[i:]
+	}
+	tmpl := body("fn/initrepo/templates/argocd/repo-server-patch.yaml")
+	if !strings.Contains(tmpl, "image: REGISTRY/virtc@sha256:SET-ME") {
+		t.Errorf("init's repo-server patch does not ask for the image to be set")
+	}
+	if got, want := image.ReplaceAllString(tmpl, "${1}IMAGE"), image.ReplaceAllString(body("examples/argocd/repo-server-patch.yaml"), "${1}IMAGE"); got != want {
+		t.Errorf("init's repo-server patch differs from the example's beyond the image:\n%s", cmp.Diff(want, got))
 	}
 }
