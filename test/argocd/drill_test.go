@@ -41,7 +41,9 @@ const (
 // virt-controller):
 //
 //  1. application.yaml syncs examples/argocd/clusters/east, with VM
-//     shop/web01 and its tenant's Schedule shop-daily;
+//     shop/web01 (Halted here: a running VM's backup runs KubeVirt's
+//     freeze hooks in its launcher pod, which needs a kubelet) and its
+//     tenant's Schedule shop-daily;
 //  2. a backup is taken from that Schedule (`velero backup create
 //     --from-schedule`, as the plan says);
 //  3. the incident: the VM and its root disk's claim are deleted; with
@@ -101,11 +103,22 @@ func TestRestoreDrill(t *testing.T) {
 	d := e.newDrill(tl, vt)
 	t.Logf("setup done in %s: Argo CD API server %s, Velero location %s Available", time.Since(began).Round(time.Second), e.server, vx.Location)
 
-	// 1. sync
+	// 1. sync, web01 Halted: a running VM's launcher pod carries KubeVirt's
+	// freeze and unfreeze hooks (KubeVirt v1.8.4 pkg/storage/velero/
+	// annotations.go), which Velero runs by exec in the pod, through a
+	// kubelet, which is not here: the backup would be PartiallyFailed, and
+	// a Restore from a Schedule takes its latest Completed backup only.
+	vmFile := appDir + "/" + drillVM + ".yaml"
+	intent := e.read(vmFile)
+	halted := strings.Replace(intent, "runStrategy: Always", "runStrategy: Halted", 1)
+	if halted == intent {
+		t.Fatalf("%s has no runStrategy: Always", vmFile)
+	}
+	rev := e.commit("drill: "+drillVM+" Halted", map[string]string{vmFile: halted})
 	e.applyExample("application.yaml")
-	rev := e.git("rev-parse", "HEAD")
 	e.waitApp("first sync", synced(rev))
-	e.waitVM(drillVM, "running", printable("Running"))
+	e.waitVM(drillVM, "stopped", printable("Stopped"))
+	d.provision(drillVM + "-root")
 
 	// 2. the backup
 	out, err := vx.Server.CLI(ctx, "backup", "create", drillBackup, "--from-schedule", drillSchedule, "--wait")
@@ -113,20 +126,27 @@ func TestRestoreDrill(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("velero backup create:\n%s", out)
-	if out, err := vx.Server.CLI(ctx, "backup", "describe", drillBackup, "--details"); err != nil {
-		t.Fatal(err)
-	} else if !strings.Contains(string(out), "Phase:  Completed") {
-		t.Fatalf("backup %s did not complete:\n%s", drillBackup, out)
-	} else {
-		t.Logf("velero backup describe:\n%s", out)
+	var backup struct {
+		Status struct {
+			Phase string `json:"phase"`
+		} `json:"status"`
 	}
+	e.liveJSON("/apis/velero.io/v1/namespaces/"+velero.Namespace+"/backups/"+drillBackup, &backup)
+	out, err = vx.Server.CLI(ctx, "backup", "describe", drillBackup, "--details", "--colorized=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if backup.Status.Phase != "Completed" {
+		t.Fatalf("backup %s is %s, want Completed (a Restore from a Schedule takes its latest Completed backup):\n%s", drillBackup, backup.Status.Phase, out)
+	}
+	t.Logf("velero backup describe:\n%s", out)
 	before := d.state()
 
 	// 3. the incident, 4. the plan, 5. the checks
 	e.kubectl(nil, "-n", drillTenant, "delete", "virtualmachine", drillVM, "--cascade=foreground", "--wait")
 	e.kubectl(nil, "-n", drillTenant, "delete", "persistentvolumeclaim", drillVM+"-root", "--ignore-not-found", "--wait")
 	e.waitApp("selfHeal after the incident", synced(rev))
-	healed := e.waitVM(drillVM, "recreated by Argo CD", printable("Running"))
+	healed := e.waitVM(drillVM, "recreated by Argo CD", printable("Stopped"))
 	t.Logf("the incident: VM %s deleted with its claim; Argo CD's selfHeal recreated it from Git, blank (uid %s, was %s)",
 		drillVM, healed.Metadata.UID, before.vm["metadata"].(map[string]any)["uid"])
 	script := d.plan()
@@ -210,15 +230,68 @@ func (e *env) newDrill(tl tools, vt velero.Tools) *drill {
 
 // command is a program of the drill's PATH with the drill's environment.
 func (d *drill) command(name string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(d.e.ctx, name, args...)
-	cmd.Path = filepath.Join(d.bin, name)
+	path := filepath.Join(d.bin, name)
 	if name == "bash" {
-		cmd.Path = "/bin/bash"
+		path = "/bin/bash"
 	}
+	cmd := exec.CommandContext(d.e.ctx, path, args...)
 	cmd.Env = []string{"PATH=" + d.bin + ":/usr/local/bin:/usr/bin:/bin", "HOME=" + d.home,
 		"KUBECONFIG=" + d.e.cp.Kubeconfig, "LANG=C.UTF-8"}
 	cmd.Dir = d.home
 	return cmd
+}
+
+// provision gives the claim of the tenant a volume once it exists and is
+// Bound (the CDI stand-in binds it by its status only), as the class's
+// provisioner and the PV controller would: Velero backs up a claim's
+// volume with it and fails the backup of a claim without one
+// (pkg/backup/actions/backup_pv_action.go). The volume is local
+// (hostPath), not CSI: nothing snapshots its data.
+func (d *drill) provision(claim string) {
+	d.e.t.Helper()
+	path := "/api/v1/namespaces/" + drillTenant + "/persistentvolumeclaims/" + claim
+	deadline := time.Now().Add(syncWaitDuration)
+	var pvc struct {
+		Metadata struct {
+			UID string `json:"uid"`
+		} `json:"metadata"`
+		Spec struct {
+			AccessModes      []string       `json:"accessModes"`
+			VolumeMode       string         `json:"volumeMode"`
+			StorageClassName string         `json:"storageClassName"`
+			Resources        map[string]any `json:"resources"`
+		} `json:"spec"`
+		Status struct {
+			Phase string `json:"phase"`
+		} `json:"status"`
+	}
+	for {
+		data, err := d.e.cp.Get(d.e.ctx, path)
+		if err == nil && json.Unmarshal(data, &pvc) == nil && pvc.Status.Phase == "Bound" {
+			break
+		}
+		if time.Now().After(deadline) {
+			d.e.t.Fatalf("claim %s/%s not Bound after %s: %v", drillTenant, claim, syncWaitDuration, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	pv := "pvc-" + pvc.Metadata.UID
+	body, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "PersistentVolume",
+		"metadata": map[string]any{"name": pv},
+		"spec": map[string]any{
+			"capacity":                      map[string]any{"storage": pvc.Spec.Resources["requests"].(map[string]any)["storage"]},
+			"accessModes":                   pvc.Spec.AccessModes,
+			"volumeMode":                    pvc.Spec.VolumeMode,
+			"storageClassName":              pvc.Spec.StorageClassName,
+			"persistentVolumeReclaimPolicy": "Retain",
+			"hostPath":                      map[string]any{"path": "/var/lib/virtc-e2e/" + pv},
+			"claimRef":                      map[string]any{"namespace": drillTenant, "name": claim, "uid": pvc.Metadata.UID},
+		}})
+	if err != nil {
+		d.e.t.Fatal(err)
+	}
+	d.e.kubectl(body, "create", "-f", "-")
+	d.e.kubectl(nil, "-n", drillTenant, "patch", "persistentvolumeclaim", claim, "--type=merge", "-p", `{"spec":{"volumeName":"`+pv+`"}}`)
 }
 
 // plan is `virtc restore-plan` of the VM in place, as the Application
@@ -546,15 +619,15 @@ func scriptWrites(log string, began, ended time.Time) (pause, handBack, restore 
 }
 
 // argoChanges are the successful creates, patches and updates of Argo CD's
-// application controller since a time, but of Argo CD's own objects and
-// dry runs (argoWrites, with the creates that name their object only in
+// application controller since a time, but of Argo CD's own objects, the
+// Events it records about them, and dry runs (argoWrites, with the creates that name their object only in
 // the body: "resource namespace/").
 func argoChanges(log string, since time.Time) ([]write, error) {
 	var out []write
 	err := auditEvents(log, func(ev auditEvent) {
 		ref := ev.ObjectRef
 		if ev.Stage != "ResponseComplete" || ref == nil || ref.Subresource != "" || ref.APIGroup == "argoproj.io" ||
-			!strings.HasPrefix(ev.UserAgent, "argocd-application-controller") ||
+			ref.Resource == "events" || !strings.HasPrefix(ev.UserAgent, "argocd-application-controller") ||
 			strings.Contains(ev.RequestURI, "dryRun=") || ev.ResponseStatus == nil || ev.ResponseStatus.Code/100 != 2 ||
 			ev.RequestReceived.Before(since) {
 			return
