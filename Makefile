@@ -172,12 +172,13 @@ e2e-argocd: tools conformance-tools argocd-tools controllers-tools olm-tools cdi
 ## e2e-drills: virtc's restore plans run as a person runs them (bash, with
 ## the argocd CLI logged in to the real Argo CD API server, kubectl and the
 ## velero CLI) against that Argo CD and the real Velero of e2e-velero, on
-## one cluster with KubeVirt: the VM back from a backup of its Schedule with
+## one cluster with KubeVirt and CDI: the VM back from a backup of its Schedule with
 ## its identity, Argo CD paused and handed back Synced with nothing
-## recreated; the plan without its pause step fails the checks
+## recreated; the same for the tenant's plan; the plan without its pause
+## step fails the checks
 ## (test/argocd TestRestoreDrill; about 4 minutes once the tools are cached)
 .PHONY: e2e-drills
-e2e-drills: tools conformance-tools argocd-tools controllers-tools olm-tools velero-tools
+e2e-drills: tools conformance-tools argocd-tools controllers-tools olm-tools cdi-tools velero-tools
 	VIRTC_E2E_ARGOCD=1 $(GO) test -count=1 -timeout 20m -v -run 'TestRestoreDrill$$' ./test/argocd/
 
 ## controllers-tools: KubeVirt's real virt-controller and virt-api built from

@@ -29,7 +29,7 @@ const (
 	drillVM       = "web01"
 	drillSchedule = "shop-daily"
 	drillBackup   = "shop-daily-drill"
-	drillRestore  = "restore-shop-web01" // the plan's fixed name
+	drillRestore  = "restore-shop-web01" // the in-place plan's fixed name
 )
 
 // TestRestoreDrill runs virtc's in-place restore plan as a person would,
@@ -63,7 +63,9 @@ const (
 //     patched); the Application is Synced and Healthy with the same
 //     resources, each of them but the restored ones with the uid it had;
 //     the Evidence names the drill's platform version;
-//  6. the same script with its pause step cut out fails those checks:
+//  6. the tenant's plan (`--tenant shop`) passes the same checks (its
+//     Restore restore-shop-daily);
+//  7. the in-place script with its pause step cut out fails those checks:
 //     Argo CD recreates the VM during the restore.
 //
 // What is not run for real: KubeVirt's velero plugin (not served by the Go
@@ -150,9 +152,9 @@ func TestRestoreDrill(t *testing.T) {
 	healed := e.waitVM(drillVM, "recreated by Argo CD", printable("Stopped"))
 	t.Logf("the incident: VM %s deleted with its claim; Argo CD's selfHeal recreated it from Git, blank (uid %s, was %s)",
 		drillVM, healed.Metadata.UID, before.vm["metadata"].(map[string]any)["uid"])
-	script := d.plan()
+	script := d.plan(drillTenant + "/" + drillVM)
 	run := d.run("plan", script)
-	problems := d.check(before, run)
+	problems := d.check(before, run, drillRestore)
 	for _, p := range problems {
 		t.Error(p)
 	}
@@ -160,6 +162,20 @@ func TestRestoreDrill(t *testing.T) {
 		t.Logf("the drill passed in %s", run.took.Round(time.Second))
 	}
 	d.wantEvidence(run)
+
+	// the tenant's plan (--tenant): every VM of shop that takes backups,
+	// from the latest backup of each of its Schedules (one Restore per
+	// Schedule, restore-<tenant>-<policy>)
+	e.waitApp("synced before the tenant's plan", synced(rev))
+	before = d.state()
+	tenantRun := d.run("tenant-plan", d.plan("--tenant", drillTenant))
+	problems = d.check(before, tenantRun, "restore-"+drillTenant+"-daily")
+	for _, p := range problems {
+		t.Error(p)
+	}
+	if len(problems) == 0 {
+		t.Logf("the tenant's plan passed in %s", tenantRun.took.Round(time.Second))
+	}
 
 	// 6. the same script without its pause
 	broken, cut := withoutPause(script)
@@ -169,7 +185,7 @@ func TestRestoreDrill(t *testing.T) {
 	e.waitApp("synced again before the broken drill", synced(rev))
 	before = d.state()
 	brokenRun := d.run("plan-without-pause", broken)
-	problems = d.check(before, brokenRun)
+	problems = d.check(before, brokenRun, drillRestore)
 	t.Logf("the plan without its pause step: %d problems found:\n  %s", len(problems), strings.Join(problems, "\n  "))
 	if !slices.ContainsFunc(problems, func(p string) bool { return strings.HasPrefix(p, argoWroteProblem) }) {
 		t.Errorf("the plan without its pause step passed the check that Argo CD wrote nothing during the restore: the check cannot fail")
@@ -308,11 +324,11 @@ func (d *drill) provision(claim string) {
 	}
 }
 
-// plan is `virtc restore-plan` of the VM in place, as the Application
-// builds its directory (the catalog beside it).
-func (d *drill) plan() string {
+// plan is `virtc restore-plan --app virtc-in-cluster args...` of the
+// Application's directory (the catalog beside it, as it builds).
+func (d *drill) plan(args ...string) string {
 	d.e.t.Helper()
-	cmd := exec.Command(d.e.virtc, "restore-plan", "--app", appName, drillTenant+"/"+drillVM, "../../platform", ".")
+	cmd := exec.Command(d.e.virtc, append(append([]string{"restore-plan", "--app", appName}, args...), "../../platform", ".")...)
 	cmd.Dir = filepath.Join(d.e.repo, appDir)
 	out, err := cmd.Output()
 	if err != nil {
@@ -489,8 +505,8 @@ func (d *drill) object(path string) map[string]any {
 const argoWroteProblem = "Argo CD wrote"
 
 // check returns what is wrong after a run, compared with the state
-// before the incident.
-func (d *drill) check(before drillState, r drillRun) []string {
+// before the incident; restore is the plan's Restore.
+func (d *drill) check(before drillState, r drillRun, restore string) []string {
 	d.e.t.Helper()
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
@@ -506,7 +522,7 @@ func (d *drill) check(before drillState, r drillRun) []string {
 			continue
 		}
 		labels, _ := o["metadata"].(map[string]any)["labels"].(map[string]any)
-		if labels["velero.io/restore-name"] != drillRestore || labels["velero.io/backup-name"] != drillBackup {
+		if labels["velero.io/restore-name"] != restore || labels["velero.io/backup-name"] != drillBackup {
 			add("%s was not restored by Velero from %s (labels %v): recreated by someone else", what, drillBackup, labels)
 		}
 	}
