@@ -150,8 +150,8 @@ export KUBE_VERSION ETCD_VERSION
 conformance-tools:
 	GO=$(GO) nice -n 15 test/conformance/tools/build.sh all
 
-## argocd-tools: a real Argo CD (repo-server, CMP server, application
-## controller, ApplicationSet controller in one binary) built from the Go module proxy with Go 1.27,
+## argocd-tools: a real Argo CD (CLI, API server, repo-server, CMP server,
+## application controller, ApplicationSet controller in one binary) built from the Go module proxy with Go 1.27,
 ## cached by version in ${XDG_CACHE_HOME:-~/.cache}/virtc-tools (cold: about
 ## 25 minutes on 2 cores)
 ARGOCD_VERSION := v3.6.1
@@ -168,6 +168,18 @@ argocd-tools:
 ## the tools are cached)
 e2e-argocd: tools conformance-tools argocd-tools controllers-tools olm-tools cdi-tools
 	VIRTC_E2E_ARGOCD=1 $(GO) test -count=1 -timeout 30m -v -run 'TestArgoCD$$' ./test/argocd/
+
+## e2e-drills: virtc's restore plans run as a person runs them (bash, with
+## the argocd CLI logged in to the real Argo CD API server, kubectl and the
+## velero CLI) against that Argo CD and the real Velero of e2e-velero, on
+## one cluster with KubeVirt and CDI: the VM back from a backup of its Schedule with
+## its identity, Argo CD paused and handed back Synced with nothing
+## recreated; the same for the tenant's plan; the plan without its pause
+## step fails the checks
+## (test/argocd TestRestoreDrill; about 4 minutes once the tools are cached)
+.PHONY: e2e-drills
+e2e-drills: tools conformance-tools argocd-tools controllers-tools olm-tools cdi-tools velero-tools
+	VIRTC_E2E_ARGOCD=1 $(GO) test -count=1 -timeout 20m -v -run 'TestRestoreDrill$$' ./test/argocd/
 
 ## controllers-tools: KubeVirt's real virt-controller and virt-api built from
 ## the Go module proxy, cached by version in

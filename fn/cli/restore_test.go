@@ -28,8 +28,12 @@ import (
 // pkg/apis/application/v1alpha1/types.go) and that is OutOfSync (an object
 // of Git missing, or, with selfHeal, a field changed) is synced: missing
 // objects are created from Git (a blank data disk, a fresh root clone) and
-// changed fields set back. `argocd app diff` (cmd/argocd/commands/app_diff.go)
-// exits 1 when there are differences. Velero with existingResourcePolicy:
+// changed fields set back. After `argocd app get --refresh` the
+// Application's status.sync.status is Synced when Argo CD would change
+// nothing (the hand-back's check; the sync status leaves out extraneous
+// resources with IgnoreExtraneous, such as the Backups Velero took from a
+// Schedule, which `argocd app diff`, cmd/argocd/commands/app.go
+// findAndPrintDiff, lists). Velero with existingResourcePolicy:
 // none skips an object that exists. kubectl's merge patch is RFC 7386 and
 // its JSON patch RFC 6902 (only remove is used).
 
@@ -65,7 +69,7 @@ type cluster struct {
 	recreated []string
 	// skipped lists what a restore skipped because it existed.
 	skipped []string
-	// diffClean says whether `argocd app diff` found nothing.
+	// diffClean says whether the refreshed Application is Synced.
 	diffClean bool
 	// restoredAt is the step of the first restore.
 	restoredAt int
@@ -324,7 +328,7 @@ func (c *cluster) step(n int, line, body string) {
 	case rePatchRun.MatchString(line):
 		m := rePatchRun.FindStringSubmatch(line)
 		c.runStrategy[m[1]+"/"+m[2]] = m[3]
-	case strings.HasPrefix(line, `argocd app diff "$APP"`):
+	case strings.HasPrefix(line, `argocd app get "$APP" --refresh`):
 		c.diffClean = true
 		for _, k := range sortedKeys(c.objects) {
 			if c.objects[k] == "" {
@@ -350,7 +354,7 @@ func (c *cluster) step(n int, line, body string) {
 			}
 		}
 		if !c.diffClean {
-			t.Errorf("step %d: argocd app diff finds differences, the script stops before handing back", n)
+			t.Errorf("step %d: the Application is not Synced after the refresh, the script stops before handing back", n)
 		}
 	case strings.HasPrefix(line, "argocd app sync"):
 		// A sync of named resources creates them from Git: allowed only
@@ -605,6 +609,7 @@ echo "$(basename "$0") $*" >> "$STUB_LOG"
 if [[ "$*" =~ get\ virtualmachine\ [a-z0-9-]+$ ]]; then exit 1; fi
 case "$*" in
   *"jsonpath={.spec.syncPolicy.automated.enabled}"*) echo "${STUB_ENABLED:-false}" ;;
+  *"jsonpath={.status.sync.status}"*) echo "${STUB_SYNC:-Synced}" ;;
   *"jsonpath={.status.phase}"*) echo Completed ;;
   # the volumes a VirtualMachineSnapshot holds (STUB_INCLUDED, default
   # db-1's two disks)
@@ -650,6 +655,19 @@ exit 0
 					t.Errorf("the script changed the cluster with automated sync on:\n%s", data)
 				}
 			}
+			if args[0] != "shop/web-1" {
+				// An Application still OutOfSync after the restore stops
+				// the script before automated sync is switched back on.
+				cmd := exec.Command(bash, "-c", script)
+				cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"), "STUB_LOG="+log+".4", "STUB_SYNC=OutOfSync")
+				if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "is not Synced") {
+					t.Errorf("the script hands back an OutOfSync Application: %v\n%s", err, out)
+				}
+				if data, _ := os.ReadFile(log + ".4"); strings.Contains(string(data), `"op":"remove","path":"/spec/syncPolicy/automated/enabled"`) ||
+					!strings.Contains(string(data), "argocd app diff") {
+					t.Errorf("the script switched automated sync back on for an OutOfSync Application, or showed no diff:\n%s", data)
+				}
+			}
 			if args[0] == "--snapshot" {
 				// A ready snapshot without a copy of the data disk (KubeVirt
 				// v1.8.4 pkg/storage/snapshot/snapshot.go getSnapshotPVC: no
@@ -686,6 +704,7 @@ func TestRestoreDrillWritesEvidence(t *testing.T) {
 case "$*" in
   *"get clusterserviceversions"*) printf 'kubevirt-hyperconverged-operator.v4.22.2\n' ;;
   *"jsonpath={.spec.syncPolicy.automated.enabled}"*) echo false ;;
+  *"jsonpath={.status.sync.status}"*) echo Synced ;;
   *"jsonpath={.status.phase}"*) echo Completed ;;
 esac
 if [[ "$*" =~ get\ virtualmachine\ [a-z0-9-]+$ ]]; then exit 1; fi

@@ -441,9 +441,20 @@ func (p RestorePlan) source() string {
 // handBack gives the VMs back to Git: Argo CD must find nothing to change,
 // so that turning automated sync on again syncs nothing.
 func (p RestorePlan) handBack(w func(string, ...any)) {
-	w("## Hand the VMs back to Git. `argocd app diff` exits 0 when Argo CD would change nothing (1: differences,")
-	w("## for example Git changed since the backup: review them before going on).")
-	w(`argocd app diff "$APP" --refresh`)
+	// Not `argocd app diff`'s exit code: it lists every resource the
+	// Application tracks, with the extraneous ones (argo-cd v3.6.1
+	// cmd/argocd/commands/app.go findAndPrintDiff), among them each Backup
+	// Velero took from the Schedule, which carries the Schedule's
+	// annotations and so its tracking id (Velero v1.18.3
+	// pkg/builder/backup_builder.go FromSchedule): it exits 1 after any
+	// backup. The sync status leaves them out (IgnoreExtraneous on the
+	// Schedule). Found by make e2e-drills against the real Velero.
+	w("## Hand the VMs back to Git. Argo CD must find the Application Synced, with nothing to change; otherwise the diff")
+	w("## shows what differs (for example Git changed since the backup: review it before going on). Not `argocd app diff`'s")
+	w("## exit code: it also lists the Backups Velero took, which carry the Schedule's tracking id (IgnoreExtraneous).")
+	w(`argocd app get "$APP" --refresh >/dev/null`)
+	w(`[ "$(kubectl -n "$ARGOCD_NS" get application "$APP" -o jsonpath='{.status.sync.status}')" = Synced ] \`)
+	w(`  || { argocd app diff "$APP" >&2 || true; echo "$APP is not Synced: review the differences above before handing back" >&2; exit 1; }`)
 	w(`kubectl -n "$ARGOCD_NS" patch application "$APP" --type json -p '[{"op":"remove","path":"/spec/syncPolicy/automated/enabled"}]'`)
 	w(`argocd app wait "$APP" --sync --health --timeout 900  # Synced: automated sync (and selfHeal) have nothing to do`)
 }

@@ -122,6 +122,11 @@ type env struct {
 	cp       *conformance.ControlPlane
 	repo     string // the git work tree the Applications read
 	virtc    string
+	dir      string // the work directory: the processes' logs
+	binDir   string // virtc, on the PATH of Argo CD's processes
+	// server is the address of Argo CD's API server (startSuite's
+	// apiServer), "" without one
+	server string
 }
 
 func TestArgoCD(t *testing.T) {
@@ -129,11 +134,68 @@ func TestArgoCD(t *testing.T) {
 	began := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
+	// Argo CD runs in "in-cluster" (application.yaml and
+	// application-kustomize.yaml deploy there); applicationset.yaml deploys
+	// clusters/east to "east" and clusters/west to "west", each serving the
+	// CRDs of its Platform's version (4.22.3 and 4.20.21).
+	e, standErrs := startSuite(t, ctx, tl, "virtc-e2e-argocd-", []clusterSpec{
+		{name: "in-cluster", version: platformVersion, crdDirs: []string{filepath.Join(tl.argocd, "crds")}, kubevirt: true},
+		{name: "east", version: "4.22", kubevirt: true, olm: true},
+		{name: "west", version: "4.20"},
+	}, false)
+	t.Logf("setup done in %s", time.Since(began).Round(time.Second))
+
+	scenarios := []struct {
+		name string
+		run  func(e *env)
+	}{
+		{"first sync", (*env).firstSync},
+		{"refresh without change", (*env).noDrift},
+		{"data disk growth", (*env).diskGrowth},
+		{"size change", (*env).sizeChange},
+		{"retire then remove beside an unrelated change", (*env).retireRemove},
+		{"broken intent", (*env).brokenIntent},
+		{"first sync through kustomize", (*env).kustomizeWiring},
+		{"first sync of the ApplicationSet over two clusters", (*env).applicationSet},
+		{"a z-stream upgrade lands on the pin through OLM's InstallPlans", (*env).zStreamUpgrade},
+		{"a minor upgrade lands on the pin through OLM's InstallPlans", (*env).minorUpgrade},
+		{"an unreachable platform pin is refused before any approval and its fix synced by the retry", (*env).platformUpgrade},
+		{"a tenant's project refuses cluster-scoped objects and other tenants", (*env).tenantsProjectRefuses},
+		{"no VM state holds a multi-wave sync", (*env).vmStatesDoNotHoldSyncs},
+		{"snapshotBefore: the snapshot is created before the change it guards", (*env).snapshotBeforeChange},
+	}
+	for _, s := range scenarios {
+		start := time.Now()
+		ok := t.Run(s.name, func(t *testing.T) {
+			sub := *e
+			sub.t = t
+			s.run(&sub)
+		})
+		t.Logf("%s: %s", s.name, time.Since(start).Round(time.Millisecond))
+		if !ok {
+			select {
+			case err := <-standErrs:
+				t.Logf("stand-in error: %v", err)
+			default:
+			}
+			break
+		}
+	}
+	t.Logf("e2e-argocd total %s", time.Since(began).Round(time.Second))
+}
+
+// startSuite starts the clusters of specs (the first is in-cluster, where
+// Argo CD runs), the git repository, Argo CD (with its API server when
+// apiServer) and the stand-ins; everything stops at the end of the test.
+// The stand-ins' latest error is in the channel. With VIRTC_E2E_KEEP=1 the
+// work directory (named keepPrefix...) is kept.
+func startSuite(t *testing.T, ctx context.Context, tl tools, keepPrefix string, specs []clusterSpec, apiServer bool) (*env, chan error) {
+	t.Helper()
 	dir := t.TempDir()
 	if os.Getenv("VIRTC_E2E_KEEP") == "1" {
 		// keep the logs and state of every process for a look afterwards
 		var err error
-		if dir, err = os.MkdirTemp("", "virtc-e2e-argocd-"); err != nil {
+		if dir, err = os.MkdirTemp("", keepPrefix); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("VIRTC_E2E_KEEP=1: work directory %s is kept", dir)
@@ -160,24 +222,16 @@ func TestArgoCD(t *testing.T) {
 	if schemas == "" {
 		schemas = filepath.Join(repoRoot, "..", "shared", "schemas-upstream")
 	}
-	for _, v := range []string{"4.22", "4.20"} {
-		if _, err := os.Stat(filepath.Join(schemas, v, "crd-yaml")); err != nil {
-			conform.Skip(t, fmt.Errorf("the %s CRDs are missing (VIRTC_SCHEMAS): %v", v, err))
+	for _, sp := range specs {
+		if _, err := os.Stat(filepath.Join(schemas, sp.version, "crd-yaml")); err != nil {
+			conform.Skip(t, fmt.Errorf("the %s CRDs are missing (VIRTC_SCHEMAS): %v", sp.version, err))
 		}
 	}
-	// Argo CD runs in "in-cluster" (application.yaml and
-	// application-kustomize.yaml deploy there); applicationset.yaml deploys
-	// clusters/east to "east" and clusters/west to "west", each serving the
-	// CRDs of its Platform's version (4.22.3 and 4.20.21).
-	cs, err := startClusters(ctx, tl.cp, tl, virtc, mk("clusters"), schemas, []clusterSpec{
-		{name: "in-cluster", version: platformVersion, crdDirs: []string{filepath.Join(tl.argocd, "crds")}, kubevirt: true},
-		{name: "east", version: "4.22", kubevirt: true, olm: true},
-		{name: "west", version: "4.20"},
-	})
+	cs, err := startClusters(ctx, tl.cp, tl, virtc, mk("clusters"), schemas, specs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, ctx: ctx, home: cs[0], cp: cs[0].cp, clusters: map[string]*cluster{}, virtc: virtc}
+	e := &env{t: t, ctx: ctx, home: cs[0], cp: cs[0].cp, clusters: map[string]*cluster{}, virtc: virtc, dir: dir, binDir: binDir}
 	for _, c := range cs {
 		t.Cleanup(c.stop)
 		e.clusters[c.name] = c
@@ -220,46 +274,8 @@ func TestArgoCD(t *testing.T) {
 		}
 	}
 
-	e.startArgoCD(tl, dir, binDir)
-	t.Logf("setup done in %s", time.Since(began).Round(time.Second))
-
-	scenarios := []struct {
-		name string
-		run  func(e *env)
-	}{
-		{"first sync", (*env).firstSync},
-		{"refresh without change", (*env).noDrift},
-		{"data disk growth", (*env).diskGrowth},
-		{"size change", (*env).sizeChange},
-		{"retire then remove beside an unrelated change", (*env).retireRemove},
-		{"broken intent", (*env).brokenIntent},
-		{"first sync through kustomize", (*env).kustomizeWiring},
-		{"first sync of the ApplicationSet over two clusters", (*env).applicationSet},
-		{"a z-stream upgrade lands on the pin through OLM's InstallPlans", (*env).zStreamUpgrade},
-		{"a minor upgrade lands on the pin through OLM's InstallPlans", (*env).minorUpgrade},
-		{"an unreachable platform pin is refused before any approval and its fix synced by the retry", (*env).platformUpgrade},
-		{"a tenant's project refuses cluster-scoped objects and other tenants", (*env).tenantsProjectRefuses},
-		{"no VM state holds a multi-wave sync", (*env).vmStatesDoNotHoldSyncs},
-		{"snapshotBefore: the snapshot is created before the change it guards", (*env).snapshotBeforeChange},
-	}
-	for _, s := range scenarios {
-		start := time.Now()
-		ok := t.Run(s.name, func(t *testing.T) {
-			sub := *e
-			sub.t = t
-			s.run(&sub)
-		})
-		t.Logf("%s: %s", s.name, time.Since(start).Round(time.Millisecond))
-		if !ok {
-			select {
-			case err := <-standErrs:
-				t.Logf("stand-in error: %v", err)
-			default:
-			}
-			break
-		}
-	}
-	t.Logf("e2e-argocd total %s", time.Since(began).Round(time.Second))
+	e.startArgoCD(tl, dir, binDir, apiServer)
+	return e, standErrs
 }
 
 // kubectl runs kubectl and fails the test unless it exits 0.
@@ -456,9 +472,10 @@ func waitPort(ctx context.Context, p *conformance.Process, port int) error {
 
 // startArgoCD starts redis, the CMP server with plugin.yaml and virtc,
 // the repo-server (virtc and kustomize on its PATH), the ApplicationSet
-// controller and the application controller, each by its PID (stopped at
-// the end of the test).
-func (e *env) startArgoCD(tl tools, dir, binDir string) {
+// controller and the application controller, and with apiServer the API
+// server (plaintext, e.server: what the argocd CLI logs in to), each by
+// its PID (stopped at the end of the test).
+func (e *env) startArgoCD(tl tools, dir, binDir string, apiServer bool) {
 	t := e.t
 	port := func() int {
 		p, err := conformance.FreePort()
@@ -553,6 +570,30 @@ func (e *env) startArgoCD(tl tools, dir, binDir string) {
 		// resource health in the Application's status, for the messages
 		"--persist-resource-health=true",
 		"--loglevel", "info", "--logformat", "text")
+
+	if !apiServer {
+		return
+	}
+	// The API server, as the install manifests run it behind a TLS-ending
+	// route (--insecure: plaintext gRPC and HTTP), with the repo-server and
+	// redis above: the CLI's diff reads the controller's cache of the live
+	// state from that redis (argo-cd v3.6.1 server/application/
+	// application.go GetManagedResources). No admin password is set, so it
+	// creates one in Secret argocd-initial-admin-secret
+	// (util/settings/settings.go), which `argocd admin initial-password`
+	// prints.
+	serverPort := port()
+	server := start("argocd-server", filepath.Join(tl.argocd, "argocd-server"),
+		[]string{"KUBECONFIG=" + e.cp.Kubeconfig, "ARGOCD_FAKE_IN_CLUSTER=true", "HOME=" + dir, "PATH=" + path},
+		"--kubeconfig", e.cp.Kubeconfig, "--namespace", argocdNamespace, "--insecure",
+		"--address", "127.0.0.1", "--port", strconv.Itoa(serverPort), "--metrics-port", strconv.Itoa(port()),
+		"--repo-server", "127.0.0.1:"+strconv.Itoa(repoPort), "--repo-server-plaintext",
+		"--redis", redisAddr, "--staticassets", filepath.Join(dir, "argocd-ui"),
+		"--loglevel", "info", "--logformat", "text")
+	if err := waitPort(e.ctx, server, serverPort); err != nil {
+		t.Fatal(err)
+	}
+	e.server = "127.0.0.1:" + strconv.Itoa(serverPort)
 }
 
 // app is what the test reads of an Application.
@@ -596,6 +637,7 @@ type app struct {
 			FinishedAt string `json:"finishedAt"`
 		} `json:"operationState"`
 		Resources []struct {
+			Group     string `json:"group"`
 			Kind      string `json:"kind"`
 			Namespace string `json:"namespace"`
 			Name      string `json:"name"`

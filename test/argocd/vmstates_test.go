@@ -73,6 +73,7 @@ func (c *cluster) vmAction(ctx context.Context, namespace, name, action string) 
 // wrote.
 type liveVM struct {
 	Metadata struct {
+		UID    string            `json:"uid"`
 		Labels map[string]string `json:"labels"`
 	} `json:"metadata"`
 	Spec struct {

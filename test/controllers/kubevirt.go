@@ -198,7 +198,16 @@ type KubeVirt struct {
 // tenant guardrails exempt (render.Exempt, render.ExemptNamespaces); the
 // programs themselves keep Namespace for their leases and the KubeVirt CR.
 func serviceAccountKubeconfig(ctx context.Context, cp *conformance.ControlPlane, dir, name string) (string, error) {
-	ns, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": IdentityNamespace}})
+	return AdminServiceAccountKubeconfig(ctx, cp, dir, IdentityNamespace, name)
+}
+
+// AdminServiceAccountKubeconfig creates namespace (if missing) and
+// ServiceAccount name in it, bound to cluster-admin, and writes a
+// kubeconfig with a token for it into dir: a controller then writes with
+// the identity it has in a cluster (the one virtc's tenant guardrails
+// judge by).
+func AdminServiceAccountKubeconfig(ctx context.Context, cp *conformance.ControlPlane, dir, namespace, name string) (string, error) {
+	ns, err := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": namespace}})
 	if err != nil {
 		return "", err
 	}
@@ -206,16 +215,16 @@ func serviceAccountKubeconfig(ctx context.Context, cp *conformance.ControlPlane,
 		return "", err
 	}
 	items := []any{
-		map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": name, "namespace": IdentityNamespace}},
+		map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": name, "namespace": namespace}},
 		map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
 			"metadata": map[string]any{"name": name},
 			"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
-			"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": name, "namespace": IdentityNamespace}}},
+			"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": name, "namespace": namespace}}},
 	}
 	if err := create(ctx, cp, items); err != nil {
 		return "", err
 	}
-	return tokenKubeconfig(ctx, cp, dir, IdentityNamespace, name)
+	return tokenKubeconfig(ctx, cp, dir, namespace, name)
 }
 
 // tokenKubeconfig writes a kubeconfig with a token for ServiceAccount

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/virtc/virtc/test/conformance"
+	"github.com/virtc/virtc/test/controllers"
 )
 
 // Versions of the programs tools/build-velero.sh builds: Velero v1.18 is
@@ -305,6 +306,11 @@ type Server struct {
 // plugins of t and args (ServerArgs). Its metrics and profiler listen on
 // free loopback ports.
 func StartServer(ctx context.Context, cp *conformance.ControlPlane, t Tools, dir string, args ...string) (*Server, error) {
+	return startServer(ctx, cp, cp.Kubeconfig, t, dir, args...)
+}
+
+// startServer starts the server with the credentials of kubeconfig.
+func startServer(ctx context.Context, cp *conformance.ControlPlane, kubeconfig string, t Tools, dir string, args ...string) (*Server, error) {
 	metrics, err := conformance.FreePort()
 	if err != nil {
 		return nil, err
@@ -313,7 +319,7 @@ func StartServer(ctx context.Context, cp *conformance.ControlPlane, t Tools, dir
 	if err != nil {
 		return nil, err
 	}
-	all := append([]string{"server", "--kubeconfig", cp.Kubeconfig, "--namespace", Namespace,
+	all := append([]string{"server", "--kubeconfig", kubeconfig, "--namespace", Namespace,
 		"--plugin-dir", t.PluginDir, "--log-level", "info",
 		"--metrics-address", "127.0.0.1:" + strconv.Itoa(metrics),
 		"--profiler-address", "127.0.0.1:" + strconv.Itoa(profiler),
@@ -396,4 +402,112 @@ func waitPortFree(ctx context.Context, addr string) error {
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// External is Velero as the platform team runs it beside a cluster whose
+// Platform says dataProtection.external (OADP installed outside Git, as
+// examples/argocd/clusters/*/platform.yaml): the DataProtectionApplication
+// they create, with one default location in the object store, and what
+// OADP's operator makes of it (BackupStorageLocations, Deployment) with
+// `velero server` playing the Deployment's pod. Velero's Schedules without
+// a storageLocation (virtc's) back up to that default location.
+type External struct {
+	Store  *ObjectStore
+	Server *Server
+	// Location is the BackupStorageLocation's name; Bucket and Prefix
+	// where it keeps the backups.
+	Location, Bucket, Prefix string
+}
+
+// StartExternal installs Velero's CRDs missing from cp (from t.CRDs),
+// starts the object store, creates the credential Secret and the
+// DataProtectionApplication "velero" in Namespace (which must exist) with
+// one default location "default" in it, OADP's objects for it, and the
+// server, and waits until the location is Available. Stop stops the
+// server and the store.
+func StartExternal(ctx context.Context, cp *conformance.ControlPlane, t Tools, dir string) (*External, error) {
+	x := &External{Location: "default", Bucket: "vm-backups", Prefix: "drills"}
+	for _, d := range []string{"crds", "s3", "velero"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := controllers.InstallMissingCRDs(ctx, cp, filepath.Join(dir, "crds"), t.CRDs); err != nil {
+		return nil, fmt.Errorf("install Velero's CRDs: %w", err)
+	}
+	var err error
+	if x.Store, err = StartObjectStore(ctx, t, filepath.Join(dir, "s3"), x.Bucket); err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*External, error) {
+		x.Stop()
+		return nil, err
+	}
+	create := func(obj map[string]any) error {
+		data, err := json.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		_, err = cp.MustKubectl(ctx, data, "create", "-f", "-")
+		return err
+	}
+	// the AWS shared credentials file the plugin reads (gofakes3 checks no
+	// signature)
+	if err := create(map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata":   map[string]any{"name": "cloud-credentials", "namespace": Namespace},
+		"stringData": map[string]any{"cloud": "[default]\naws_access_key_id=virtc\naws_secret_access_key=virtc-e2e\n"}}); err != nil {
+		return fail(err)
+	}
+	if err := create(map[string]any{"apiVersion": "oadp.openshift.io/v1alpha1", "kind": "DataProtectionApplication",
+		"metadata": map[string]any{"name": "velero", "namespace": Namespace},
+		"spec": map[string]any{
+			"backupLocations": []any{map[string]any{"name": x.Location, "velero": map[string]any{
+				"provider": "aws", "default": true,
+				"credential":    map[string]any{"name": "cloud-credentials", "key": "cloud"},
+				"objectStorage": map[string]any{"bucket": x.Bucket, "prefix": x.Prefix},
+				"config":        map[string]any{"region": "us-east-1", "s3Url": x.Store.URL},
+			}}},
+			"configuration": map[string]any{"velero": map[string]any{"defaultPlugins": []any{"openshift", "kubevirt", "csi", "aws"}}},
+		}}); err != nil {
+		return fail(err)
+	}
+	data, err := cp.Get(ctx, "/apis/oadp.openshift.io/v1alpha1/namespaces/"+Namespace+"/dataprotectionapplications/velero")
+	if err != nil {
+		return fail(err)
+	}
+	var dpa DPA
+	if err := json.Unmarshal(data, &dpa); err != nil {
+		return fail(err)
+	}
+	for _, b := range BackupStorageLocations(dpa) {
+		if err := create(b); err != nil {
+			return fail(err)
+		}
+	}
+	if err := create(Deployment(dpa)); err != nil {
+		return fail(err)
+	}
+	// Velero writes as its ServiceAccount openshift-adp/velero, as in
+	// OADP's pod: the identity virtc's tenant guardrails exempt
+	// (render.Exempt). It may touch every kind it backs up and restores:
+	// bound to cluster-admin here.
+	kubeconfig, err := controllers.AdminServiceAccountKubeconfig(ctx, cp, filepath.Join(dir, "velero"), Namespace, "velero")
+	if err != nil {
+		return fail(err)
+	}
+	if x.Server, err = startServer(ctx, cp, kubeconfig, t, filepath.Join(dir, "velero"), ServerArgs(dpa)...); err != nil {
+		return fail(err)
+	}
+	if err := WaitAvailable(ctx, cp, x.Server, x.Location); err != nil {
+		return fail(err)
+	}
+	return x, nil
+}
+
+// Stop stops the server and the object store.
+func (x *External) Stop() {
+	if x.Server != nil {
+		x.Server.Stop()
+	}
+	x.Store.Stop()
 }

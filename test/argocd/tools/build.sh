@@ -4,9 +4,12 @@
 # version, so that later runs take seconds:
 #
 #   $VIRTC_TOOLS_CACHE/argocd-$ARGOCD_VERSION/argocd       one binary that acts
-#       by argv[0]; argocd-repo-server, argocd-cmp-server,
+#       by argv[0], as argo-cd's cmd/main.go: the argocd CLI by its own
+#       name; argocd-server, argocd-repo-server, argocd-cmp-server,
 #       argocd-application-controller and argocd-applicationset-controller
-#       are symlinks to it
+#       are symlinks to it (the API server and the CLI for the restore
+#       drills, which run virtc's restore scripts with `argocd app diff`
+#       and `argocd app wait`)
 #   $VIRTC_TOOLS_CACHE/argocd-$ARGOCD_VERSION/git-verify-wrapper.sh
 #       (the repo-server needs it on its PATH; from the module's hack/)
 #   $VIRTC_TOOLS_CACHE/argocd-$ARGOCD_VERSION/crds/        Application,
@@ -17,7 +20,8 @@
 # github.com/argoproj/argo-cd/v3 and github.com/argoproj/argo-cd/gitops-engine/v3
 # at the same version, copies argo-cd's other replace lines (the k8s.io
 # modules) and has a main of its own that dispatches on argv[0] like
-# argo-cd's cmd/main.go, for the four commands the e2e needs. argo-cd
+# argo-cd's cmd/main.go, for the commands the e2e needs (not dex, the
+# notifications controller, the commit server, git-ask-pass, k8s-auth). argo-cd
 # v3.6.1 needs Go 1.27 (GOTOOLCHAIN, fetched through the module proxy).
 # Measured: 24m47s wall (4m56s CPU) with -p 1 under a load of 13 on 2 cores,
 # cold; 6m35s with the build cache of that first build.
@@ -36,8 +40,8 @@ export CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off GOTOOLCHAIN="$ARGOCD_GO"
 log() { echo "argocd-tools: $*" >&2; }
 
 # A cache is complete with every command the e2e runs (an older one without
-# the ApplicationSet controller is rebuilt).
-if [ -x "$out/argocd" ] && [ -L "$out/argocd-applicationset-controller" ] &&
+# the API server and the CLI is rebuilt).
+if [ -x "$out/argocd" ] && [ -L "$out/argocd-applicationset-controller" ] && [ -L "$out/argocd-server" ] &&
   [ -f "$out/git-verify-wrapper.sh" ] && [ -f "$out/crds/application-crd.yaml" ]; then
   log "Argo CD $ARGOCD_VERSION cached in $out"
   echo "$out"
@@ -51,13 +55,16 @@ log "building Argo CD $ARGOCD_VERSION with $ARGOCD_GO in $dir (cold: about 25 mi
 cd "$dir"
 "$GO" mod init virtc.local/tools/argocd >/dev/null 2>&1
 cat >main.go <<'GO'
-// Command argocd is Argo CD's repo-server, CMP server, application
-// controller and ApplicationSet controller in one binary that acts by its
-// name, as argo-cd's cmd/main.go.
+// Command argocd is Argo CD's CLI, API server, repo-server, CMP server,
+// application controller and ApplicationSet controller in one binary that
+// acts by its name, as argo-cd's cmd/main.go (whose CLI error handling it
+// keeps).
 package main
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -66,29 +73,48 @@ import (
 	appset "github.com/argoproj/argo-cd/v3/cmd/argocd-applicationset-controller/commands"
 	cmpserver "github.com/argoproj/argo-cd/v3/cmd/argocd-cmp-server/commands"
 	reposerver "github.com/argoproj/argo-cd/v3/cmd/argocd-repo-server/commands"
+	apiserver "github.com/argoproj/argo-cd/v3/cmd/argocd-server/commands"
+	cli "github.com/argoproj/argo-cd/v3/cmd/argocd/commands"
+	"github.com/argoproj/argo-cd/v3/util/grpc"
 )
 
 func main() {
+	grpc.DisableSRVLookups()
 	name := filepath.Base(os.Args[0])
 	if v := os.Getenv("ARGOCD_BINARY_NAME"); v != "" {
 		name = v
 	}
 	var c *cobra.Command
+	isCLI := false
 	switch name {
+	case "argocd-server":
+		c = apiserver.NewCommand()
 	case "argocd-application-controller":
 		c = appcontroller.NewCommand()
 	case "argocd-applicationset-controller":
 		c = appset.NewCommand()
 	case "argocd-cmp-server":
 		c = cmpserver.NewCommand()
+		isCLI = true
 	case "argocd-repo-server":
 		c = reposerver.NewCommand()
 	default:
-		os.Stderr.WriteString("argocd: run as argocd-repo-server, argocd-cmp-server, argocd-application-controller or argocd-applicationset-controller\n")
-		os.Exit(2)
+		c = cli.NewCommand()
+		isCLI = true
+	}
+	if isCLI {
+		c.SilenceErrors = true
+		c.SilenceUsage = true
 	}
 	if err := c.Execute(); err != nil {
-		os.Exit(1)
+		msg, perr := cli.NewDefaultPluginHandler().HandleCommandExecutionError(err, isCLI, os.Args)
+		if perr != nil {
+			os.Stdout.WriteString(msg)
+			if exitErr, ok := errors.AsType[*exec.ExitError](perr); ok {
+				os.Exit(exitErr.ExitCode())
+			}
+			os.Exit(1)
+		}
 	}
 }
 GO
@@ -103,7 +129,7 @@ awk '$2 == "=>" && $4 ~ /^v/ { print $1 "=" $3 "@" $4 }
 nice -n 15 "$GO" build -o argocd .
 mkdir -p "$out.tmp/crds"
 cp argocd "$out.tmp/argocd"
-for n in argocd-repo-server argocd-cmp-server argocd-application-controller argocd-applicationset-controller; do
+for n in argocd-server argocd-repo-server argocd-cmp-server argocd-application-controller argocd-applicationset-controller; do
   ln -sf argocd "$out.tmp/$n"
 done
 install -m 0755 "$src/hack/git-verify-wrapper.sh" "$out.tmp/git-verify-wrapper.sh"
