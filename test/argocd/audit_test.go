@@ -79,36 +79,47 @@ func argoWrites(log string, since time.Time) ([]write, error) {
 
 // argoAttempts are argoWrites and the writes the API server refused.
 func argoAttempts(log string, since time.Time) ([]write, error) {
-	f, err := os.Open(log)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	var out []write
-	sc := bufio.NewScanner(f)
+	err := auditEvents(log, func(ev auditEvent) {
+		// a create names the object in its body only: the URI's
+		// collection is all the audit event keeps
+		if !argoWrite(ev, since) || (ev.Verb == "create" && ev.ObjectRef.Name == "") {
+			return
+		}
+		ref := ev.ObjectRef
+		out = append(out, write{Verb: ev.Verb, Resource: ref.APIGroup + "/" + ref.Resource,
+			Name: ref.Namespace + "/" + ref.Name, Start: ev.RequestReceived, End: ev.StageTimestamp, Code: ev.ResponseStatus.Code})
+	})
+	return out, err
+}
+
+// argoWrite tells whether ev is a write of Argo CD's application
+// controller received at or after since, answered, to an object of the
+// cluster: no dry run, no status, none of Argo CD's own objects.
+func argoWrite(ev auditEvent, since time.Time) bool {
+	ref := ev.ObjectRef
+	return ev.Stage == "ResponseComplete" && ref != nil && ref.Subresource == "" && ref.APIGroup != "argoproj.io" &&
+		strings.HasPrefix(ev.UserAgent, "argocd-application-controller") &&
+		!strings.Contains(ev.RequestURI, "dryRun=") && ev.ResponseStatus != nil && !ev.RequestReceived.Before(since)
+}
+
+// auditEvents calls f with each event of the audit log.
+func auditEvents(log string, f func(auditEvent)) error {
+	file, err := os.Open(log)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	sc := bufio.NewScanner(file)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
 		var ev auditEvent
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			return nil, fmt.Errorf("%s: %w", log, err)
+			return fmt.Errorf("%s: %w", log, err)
 		}
-		ref := ev.ObjectRef
-		if ev.Stage != "ResponseComplete" || ref == nil || ref.Subresource != "" || ref.APIGroup == "argoproj.io" ||
-			!strings.HasPrefix(ev.UserAgent, "argocd-application-controller") ||
-			strings.Contains(ev.RequestURI, "dryRun=") || ev.ResponseStatus == nil ||
-			ev.RequestReceived.Before(since) {
-			continue
-		}
-		name := ref.Name
-		if ev.Verb == "create" && name == "" {
-			// a create names the object in its body only: the URI's
-			// collection is all the audit event keeps
-			continue
-		}
-		out = append(out, write{Verb: ev.Verb, Resource: ref.APIGroup + "/" + ref.Resource,
-			Name: ref.Namespace + "/" + name, Start: ev.RequestReceived, End: ev.StageTimestamp, Code: ev.ResponseStatus.Code})
+		f(ev)
 	}
-	return out, sc.Err()
+	return sc.Err()
 }
 
 // planned is one object of a build with the wave it declares.

@@ -1,7 +1,6 @@
 package argocd
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -535,7 +534,7 @@ func (d *drill) check(before drillState, r drillRun, restore string) []string {
 			{"spec", "dataVolumeTemplates"},
 			{"spec", "runStrategy"},
 		} {
-			if b, a := jsonField(before.vm, f...), jsonField(after.vm, f...); a != b || a == "null" {
+			if b, a := velero.Field(before.vm, f...), velero.Field(after.vm, f...); a != b || a == "null" {
 				add("restored VM %s: %s = %s, want %s as before", drillVM, strings.Join(f, "."), a, b)
 			}
 		}
@@ -609,19 +608,6 @@ func (d *drill) check(before drillState, r drillRun, restore string) []string {
 	return problems
 }
 
-func jsonField(o map[string]any, path ...string) string {
-	var v any = o
-	for _, p := range path {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return "null"
-		}
-		v = m[p]
-	}
-	data, _ := json.Marshal(v)
-	return string(data)
-}
-
 // scriptWrites finds the script's own writes in the audit log between
 // began and ended: its pause (the first kubectl patch of the Application),
 // its hand-back (the last one, when there are two) and the creation of the
@@ -655,36 +641,14 @@ func scriptWrites(log string, began, ended time.Time) (pause, handBack, restore 
 func argoChanges(log string, since time.Time) ([]write, error) {
 	var out []write
 	err := auditEvents(log, func(ev auditEvent) {
-		ref := ev.ObjectRef
-		if ev.Stage != "ResponseComplete" || ref == nil || ref.Subresource != "" || ref.APIGroup == "argoproj.io" ||
-			ref.Resource == "events" || !strings.HasPrefix(ev.UserAgent, "argocd-application-controller") ||
-			strings.Contains(ev.RequestURI, "dryRun=") || ev.ResponseStatus == nil || ev.ResponseStatus.Code/100 != 2 ||
-			ev.RequestReceived.Before(since) {
+		if !argoWrite(ev, since) || ev.ObjectRef.Resource == "events" || ev.ResponseStatus.Code/100 != 2 {
 			return
 		}
+		ref := ev.ObjectRef
 		out = append(out, write{Verb: ev.Verb, Resource: ref.APIGroup + "/" + ref.Resource,
 			Name: ref.APIGroup + "/" + ref.Resource + " " + ref.Namespace + "/" + ref.Name, Start: ev.RequestReceived, End: ev.StageTimestamp})
 	})
 	return out, err
-}
-
-// auditEvents calls f with each event of the audit log.
-func auditEvents(log string, f func(auditEvent)) error {
-	file, err := os.Open(log)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	sc := bufio.NewScanner(file)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var ev auditEvent
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			return fmt.Errorf("%s: %w", log, err)
-		}
-		f(ev)
-	}
-	return sc.Err()
 }
 
 // wantEvidence checks the Evidence file the run wrote (DRILL_LINK set): the

@@ -270,24 +270,7 @@ func (v *Volumes) Sync(ctx context.Context, namespace string) error {
 		return err
 	}
 	var pods struct {
-		Items []struct {
-			Metadata struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-			Spec struct {
-				Containers []struct {
-					Name string `json:"name"`
-				} `json:"containers"`
-				Volumes []struct {
-					PersistentVolumeClaim *struct {
-						ClaimName string `json:"claimName"`
-					} `json:"persistentVolumeClaim"`
-				} `json:"volumes"`
-			} `json:"spec"`
-			Status struct {
-				Phase string `json:"phase"`
-			} `json:"status"`
-		} `json:"items"`
+		Items []cdiPod `json:"items"`
 	}
 	if err := json.Unmarshal(data, &pods); err != nil {
 		return err
@@ -307,31 +290,7 @@ func (v *Volumes) Sync(ctx context.Context, namespace string) error {
 		if !ready {
 			continue
 		}
-		now := time.Now().UTC().Format(time.RFC3339)
-		var statuses []any
-		for i, c := range p.Spec.Containers {
-			term := map[string]any{"exitCode": 0, "reason": "Completed", "startedAt": now, "finishedAt": now}
-			if i == 0 {
-				term["message"] = ImportComplete
-			}
-			statuses = append(statuses, map[string]any{"name": c.Name, "ready": false, "started": false, "restartCount": 0,
-				"image": "stand-in", "imageID": "", "state": map[string]any{"terminated": term}})
-		}
-		patch, err := json.Marshal(map[string]any{"status": map[string]any{
-			"phase": "Succeeded", "startTime": now,
-			"conditions": []any{
-				map[string]any{"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
-				map[string]any{"type": "Initialized", "status": "True", "lastTransitionTime": now},
-				map[string]any{"type": "ContainersReady", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now},
-				map[string]any{"type": "Ready", "status": "False", "reason": "PodCompleted", "lastTransitionTime": now},
-			},
-			"containerStatuses": statuses,
-		}})
-		if err != nil {
-			return err
-		}
-		if _, err := v.cp.MustKubectl(ctx, nil, "patch", "pod", p.Metadata.Name, "-n", namespace,
-			"--subresource=status", "--type=merge", "-p", string(patch)); err != nil {
+		if err := endPod(ctx, v.cp, p, ImportComplete); err != nil {
 			return err
 		}
 	}
@@ -563,6 +522,11 @@ type cdiPod struct {
 		Containers []struct {
 			Name string `json:"name"`
 		} `json:"containers"`
+		Volumes []struct {
+			PersistentVolumeClaim *struct {
+				ClaimName string `json:"claimName"`
+			} `json:"persistentVolumeClaim"`
+		} `json:"volumes"`
 	} `json:"spec"`
 	Status struct {
 		Phase      string `json:"phase"`

@@ -511,3 +511,18 @@ func (x *External) Stop() {
 	}
 	x.Store.Stop()
 }
+
+// Field is the JSON of the value at path in o, "null" where there is none:
+// what the suites compare of an object before and after a restore.
+func Field(o map[string]any, path ...string) string {
+	var v any = o
+	for _, p := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return "null"
+		}
+		v = m[p]
+	}
+	data, _ := json.Marshal(v)
+	return string(data)
+}

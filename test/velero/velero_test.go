@@ -219,13 +219,13 @@ func TestVeleroRestoresVirtcBackups(t *testing.T) {
 		{"spec", "dataVolumeTemplates"},
 		{"spec", "runStrategy"},
 	} {
-		if b, a := field(before, f...), field(after, f...); a == "null" || a != b {
+		if b, a := Field(before, f...), Field(after, f...); a == "null" || a != b {
 			t.Errorf("restored VM %s: %s = %s, want %s as before", vmName, strings.Join(f, "."), a, b)
 		}
 	}
 	claimAfter := e.object(claimPath)
 	for _, f := range [][]string{{"spec", "resources"}, {"spec", "storageClassName"}, {"spec", "accessModes"}, {"spec", "volumeMode"}} {
-		if b, a := field(claimBefore, f...), field(claimAfter, f...); a != b {
+		if b, a := Field(claimBefore, f...), Field(claimAfter, f...); a != b {
 			t.Errorf("restored claim %s-pgdata: %s = %s, want %s", vmName, strings.Join(f, "."), a, b)
 		}
 	}
@@ -234,14 +234,14 @@ func TestVeleroRestoresVirtcBackups(t *testing.T) {
 	// volume does not carry. Velero then clears the claim's binding, so a
 	// provisioner gives it a new, empty volume (pkg/restore/restore.go
 	// resetVolumeBindingInfo): data comes back only through snapshots.
-	if v := field(claimAfter, "spec", "volumeName"); v != `""` && v != "null" {
+	if v := Field(claimAfter, "spec", "volumeName"); v != `""` && v != "null" {
 		t.Errorf("restored claim %s-pgdata is bound to %s, want its binding cleared (its volume was not restored)", vmName, v)
 	}
 	labels := after["metadata"].(map[string]any)["labels"].(map[string]any)
 	if labels["velero.io/restore-name"] != restore.Name || labels["velero.io/backup-name"] != backup {
 		t.Errorf("restored VM labels %v: want velero.io/restore-name %s and velero.io/backup-name %s", labels, restore.Name, backup)
 	}
-	t.Logf("Restore %s from backup %s: %d objects back, firmware %s", restore.Name, backup, res.restored, field(after, "spec", "template", "spec", "domain", "firmware"))
+	t.Logf("Restore %s from backup %s: %d objects back, firmware %s", restore.Name, backup, res.restored, Field(after, "spec", "template", "spec", "domain", "firmware"))
 
 	// 4. a selector that matches nothing restores nothing
 	e.kubectl("-n", tenant, "delete", "virtualmachine", vmName, "--wait")
@@ -600,19 +600,6 @@ func (e *env) restore(r conformance.Object, name string) restored {
 			e.t.Fatalf("Restore %s still %q after %s", name, s.Status.Phase, waitFor)
 		}
 	}
-}
-
-func field(o map[string]any, path ...string) string {
-	var v any = o
-	for _, p := range path {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return "null"
-		}
-		v = m[p]
-	}
-	data, _ := json.Marshal(v)
-	return string(data)
 }
 
 func deepCopy(m map[string]any) map[string]any {
