@@ -174,9 +174,10 @@ e2e-argocd: tools conformance-tools argocd-tools controllers-tools olm-tools cdi
 ## velero CLI) against that Argo CD and the real Velero of e2e-velero, on
 ## one cluster with KubeVirt and CDI: the VM back from a backup of its Schedule with
 ## its identity, Argo CD paused and handed back Synced with nothing
-## recreated; the same for the tenant's plan; the plan without its pause
-## step fails the checks
-## (test/argocd TestRestoreDrill; about 4 minutes once the tools are cached)
+## recreated; the same for the tenant's plan and, from a second cluster's
+## backup, the other-cluster plan; the plans without their pause or
+## tracking step fail the checks
+## (test/argocd TestRestoreDrill; about 6 minutes once the tools are cached)
 .PHONY: e2e-drills
 e2e-drills: tools conformance-tools argocd-tools controllers-tools olm-tools cdi-tools velero-tools
 	VIRTC_E2E_ARGOCD=1 $(GO) test -count=1 -timeout 20m -v -run 'TestRestoreDrill$$' ./test/argocd/

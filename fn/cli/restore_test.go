@@ -611,6 +611,8 @@ case "$*" in
   *"jsonpath={.spec.syncPolicy.automated.enabled}"*) echo "${STUB_ENABLED:-false}" ;;
   *"jsonpath={.status.sync.status}"*) echo "${STUB_SYNC:-Synced}" ;;
   *"jsonpath={.status.phase}"*) echo Completed ;;
+  # when this cluster's Schedule last took a backup itself (none by default)
+  *"jsonpath={.status.lastBackup}"*) echo "${STUB_LAST_BACKUP:-}" ;;
   # the volumes a VirtualMachineSnapshot holds (STUB_INCLUDED, default
   # db-1's two disks)
   *"includedVolumes"*) printf '%s\n' ${STUB_INCLUDED-rootdisk data} ;;
@@ -666,6 +668,22 @@ exit 0
 				if data, _ := os.ReadFile(log + ".4"); strings.Contains(string(data), `"op":"remove","path":"/spec/syncPolicy/automated/enabled"`) ||
 					!strings.Contains(string(data), "argocd app diff") {
 					t.Errorf("the script switched automated sync back on for an OutOfSync Application, or showed no diff:\n%s", data)
+				}
+			}
+			if len(args) > 2 && args[2] == "--other-cluster" {
+				// This cluster's Schedule has taken a backup of its own
+				// (Velero v1.18 pkg/controller/schedule_controller.go
+				// submitBackup sets status.lastBackup): a Restore by
+				// scheduleName could take it (restore_controller.go
+				// mostRecentCompletedBackup), so the script stops before
+				// any Restore.
+				cmd := exec.Command(bash, "-c", script)
+				cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"), "STUB_LOG="+log+".5", "STUB_LAST_BACKUP=2026-12-02T02:00:00Z")
+				if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "has taken a backup on this cluster") {
+					t.Errorf("the script restores by scheduleName after this cluster's Schedule took a backup: %v\n%s", err, out)
+				}
+				if data, _ := os.ReadFile(log + ".5"); strings.Contains(string(data), " create ") {
+					t.Errorf("the script created a Restore after this cluster's Schedule took a backup:\n%s", data)
 				}
 			}
 			if args[0] == "--snapshot" {

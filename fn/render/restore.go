@@ -331,6 +331,9 @@ func (p RestorePlan) Script(objs [][]byte) string {
 	w("")
 	w("## Restore.")
 	for i, o := range p.Objects() {
+		if p.Mode == RestoreOtherCluster {
+			p.ownBackupGuard(w, ScheduleName(p.Tenant.Name, p.policies()[i]))
+		}
 		w("kubectl -n %s delete restore %s --ignore-not-found --wait  # a Restore of an earlier run (only the record: restored objects stay)", OADPNamespace, o.Name)
 		w("kubectl create -f - <<'EOF'")
 		b.Write(objs[i])
@@ -586,6 +589,23 @@ func (p RestorePlan) snapshotScript(w func(string, ...any), objs [][]byte) {
 	w(`kubectl -n %s patch virtualmachine %s --type merge -p '{"spec":{"runStrategy":"%s"}}'`, vm.Namespace, vm.Name, vm.RunStrategy)
 	w("")
 	p.handBack(w)
+}
+
+// ownBackupGuard stops an other-cluster plan before the Restore of
+// schedule if this cluster's own Schedule of that name (synced from Git in
+// step 2, into the same location as the lost cluster's) has taken a backup:
+// a Restore by scheduleName takes the most recent Completed backup with
+// the Schedule's name, whichever cluster wrote it (Velero v1.18
+// pkg/controller/restore_controller.go, mostRecentCompletedBackup), and
+// would restore this cluster's tenant (blank disks) instead of the lost
+// one's. Velero records the backups a Schedule itself submits in its
+// status.lastBackup (pkg/controller/schedule_controller.go submitBackup);
+// the backups synced from the location leave it empty.
+func (p RestorePlan) ownBackupGuard(w func(string, ...any), schedule string) {
+	w("# The Restore takes Schedule %s's most recent Completed backup, whichever cluster took it: this", schedule)
+	w("# cluster's own %s (from Git) must not have taken one, or it would restore this cluster's blank tenant.", schedule)
+	w(`[ -z "$(kubectl -n %s get schedule %s --ignore-not-found -o jsonpath='{.status.lastBackup}')" ] \`, OADPNamespace, schedule)
+	w(`  || { echo "Schedule %s has taken a backup on this cluster: its latest backup may be this cluster's, not the lost one's; in the Restore below, replace scheduleName with backupName: <the lost cluster's backup>" >&2; exit 1; }`, schedule)
 }
 
 func (p RestorePlan) platformSteps(w func(string, ...any)) {

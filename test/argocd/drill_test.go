@@ -29,6 +29,12 @@ const (
 	drillSchedule = "shop-daily"
 	drillBackup   = "shop-daily-drill"
 	drillRestore  = "restore-shop-web01" // the in-place plan's fixed name
+	// the other cluster's drill: east, where Application virtc-east
+	// deploys the same directory, is lost; its backup restores onto
+	// in-cluster
+	drillEast       = "east"
+	drillEastApp    = "virtc-east"
+	drillEastBackup = "shop-daily-east"
 )
 
 // TestRestoreDrill runs virtc's in-place restore plan as a person would,
@@ -64,8 +70,19 @@ const (
 //     the Evidence names the drill's platform version;
 //  6. the tenant's plan (`--tenant shop`) passes the same checks (its
 //     Restore restore-shop-daily);
-//  7. the in-place script with its pause step cut out fails those checks:
-//     Argo CD recreates the VM during the restore.
+//  7. the other cluster's plan (`--tenant shop --other-cluster`): cluster
+//     east, where Application virtc-east deploys the same directory, is
+//     lost; its backup (east's Velero, the same object store) restores
+//     onto in-cluster (otherCluster), with the same checks against east's
+//     VM: the restored VM's tracking id is virtc-in-cluster's and `argocd
+//     app diff` lists nothing but Velero's Backups;
+//  8. the in-place script with its pause step cut out fails those checks:
+//     Argo CD recreates the VM during the restore; the other cluster's
+//     script without its tracking step fails them too: the VM stays
+//     virtc-east's, the Application OutOfSync.
+//
+// Every check also counts the tenant namespace's VMs, DataVolumes and
+// claims: as many after as before.
 //
 // What is not run for real: KubeVirt's velero plugin (not served by the Go
 // module proxy) and volume data (no CSI driver or snapshotter here): the
@@ -86,13 +103,16 @@ func TestRestoreDrill(t *testing.T) {
 	defer cancel()
 	e, standErrs := startSuite(t, ctx, tl, "virtc-e2e-drill-", []clusterSpec{
 		{name: "in-cluster", version: platformVersion, crdDirs: []string{filepath.Join(tl.argocd, "crds")}, kubevirt: true},
+		// the other cluster's drill's lost cluster: its backups restore
+		// onto in-cluster
+		{name: drillEast, version: "4.22", kubevirt: true},
 	}, true)
 	vx, err := velero.StartExternal(ctx, e.cp, vt, filepath.Join(e.dir, "velero"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if t.Failed() {
+		if t.Failed() && vx.Server != nil {
 			t.Logf("velero log:\n%s", vx.Server.Tail())
 			select {
 			case err := <-standErrs:
@@ -118,9 +138,10 @@ func TestRestoreDrill(t *testing.T) {
 	}
 	rev := e.commit("drill: "+drillVM+" Halted", map[string]string{vmFile: halted})
 	e.applyExample("application.yaml")
+	e.applySourceApp()
 	e.waitApp("first sync", synced(rev))
 	e.waitVM(drillVM, "stopped", printable("Stopped"))
-	d.provision(drillVM + "-root")
+	d.provision(e.home, drillVM+"-root")
 
 	// 2. the backup
 	out, err := vx.Server.CLI(ctx, "backup", "create", drillBackup, "--from-schedule", drillSchedule, "--wait")
@@ -153,7 +174,7 @@ func TestRestoreDrill(t *testing.T) {
 		drillVM, healed.Metadata.UID, before.vm["metadata"].(map[string]any)["uid"])
 	script := d.plan(drillTenant + "/" + drillVM)
 	run := d.run("plan", script)
-	problems := d.check(before, run, drillRestore)
+	problems := d.check(before, run, drillRestore, drillBackup)
 	for _, p := range problems {
 		t.Error(p)
 	}
@@ -168,7 +189,7 @@ func TestRestoreDrill(t *testing.T) {
 	e.waitApp("synced before the tenant's plan", synced(rev))
 	before = d.state()
 	tenantRun := d.run("tenant-plan", d.plan("--tenant", drillTenant))
-	problems = d.check(before, tenantRun, "restore-"+drillTenant+"-daily")
+	problems = d.check(before, tenantRun, "restore-"+drillTenant+"-daily", drillBackup)
 	for _, p := range problems {
 		t.Error(p)
 	}
@@ -176,7 +197,13 @@ func TestRestoreDrill(t *testing.T) {
 		t.Logf("the tenant's plan passed in %s", tenantRun.took.Round(time.Second))
 	}
 
-	// 6. the same script without its pause
+	// the other cluster's plan (--tenant shop --other-cluster): east is
+	// lost, its tenant restored onto in-cluster from east's backup
+	ocStart := time.Now()
+	ocScript, eastBackup := d.otherCluster(vx, vt, rev)
+	t.Logf("the other cluster's drill: %s in %s", eastBackup, time.Since(ocStart).Round(time.Second))
+
+	// 8. the same script without its pause
 	broken, cut := withoutPause(script)
 	if !cut {
 		t.Fatal("the plan has no pause step to cut (## Keep Argo CD ... ## Delete)")
@@ -184,12 +211,127 @@ func TestRestoreDrill(t *testing.T) {
 	e.waitApp("synced again before the broken drill", synced(rev))
 	before = d.state()
 	brokenRun := d.run("plan-without-pause", broken)
-	problems = d.check(before, brokenRun, drillRestore)
+	problems = d.check(before, brokenRun, drillRestore, drillBackup)
 	t.Logf("the plan without its pause step: %d problems found:\n  %s", len(problems), strings.Join(problems, "\n  "))
 	if !slices.ContainsFunc(problems, func(p string) bool { return strings.HasPrefix(p, argoWroteProblem) }) {
 		t.Errorf("the plan without its pause step passed the check that Argo CD wrote nothing during the restore: the check cannot fail")
 	}
+
+	// 8. the other cluster's script without its tracking step: the
+	// restored VM stays the lost cluster's Application's, so the
+	// Application is not Synced and the script stops before the hand-back
+	noTracking, cut := withoutStep(ocScript, "## 3b. Argo CD tracking")
+	if !cut {
+		t.Fatal("the other cluster's plan has no tracking step to cut (## 3b. Argo CD tracking ... ##)")
+	}
+	e.waitApp("synced again before the broken other cluster's drill", synced(rev))
+	before = d.state()
+	before.vm, before.claim = d.vmAndClaim(e.clusters[drillEast])
+	brokenRun = d.run("other-cluster-without-tracking", noTracking)
+	problems = d.check(before, brokenRun, "restore-"+drillTenant+"-daily", eastBackup)
+	t.Logf("the other cluster's plan without its tracking step: %d problems found:\n  %s", len(problems), strings.Join(problems, "\n  "))
+	if !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, "tracking id") }) {
+		t.Errorf("the other cluster's plan without its tracking step passed the tracking check: the check cannot fail")
+	}
 	t.Logf("e2e-drills total %s", time.Since(began).Round(time.Second))
+}
+
+// applySourceApp applies virtc-east: application.yaml's Application,
+// deploying the same directory to cluster east instead (the Argo CD
+// cluster Secret's name).
+func (e *env) applySourceApp() {
+	e.t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "examples/argocd/application.yaml"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	app := string(data)
+	for old, repl := range map[string]string{
+		"name: " + appName:                       "name: " + drillEastApp,
+		"server: https://kubernetes.default.svc": "name: " + drillEast,
+		"https://github.com/virtc/virtc.git":     "file://" + e.repo,
+	} {
+		if !strings.Contains(app, old) {
+			e.t.Fatalf("application.yaml has no %q", old)
+		}
+		app = strings.Replace(app, old, repl, 1)
+	}
+	e.kubectl([]byte(app), "apply", "-f", "-")
+}
+
+// otherCluster is the other cluster's drill, in the order of doc 001's
+// recovery sequence that the plan follows (platform, tenant from Git, VM
+// definitions and disks, guest consistency, network identity, hand back):
+// virtc-east has synced the directory to east (web01 Halted, as on
+// in-cluster); east's Velero, writing to the same object store, takes a
+// backup from the Schedule; east is lost (its Velero stopped: one server
+// runs at a time here); in-cluster's Velero syncs the backup from the
+// store (pkg/controller/backup_sync_controller.go) and the plan `virtc
+// restore-plan --app virtc-in-cluster --tenant shop --other-cluster` runs
+// unchanged, with kubectl and argocd on in-cluster and its Argo CD. The
+// checks are the in-place drill's, against east's VM, with the VM's
+// tracking id that of virtc-in-cluster and `argocd app diff` clean. It
+// returns the script and the backup.
+func (d *drill) otherCluster(vx *velero.External, vt velero.Tools, rev string) (string, string) {
+	e := d.e
+	e.t.Helper()
+	east := e.clusters[drillEast]
+	e.waitAppNamed(drillEastApp, "first sync on "+drillEast, synced(rev))
+	d.provision(east, drillVM+"-root")
+	vx.StopServer()
+	vxEast, err := velero.StartExternalOn(e.ctx, east.cp, vt, filepath.Join(e.dir, "velero-"+drillEast), vx.Store)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	out, err := vxEast.Server.CLI(e.ctx, "backup", "create", drillEastBackup, "--from-schedule", drillSchedule, "--wait")
+	if err != nil {
+		vxEast.Stop()
+		e.t.Fatal(err)
+	}
+	e.t.Logf("velero backup create on %s:\n%s", drillEast, out)
+	source, _ := d.vmAndClaim(east)
+	vxEast.Stop() // east is lost
+	if err := vx.StartServer(e.ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	// the backup, Completed, once Velero on in-cluster synced it from the
+	// store (the plan's step 1 lists it)
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		var b struct {
+			Status struct {
+				Phase string `json:"phase"`
+			} `json:"status"`
+		}
+		data, err := e.cp.Get(e.ctx, "/apis/velero.io/v1/namespaces/"+velero.Namespace+"/backups/"+drillEastBackup)
+		if err == nil && json.Unmarshal(data, &b) == nil && b.Status.Phase == "Completed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("backup %s of %s not synced Completed to in-cluster after 3m: %v %s", drillEastBackup, drillEast, err, b.Status.Phase)
+		}
+		time.Sleep(time.Second)
+	}
+
+	e.waitApp("synced before the other cluster's plan", synced(rev))
+	before := d.state()
+	before.vm, _ = d.vmAndClaim(east)
+	if source == nil {
+		e.t.Fatalf("no VM %s on %s", drillVM, drillEast)
+	}
+	if got := velero.Field(source, "metadata", "annotations", "argocd.argoproj.io/tracking-id"); !strings.HasPrefix(got, `"`+drillEastApp+":") {
+		e.t.Fatalf("VM %s on %s has tracking id %s, want %s's", drillVM, drillEast, got, drillEastApp)
+	}
+	script := d.plan("--tenant", drillTenant, "--other-cluster")
+	r := d.run("other-cluster-plan", script)
+	problems := d.check(before, r, "restore-"+drillTenant+"-daily", drillEastBackup)
+	for _, p := range problems {
+		e.t.Error(p)
+	}
+	if len(problems) == 0 {
+		e.t.Logf("the other cluster's plan passed in %s", r.took.Round(time.Second))
+	}
+	return script, drillEastBackup
 }
 
 // drill runs scripts as a person would: bash with kubectl, argocd (logged
@@ -263,7 +405,7 @@ func (d *drill) command(name string, args ...string) *exec.Cmd {
 // volume with it and fails the backup of a claim without one
 // (pkg/backup/actions/backup_pv_action.go). The volume is local
 // (hostPath), not CSI: nothing snapshots its data.
-func (d *drill) provision(claim string) {
+func (d *drill) provision(c *cluster, claim string) {
 	d.e.t.Helper()
 	path := "/api/v1/namespaces/" + drillTenant + "/persistentvolumeclaims/" + claim
 	deadline := time.Now().Add(syncWaitDuration)
@@ -282,7 +424,7 @@ func (d *drill) provision(claim string) {
 		} `json:"status"`
 	}
 	for {
-		data, err := d.e.cp.Get(d.e.ctx, path)
+		data, err := c.cp.Get(d.e.ctx, path)
 		if err == nil && json.Unmarshal(data, &pvc) == nil && pvc.Status.Phase == "Bound" {
 			break
 		}
@@ -306,13 +448,19 @@ func (d *drill) provision(claim string) {
 	if err != nil {
 		d.e.t.Fatal(err)
 	}
-	d.e.kubectl(body, "create", "-f", "-")
+	if _, err := c.cp.MustKubectl(d.e.ctx, body, "create", "-f", "-"); err != nil {
+		d.e.t.Fatal(err)
+	}
 	// the binding is the PV controller's write, made as a ServiceAccount in
 	// kube-system as its own (kube-controller-manager's
 	// persistent-volume-binder), which the tenant guardrails exempt: the
 	// claim carries CDI's clone annotation, which they refuse from anyone
 	// else
-	kubeconfig, err := controllers.AdminServiceAccountKubeconfig(d.e.ctx, d.e.cp, d.home, "kube-system", "virtc-e2e-volume-binder")
+	dir := filepath.Join(d.home, c.name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		d.e.t.Fatal(err)
+	}
+	kubeconfig, err := controllers.AdminServiceAccountKubeconfig(d.e.ctx, c.cp, dir, "kube-system", "virtc-e2e-volume-binder")
 	if err != nil {
 		d.e.t.Fatal(err)
 	}
@@ -339,15 +487,30 @@ func (d *drill) plan(args ...string) string {
 // withoutPause is the script with its pause step cut out (from "## Keep
 // Argo CD" to the next step), the deliberately broken drill.
 func withoutPause(script string) (string, bool) {
-	i := strings.Index(script, "## Keep Argo CD")
+	return withoutStep(script, "## Keep Argo CD")
+}
+
+// withoutStep is the script with the step that starts with heading cut
+// out: its heading's lines ("## ...") and what follows up to the next
+// step's heading.
+func withoutStep(script, heading string) (string, bool) {
+	i := strings.Index(script, heading)
 	if i < 0 {
 		return script, false
 	}
-	j := strings.Index(script[i:], "\n## ")
+	body := i
+	for strings.HasPrefix(script[body:], "## ") {
+		nl := strings.IndexByte(script[body:], '\n')
+		if nl < 0 {
+			return script, false
+		}
+		body += nl + 1
+	}
+	j := strings.Index(script[body:], "\n## ")
 	if j < 0 {
 		return script, false
 	}
-	return script[:i] + script[i+j+1:], true
+	return script[:i] + script[body+j+1:], true
 }
 
 // drillRun is one run of a script.
@@ -438,13 +601,28 @@ func (d *drill) run(name, script string) drillRun {
 type drillState struct {
 	vm, claim map[string]any
 	uids      map[string]string // "group/Kind namespace/name": uid
+	// counts are the tenant namespace's VMs, DataVolumes and claims, by
+	// resource
+	counts map[string]int
 }
+
+// drillCounted are the resources of the tenant's namespace a restore
+// brings back: as many of each after as before.
+var drillCounted = []string{"virtualmachines.kubevirt.io", "datavolumes.cdi.kubevirt.io", "persistentvolumeclaims"}
 
 func (d *drill) state() drillState {
 	d.e.t.Helper()
-	s := drillState{uids: map[string]string{}}
-	s.vm = d.object("/apis/kubevirt.io/v1/namespaces/" + drillTenant + "/virtualmachines/" + drillVM)
-	s.claim = d.object("/api/v1/namespaces/" + drillTenant + "/persistentvolumeclaims/" + drillVM + "-root")
+	s := drillState{uids: map[string]string{}, counts: map[string]int{}}
+	s.vm, s.claim = d.vmAndClaim(d.e.home)
+	for _, r := range drillCounted {
+		var l struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		if err := json.Unmarshal(d.e.kubectl(nil, "-n", drillTenant, "get", r, "-o", "json"), &l); err != nil {
+			d.e.t.Fatal(err)
+		}
+		s.counts[r] = len(l.Items)
+	}
 	a := d.e.app()
 	var kinds []string
 	for _, r := range a.Status.Resources {
@@ -487,9 +665,16 @@ func (d *drill) state() drillState {
 	return s
 }
 
-// object is one object, nil when there is none.
-func (d *drill) object(path string) map[string]any {
-	data, err := d.e.cp.Get(d.e.ctx, path)
+// vmAndClaim are the drill's VM and its root disk's claim on c, nil when
+// missing.
+func (d *drill) vmAndClaim(c *cluster) (vm, claim map[string]any) {
+	return d.object(c, "/apis/kubevirt.io/v1/namespaces/"+drillTenant+"/virtualmachines/"+drillVM),
+		d.object(c, "/api/v1/namespaces/"+drillTenant+"/persistentvolumeclaims/"+drillVM+"-root")
+}
+
+// object is one object on c, nil when there is none.
+func (d *drill) object(c *cluster, path string) map[string]any {
+	data, err := c.cp.Get(d.e.ctx, path)
 	if err != nil {
 		return nil
 	}
@@ -504,8 +689,9 @@ func (d *drill) object(path string) map[string]any {
 const argoWroteProblem = "Argo CD wrote"
 
 // check returns what is wrong after a run, compared with the state
-// before the incident; restore is the plan's Restore.
-func (d *drill) check(before drillState, r drillRun, restore string) []string {
+// before the incident; restore is the plan's Restore, backup the backup
+// it restores.
+func (d *drill) check(before drillState, r drillRun, restore, backup string) []string {
 	d.e.t.Helper()
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
@@ -521,8 +707,23 @@ func (d *drill) check(before drillState, r drillRun, restore string) []string {
 			continue
 		}
 		labels, _ := o["metadata"].(map[string]any)["labels"].(map[string]any)
-		if labels["velero.io/restore-name"] != restore || labels["velero.io/backup-name"] != drillBackup {
-			add("%s was not restored by Velero from %s (labels %v): recreated by someone else", what, drillBackup, labels)
+		if labels["velero.io/restore-name"] != restore || labels["velero.io/backup-name"] != backup {
+			add("%s was not restored by Velero from %s (labels %v): recreated by someone else", what, backup, labels)
+		}
+	}
+	// the VM is this Application's (annotation tracking, argo-cd v3.6.1
+	// util/argo/resource_tracking.go GetAppName: "<app>:<group>/<kind>:
+	// <namespace>/<name>"), whichever cluster's Application it was
+	// backed up from
+	if after.vm != nil {
+		annotations, _ := after.vm["metadata"].(map[string]any)["annotations"].(map[string]any)
+		if got, want := annotations["argocd.argoproj.io/tracking-id"], appName+":kubevirt.io/VirtualMachine:"+drillTenant+"/"+drillVM; got != want {
+			add("restored VM %s: tracking id %v, want %s (Argo CD does not count it as %s's)", drillVM, got, want, appName)
+		}
+	}
+	for _, k := range drillCounted {
+		if after.counts[k] != before.counts[k] {
+			add("%s in namespace %s after the drill: %d, want %d as before", k, drillTenant, after.counts[k], before.counts[k])
 		}
 	}
 	if after.vm != nil && before.vm != nil {
@@ -605,7 +806,38 @@ func (d *drill) check(before drillState, r drillRun, restore string) []string {
 			add("%s was recreated or removed (uid %s, now %q)", k, uid, after.uids[k])
 		}
 	}
+	// `argocd app diff`: nothing differs but the Backups Velero took, which
+	// carry their Schedule's tracking id and so are listed as this
+	// Application's extraneous objects (README "Restoring")
+	if differ := d.diff(); len(differ) > 0 {
+		add("argocd app diff %s after the drill lists %s", appName, strings.Join(differ, ", "))
+	}
 	return problems
+}
+
+// diff is what `argocd app diff` lists as differing, but Velero's Backups
+// (the lines "===== group/Kind namespace/name ======" of argo-cd v3.6.1
+// cmd/argocd/commands printResourceDiff).
+func (d *drill) diff() []string {
+	d.e.t.Helper()
+	out, err := d.command("argocd", "app", "diff", appName, "--refresh").CombinedOutput()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+			d.e.t.Fatalf("argocd app diff: %v\n%s", err, out)
+		}
+	}
+	var differ []string
+	for line := range strings.Lines(string(out)) {
+		h, ok := strings.CutPrefix(line, "===== ")
+		if !ok {
+			continue
+		}
+		h = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(h), "="))
+		if !strings.HasPrefix(h, "velero.io/Backup ") {
+			differ = append(differ, h)
+		}
+	}
+	return differ
 }
 
 // scriptWrites finds the script's own writes in the audit log between

@@ -417,6 +417,15 @@ type External struct {
 	// Location is the BackupStorageLocation's name; Bucket and Prefix
 	// where it keeps the backups.
 	Location, Bucket, Prefix string
+	// ownStore: Stop stops Store too (StartExternal, not StartExternalOn).
+	ownStore bool
+	// what StartServer needs to start the server again
+	cp         *conformance.ControlPlane
+	tools      Tools
+	dir        string
+	kubeconfig string
+	args       []string
+	starts     int
 }
 
 // StartExternal installs Velero's CRDs missing from cp (from t.CRDs),
@@ -426,7 +435,17 @@ type External struct {
 // server, and waits until the location is Available. Stop stops the
 // server and the store.
 func StartExternal(ctx context.Context, cp *conformance.ControlPlane, t Tools, dir string) (*External, error) {
-	x := &External{Location: "default", Bucket: "vm-backups", Prefix: "drills"}
+	return StartExternalOn(ctx, cp, t, dir, nil)
+}
+
+// StartExternalOn is StartExternal with the location in store, when not
+// nil: the object store of another cluster's Velero, as two clusters
+// share one (a restore onto another cluster reads the backups the first
+// one wrote, which Velero's backup sync brings into the cluster:
+// pkg/controller/backup_sync_controller.go). Stop leaves that store
+// running.
+func StartExternalOn(ctx context.Context, cp *conformance.ControlPlane, t Tools, dir string, store *ObjectStore) (*External, error) {
+	x := &External{Location: "default", Bucket: "vm-backups", Prefix: "drills", Store: store, ownStore: store == nil, cp: cp, tools: t, dir: filepath.Join(dir, "velero")}
 	for _, d := range []string{"crds", "s3", "velero"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, err
@@ -436,8 +455,10 @@ func StartExternal(ctx context.Context, cp *conformance.ControlPlane, t Tools, d
 		return nil, fmt.Errorf("install Velero's CRDs: %w", err)
 	}
 	var err error
-	if x.Store, err = StartObjectStore(ctx, t, filepath.Join(dir, "s3"), x.Bucket); err != nil {
-		return nil, err
+	if x.ownStore {
+		if x.Store, err = StartObjectStore(ctx, t, filepath.Join(dir, "s3"), x.Bucket); err != nil {
+			return nil, err
+		}
 	}
 	fail := func(err error) (*External, error) {
 		x.Stop()
@@ -491,25 +512,49 @@ func StartExternal(ctx context.Context, cp *conformance.ControlPlane, t Tools, d
 	// OADP's pod: the identity virtc's tenant guardrails exempt
 	// (render.Exempt). It may touch every kind it backs up and restores:
 	// bound to cluster-admin here.
-	kubeconfig, err := controllers.AdminServiceAccountKubeconfig(ctx, cp, filepath.Join(dir, "velero"), Namespace, "velero")
-	if err != nil {
+	if x.kubeconfig, err = controllers.AdminServiceAccountKubeconfig(ctx, cp, x.dir, Namespace, "velero"); err != nil {
 		return fail(err)
 	}
-	if x.Server, err = startServer(ctx, cp, kubeconfig, t, filepath.Join(dir, "velero"), ServerArgs(dpa)...); err != nil {
-		return fail(err)
-	}
-	if err := WaitAvailable(ctx, cp, x.Server, x.Location); err != nil {
+	x.args = ServerArgs(dpa)
+	if err := x.StartServer(ctx); err != nil {
 		return fail(err)
 	}
 	return x, nil
 }
 
-// Stop stops the server and the object store.
-func (x *External) Stop() {
+// StartServer starts the server (again, once StopServer stopped it) and
+// waits until the location is Available. One server runs at a time on a
+// machine (startServer: controller-runtime's metrics port).
+func (x *External) StartServer(ctx context.Context) error {
+	dir := x.dir
+	if x.starts++; x.starts > 1 {
+		// a log of its own for each start
+		dir = filepath.Join(x.dir, "start-"+strconv.Itoa(x.starts))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	var err error
+	if x.Server, err = startServer(ctx, x.cp, x.kubeconfig, x.tools, dir, x.args...); err != nil {
+		return err
+	}
+	return WaitAvailable(ctx, x.cp, x.Server, x.Location)
+}
+
+// StopServer stops the server only.
+func (x *External) StopServer() {
 	if x.Server != nil {
 		x.Server.Stop()
+		x.Server = nil
 	}
-	x.Store.Stop()
+}
+
+// Stop stops the server and the object store when it started it.
+func (x *External) Stop() {
+	x.StopServer()
+	if x.ownStore && x.Store != nil {
+		x.Store.Stop()
+	}
 }
 
 // Field is the JSON of the value at path in o, "null" where there is none:
