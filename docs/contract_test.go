@@ -260,7 +260,7 @@ func audit(text string, r repo) (rows []row, problems []string) {
 			case slices.Contains(held, rw.status) && !slices.ContainsFunc(rw.proofs, isTestOrGolden):
 				bad(n, "%s is %s but names no golden or test that proves it", rw.id, rw.status)
 			case rw.status == "documented" && len(rw.proofs) == 0:
-				bad(n, "%s is documented but names no README section or file", rw.id)
+				bad(n, "%s is documented but names no documentation section or file", rw.id)
 			}
 			rows = append(rows, rw)
 		}
@@ -468,7 +468,7 @@ func TestAuditCatchesBadTables(t *testing.T) {
 			want: "README.md has no section with anchor #not-a-heading"},
 		{name: "documented without proof",
 			r001: strings.Replace(good001, "`README.md#data-protection`", "", 1),
-			want: "001-R01 is documented but names no README section or file"},
+			want: "001-R01 is documented but names no documentation section or file"},
 		{name: "missing file",
 			r001: strings.Replace(good001, "README.md#data-protection", "examples/none.yaml", 1),
 			want: "no file examples/none.yaml"},
