@@ -405,17 +405,11 @@ func TestContractProofs(t *testing.T) {
 // and tables with one mistake each.
 func TestAuditCatchesBadTables(t *testing.T) {
 	root := t.TempDir()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(os.MkdirAll(filepath.Join(root, "golden", "basic"), 0o755))
-	must(os.MkdirAll(filepath.Join(root, "pkg", "testdata"), 0o755))
-	must(os.WriteFile(filepath.Join(root, "pkg", "a_test.go"), []byte("package pkg\n\nfunc TestReal(t *testing.T) {}\n"), 0o644))
-	must(os.WriteFile(filepath.Join(root, "pkg", "testdata", "b_test.go"), []byte("package pkg\n\nfunc TestInTestdata(t *testing.T) {}\n"), 0o644))
-	must(os.WriteFile(filepath.Join(root, "README.md"), []byte("# x\n\n## Data protection\n\n```sh\n# not a heading\n```\n"), 0o644))
+	must(t, os.MkdirAll(filepath.Join(root, "golden", "basic"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(root, "pkg", "testdata"), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, "pkg", "a_test.go"), []byte("package pkg\n\nfunc TestReal(t *testing.T) {}\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(root, "pkg", "testdata", "b_test.go"), []byte("package pkg\n\nfunc TestInTestdata(t *testing.T) {}\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(root, "README.md"), []byte("# x\n\n## Data protection\n\n```sh\n# not a heading\n```\n"), 0o644))
 	r := loadRepo(t, root)
 
 	table := func(rows000, rows001, rows003, outOfScope string, counts [][5]int) string {

@@ -610,20 +610,22 @@ func TestDocs(t *testing.T) {
 	}
 }
 
+// must stops the test at an error of its setup.
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestDocsCatchBreakage shows the docs test fails: pages with one
 // mistake each, checked as TestDocs checks the real ones.
 func TestDocsCatchBreakage(t *testing.T) {
 	root := t.TempDir()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(os.MkdirAll(filepath.Join(root, "docs"), 0o755))
-	must(os.WriteFile(filepath.Join(root, "Makefile"), []byte("## test: tests\ntest: vet\n\tgo test ./...\n"), 0o644))
-	must(os.WriteFile(filepath.Join(root, "docs", "page.md"), []byte("# Page\n\n## A section\n"), 0o644))
-	must(os.WriteFile(filepath.Join(root, "quoted.yaml"), []byte("a: 1\nb: 2\n"), 0o644))
+	must(t, os.MkdirAll(filepath.Join(root, "docs"), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, "Makefile"), []byte("## test: tests\ntest: vet\n\tgo test ./...\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(root, "docs", "page.md"), []byte("# Page\n\n## A section\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(root, "quoted.yaml"), []byte("a: 1\nb: 2\n"), 0o644))
 	r := newRunner(t)
 	vm := "apiVersion: virtc.dev/v1alpha1\nkind: Tenant\nmetadata:\n  name: shop\n"
 
