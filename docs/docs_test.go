@@ -669,3 +669,76 @@ func TestDocsCatchBreakage(t *testing.T) {
 		})
 	}
 }
+
+// standInHeader starts the header of a table of stand-ins: the components
+// the end-to-end suites replace, each with what it replaces, why the real
+// one cannot run and the upstream file its behaviour follows.
+var standInHeader = regexp.MustCompile(`^\| stand-in \| replaces \| why [^|]+ \| behaviour follows \|$`)
+
+// upstreamFile is a path or file name in a table cell: what "behaviour
+// follows" must name.
+var upstreamFile = regexp.MustCompile("[A-Za-z0-9_-]+/[A-Za-z0-9_./-]+|[A-Za-z0-9_-]+\\.(go|yaml|json|sh)\\b")
+
+// standInProblems checks the stand-in tables of a page: at least want
+// tables, every row with all four cells, the last naming a file.
+func standInProblems(file, text string, want int) []string {
+	var problems []string
+	tables := 0
+	in := false
+	for i, l := range strings.Split(text, "\n") {
+		switch {
+		case standInHeader.MatchString(strings.TrimSpace(l)):
+			tables++
+			in = true
+			continue
+		case !in:
+			continue
+		case strings.HasPrefix(l, "|---"):
+			continue
+		case !strings.HasPrefix(l, "|"):
+			in = false
+			continue
+		}
+		c := cells(strings.ReplaceAll(l, `\|`, "/"))
+		where := fmt.Sprintf("%s:%d", file, i+1)
+		if len(c) != 4 || slices.Contains(c, "") {
+			problems = append(problems, fmt.Sprintf("%s: a stand-in row needs four cells: stand-in, what it replaces, why the real one cannot run, the upstream file it follows", where))
+			continue
+		}
+		if !upstreamFile.MatchString(c[3]) {
+			problems = append(problems, fmt.Sprintf("%s: stand-in %s: \"behaviour follows\" names no upstream file", where, c[0]))
+		}
+	}
+	if tables < want {
+		problems = append(problems, fmt.Sprintf("%s: %d tables of stand-ins, want %d (| stand-in | replaces | why ... | behaviour follows |)", file, tables, want))
+	}
+	return problems
+}
+
+// TestStandInTables: docs/testing.md keeps its two tables of stand-ins
+// (the Argo CD end-to-end's and the real controllers'), every stand-in
+// with why the real component cannot run and the upstream file it
+// follows.
+func TestStandInTables(t *testing.T) {
+	data, err := os.ReadFile("testing.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range standInProblems("docs/testing.md", string(data), 2) {
+		t.Error(p)
+	}
+	table := "| stand-in | replaces | why the real one cannot run here | behaviour follows |\n|---|---|---|---|\n"
+	good := table + "| Volumes (`test/x.go`) | the PV controller | no provisioner | kubernetes `pkg/controller/volume/pv_controller.go` |\n"
+	if p := standInProblems("t.md", good, 1); len(p) > 0 {
+		t.Fatalf("a good table has problems: %v", p)
+	}
+	for _, bad := range []string{
+		table + "| Volumes | the PV controller | | `pv_controller.go` |\n",
+		table + "| Volumes | the PV controller | no provisioner | the PV controller |\n",
+		"no table\n",
+	} {
+		if p := standInProblems("t.md", bad, 1); len(p) == 0 {
+			t.Errorf("no problem found in:\n%s", bad)
+		}
+	}
+}
