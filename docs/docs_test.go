@@ -204,8 +204,9 @@ var virtcBin = sync.OnceValues(func() (string, error) {
 // runner runs commands with the built virtc first on PATH, in an
 // environment of its own (no git configuration, no SOURCE_DATE_EPOCH).
 type runner struct {
-	bin  string
-	home string
+	bin   string
+	home  string
+	tools string // the checkout's .tools/bin (make tools), after virtc on PATH
 }
 
 func newRunner(t *testing.T) runner {
@@ -214,7 +215,11 @@ func newRunner(t *testing.T) runner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runner{bin: bin, home: t.TempDir()}
+	tools, err := filepath.Abs(filepath.Join("..", ".tools", "bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runner{bin: bin, home: t.TempDir(), tools: tools}
 }
 
 func (r runner) env() []string {
@@ -227,8 +232,9 @@ func (r runner) env() []string {
 		env = append(env, kv)
 	}
 	return append(env,
-		"PATH="+filepath.Dir(r.bin)+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"PATH="+strings.Join([]string{filepath.Dir(r.bin), r.tools, os.Getenv("PATH")}, string(os.PathListSeparator)),
 		"HOME="+r.home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+filepath.Join(r.home, "gitconfig"),
+		"GIT_AUTHOR_NAME=docs", "GIT_AUTHOR_EMAIL=docs@example.com", "GIT_COMMITTER_NAME=docs", "GIT_COMMITTER_EMAIL=docs@example.com",
 		"NO_COLOR=1", "LC_ALL=C")
 }
 
@@ -308,7 +314,7 @@ func pages(root string) ([]page, error) {
 // checkPage runs or checks every marked block of one page and returns
 // its problems. root is the repository's top, work the page's work
 // directory.
-func checkPage(r runner, root, work string, p page) []string {
+func checkPage(r runner, root, work string, p page) (problems, notes []string) {
 	bs, problems := blocks(p.path, p.text)
 	for _, b := range bs {
 		if why := markerProblem(b); why != "" {
@@ -344,13 +350,38 @@ func checkPage(r runner, root, work string, p page) []string {
 			problems = append(problems, compileBlock(r, b)...)
 		}
 		if _, ok := b.attrs["run"]; ok {
+			if missing := r.missing(b.attrs["needs"]); missing != "" {
+				if os.Getenv("VIRTC_REQUIRE_TOOLS") == "1" {
+					problems = append(problems, fmt.Sprintf("%s: needs %s, not found on PATH or in .tools/bin (make tools); required in this run (VIRTC_REQUIRE_TOOLS=1)", b, missing))
+				} else {
+					notes = append(notes, fmt.Sprintf("%s: not run: needs %s (make tools)", b, missing))
+				}
+				continue
+			}
 			problems = append(problems, runBlock(r, work, b)...)
 		}
 		if _, ok := b.attrs["norun"]; ok && (b.lang == "sh" || b.lang == "bash" || b.lang == "console") {
 			problems = append(problems, checkNorun(r, root, b)...)
 		}
 	}
-	return problems
+	return problems, notes
+}
+
+// missing is the first of the comma-separated tools of a needs= marker
+// that is neither on PATH nor in the checkout's .tools/bin, or "".
+func (r runner) missing(needs string) string {
+	for _, tool := range strings.Split(needs, ",") {
+		if tool == "" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(r.tools, tool)); err == nil {
+			continue
+		}
+		if _, err := exec.LookPath(tool); err != nil {
+			return tool
+		}
+	}
+	return ""
 }
 
 // compileBlock validates a virtc input block on its own.
@@ -603,7 +634,14 @@ func TestDocs(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			for _, problem := range checkPage(r, root, work, p) {
+			// the examples name virtc as ../../bin/virtc (make build)
+			must(t, os.MkdirAll(filepath.Join(work, "bin"), 0o755))
+			must(t, os.Symlink(r.bin, filepath.Join(work, "bin", "virtc")))
+			problems, notes := checkPage(r, root, work, p)
+			for _, n := range notes {
+				t.Log(n)
+			}
+			for _, problem := range problems {
 				t.Error(problem)
 			}
 		})
@@ -638,11 +676,23 @@ func TestDocsCatchBreakage(t *testing.T) {
 	check := func(readme string) []string {
 		ps := []page{{path: "README.md", text: readme}, {path: "docs/page.md", text: "# Page\n\n## A section\n"}}
 		problems := checkLinks(root, ps)
-		return append(problems, checkPage(r, root, t.TempDir(), ps[0])...)
+		more, _ := checkPage(r, root, t.TempDir(), ps[0])
+		return append(problems, more...)
 	}
 	if problems := check(good); len(problems) > 0 {
 		t.Fatalf("a good page has problems:\n%s", strings.Join(problems, "\n"))
 	}
+	t.Run("missing tool", func(t *testing.T) {
+		text := good + "\n```sh run needs=no-such-tool\n$ no-such-tool\n```\n"
+		t.Setenv("VIRTC_REQUIRE_TOOLS", "")
+		if _, notes := checkPage(r, root, t.TempDir(), page{path: "README.md", text: text}); len(notes) != 1 {
+			t.Errorf("want one note of a block not run, got %q", notes)
+		}
+		t.Setenv("VIRTC_REQUIRE_TOOLS", "1")
+		if problems := check(text); !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, "needs no-such-tool") }) {
+			t.Errorf("want a problem with VIRTC_REQUIRE_TOOLS=1, got:\n%s", strings.Join(problems, "\n"))
+		}
+	})
 	for _, tc := range []struct {
 		name, old, new, want string
 	}{
