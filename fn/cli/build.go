@@ -98,19 +98,19 @@ func compileArgsWith(name string, args []string, where place, tune func(*compile
 		fs.Usage()
 		return compile.Result{}, bf, compile.Options{}, ExitUsage, false
 	}
+	inputs := slices.Concat(catalogs, paths)
 	if !where.plugin {
-		more, noDefault, ok := markerCatalogs(paths, stderr)
-		if !ok {
+		var noDefault bool
+		if inputs, noDefault, ok = withMarkers(catalogs, paths, stderr); !ok {
 			return compile.Result{}, bf, compile.Options{}, ExitFailed, false
 		}
-		catalogs = append(catalogs, more...)
 		*noDefaults = *noDefaults || noDefault
 	}
 	batchGC()
 	defer prof.start(stderr)()
 	diags := &diag.List{}
 	jopts := jsonnet.Options{ExtStr: ext}
-	docs := source.Read(distinctPaths(append(append([]string{}, catalogs...), paths...)), source.Options{Evaluate: jopts.Evaluate, Base: where.base}, diags)
+	docs := source.Read(inputs, source.Options{Evaluate: jopts.Evaluate, Base: where.base}, diags)
 	opts := compile.Options{Scopes: scopes, Tenant: *tenant, AsOf: asOfDate}
 	opts.Catalog.NoDefaults = *noDefaults
 	if tune != nil {
@@ -149,6 +149,15 @@ func markerCatalogs(paths []string, stderr io.Writer) (catalogs []string, noDefa
 		noDefault = noDefault || spec.NoDefaultCatalog
 	}
 	return catalogs, noDefault, ok
+}
+
+// withMarkers are the inputs of a command that reads PATHs: catalogs, the
+// catalogs the marker files of the directories among paths name
+// (markerCatalogs), and paths, each once; noDefault says a marker leaves
+// the default catalog out.
+func withMarkers(catalogs, paths []string, stderr io.Writer) (inputs []string, noDefault, ok bool) {
+	more, noDefault, ok := markerCatalogs(paths, stderr)
+	return distinctPaths(slices.Concat(catalogs, more, paths)), noDefault, ok
 }
 
 // distinctPaths is paths with each file or directory once, the first time

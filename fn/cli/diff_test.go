@@ -230,9 +230,9 @@ func TestDiffColor(t *testing.T) {
 
 // TestDiffMarkerCatalog: a directory's virtc.yaml names its catalog
 // (catalogDirs, relative to the directory), and both sides of the diff
-// read it, as `virtc build DIR` and the Argo CD plugin do: the VMs use an
-// image only platform/ defines, so a side that did not read it would not
-// compile.
+// read it, as `virtc build DIR`, the other commands that read a directory
+// and the Argo CD plugin do: the VMs use an image only platform/ defines,
+// so a command that did not read it would refuse them.
 func TestDiffMarkerCatalog(t *testing.T) {
 	git := gitRepo(t)
 	image := `apiVersion: virtc.dev/v1alpha1
@@ -266,8 +266,20 @@ spec:
 			t.Errorf("%v: exit %d, want 0 and the size change; stderr:\n%s\nstdout:\n%s", args, code, stderr, stdout)
 		}
 	}
-	code, stdout, stderr := runMain("build", "clusters/east")
-	if code != ExitOK || !strings.Contains(stdout, "kind: VirtualMachine\n") {
-		t.Errorf("build clusters/east: exit %d; stderr:\n%s", code, stderr)
+	// the other commands that read the directory read its catalog too
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"build", "clusters/east"}, "kind: VirtualMachine\n"},
+		{[]string{"validate", "clusters/east"}, ""},
+		{[]string{"catalog", "clusters/east"}, "golden-rhel"},
+		{[]string{"report", "clusters/east"}, "web01"},
+		{[]string{"restore-plan", "shop/web01", "clusters/east"}, "#!/usr/bin/env bash"},
+	} {
+		code, stdout, stderr := runMain(tc.args...)
+		if code != ExitOK || !strings.Contains(stdout, tc.want) {
+			t.Errorf("%v: exit %d, want 0 and %q in stdout; stderr:\n%s", tc.args, code, tc.want, stderr)
+		}
 	}
 }
