@@ -260,7 +260,7 @@ func audit(text string, r repo) (rows []row, problems []string) {
 			case slices.Contains(held, rw.status) && !slices.ContainsFunc(rw.proofs, isTestOrGolden):
 				bad(n, "%s is %s but names no golden or test that proves it", rw.id, rw.status)
 			case rw.status == "documented" && len(rw.proofs) == 0:
-				bad(n, "%s is documented but names no README section or file", rw.id)
+				bad(n, "%s is documented but names no documentation section or file", rw.id)
 			}
 			rows = append(rows, rw)
 		}
@@ -405,17 +405,11 @@ func TestContractProofs(t *testing.T) {
 // and tables with one mistake each.
 func TestAuditCatchesBadTables(t *testing.T) {
 	root := t.TempDir()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(os.MkdirAll(filepath.Join(root, "golden", "basic"), 0o755))
-	must(os.MkdirAll(filepath.Join(root, "pkg", "testdata"), 0o755))
-	must(os.WriteFile(filepath.Join(root, "pkg", "a_test.go"), []byte("package pkg\n\nfunc TestReal(t *testing.T) {}\n"), 0o644))
-	must(os.WriteFile(filepath.Join(root, "pkg", "testdata", "b_test.go"), []byte("package pkg\n\nfunc TestInTestdata(t *testing.T) {}\n"), 0o644))
-	must(os.WriteFile(filepath.Join(root, "README.md"), []byte("# x\n\n## Data protection\n\n```sh\n# not a heading\n```\n"), 0o644))
+	must(t, os.MkdirAll(filepath.Join(root, "golden", "basic"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(root, "pkg", "testdata"), 0o755))
+	must(t, os.WriteFile(filepath.Join(root, "pkg", "a_test.go"), []byte("package pkg\n\nfunc TestReal(t *testing.T) {}\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(root, "pkg", "testdata", "b_test.go"), []byte("package pkg\n\nfunc TestInTestdata(t *testing.T) {}\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(root, "README.md"), []byte("# x\n\n## Data protection\n\n```sh\n# not a heading\n```\n"), 0o644))
 	r := loadRepo(t, root)
 
 	table := func(rows000, rows001, rows003, outOfScope string, counts [][5]int) string {
@@ -468,7 +462,7 @@ func TestAuditCatchesBadTables(t *testing.T) {
 			want: "README.md has no section with anchor #not-a-heading"},
 		{name: "documented without proof",
 			r001: strings.Replace(good001, "`README.md#data-protection`", "", 1),
-			want: "001-R01 is documented but names no README section or file"},
+			want: "001-R01 is documented but names no documentation section or file"},
 		{name: "missing file",
 			r001: strings.Replace(good001, "README.md#data-protection", "examples/none.yaml", 1),
 			want: "no file examples/none.yaml"},

@@ -19,7 +19,7 @@ import (
 // generators would for the new repository, the plugin's generate run for
 // each Application as Argo CD's cmp-server does, and its output compared
 // with `virtc build` given the Application's parameters as flags (the
-// plugin's contract, README "What the plugin runs"); each Application's
+// plugin's contract, docs/argocd.md, "Use with Argo CD"); each Application's
 // project is one of argocd/projects.yaml and allows its destination.
 func TestCMPInit(t *testing.T) {
 	repo := filepath.Join(t.TempDir(), "repo")

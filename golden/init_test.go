@@ -89,21 +89,29 @@ func TestInit(t *testing.T) {
 				t.Errorf("init output (-want +got):\n%s", d)
 			}
 
-			// Until the approver image is set, the build refuses it, naming
-			// the line; nothing on stdout.
+			// The layout the docs describe (docs/argocd.md, "Start a
+			// repository"): from the repository's top, `virtc build
+			// clusters/NAME` compiles the cluster with the catalog its
+			// virtc.yaml names (platform/), as the plugin does in the
+			// cluster's directory. Until the approver image is set, the
+			// build refuses it, naming the line; nothing on stdout.
 			cluster := clusterDir(t, repo)
-			build := func() (int, string, string) {
+			rel, err := filepath.Rel(repo, cluster)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("VIRTC_SOURCE_BASE", repo)
+			build := func(dir string, args ...string) (int, string, string) {
 				var stdout, stderr bytes.Buffer
-				t.Setenv("VIRTC_SOURCE_BASE", repo)
 				wd, _ := os.Getwd()
 				defer os.Chdir(wd)
-				if err := os.Chdir(cluster); err != nil {
+				if err := os.Chdir(dir); err != nil {
 					t.Fatal(err)
 				}
-				code := cli.Main([]string{"build", "--catalog", "../../platform", "."}, nil, &stdout, &stderr)
+				code := cli.Main(append([]string{"build"}, args...), nil, &stdout, &stderr)
 				return code, stdout.String(), stderr.String()
 			}
-			code, stdout, stderr := build()
+			code, stdout, stderr := build(repo, rel)
 			if code != cli.ExitFailed || stdout != "" {
 				t.Errorf("build with the placeholder: exit %d, %d bytes on stdout; want 1 and nothing", code, len(stdout))
 			}
@@ -121,12 +129,30 @@ func TestInit(t *testing.T) {
 			if err := os.WriteFile(platform, set, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			code, stdout, stderr = build()
+			code, stdout, stderr = build(repo, rel)
 			if code != 0 || stderr != "" {
 				t.Fatalf("build exits %d:\n%s", code, stderr)
 			}
 			golden(t, filepath.Join(dir, "build.yaml"), stdout)
 			builds = append(builds, filepath.Join(dir, "build.yaml"))
+			// The same bytes from the cluster's directory, and with the
+			// catalog also named on the command line (read once).
+			for _, args := range [][]string{{"."}, {"--catalog", "../../platform", "."}} {
+				if code, out, errOut := build(cluster, args...); code != 0 || out != stdout {
+					t.Errorf("build %v in %s: exit %d, output differs from the build at the top: %v\n%s", args, rel, code, out != stdout, errOut)
+				}
+			}
+			// The build reads platform/: a broken catalog file fails it.
+			broken := filepath.Join(repo, "platform", "zz-broken.yaml")
+			if err := os.WriteFile(broken, []byte("apiVersion: virtc.dev/v1alpha1\nkind: Image\nmetadata:\n  name: broken\nspec:\n  nosuchfield: 1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if code, _, errOut := build(repo, rel); code != cli.ExitFailed || !strings.Contains(errOut, "platform/zz-broken.yaml:6:3: ") {
+				t.Errorf("build with a broken platform/ file: exit %d, want 1 and an error at platform/zz-broken.yaml:6:3:\n%s", code, errOut)
+			}
+			if err := os.Remove(broken); err != nil {
+				t.Fatal(err)
+			}
 
 			// init never overwrites: a second run into the repository
 			// names its first file and writes nothing

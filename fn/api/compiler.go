@@ -2,8 +2,12 @@ package api
 
 // Compiler configures virtc itself where no command line exists: as the
 // functionConfig of the KRM function under kustomize or kpt, and as the
-// virtc.yaml marker file of the Argo CD plugin. `virtc build` skips
-// Compiler documents, so one may sit beside the intents it configures.
+// virtc.yaml marker file of the Argo CD plugin. `virtc build` reads no
+// Compiler as an input, so one may sit beside the intents it configures;
+// the commands that read a directory DIR (build, validate, diff, catalog,
+// report, facts, restore-plan) take the catalogDirs (relative to DIR) and
+// noDefaultCatalog of DIR's virtc.yaml, so a directory compiles with the
+// catalog its Argo CD Application uses, from anywhere.
 type Compiler struct {
 	TypeMeta `json:",inline"`
 	Metadata ObjectMeta   `json:"metadata,omitempty"`

@@ -30,6 +30,10 @@ type place struct {
 	// prefix is the inputs' directory in the repository (slashes):
 	// messages name files below it, so that they read as repository paths.
 	prefix string
+	// plugin says the Argo CD plugin runs the build: it has put the
+	// options of the directory's marker file into the arguments already
+	// (markerArgs), so the build does not read the marker again.
+	plugin bool
 }
 
 // buildFlags are the flags of build that shape the output, not the compile.
@@ -94,17 +98,87 @@ func compileArgsWith(name string, args []string, where place, tune func(*compile
 		fs.Usage()
 		return compile.Result{}, bf, compile.Options{}, ExitUsage, false
 	}
+	inputs := slices.Concat(catalogs, paths)
+	if !where.plugin {
+		var noDefault bool
+		if inputs, noDefault, ok = withMarkers(catalogs, paths, stderr); !ok {
+			return compile.Result{}, bf, compile.Options{}, ExitFailed, false
+		}
+		*noDefaults = *noDefaults || noDefault
+	}
 	batchGC()
 	defer prof.start(stderr)()
 	diags := &diag.List{}
 	jopts := jsonnet.Options{ExtStr: ext}
-	docs := source.Read(append(append([]string{}, catalogs...), paths...), source.Options{Evaluate: jopts.Evaluate, Base: where.base}, diags)
+	docs := source.Read(inputs, source.Options{Evaluate: jopts.Evaluate, Base: where.base}, diags)
 	opts := compile.Options{Scopes: scopes, Tenant: *tenant, AsOf: asOfDate}
 	opts.Catalog.NoDefaults = *noDefaults
 	if tune != nil {
 		tune(&opts)
 	}
 	return compile.Compile(docs, opts, diags), bf, opts, 0, true
+}
+
+// markerCatalogs are the catalogs the marker files (virtc.yaml, the
+// Argo CD plugin's) of the directories among paths name, each relative to
+// its directory, and whether one of them leaves the default catalog out:
+// a directory builds with the catalog its Argo CD Application compiles it
+// with, from wherever `virtc build DIR` runs (the layout of `virtc init`:
+// clusters/NAME/virtc.yaml names ../../platform). The marker's other
+// options shape one Application's output and stay the plugin's.
+func markerCatalogs(paths []string, stderr io.Writer) (catalogs []string, noDefault, ok bool) {
+	ok = true
+	for _, p := range paths {
+		if st, err := os.Stat(p); err != nil || !st.IsDir() {
+			continue
+		}
+		spec, found, read := readMarker(p, stderr)
+		if !read {
+			ok = false
+			continue
+		}
+		if !found {
+			continue
+		}
+		for _, c := range spec.CatalogDirs {
+			if !filepath.IsAbs(c) {
+				c = filepath.Join(p, c)
+			}
+			catalogs = append(catalogs, c)
+		}
+		noDefault = noDefault || spec.NoDefaultCatalog
+	}
+	return catalogs, noDefault, ok
+}
+
+// withMarkers are the inputs of a command that reads PATHs: catalogs, the
+// catalogs the marker files of the directories among paths name
+// (markerCatalogs), and paths, each once; noDefault says a marker leaves
+// the default catalog out.
+func withMarkers(catalogs, paths []string, stderr io.Writer) (inputs []string, noDefault, ok bool) {
+	more, noDefault, ok := markerCatalogs(paths, stderr)
+	return distinctPaths(slices.Concat(catalogs, more, paths)), noDefault, ok
+}
+
+// distinctPaths is paths with each file or directory once, the first time
+// it is named: a catalog both a marker file and --catalog name (the
+// command `virtc init` printed before markers named their catalog) is
+// read once, not twice with every entry a duplicate.
+func distinctPaths(paths []string) []string {
+	seen := map[string]bool{}
+	out := paths[:0:0]
+	for _, p := range paths {
+		key := filepath.Clean(p)
+		if abs, err := filepath.Abs(p); err == nil {
+			key = abs
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, p)
+	}
+	return out
 }
 
 // addAsOfFlag adds --as-of, the day acceptance evidence expiry is judged

@@ -107,8 +107,13 @@ func runCatalog(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "virtc catalog: unknown format %q (text or json)\n", *format)
 		return ExitUsage
 	}
+	inputs, noDefault, ok := withMarkers(nil, paths, stderr)
+	if !ok {
+		return ExitFailed
+	}
+	*noDefaults = *noDefaults || noDefault
 	diags := &diag.List{}
-	docs := source.Read(paths, source.Options{Evaluate: jsonnet.Options{ExtStr: ext}.Evaluate}, diags)
+	docs := source.Read(inputs, source.Options{Evaluate: jsonnet.Options{ExtStr: ext}.Evaluate}, diags)
 	set := decode.Decode(docs, true, diags)
 	cat := catalog.Build(set, catalog.Options{NoDefaults: *noDefaults}, diags)
 	var allow *resolve.Tenant

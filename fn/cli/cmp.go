@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/virtc/virtc/fn/cmp"
@@ -58,6 +59,7 @@ func runCMPEnv(args, env []string, stdin io.Reader, stdout, stderr io.Writer) in
 	build := cmp.BuildArgs(args, specFlags, envArgs, paths)
 	io.WriteString(stderr, cmp.CommandLine(build))
 	where := appPlace(env)
+	where.plugin = true
 	if !cached {
 		return runBuildAt(build, where, stdin, stdout, stderr)
 	}
@@ -79,27 +81,40 @@ func appPlace(env []string) place {
 // markerArgs reads the options of the Compiler in the marker file, if the
 // directory has one.
 func markerArgs(stderr io.Writer) (flags, paths []string, ok bool) {
-	if _, err := os.Stat(cmp.MarkerFile); err != nil {
-		return nil, nil, true
+	spec, found, ok := readMarker(".", stderr)
+	if !found || !ok {
+		return nil, nil, ok
+	}
+	flags, paths = specArgs(spec)
+	return flags, paths, true
+}
+
+// readMarker reads the Compiler of dir's marker file (cmp.MarkerFile):
+// found is false when dir has none; ok is false, the errors printed, when
+// the file does not decode or holds more than one Compiler.
+func readMarker(dir string, stderr io.Writer) (spec krm.Spec, found, ok bool) {
+	file := filepath.Join(dir, cmp.MarkerFile)
+	if st, err := os.Stat(file); err != nil || st.IsDir() {
+		return krm.Spec{}, false, true
 	}
 	diags := &diag.List{}
 	var specs []krm.Spec
-	for _, doc := range source.Read([]string{cmp.MarkerFile}, source.Options{}, diags) {
+	for _, doc := range source.Read([]string{file}, source.Options{}, diags) {
 		if _, kind := decode.Header(doc.Node); kind == krm.Kind {
 			specs = append(specs, krm.DecodeConfig(doc, diags))
 		}
 	}
 	if len(specs) > 1 {
-		diags.Errorf(diag.Pos{File: cmp.MarkerFile}, "", "holds %d Compiler documents; keep one", len(specs))
+		diags.Errorf(diag.Pos{File: file}, "", "holds %d Compiler documents; keep one", len(specs))
 	}
 	if diags.HasErrors() {
 		report(compile.Result{Diags: diags}, stderr)
-		return nil, nil, false
+		return krm.Spec{}, true, false
 	}
 	if len(specs) == 1 {
-		flags, paths = specArgs(specs[0])
+		spec = specs[0]
 	}
-	return flags, paths, true
+	return spec, true, true
 }
 
 // specArgs returns the build flags and input paths a Compiler spec stands

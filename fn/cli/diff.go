@@ -154,7 +154,13 @@ func compileSide(s diffSide, opts compile.Options, read source.Options, stderr i
 		})
 	}
 	read.Base = s.tree
-	docs := source.Read(append(append([]string{}, s.catalogs...), paths...), read, diags)
+	// Each side's marker files name its catalog, as for virtc build.
+	inputs, noDefault, ok := withMarkers(s.catalogs, paths, stderr)
+	if !ok {
+		return compile.Result{}, false
+	}
+	opts.Catalog.NoDefaults = opts.Catalog.NoDefaults || noDefault
+	docs := source.Read(inputs, read, diags)
 	var res compile.Result
 	if len(docs) == 0 && !diags.HasErrors() && s.optional {
 		// Nothing at the base: everything in the head is new.

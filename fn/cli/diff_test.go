@@ -227,3 +227,59 @@ func TestDiffColor(t *testing.T) {
 		t.Error("colour in Markdown")
 	}
 }
+
+// TestDiffMarkerCatalog: a directory's virtc.yaml names its catalog
+// (catalogDirs, relative to the directory), and both sides of the diff
+// read it, as `virtc build DIR`, the other commands that read a directory
+// and the Argo CD plugin do: the VMs use an image only platform/ defines,
+// so a command that did not read it would refuse them.
+func TestDiffMarkerCatalog(t *testing.T) {
+	git := gitRepo(t)
+	image := `apiVersion: virtc.dev/v1alpha1
+kind: Image
+metadata:
+  name: golden-rhel
+spec:
+  dataSource:
+    name: rhel9
+    managedBy: HyperConverged
+  provenance: "the platform team's golden image"
+  preference: rhel.9
+  minRootDisk: 30Gi
+`
+	write(t, "platform/images.yaml", image)
+	write(t, "clusters/east/virtc.yaml", "apiVersion: virtc.dev/v1alpha1\nkind: Compiler\nmetadata:\n  name: east\nspec:\n  catalogDirs: [../../platform]\n")
+	write(t, "clusters/east/tenant.yaml", tenantYAML)
+	vm := strings.Replace(vmYAML("web01", "u1.medium"), "image: rhel9", "image: golden-rhel", 1)
+	write(t, "clusters/east/web01.yaml", vm)
+	git("add", ".")
+	git("commit", "--quiet", "-m", "base")
+	write(t, "clusters/east/web01.yaml", strings.Replace(vm, "u1.medium", "u1.large", 1))
+
+	for _, args := range [][]string{
+		{"diff", "--base", "main", "--diff=false", "clusters/east"},
+		// the catalog named twice is read once
+		{"diff", "--base", "main", "--diff=false", "--catalog", "platform", "clusters/east"},
+	} {
+		code, stdout, stderr := runMain(args...)
+		if code != ExitOK || !strings.Contains(stdout, "size u1.medium → u1.large") {
+			t.Errorf("%v: exit %d, want 0 and the size change; stderr:\n%s\nstdout:\n%s", args, code, stderr, stdout)
+		}
+	}
+	// the other commands that read the directory read its catalog too
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"build", "clusters/east"}, "kind: VirtualMachine\n"},
+		{[]string{"validate", "clusters/east"}, ""},
+		{[]string{"catalog", "clusters/east"}, "golden-rhel"},
+		{[]string{"report", "clusters/east"}, "web01"},
+		{[]string{"restore-plan", "shop/web01", "clusters/east"}, "#!/usr/bin/env bash"},
+	} {
+		code, stdout, stderr := runMain(tc.args...)
+		if code != ExitOK || !strings.Contains(stdout, tc.want) {
+			t.Errorf("%v: exit %d, want 0 and %q in stdout; stderr:\n%s", tc.args, code, tc.want, stderr)
+		}
+	}
+}

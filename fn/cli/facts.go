@@ -27,10 +27,16 @@ func runFacts(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "virtc facts: name the platform repository's files or directories")
 		return ExitUsage
 	}
+	inputs, noDefault, ok := withMarkers(nil, paths, stderr)
+	if !ok {
+		return ExitFailed
+	}
 	diags := &diag.List{}
-	docs := source.Read(paths, source.Options{Evaluate: jsonnet.Options{}.Evaluate}, diags)
+	docs := source.Read(inputs, source.Options{Evaluate: jsonnet.Options{}.Evaluate}, diags)
 	// The facts are the Platform's: VMs that lack evidence do not stop them.
-	res := compile.Compile(docs, compile.Options{GateWarnings: true}, diags)
+	opts := compile.Options{GateWarnings: true}
+	opts.Catalog.NoDefaults = noDefault
+	res := compile.Compile(docs, opts, diags)
 	if code := report(res, stderr); code != ExitOK {
 		return code
 	}

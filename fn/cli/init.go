@@ -83,7 +83,7 @@ func runInit(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout, p)
 	}
-	fmt.Fprintf(stderr, "virtc init: wrote %d files; set spec.approver.image in %s, then: cd %s && virtc build --catalog ../../platform .\n",
+	fmt.Fprintf(stderr, "virtc init: wrote %d files; set spec.approver.image in %s, then: virtc build %s\n",
 		len(files), filepath.Join(dir, "clusters", *cluster, "platform.yaml"), filepath.Join(dir, "clusters", *cluster))
 	return ExitOK
 }

@@ -137,12 +137,18 @@ func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "virtc report: name at least one file or directory")
 		return ExitUsage
 	}
+	inputs, noDefault, ok := withMarkers(nil, paths, stderr)
+	if !ok {
+		return ExitFailed
+	}
 	batchGC()
 	diags := &diag.List{}
-	docs := source.Read(paths, source.Options{Evaluate: jsonnet.Options{}.Evaluate}, diags)
+	docs := source.Read(inputs, source.Options{Evaluate: jsonnet.Options{}.Evaluate}, diags)
 	// The report reads the model; the manifests are rendered (and so
 	// checked) but not serialized: that was a third of its time.
-	res := compile.Compile(docs, compile.Options{AsOf: asOfDate, GateWarnings: true, ObjectsOnly: true}, diags)
+	opts := compile.Options{AsOf: asOfDate, GateWarnings: true, ObjectsOnly: true}
+	opts.Catalog.NoDefaults = noDefault
+	res := compile.Compile(docs, opts, diags)
 	if code := report(res, stderr); code != ExitOK {
 		return code
 	}

@@ -58,9 +58,15 @@ func runRestorePlan(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "virtc restore-plan: --snapshot restores the VM in place from its snapshot: --backup and --to do not apply")
 		return ExitUsage
 	}
+	inputs, noDefault, ok := withMarkers(nil, positional, stderr)
+	if !ok {
+		return ExitFailed
+	}
 	diags := &diag.List{}
-	docs := source.Read(positional, source.Options{Evaluate: jsonnet.Options{}.Evaluate}, diags)
-	res := compile.Compile(docs, compile.Options{}, diags)
+	docs := source.Read(inputs, source.Options{Evaluate: jsonnet.Options{}.Evaluate}, diags)
+	var opts compile.Options
+	opts.Catalog.NoDefaults = noDefault
+	res := compile.Compile(docs, opts, diags)
 	if code := report(res, stderr); code != ExitOK {
 		return code
 	}

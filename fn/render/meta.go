@@ -311,7 +311,7 @@ const AnnotationCompareOptions = "argocd.argoproj.io/compare-options"
 //
 // The options must be on the live object before the removal: retire, let
 // Argo CD sync, then remove from Git; a person then deletes the objects
-// with an explicit command (README, Decommissioning).
+// with an explicit command (docs/previews.md, Decommissioning).
 func retire(retiredTenants map[string]bool, objs []emit.Object) {
 	for _, o := range objs {
 		meta, ok := o.Body.(metav1.Object)

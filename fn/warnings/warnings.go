@@ -1,5 +1,5 @@
 // Package warnings writes a build's warnings as a ConfigMap, so that they
-// reach where an Argo CD user looks: the Application's resources (README,
+// reach where an Argo CD user looks: the Application's resources (docs/argocd.md,
 // "Where warnings appear").
 package warnings
 
@@ -43,7 +43,7 @@ func Check(ref string) error {
 // even without warnings, so that fixing the last one empties it in the
 // cluster instead of leaving it stale; its bytes depend only on the
 // warnings, so the output stays deterministic. Argo CD shows it among the
-// Application's resources (README, "Where warnings appear").
+// Application's resources (docs/argocd.md, "Where warnings appear").
 func Append(out []byte, ref string, sorted []diag.Diagnostic) []byte {
 	doc := Doc(ref, sorted)
 	if len(out) == 0 {

@@ -1,6 +1,6 @@
 // Upstream admission checks for virtc's output: KubeVirt's and CDI's own
 // webhook code, run offline. A separate module so that the product's
-// dependency tree stays small (see README "Upstream admission").
+// dependency tree stays small (see docs/testing.md "Upstream admission").
 module github.com/virtc/virtc/test/admission
 
 go 1.26

@@ -8,9 +8,10 @@ import (
 )
 
 // TestInitAdmission admits what a repository `virtc init` writes compiles
-// to, once its approver placeholder is set, the way its Argo CD
-// Applications build it (cd clusters/NAME && virtc build --catalog
-// ../../platform .), with KubeVirt's and CDI's webhook code, as
+// to, once its approver placeholder is set, built from the repository's
+// top as docs/argocd.md says (virtc build clusters/NAME: the catalog is
+// the one clusters/NAME/virtc.yaml names, as for its Argo CD
+// Applications), with KubeVirt's and CDI's webhook code, as
 // TestUpstreamAdmission admits the examples.
 func TestInitAdmission(t *testing.T) {
 	bin := virtcBinary(t)
@@ -33,12 +34,12 @@ func TestInitAdmission(t *testing.T) {
 	if err := os.WriteFile(platform, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--catalog", "../../platform", "."}
-	stdout, stderr, err := run(t, dir, bin, append([]string{"build"}, args...)...)
+	args := []string{filepath.Join("clusters", "east")}
+	stdout, stderr, err := run(t, repo, bin, append([]string{"build"}, args...)...)
 	if err != nil {
 		t.Fatalf("virtc build %v: %v\n%s", args, err, stderr)
 	}
-	rep, err := CheckWithContext("virtc init (clusters/east)", stdout, declaredDataSources(t, bin, dir, args...))
+	rep, err := CheckWithContext("virtc init (clusters/east)", stdout, declaredDataSources(t, bin, repo, args...))
 	if err != nil {
 		t.Fatal(err)
 	}

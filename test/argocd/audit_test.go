@@ -182,7 +182,7 @@ func (c *cluster) resourceOf(o conformance.Object) (string, error) {
 }
 
 // checkOrder holds Argo CD's writes since a time to the order virtc's
-// waves promise (README "Sync waves"): the first write of each object of a
+// waves promise (docs/output.md, sync waves): the first write of each object of a
 // lower wave answered before the first write of any object of a higher
 // wave was received, and inside a wave every PersistentVolumeClaim's
 // before any VirtualMachine's (gitops-engine v3.6.1
@@ -262,7 +262,7 @@ func checkOrder(c *cluster, objs []conformance.Object, since time.Time, all bool
 }
 
 // safetyPointFirst holds Argo CD's writes to the order spec.snapshotBefore
-// promises (README "VM snapshots"; fn/diff rule safety-point-same-change):
+// promises (docs/data-protection.md "VM snapshots"; fn/diff rule safety-point-same-change):
 // the safety point created by Argo CD, its create answered before the
 // first write of the VM it guards that the API server received at or after
 // change (the commit that changes the VM). point and vm are

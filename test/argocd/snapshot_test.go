@@ -37,7 +37,7 @@ const snapshotLabel = "2026-12-01-upgrade"
 
 var sizeLine = regexp.MustCompile(`(?m)^  size: (\S+)$`)
 
-// (README scenario 11) snapshotBefore, the procedure README "VM snapshots" gives: commit 1
+// (README scenario 11) snapshotBefore, the procedure docs/data-protection.md "VM snapshots" gives: commit 1
 // sets web01's snapshotBefore alone and syncs; commit 2 changes web01's
 // size. The API server's audit log must show Argo CD creating the
 // VirtualMachineSnapshot (wave 3, commit 1's sync) before it writes the
@@ -59,7 +59,7 @@ var sizeLine = regexp.MustCompile(`(?m)^  size: (\S+)$`)
 // every disk listed in status.snapshotVolumes.excludedVolumes
 // (updateSnapshotSnapshotableVolumes). A ready snapshot is therefore no
 // proof that the disks were captured: the procedure's check looks at
-// includedVolumes (README "VM snapshots"; restore-plan --snapshot refuses
+// includedVolumes (docs/data-protection.md "VM snapshots"; restore-plan --snapshot refuses
 // such a snapshot). Argo CD does not wait for any of this: it has no
 // health check for a VirtualMachineSnapshot (argo-cd v3.6.1
 // resource_customizations has none for snapshot.kubevirt.io), so commit

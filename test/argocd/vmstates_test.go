@@ -134,7 +134,7 @@ spec:
 // bundles (argo-cd v2.14.0, commit 4745e08d4fbd9b115e208880eac9a63119a8821c,
 // resource_customizations/kubevirt.io/VirtualMachine/health.lua; the same
 // script through v3.5.1): v2.14 is the oldest Argo CD virtc supports
-// (README.md, "VM health in Argo CD": Prune=confirm and Delete=confirm),
+// (docs/argocd.md, "VM health in Argo CD": Prune=confirm and Delete=confirm),
 // and OpenShift GitOps for OpenShift 4.20 to 4.22 ships this script.
 const bundledVMHealth214 = "testdata/argocd-v2.14.0-VirtualMachine-health.lua"
 

@@ -13,7 +13,7 @@ import (
 
 // The stand-ins below do, for what the suite asserts, what a component that
 // cannot run here does on the platform. Each names the component and the
-// upstream file its behaviour follows; README.md ("Real controllers")
+// upstream file its behaviour follows; docs/testing.md ("Real controllers")
 // lists them.
 
 // ImageNamespace is where the platform's golden images live
