@@ -38,15 +38,8 @@ func main() {
 		os.Exit(1) // cli.ExitFailed
 	}
 	if regular(virtc) {
-		if call, ok := cmp.PrepareFor(virtc, args, env); ok {
-			served, err := call.Serve(os.Stdout, os.Stderr)
-			if served {
-				if err != nil {
-					fmt.Fprintf(os.Stderr, "virtc: %v\n", err)
-					os.Exit(1) // as `virtc cmp` exits when it cannot write
-				}
-				os.Exit(0)
-			}
+		if code, ok := cmp.Answer(virtc, args, env, os.Stdout, os.Stderr); ok {
+			os.Exit(code)
 		}
 	}
 	err = syscall.Exec(virtc, append([]string{"virtc", "cmp"}, args...), env)

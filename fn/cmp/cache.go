@@ -494,6 +494,27 @@ func (c *Call) Serve(stdout, stderr io.Writer) (served bool, err error) {
 	return true, err
 }
 
+// Answer serves a plugin call of the virtc binary at exe (PrepareFor)
+// from the cache, if it holds the call's entry: ok is whether it did, code
+// the exit status (1 when the output could not be written, as `virtc
+// cmp` exits then). Command virtc (package hit) and the plugin's front
+// command (cmd/virtc-cmp) start with it.
+func Answer(exe string, args, env []string, stdout, stderr io.Writer) (code int, ok bool) {
+	call, ok := PrepareFor(exe, args, env)
+	if !ok {
+		return 0, false
+	}
+	served, err := call.Serve(stdout, stderr)
+	if !served {
+		return 0, false
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "virtc: %v\n", err)
+		return 1, true
+	}
+	return 0, true
+}
+
 // Store writes the call's entry: the full build's diagnostics, the
 // Compiler's flags and paths, and every tenant's output; then it prunes
 // the oldest entries. The cache is an optimisation: a failure to write it
