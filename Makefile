@@ -23,9 +23,11 @@ FUZZTIME ?= 2m
 
 all: build
 
-## build: the virtc binary in bin/
+## build: the virtc binary in bin/, and beside it virtc-cmp, the Argo CD
+## plugin's generate command (answers cached calls, else runs virtc cmp)
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/virtc ./cmd/virtc
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o bin/virtc-cmp ./cmd/virtc-cmp
 
 ## demo: compile examples/quickstart with the embedded default catalog
 demo:

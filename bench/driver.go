@@ -19,6 +19,13 @@ import (
 type Config struct {
 	// Virtc is the virtc binary to measure.
 	Virtc string
+	// CMP is the plugin's generate command, virtc-cmp (cmd/virtc-cmp, beside
+	// virtc in the image), which the cmp mode runs for every tenant; empty
+	// runs `virtc cmp` itself (the rounds before virtc-cmp).
+	CMP string
+	// Modes are the modes RunModes times beside build (names as in its
+	// table: ModeCMP, ModeDiff, ...); empty for every mode.
+	Modes []string
 	// Baseline is another virtc binary (an earlier build) timed beside
 	// Virtc on every fleet, for before/after figures; empty for none.
 	Baseline string
@@ -392,6 +399,16 @@ func (cfg Config) Check() error {
 	}
 	if _, err := os.Stat(cfg.Virtc); err != nil {
 		return fmt.Errorf("bench: virtc binary: %w", err)
+	}
+	for _, m := range cfg.Modes {
+		if !slices.Contains(AllModes, m) {
+			return fmt.Errorf("bench: no mode %q (modes: %s)", m, strings.Join(AllModes, "|"))
+		}
+	}
+	if cfg.CMP != "" {
+		if _, err := os.Stat(cfg.CMP); err != nil {
+			return fmt.Errorf("bench: virtc-cmp binary: %w", err)
+		}
 	}
 	if cfg.Baseline != "" {
 		if _, err := os.Stat(cfg.Baseline); err != nil {

@@ -222,3 +222,20 @@ func TestDocuments(t *testing.T) {
 		}
 	}
 }
+
+// --modes names modes as the table does; a name it does not know fails
+// before anything runs, and a missing virtc-cmp too.
+func TestCheckModes(t *testing.T) {
+	cfg := Config{Virtc: os.Args[0], Sizes: []int{1}, Runs: func(int) int { return 1 }, Limit: time.Minute, Modes: []string{ModeCMP, ModeDiff}}
+	if err := cfg.Check(); err != nil {
+		t.Errorf("modes %q: %v", cfg.Modes, err)
+	}
+	cfg.Modes = []string{"cmp"}
+	if err := cfg.Check(); err == nil || !strings.Contains(err.Error(), `no mode "cmp"`) {
+		t.Errorf("mode cmp: %v, want no mode", err)
+	}
+	cfg.Modes, cfg.CMP = nil, filepath.Join(t.TempDir(), "virtc-cmp")
+	if err := cfg.Check(); err == nil || !strings.Contains(err.Error(), "virtc-cmp") {
+		t.Errorf("a missing virtc-cmp: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -125,7 +126,10 @@ func RunModes(cfg Config, sizes []int) ([]ModeRow, error) {
 			ModeGenerator:   {cmd: Command{Name: v, Args: []string{"fn"}, Dir: gdir, Stdin: grl}},
 			ModeTransformer: {cmd: Command{Name: v, Args: []string{"fn"}, Dir: app, Stdin: trl}},
 		}
-		row.Modes = []string{ModeBuild, ModeValidate, ModeReport, ModeDiff, ModeDiffBase, ModeDiffLive, ModeImport, ModeGenerator, ModeTransformer, ModeCMP}
+		row.Modes = slices.Clone(AllModes)
+		if len(cfg.Modes) > 0 {
+			row.Modes = slices.DeleteFunc(row.Modes, func(m string) bool { return m != ModeBuild && !slices.Contains(cfg.Modes, m) })
+		}
 		for _, s := range series {
 			s.limit = noLimit
 		}
@@ -142,13 +146,17 @@ func RunModes(cfg Config, sizes []int) ([]ModeRow, error) {
 			return rows, err
 		}
 		var cmpRuns []Sample
+		generate := Command{Name: cfg.CMP}
+		if cfg.CMP == "" {
+			generate = Command{Name: v, Args: []string{"cmp"}}
+		}
 		row.LoadBefore = LoadAverage()
 		runs := cfg.Runs(n)
 		for r := range runs {
 			var done []string
 			for _, m := range row.Modes {
 				if m == ModeCMP {
-					x, err := cmpAll(v, repo, "fleet", revision, tenants, filepath.Join(dir, "cmp"))
+					x, err := cmpAll(generate, repo, "fleet", revision, tenants, filepath.Join(dir, "cmp"))
 					if err != nil {
 						return rows, err
 					}
@@ -173,6 +181,9 @@ func RunModes(cfg Config, sizes []int) ([]ModeRow, error) {
 	}
 	return rows, nil
 }
+
+// AllModes are the modes RunModes times, in the order of each round.
+var AllModes = []string{ModeBuild, ModeValidate, ModeReport, ModeDiff, ModeDiffBase, ModeDiffLive, ModeImport, ModeGenerator, ModeTransformer, ModeCMP}
 
 // PrepareCommand is the driver's hidden first argument that writes the
 // export and the transformer list of RunModes in a child process:
@@ -319,11 +330,11 @@ func treeCommit(repo string) (string, error) {
 	return "", fmt.Errorf("%s: no commit", repo)
 }
 
-// cmpAll runs the plugin's generate for every tenant, one after another,
+// cmpAll runs the plugin's generate command for every tenant, one after another,
 // each in a fresh copy of the repository (as Argo CD's CMP server unpacks
 // one per call; the copying is not timed), sharing a cache that starts
 // empty. It returns the summed wall and CPU time and the largest RSS.
-func cmpAll(virtc, repo, appPath, revision string, tenants []string, dir string) (Sample, error) {
+func cmpAll(generate Command, repo, appPath, revision string, tenants []string, dir string) (Sample, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return Sample{}, err
 	}
@@ -341,7 +352,7 @@ func cmpAll(virtc, repo, appPath, revision string, tenants []string, dir string)
 			"ARGOCD_ENV_SCOPE=vms",
 			"ARGOCD_ENV_TENANT="+t,
 			"VIRTC_CMP_CACHE="+cache)
-		x, err := Measure(Command{Name: virtc, Args: []string{"cmp"}, Dir: filepath.Join(work, appPath), Env: env}, 24*time.Hour)
+		x, err := Measure(Command{Name: generate.Name, Args: generate.Args, Dir: filepath.Join(work, appPath), Env: env}, 24*time.Hour)
 		if err != nil {
 			return total, err
 		}

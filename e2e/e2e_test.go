@@ -56,11 +56,14 @@ func setup() (int, error) {
 	if err != nil {
 		return 1, fmt.Errorf("the go command is needed to build virtc: %v", err)
 	}
-	cmd := exec.Command(gobin, "build", "-o", filepath.Join(root, "bin", "virtc"), "./cmd/virtc")
-	cmd.Dir = ".."
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return 1, fmt.Errorf("go build: %v\n%s", err, out)
+	// virtc, and virtc-cmp (plugin.yaml's generate command) beside it.
+	for _, name := range []string{"virtc", "virtc-cmp"} {
+		cmd := exec.Command(gobin, "build", "-o", filepath.Join(root, "bin", name), "./cmd/"+name)
+		cmd.Dir = ".."
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return 1, fmt.Errorf("go build %s: %v\n%s", name, err, out)
+		}
 	}
 	return 0, nil
 }

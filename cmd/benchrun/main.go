@@ -24,6 +24,7 @@ func main() {
 		return
 	}
 	virtc := flag.String("virtc", "bin/virtc", "the virtc binary to measure (make build)")
+	front := flag.String("cmp", "bin/virtc-cmp", "the plugin's generate command (make build puts virtc-cmp beside virtc), which the cmp mode runs for every tenant; empty runs `virtc cmp` itself")
 	baseline := flag.String("baseline", "", "another virtc binary to time beside --virtc (before/after figures)")
 	kustomize := flag.String("kustomize", ".tools/bin/kustomize", "the kustomize binary (make tools); empty to leave kustomize out")
 	sizes := flag.String("sizes", "1,100,1000,10000", "fleet sizes in VMs, measured with every tool")
@@ -36,6 +37,7 @@ func main() {
 	fnSizes := flag.String("fn-sizes", "1000,10000,100000", "fleet sizes on which virtc fn (generator and transformer forms) is timed beside virtc build, without kustomize")
 	fnOnly := flag.Bool("fn-only", false, "measure only the fn-against-build fleets (--fn-sizes)")
 	modeSizes := flag.String("mode-sizes", "1000,10000,100000", "fleet sizes on which every mode (build, validate, report, diff, diff --base, diff --live, import, fn, cmp for every tenant) is timed beside virtc build")
+	only := flag.String("modes", "", "with --mode-sizes, time only these modes beside build, separated by '|' as the table names them (\"cmp, every tenant|diff OLD NEW\"); empty for every mode")
 	modesOnly := flag.Bool("modes-only", false, "measure only every mode on --mode-sizes")
 	work := flag.String("work", "", "directory for fleets and outputs (default: a temporary one, removed at the end)")
 	flag.Parse()
@@ -56,6 +58,8 @@ func main() {
 	}
 	cfg := bench.Config{
 		Virtc:     abs(*virtc),
+		CMP:       abs(*front),
+		Modes:     strings.FieldsFunc(*only, func(r rune) bool { return r == '|' }),
 		Baseline:  abs(*baseline),
 		Kustomize: abs(*kustomize),
 		Sizes:     parse(*sizes),

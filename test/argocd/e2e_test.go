@@ -208,14 +208,17 @@ func startSuite(t *testing.T, ctx context.Context, tl tools, keepPrefix string, 
 		return p
 	}
 
-	// virtc for the CMP server's and the repo-server's PATH
+	// virtc for the CMP server's and the repo-server's PATH, and beside it
+	// virtc-cmp, plugin.yaml's generate command
 	binDir := mk("bin")
 	virtc := filepath.Join(binDir, "virtc")
-	build := exec.Command("go", "build", "-o", virtc, "./cmd/virtc")
-	build.Dir = repoRoot
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build virtc: %v\n%s", err, out)
+	for _, name := range []string{"virtc", "virtc-cmp"} {
+		build := exec.Command("go", "build", "-o", filepath.Join(binDir, name), "./cmd/"+name)
+		build.Dir = repoRoot
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", name, err, out)
+		}
 	}
 
 	schemas := os.Getenv("VIRTC_SCHEMAS")

@@ -158,6 +158,18 @@ func TestImage(t *testing.T) {
 	if err := os.WriteFile(extracted, bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// virtc-cmp, plugin.yaml's generate command, beside virtc: it runs
+	// virtc cmp for a call the cache cannot answer (here: help).
+	front := files["usr/local/bin/virtc-cmp"]
+	if modes["usr/local/bin/virtc-cmp"] != 0o755 || len(front) == 0 {
+		t.Fatalf("/usr/local/bin/virtc-cmp: mode %o, %d bytes", modes["usr/local/bin/virtc-cmp"], len(front))
+	}
+	if err := os.WriteFile(filepath.Join(filepath.Dir(extracted), "virtc-cmp"), front, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(filepath.Join(filepath.Dir(extracted), "virtc-cmp"), "-h").CombinedOutput(); err != nil || !strings.Contains(string(out), "Usage: virtc cmp") {
+		t.Errorf("virtc-cmp -h from the image: %v\n%s", err, out)
+	}
 	out, err := exec.Command(extracted, "version").CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "virtc "+ExampleVersion {
 		t.Errorf("virtc version from the image: %q (%v), want %q", out, err, "virtc "+ExampleVersion)

@@ -1,5 +1,7 @@
 // Command image builds virtc's container image without a container engine:
-// one layer holding the static virtc binary and the passwd and group files
+// one layer holding the static virtc binary, virtc-cmp (the Argo CD
+// plugin's generate command, which runs virtc on a cache miss) beside it,
+// and the passwd and group files
 // of its users, a config that runs virtc as user 999 (Argo CD's plugin
 // sidecars) with no shell, written as an OCI image layout (and, with
 // --tarball, an archive `podman load` and `docker load` read). Every
@@ -36,6 +38,9 @@ import (
 type Options struct {
 	// Binary is the static virtc executable.
 	Binary string
+	// CMP is the static virtc-cmp executable (cmd/virtc-cmp); default:
+	// virtc-cmp beside Binary.
+	CMP string
 	// Version is virtc's version (org.opencontainers.image.version).
 	Version string
 	// Source is the repository (org.opencontainers.image.source).
@@ -47,7 +52,9 @@ type Options struct {
 // Paths in the image.
 const (
 	BinaryPath = "/usr/local/bin/virtc"
-	User       = "999:999"
+	// CMPPath is virtc-cmp, which finds virtc beside itself.
+	CMPPath = "/usr/local/bin/virtc-cmp"
+	User    = "999:999"
 )
 
 // passwd: virtc (999) runs the plugin sidecar; nobody is the user kustomize
@@ -57,23 +64,27 @@ const (
 	group  = "root:x:0:\nvirtc:x:999:\nnobody:x:65534:\n"
 )
 
-// BuildBinary compiles virtc from the repository at repo into file: static
-// (CGO_ENABLED=0), for linux/arch, with -trimpath and without VCS stamping,
-// so that the same source and Go release give the same bytes, and the
-// version baked in. `make image` and the tests build through here.
+// BuildBinary compiles virtc from the repository at repo into file, and
+// virtc-cmp beside it: static (CGO_ENABLED=0), for linux/arch, with
+// -trimpath and without VCS stamping, so that the same source and Go
+// release give the same bytes, and the version baked into virtc. `make
+// image` and the tests build through here.
 func BuildBinary(repo, file, version, arch string) error {
 	file, err := filepath.Abs(file)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false",
-		"-ldflags", "-s -w -X github.com/virtc/virtc/fn/cli.Version="+version,
-		"-o", file, "./cmd/virtc")
-	cmd.Dir = repo
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch, "GOFLAGS=-mod=readonly", "GOWORK=off")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build: %v", err)
+	for _, b := range []struct{ out, ldflags, pkg string }{
+		{file, "-s -w -X github.com/virtc/virtc/fn/cli.Version=" + version, "./cmd/virtc"},
+		{filepath.Join(filepath.Dir(file), "virtc-cmp"), "-s -w", "./cmd/virtc-cmp"},
+	} {
+		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags", b.ldflags, "-o", b.out, b.pkg)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch, "GOFLAGS=-mod=readonly", "GOWORK=off")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("go build %s: %v", b.pkg, err)
+		}
 	}
 	return nil
 }
@@ -84,7 +95,14 @@ func Build(o Options) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	layerTar, err := layerBytes(bin)
+	if o.CMP == "" {
+		o.CMP = filepath.Join(filepath.Dir(o.Binary), "virtc-cmp")
+	}
+	front, err := os.ReadFile(o.CMP)
+	if err != nil {
+		return nil, err
+	}
+	layerTar, err := layerBytes(bin, front)
 	if err != nil {
 		return nil, err
 	}
@@ -123,9 +141,9 @@ func Build(o Options) (v1.Image, error) {
 }
 
 // layerBytes is the layer's tar: directories, /etc/passwd, /etc/group,
-// /tmp (world-writable, sticky) and the binary, in that order, owned by
-// root, dated at the epoch.
-func layerBytes(bin []byte) ([]byte, error) {
+// /tmp (world-writable, sticky), virtc and virtc-cmp, in that order, owned
+// by root, dated at the epoch.
+func layerBytes(bin, front []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	epoch := time.Unix(0, 0).UTC()
@@ -159,6 +177,7 @@ func layerBytes(bin []byte) ([]byte, error) {
 		{"etc/group", 0o644, []byte(group)},
 		{"etc/passwd", 0o644, []byte(passwd)},
 		{BinaryPath[1:], 0o755, bin},
+		{CMPPath[1:], 0o755, front},
 	} {
 		if err := add(&tar.Header{Name: f.name, Typeflag: tar.TypeReg, Mode: f.mode}, f.body); err != nil {
 			return nil, err
@@ -217,7 +236,8 @@ func Pin(files []string, digest string, check bool) error {
 
 func main() {
 	var o Options
-	flag.StringVar(&o.Binary, "binary", "", "the static virtc executable (default: built from --repo)")
+	flag.StringVar(&o.Binary, "binary", "", "the static virtc executable (default: built from --repo, with virtc-cmp beside it)")
+	flag.StringVar(&o.CMP, "cmp", "", "the static virtc-cmp executable (default: virtc-cmp beside --binary)")
 	repo := flag.String("repo", "../..", "virtc's repository, to build the binary from")
 	flag.StringVar(&o.Version, "version", "dev", "virtc's version, for the label")
 	flag.StringVar(&o.Source, "source", "https://github.com/virtc/virtc", "the source repository, for the label")

@@ -14,7 +14,6 @@
 package hit
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/virtc/virtc/fn/cmp"
@@ -24,17 +23,11 @@ func init() {
 	if len(os.Args) < 2 || os.Args[1] != "cmp" {
 		return
 	}
-	call, ok := cmp.Prepare(os.Args[2:], os.Environ())
-	if !ok {
-		return
-	}
-	served, err := call.Serve(os.Stdout, os.Stderr)
-	if !served {
-		return
-	}
+	exe, err := os.Executable()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "virtc: %v\n", err)
-		os.Exit(1) // cli.ExitFailed, as `virtc cmp` exits when it cannot write
+		return
 	}
-	os.Exit(0)
+	if code, ok := cmp.Answer(exe, os.Args[2:], os.Environ(), os.Stdout, os.Stderr); ok {
+		os.Exit(code) // 1 is cli.ExitFailed
+	}
 }
