@@ -1,0 +1,252 @@
+// Package boot boots the VMs virtc compiles (issue 30): each VM goes
+// through KubeVirt v1.8.4's own code to a libvirt domain (the VM
+// controller's and webhooks' steps to a VMI, test/admission StartedVMIs;
+// virt-launcher's cloud-init generator pkg/cloud-init and converter
+// pkg/virt-launcher/virtwrap/converter), only what a virt-launcher pod
+// provides is changed (podChanges, the one list of them), and the domain
+// boots under Debian's libvirt and QEMU with a Debian guest built by
+// tools/build-image.sh.
+package boot
+
+import (
+	"encoding/xml"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	virtv1 "kubevirt.io/api/core/v1"
+	cloudinit "kubevirt.io/kubevirt/pkg/cloud-init"
+	diskutils "kubevirt.io/kubevirt/pkg/ephemeral-disk-utils"
+	cmdv1 "kubevirt.io/kubevirt/pkg/handler-launcher-com/cmd/v1"
+	"kubevirt.io/kubevirt/pkg/network/domainspec"
+	virtconfig "kubevirt.io/kubevirt/pkg/virt-config"
+	"kubevirt.io/kubevirt/pkg/virt-launcher/virtwrap/api"
+	"kubevirt.io/kubevirt/pkg/virt-launcher/virtwrap/converter"
+	"kubevirt.io/kubevirt/pkg/virt-launcher/virtwrap/converter/arch"
+	convertertypes "kubevirt.io/kubevirt/pkg/virt-launcher/virtwrap/converter/types"
+	"kubevirt.io/kubevirt/pkg/virt-launcher/virtwrap/efi"
+)
+
+// ovmfNames maps the firmware file names virt-launcher's image has
+// (pkg/virt-launcher/virtwrap/efi/efi.go) to Debian 12's ovmf package:
+// the same builds, but Debian names the Microsoft-enrolled variables
+// OVMF_VARS.ms.fd where KubeVirt's image has OVMF_VARS.secboot.fd.
+var ovmfNames = map[string]string{
+	efi.EFICode:           "/usr/share/OVMF/OVMF_CODE.fd",
+	efi.EFIVars:           "/usr/share/OVMF/OVMF_VARS.fd",
+	efi.EFICodeSecureBoot: "/usr/share/OVMF/OVMF_CODE.secboot.fd",
+	efi.EFIVarsSecureBoot: "/usr/share/OVMF/OVMF_VARS.ms.fd",
+}
+
+// launcher is one VMI's virt-launcher pod, as far as the domain needs it:
+// its private directory stands in for the pod's /var/run/kubevirt-private,
+// /var/run/kubevirt-ephemeral-disks and the OVMF directory.
+type launcher struct {
+	dir      string // private directory of this VMI
+	hostKVM  bool   // /dev/kvm can run the guest (else TCG: useEmulation)
+	rootDisk string // qcow2 overlay standing in for the root PVC
+	blockDV  map[string]bool
+}
+
+// domain is the libvirt domain XML virt-launcher defines for vmi
+// (pkg/virt-launcher/virtwrap/manager.go generateConverterContext and
+// SyncVMI at v1.8.4), then podChanges. The cloud-init disk is written by
+// KubeVirt's own generator, as preStartHook and generateCloudInitISO do.
+func (l *launcher) domain(vmi *virtv1.VirtualMachineInstance) (string, []string, error) {
+	ovmf := filepath.Join(l.dir, "ovmf")
+	if err := os.MkdirAll(ovmf, 0o755); err != nil {
+		return "", nil, err
+	}
+	for name, target := range ovmfNames {
+		if err := os.Symlink(target, filepath.Join(ovmf, name)); err != nil && !os.IsExist(err) {
+			return "", nil, err
+		}
+	}
+	// virt-launcher hands its files to the pod's user "qemu", which runs
+	// QEMU; here QEMU runs as root (podPaths' seclabel) and the files stay
+	// root's: KubeVirt's no-op ownership manager.
+	diskutils.MockDefaultOwnershipManager()
+	if err := cloudinit.SetLocalDirectory(filepath.Join(l.dir, "cloud-init-data")); err != nil {
+		return "", nil, err
+	}
+	secrets := filepath.Join(l.dir, "secrets")
+	data, err := cloudinit.ReadCloudInitVolumeDataSource(vmi, secrets)
+	if err != nil {
+		return "", nil, fmt.Errorf("ReadCloudInitVolumeDataSource: %v", err)
+	}
+	if data != nil {
+		if err := cloudinit.PrepareLocalPath(vmi.Name, vmi.Namespace); err != nil {
+			return "", nil, err
+		}
+		instancetype := vmi.Annotations[virtv1.ClusterInstancetypeAnnotation]
+		if instancetype == "" {
+			instancetype = vmi.Annotations[virtv1.InstancetypeAnnotation]
+		}
+		if err := cloudinit.GenerateLocalData(vmi, instancetype, data); err != nil {
+			return "", nil, fmt.Errorf("GenerateLocalData: %v", err)
+		}
+	}
+
+	var efiConf *convertertypes.EFIConfiguration
+	if vmi.IsBootloaderEFI() {
+		env := efi.DetectEFIEnvironment(runtime.GOARCH, ovmf)
+		secureBoot := vmi.Spec.Domain.Firmware.Bootloader.EFI.SecureBoot == nil || *vmi.Spec.Domain.Firmware.Bootloader.EFI.SecureBoot
+		if !env.Bootable(secureBoot, efi.None) {
+			return "", nil, fmt.Errorf("EFI OVMF roms missing for booting in EFI mode with SecureBoot=%v", secureBoot)
+		}
+		efiConf = &convertertypes.EFIConfiguration{
+			EFICode:      env.EFICode(secureBoot, efi.None),
+			EFIVars:      env.EFIVars(secureBoot, efi.None),
+			SecureLoader: secureBoot,
+		}
+	}
+	permanent := map[string]virtv1.VolumeStatus{}
+	for _, v := range vmi.Spec.Volumes {
+		permanent[v.Name] = virtv1.VolumeStatus{Name: v.Name}
+	}
+	// virt-handler's options (pkg/virt-handler/options.go
+	// virtualMachineOptions) with the cluster defaults HCO leaves alone.
+	c := &convertertypes.ConverterContext{
+		Architecture:              arch.NewConverter(runtime.GOARCH),
+		VirtualMachine:            vmi,
+		AllowEmulation:            !l.hostKVM,
+		HypervisorDeviceAvailable: l.hostKVM,
+		IsBlockPVC:                map[string]bool{},
+		IsBlockDV:                 l.blockDV,
+		EFIConfiguration:          efiConf,
+		UseVirtioTransitional:     vmi.Spec.Domain.Devices.UseVirtioTransitional != nil && *vmi.Spec.Domain.Devices.UseVirtioTransitional,
+		PermanentVolumes:          permanent,
+		HotplugVolumes:            map[string]virtv1.VolumeStatus{},
+		FreePageReporting:         freePageReporting(vmi),
+		SerialConsoleLog:          vmi.Spec.Domain.Devices.LogSerialConsole == nil || *vmi.Spec.Domain.Devices.LogSerialConsole,
+		SMBios: &cmdv1.SMBios{
+			Family:       virtconfig.SmbiosConfigDefaultFamily,
+			Manufacturer: virtconfig.SmbiosConfigDefaultManufacturer,
+			Product:      virtconfig.SmbiosConfigDefaultProduct,
+		},
+		MemBalloonStatsPeriod:           10, // virt-config's MemBalloonStatsPeriod default
+		BochsForEFIGuests:               true,
+		Topology:                        &cmdv1.Topology{},
+		DomainAttachmentByInterfaceName: domainspec.DomainAttachmentByInterfaceName(vmi.Spec.Domain.Devices.Interfaces, nil),
+	}
+	dom := &api.Domain{}
+	if err := converter.Convert_v1_VirtualMachineInstance_To_api_Domain(vmi, dom, c); err != nil {
+		return "", nil, fmt.Errorf("converter: %v", err)
+	}
+	// "Set defaults which are not coming from the cluster" (SyncVMI).
+	api.NewDefaulter(c.Architecture.GetArchitecture()).SetObjectDefaults_Domain(dom)
+	changes, err := l.podChanges(&dom.Spec)
+	if err != nil {
+		return "", nil, err
+	}
+	out, err := xml.MarshalIndent(dom.Spec, "", "  ")
+	if err != nil {
+		return "", nil, err
+	}
+	text := string(out)
+	text, more := l.podPaths(text)
+	changes = append(changes, more...)
+	if strings.Contains(text, "/var/run/kubevirt") || strings.Contains(text, "/var/lib/kubevirt") {
+		return "", nil, fmt.Errorf("a pod path is left in the domain:\n%s", text)
+	}
+	return text, changes, nil
+}
+
+// freePageReporting is virt-launcher's isFreePageReportingEnabled with the
+// cluster default (not disabled).
+func freePageReporting(vmi *virtv1.VirtualMachineInstance) bool {
+	d := vmi.Spec.Domain.Devices
+	return !(d.AutoattachMemBalloon != nil && !*d.AutoattachMemBalloon) && !vmi.IsHighPerformanceVMI() &&
+		vmi.GetAnnotations()[virtv1.FreePageReportingDisabledAnnotation] != "true"
+}
+
+// podChanges are the only changes made to the converted domain: what a
+// virt-launcher pod provides that this machine provides differently. Each
+// is returned as a line for the test log and the README.
+func (l *launcher) podChanges(spec *api.DomainSpec) ([]string, error) {
+	var changes []string
+	// 1. Disks: the pod gets the root PVC (a block device /dev/<volume>
+	// for volumeMode Block, or <mount>/disk.img) with the DataSource's
+	// image imported by CDI; here a qcow2 overlay of the guest image, of
+	// the PVC's size, stands in for it.
+	for i := range spec.Devices.Disks {
+		d := &spec.Devices.Disks[i]
+		src := d.Source.Dev + d.Source.File
+		if !strings.HasPrefix(src, "/dev/") && !strings.HasPrefix(src, "/var/run/kubevirt-private/vmi-disks/") {
+			continue
+		}
+		d.Type = "file"
+		d.Source.Dev = ""
+		d.Source.File = l.rootDisk
+		if d.Driver == nil {
+			d.Driver = &api.DiskDriver{Name: "qemu"}
+		}
+		d.Driver.Type = "qcow2"
+		changes = append(changes, fmt.Sprintf("disk %s: PVC %s (CDI-imported image) -> qcow2 overlay of the guest image (driver type raw -> qcow2)", d.Alias.GetName(), src))
+	}
+	// 2. NIC: the pod's network (masquerade/bridge binding: a tap device
+	// virt-handler creates in the pod's namespace, managed='no') is
+	// replaced by libvirt's user-mode networking: no host bridging here.
+	for i := range spec.Devices.Interfaces {
+		n := &spec.Devices.Interfaces[i]
+		if n.Type != "ethernet" && n.Type != "bridge" {
+			continue
+		}
+		changes = append(changes, fmt.Sprintf("interface %s: type %s (the pod's tap) -> user (libvirt user-mode networking)", n.Alias.GetName(), n.Type))
+		n.Type = "user"
+		n.Target = nil
+		n.Source = api.InterfaceSource{}
+		n.MTU = nil
+	}
+	// 3. <maxMemory slots="0">: virt-launcher's libvirt (10.x) accepts a
+	// maxMemory without slots; libvirt 9.0 refuses slots='0'.
+	if spec.MaxMemory != nil && spec.MaxMemory.Slots == 0 {
+		changes = append(changes, "maxMemory slots=0 removed (refused by libvirt 9.0)")
+		spec.MaxMemory = nil
+	}
+	return changes, nil
+}
+
+// podPaths moves the pod's private runtime directories (NVRAM, serial
+// console socket and log, guest agent channel) under the launcher's
+// directory, and runs QEMU as root with no relabelling: in the pod QEMU
+// runs as the pod's user, which owns the pod's files; here they are root's.
+func (l *launcher) podPaths(text string) (string, []string) {
+	var changes []string
+	for _, p := range []string{"/var/run/kubevirt-private/", "/var/run/kubevirt/"} {
+		if strings.Contains(text, p) {
+			// short: a UNIX socket path has at most 107 bytes
+			text = strings.ReplaceAll(text, p, filepath.Join(l.dir, "p", filepath.Base(p)[len("kubevirt"):])+"/")
+			changes = append(changes, "paths under "+p+" (NVRAM, serial console socket and log, VNC socket) -> the launcher's private directory")
+		}
+	}
+	const seclabel = `  <seclabel type="static" model="dac" relabel="no"><label>+0:+0</label></seclabel>` + "\n</domain>"
+	text = strings.Replace(text, "\n</domain>", "\n"+seclabel, 1)
+	changes = append(changes, "seclabel dac +0:+0 relabel=no (QEMU runs as root, who owns the files here)")
+	return text, changes
+}
+
+// mkdirs creates the directories the rewritten paths of a domain name.
+func (l *launcher) mkdirs(text string) error {
+	root := filepath.Join(l.dir, "p")
+	for _, f := range strings.FieldsFunc(text, func(r rune) bool { return r == '"' || r == '\'' || r == '<' || r == '>' }) {
+		if strings.HasPrefix(f, root) {
+			if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// overlay creates a qcow2 overlay of base of the given virtual size.
+func overlay(base, path, size string) error {
+	out, err := exec.Command("qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b", base, path, size).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("qemu-img create: %v: %s", err, out)
+	}
+	return nil
+}
