@@ -32,13 +32,15 @@ import (
 
 // ovmfNames maps the firmware file names virt-launcher's image has
 // (pkg/virt-launcher/virtwrap/efi/efi.go) to Debian 12's ovmf package:
-// the same builds, but Debian names the Microsoft-enrolled variables
-// OVMF_VARS.ms.fd where KubeVirt's image has OVMF_VARS.secboot.fd.
+// KubeVirt's image ships edk2's 4 MiB builds under those names; Debian
+// names them *_4M and the Microsoft-enrolled variables OVMF_VARS_4M.ms.fd
+// (Debian's 2 MiB OVMF_CODE.secboot.fd does not get past SMM
+// initialisation under TCG here: no output in minutes).
 var ovmfNames = map[string]string{
-	efi.EFICode:           "/usr/share/OVMF/OVMF_CODE.fd",
-	efi.EFIVars:           "/usr/share/OVMF/OVMF_VARS.fd",
-	efi.EFICodeSecureBoot: "/usr/share/OVMF/OVMF_CODE.secboot.fd",
-	efi.EFIVarsSecureBoot: "/usr/share/OVMF/OVMF_VARS.ms.fd",
+	efi.EFICode:           "/usr/share/OVMF/OVMF_CODE_4M.fd",
+	efi.EFIVars:           "/usr/share/OVMF/OVMF_VARS_4M.fd",
+	efi.EFICodeSecureBoot: "/usr/share/OVMF/OVMF_CODE_4M.secboot.fd",
+	efi.EFIVarsSecureBoot: "/usr/share/OVMF/OVMF_VARS_4M.ms.fd",
 }
 
 // launcher is one VMI's virt-launcher pod, as far as the domain needs it:

@@ -68,7 +68,7 @@ sfdisk --quiet "$raw" <<'PART'
 label: gpt
 start=2048, size=2048, type=21686148-6449-6E6F-744E-656564454649, name=bios
 start=4096, size=126976, type=C12A7328-F81F-11D2-BA4B-00A0C93EC93B, name=esp
-start=131072, type=0FC63DAF-8483-4772-8E79-3D69D8477DE4, name=root
+start=131072, size=6158336, type=0FC63DAF-8483-4772-8E79-3D69D8477DE4, name=root
 PART
 # A loop device per partition, by offset: containers often have no
 # partition nodes for a partition-scanned loop device (no udev).
@@ -79,7 +79,8 @@ part() { # start-sector size-sectors (0: to the end)
 }
 esp="$(part 4096 126976)"
 loops+=("$esp")
-rootdev="$(part 131072 0)"
+# sized, not to the end: the backup GPT is in the disk's last sectors
+rootdev="$(part 131072 6158336)"
 loops+=("$rootdev")
 mkfs.vfat -F 32 -n ESP "$esp" >/dev/null
 mkfs.ext4 -q -L virtc-root "$rootdev"
@@ -181,7 +182,7 @@ for l in "${loops[@]}"; do losetup -d "$l"; done
 loops=()
 
 mkdir -p "$out.tmp"
-qemu-img convert -q -c -f raw -O qcow2 "$raw" "$out.tmp/disk.qcow2"
+qemu-img convert -q -f raw -O qcow2 "$raw" "$out.tmp/disk.qcow2"
 rm -rf "$out"
 mv "$out.tmp" "$out"
 log "built $SUITE guest image in $(($(date +%s) - start))s into $out"
