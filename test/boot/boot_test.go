@@ -13,10 +13,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -31,26 +34,57 @@ const repoRoot = "../.."
 // scenario is one VM of virtc's goldens or examples that the suite boots.
 type scenario struct {
 	name   string
-	dir    string   // the golden scenario (its inputs are built)
-	inputs []string // its input files
-	vm     string   // namespace/name of the VM booted
 	family string   // the firmware/preference family it covers
+	dir    string   // the folder copied to a temporary directory and built there
+	args   []string // virtc build's arguments in that folder
+	vm     string   // namespace/name of the VM booted
+	// userDataSecret gives the marker's user data through a Secret
+	// (spec.cloudInit.userDataSecret) instead of inline.
+	userDataSecret bool
+	// sshKeySecret adds a Secret with an SSH key to spec.sshKeySecrets
+	// (propagated by cloud-init: accessCredentials noCloud).
+	sshKeySecret bool
+	// claims are the sizes of claims the VM's volumes name that exist in
+	// the cluster (not in virtc's output): an adopted VM's disks.
+	claims map[string]string
 	// domainHas are strings the converted domain has for the family.
 	domainHas []string
 }
 
+// scenarios cover each firmware/preference family once.
 var scenarios = []scenario{
 	{
-		name: "efi-secureboot", dir: "golden/basic-vm", inputs: []string{"intents.yaml"},
-		vm: "team-a/app01", family: "EFI + Secure Boot + SMM (fedora preference)",
+		name: "bios", family: "BIOS (ubuntu preference: no firmware preference, SeaBIOS)",
+		dir: "examples/platform", args: []string{"."}, vm: "web/frontend-1", sshKeySecret: true,
+		domainHas: []string{"<smbios mode=\"sysinfo\">"},
+	},
+	{
+		name: "efi", family: "EFI without Secure Boot (a VM adopted from MTV: existing claim, MAC, machine type)",
+		dir: "golden/import/mtv-vsphere", args: []string{"expected", "evidence.yaml", "catalog.yaml"}, vm: "migrated/web02", userDataSecret: true,
+		claims:    map[string]string{"migrate-erp-vm-2044-p2r6w": "40Gi"},
+		domainHas: []string{"OVMF_CODE.fd", `<mac address="00:50:56:8a:41:07">`},
+	},
+	{
+		name: "efi-secureboot", family: "EFI + Secure Boot + SMM (fedora preference)",
+		dir: "golden/basic-vm", args: []string{"intents.yaml"}, vm: "team-a/app01",
 		domainHas: []string{`secure="yes"`, "OVMF_CODE.secboot.fd", "OVMF_VARS.secboot.fd", "<smm"},
+	},
+	{
+		name: "efi-persistent-tpm", family: "persistent EFI + Secure Boot + persistent TPM 2.0 (hand-written devices: scsi root with a serial, sata data disk, e1000e NIC, base64 user data)",
+		dir: "golden/vm-devices", args: []string{"tenant.yaml", "vm.yaml"}, vm: "shop/app01",
+		domainHas: []string{`secure="yes"`, `<tpm model="tpm-crb">`, `persistent_state="yes"`, `<serial>app01-root</serial>`},
+	},
+	{
+		name: "windows-devices", family: "the windows.2k22 preference's devices (sata, e1000e, Hyper-V enlightenments, EFI + Secure Boot, persistent TPM) with a Linux guest",
+		dir: "examples/platform", args: []string{"."}, vm: "windows/ad-dc1",
+		domainHas: []string{`bus="sata"`, `<model type="e1000e">`, "<hyperv", `<tpm model="tpm-crb">`},
 	},
 }
 
 func TestBoot(t *testing.T) {
 	require := os.Getenv("VIRTC_REQUIRE_TOOLS") == "1"
 	var missing []string
-	for _, tool := range []string{"qemu-system-x86_64", "qemu-img", "libvirtd", "virtlogd", "virsh", "xorrisofs", "debootstrap"} {
+	for _, tool := range []string{"qemu-system-x86_64", "qemu-img", "libvirtd", "virtlogd", "virsh", "swtpm", "xorrisofs", "debootstrap"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			missing = append(missing, tool)
 		}
@@ -60,7 +94,7 @@ func TestBoot(t *testing.T) {
 	}
 	if len(missing) > 0 {
 		if require {
-			t.Fatalf("boot suite needs %s (apt-get install qemu-system-x86 qemu-utils libvirt-daemon-system ovmf swtpm swtpm-tools debootstrap xorriso fdisk dosfstools)", strings.Join(missing, ", "))
+			t.Fatalf("boot suite needs %s (apt-get install qemu-system-x86 qemu-utils libvirt-daemon-system ovmf swtpm swtpm-tools debootstrap xorriso fdisk dosfstools mtools)", strings.Join(missing, ", "))
 		}
 		t.Skipf("boot suite needs %s", strings.Join(missing, ", "))
 	}
@@ -97,11 +131,54 @@ func TestBoot(t *testing.T) {
 	}
 	t.Cleanup(lv.stop)
 
-	for _, sc := range scenarios {
-		t.Run(sc.name, func(t *testing.T) {
-			bootScenario(t, sc, bin, image, kvm, lv, filepath.Join(work, sc.name))
-		})
+	// Guests boot side by side (TCG keeps one host thread a vCPU busy;
+	// much of a boot is waiting), VIRTC_BOOT_PARALLEL at a time.
+	parallel := 2
+	if n, err := strconv.Atoi(os.Getenv("VIRTC_BOOT_PARALLEL")); err == nil && n > 0 {
+		parallel = n
 	}
+	slots := make(chan struct{}, parallel)
+	booted := make(chan bootResult, len(scenarios))
+	t.Run("vms", func(t *testing.T) {
+		for _, sc := range scenarios {
+			t.Run(sc.name, func(t *testing.T) {
+				t.Parallel()
+				slots <- struct{}{}
+				defer func() { <-slots }()
+				r := bootScenario(t, sc, bin, image, kvm, lv, filepath.Join(work, sc.name))
+				if r != nil {
+					booted <- *r
+				}
+			})
+		}
+	})
+	close(booted)
+	// The checks can fail: each guest's facts against the promises of a
+	// VM of another family must not hold.
+	results := map[string]bootResult{}
+	for r := range booted {
+		results[r.sc.name] = r
+	}
+	for _, pair := range [][2]string{{"bios", "efi-secureboot"}, {"efi", "efi-persistent-tpm"}, {"efi-secureboot", "bios"}} {
+		seen, promised := results[pair[0]], results[pair[1]]
+		if seen.vmi == nil || promised.vmi == nil {
+			continue
+		}
+		if bad := checkPromises(promised.vmi, promised.disks, promised.sshKeys, seen.facts); len(bad) == 0 {
+			t.Errorf("the %s guest's facts pass the promise checks of the %s VM: the checks cannot fail", pair[0], pair[1])
+		} else {
+			t.Logf("the %s guest checked against the %s VM's promises fails, as it must: %s", pair[0], pair[1], strings.Join(bad, "; "))
+		}
+	}
+}
+
+// bootResult is a booted guest's facts and what its VM promised.
+type bootResult struct {
+	sc      scenario
+	vmi     *virtv1.VirtualMachineInstance
+	disks   []wantDisk
+	sshKeys []string
+	facts   guestFacts
 }
 
 // TestDomains converts each scenario's VM to its domain without booting
@@ -113,7 +190,7 @@ func TestDomains(t *testing.T) {
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			l, vmi, _, stream := prepare(t, sc, bin, dir, false)
+			l, vmi, _ := prepare(t, sc, bin, dir, false)
 			domXML, changes, err := l.domain(vmi)
 			if err != nil {
 				t.Fatal(err)
@@ -121,7 +198,7 @@ func TestDomains(t *testing.T) {
 			if len(changes) == 0 {
 				t.Error("no pod-provided change applied")
 			}
-			if vm := vmOf(t, stream, sc.vm); vm.Spec.Template.Spec.Domain.Firmware == nil && vmi.Spec.Domain.Firmware == nil {
+			if vmi.Spec.Domain.Firmware == nil {
 				t.Errorf("%s: no firmware in the VMI", sc.vm)
 			}
 			for _, want := range sc.domainHas {
@@ -129,43 +206,78 @@ func TestDomains(t *testing.T) {
 					t.Errorf("domain of %s lacks %s:\n%s", sc.vm, want, domXML)
 				}
 			}
+			if len(l.disks) == 0 {
+				t.Errorf("%s: no disk with a claim", sc.vm)
+			}
 		})
 	}
 }
 
-// prepare builds the scenario's inputs with the marker's user data, runs
-// KubeVirt's steps to the VMI and returns the launcher of its domain.
-func prepare(t *testing.T, sc scenario, bin, dir string, kvm bool) (*launcher, *virtv1.VirtualMachineInstance, string, []byte) {
+// bootKeys is the Secret of SSH keys the suite gives a VM (sshKeySecret).
+const bootKeys = "virtc-boot-keys"
+
+// bootUserData is the Secret of user data the suite gives a VM
+// (userDataSecret).
+const bootUserData = "virtc-boot-userdata"
+
+// prepare builds the scenario's inputs with the marker's user data (and
+// the scenario's Secrets) given through the VM's intent, runs KubeVirt's
+// steps to the VMI and returns the launcher of its domain.
+func prepare(t *testing.T, sc scenario, bin, dir string, kvm bool) (*launcher, *virtv1.VirtualMachineInstance, []string) {
 	t.Helper()
 	marker := "virtc-boot-" + randomHex(8)
 	src := filepath.Join(dir, "src")
-	if err := os.MkdirAll(src, 0o755); err != nil {
+	if err := copyTree(filepath.Join(repoRoot, sc.dir), src); err != nil {
 		t.Fatal(err)
 	}
-	// The cloud-init user data goes in through the VM's intent
-	// (spec.cloudInit.userData), so virtc writes it into the VM.
 	userData := "#cloud-config\nruncmd:\n  - [sh, -c, \"echo " + marker + " > /dev/ttyS0\"]\n"
-	for _, in := range sc.inputs {
-		data, err := os.ReadFile(filepath.Join(repoRoot, sc.dir, in))
+	found := false
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !(strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
+			return err
+		}
+		data, err := os.ReadFile(path)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		data, err = withUserData(data, sc.vm, userData)
+		edited, ok, err := editIntent(data, sc.vm, func(spec map[string]any) {
+			ci, _ := spec["cloudInit"].(map[string]any)
+			if ci == nil {
+				ci = map[string]any{}
+			}
+			if sc.userDataSecret {
+				delete(ci, "userData")
+				delete(ci, "userDataEncoding")
+				ci["userDataSecret"] = bootUserData
+			} else {
+				ci["userData"] = userData
+			}
+			spec["cloudInit"] = ci
+			if sc.sshKeySecret {
+				keys, _ := spec["sshKeySecrets"].([]any)
+				spec["sshKeySecrets"] = append(keys, bootKeys)
+			}
+		})
 		if err != nil {
-			t.Fatalf("%s/%s: %v", sc.dir, in, err)
+			return fmt.Errorf("%s: %v", path, err)
 		}
-		if err := os.WriteFile(filepath.Join(src, in), data, 0o644); err != nil {
-			t.Fatal(err)
+		if ok {
+			found = true
+			return os.WriteFile(path, edited, 0o644)
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !found {
+		t.Fatalf("no VM intent %s in %s", sc.vm, sc.dir)
 	}
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(bin, append([]string{"build"}, sc.inputs...)...)
+	cmd := exec.Command(bin, append([]string{"build"}, sc.args...)...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = src, &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("virtc build: %v\n%s", err, stderr.String())
-	}
-	if !bytes.Contains(stdout.Bytes(), []byte(marker)) {
-		t.Fatalf("virtc's output lacks the user data given through the intent")
 	}
 	vmis, err := admission.StartedVMIs(sc.dir, stdout.Bytes())
 	if err != nil {
@@ -177,16 +289,41 @@ func prepare(t *testing.T, sc scenario, bin, dir string, kvm bool) (*launcher, *
 	}
 	// The API server gives the VMI its UID.
 	vmi.UID = types.UID("0b0a7e5c-30b0-4a11-9c3e-" + randomHex(12))
-	l := &launcher{dir: dir, hostKVM: kvm, rootDisk: filepath.Join(dir, "root.qcow2"), blockDV: blockDataVolumes(t, stdout.Bytes(), sc.vm)}
-	return l, vmi, marker, stdout.Bytes()
+	l := &launcher{dir: dir, hostKVM: kvm, marker: marker, blockDV: blockDataVolumes(t, stdout.Bytes(), sc.vm)}
+	l.disks = claimDisks(t, sc, vmOf(t, stdout.Bytes(), sc.vm), vmi, stdout.Bytes())
+
+	// The Secrets, where virt-controller's pod mounts them
+	// (pkg/virt-controller/services/rendervolumes.go: the user data
+	// Secret at <SecretSourceDir>/<volume>/userdata, an access
+	// credential's at <SecretSourceDir>/<secret>-access-cred/<key>).
+	var keys []string
+	secrets := filepath.Join(dir, "secrets")
+	if sc.userDataSecret {
+		vol := ""
+		for _, v := range vmi.Spec.Volumes {
+			if v.CloudInitNoCloud != nil && v.CloudInitNoCloud.UserDataSecretRef != nil && v.CloudInitNoCloud.UserDataSecretRef.Name == bootUserData {
+				vol = v.Name
+			}
+		}
+		if vol == "" {
+			t.Fatalf("%s: no cloudInitNoCloud volume with userDataSecretRef %s", sc.vm, bootUserData)
+		}
+		writeFile(t, filepath.Join(secrets, vol, "userdata"), userData)
+	}
+	if sc.sshKeySecret {
+		key := "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" + randomHex(43) + " virtc-boot"
+		writeFile(t, filepath.Join(secrets, bootKeys+"-access-cred", "key1"), key)
+		keys = append(keys, key)
+	}
+	return l, vmi, keys
 }
 
-func bootScenario(t *testing.T, sc scenario, bin, image string, kvm bool, lv *libvirt, dir string) {
-	l, vmi, marker, stream := prepare(t, sc, bin, dir, kvm)
+func bootScenario(t *testing.T, sc scenario, bin, image string, kvm bool, lv *libvirt, dir string) *bootResult {
+	l, vmi, keys := prepare(t, sc, bin, dir, kvm)
 	if vmi.Spec.Domain.Devices.AutoattachSerialConsole != nil && !*vmi.Spec.Domain.Devices.AutoattachSerialConsole {
 		t.Fatalf("%s has no serial console: the boot suite reads the marker from it", sc.vm)
 	}
-	if err := overlay(image, l.rootDisk, rootDiskSize(t, stream, sc.vm)); err != nil {
+	if err := l.createDisks(image); err != nil {
 		t.Fatal(err)
 	}
 	domXML, changes, err := l.domain(vmi)
@@ -210,7 +347,7 @@ func bootScenario(t *testing.T, sc scenario, bin, image string, kvm bool, lv *li
 	}
 	t.Cleanup(func() {
 		_, _ = lv.virsh(ctx, "destroy", name)
-		_, _ = lv.virsh(ctx, "undefine", "--nvram", name)
+		_, _ = lv.virsh(ctx, "undefine", "--nvram", "--tpm", name)
 	})
 	booted := time.Now()
 	if _, err := lv.virsh(ctx, "start", name); err != nil {
@@ -219,12 +356,12 @@ func bootScenario(t *testing.T, sc scenario, bin, image string, kvm bool, lv *li
 	serial := serialLog(t, domXML)
 
 	// The marker of virtc's user data on the serial console.
-	if err := waitFor(10*time.Minute, func() (bool, error) {
+	if err := waitFor(15*time.Minute, func() (bool, error) {
 		data, _ := os.ReadFile(serial)
-		return bytes.Contains(data, []byte(marker+"\r\n")) || bytes.Contains(data, []byte(marker+"\n")), domainAlive(ctx, lv, name)
+		return bytes.Contains(data, []byte(l.marker+"\r\n")) || bytes.Contains(data, []byte(l.marker+"\n")), domainAlive(ctx, lv, name)
 	}); err != nil {
 		tail, _ := os.ReadFile(serial)
-		t.Fatalf("cloud-init user data marker %s not on the serial console: %v\n--- serial console (last 4000 bytes) ---\n%s", marker, err, lastBytes(tail, 4000))
+		t.Fatalf("cloud-init user data marker %s not on the serial console: %v\n--- serial console (last 4000 bytes) ---\n%s", l.marker, err, lastBytes(tail, 4000))
 	}
 	t.Logf("%s: cloud-init user data ran (marker on the serial console) %s after start", sc.vm, time.Since(booted).Round(time.Second))
 
@@ -236,11 +373,25 @@ func bootScenario(t *testing.T, sc scenario, bin, image string, kvm bool, lv *li
 		t.Fatalf("guest agent did not answer guest-ping: %v", err)
 	}
 	t.Logf("%s: guest agent answered guest-ping %s after start (%s)", sc.vm, time.Since(booted).Round(time.Second), sc.family)
+
+	// What the VM promises is what the guest sees.
+	facts, err := readFacts(ctx, lv, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := l.wantDisks(vmi)
+	if bad := checkPromises(vmi, want, keys, facts); len(bad) > 0 {
+		t.Errorf("%s: the guest does not see what the VM promises:\n  %s", sc.vm, strings.Join(bad, "\n  "))
+	}
+	t.Logf("%s: the guest sees %d vCPUs, MemTotal %d KiB, UUID %s, serial %s, hostname %s, EFI %v, Secure Boot %v, TPM %d, disks %v, NICs %v, %d SSH keys",
+		sc.vm, facts.vcpus, facts.memKiB, facts.uuid, facts.serial, facts.hostname, facts.efi, facts.secureBoot, facts.tpm, facts.disks, facts.nics, len(facts.sshKeys))
+	return &bootResult{sc: sc, vmi: vmi, disks: want, sshKeys: keys, facts: facts}
 }
 
-// withUserData sets spec.cloudInit.userData of the VM intent vm
-// (namespace/name) in a stream of intent documents.
-func withUserData(data []byte, vm, userData string) ([]byte, error) {
+// editIntent changes spec of the VM intent vm (namespace/name) in a
+// stream of intent documents; ok is false when the stream does not have
+// it (data is then returned as it is).
+func editIntent(data []byte, vm string, edit func(spec map[string]any)) ([]byte, bool, error) {
 	dec := k8syaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	var docs [][]byte
 	found := false
@@ -249,7 +400,7 @@ func withUserData(data []byte, vm, userData string) ([]byte, error) {
 		if err := dec.Decode(&doc); err == io.EOF {
 			break
 		} else if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if doc == nil {
 			continue
@@ -257,24 +408,128 @@ func withUserData(data []byte, vm, userData string) ([]byte, error) {
 		meta, _ := doc["metadata"].(map[string]any)
 		if doc["kind"] == "VM" && meta != nil && fmt.Sprint(meta["namespace"], "/", meta["name"]) == vm {
 			spec, _ := doc["spec"].(map[string]any)
-			ci, _ := spec["cloudInit"].(map[string]any)
-			if ci == nil {
-				ci = map[string]any{}
-			}
-			ci["userData"] = userData
-			spec["cloudInit"] = ci
+			edit(spec)
 			found = true
 		}
 		out, err := yaml.Marshal(doc)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		docs = append(docs, out)
 	}
 	if !found {
-		return data, nil
+		return data, false, nil
 	}
-	return bytes.Join(docs, []byte("---\n")), nil
+	return bytes.Join(docs, []byte("---\n")), true, nil
+}
+
+// claimDisks are the VM's volumes backed by a claim (a DataVolume of its
+// dataVolumeTemplates, a PVC of virtc's output or one the cluster has),
+// each with the claim's size; the boot disk's gets the guest image.
+func claimDisks(t *testing.T, sc scenario, vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance, stream []byte) map[string]*podDisk {
+	t.Helper()
+	sizes := map[string]string{}
+	for _, dvt := range vm.Spec.DataVolumeTemplates {
+		if dvt.Spec.Storage != nil {
+			if q, ok := dvt.Spec.Storage.Resources.Requests["storage"]; ok {
+				sizes[dvt.Name] = q.String()
+			}
+		}
+	}
+	for k, v := range pvcSizes(t, stream, vm.Namespace) {
+		sizes[k] = v
+	}
+	for k, v := range sc.claims {
+		sizes[k] = v
+	}
+	boot, bootOrder := "", uint(0)
+	for i, d := range vmi.Spec.Domain.Devices.Disks {
+		if d.Disk == nil {
+			continue
+		}
+		if i == 0 || boot == "" {
+			boot = d.Name
+		}
+		if d.BootOrder != nil && (bootOrder == 0 || *d.BootOrder < bootOrder) {
+			boot, bootOrder = d.Name, *d.BootOrder
+		}
+	}
+	out := map[string]*podDisk{}
+	for _, v := range vmi.Spec.Volumes {
+		claim := ""
+		switch {
+		case v.DataVolume != nil:
+			claim = v.DataVolume.Name
+		case v.PersistentVolumeClaim != nil:
+			claim = v.PersistentVolumeClaim.ClaimName
+		default:
+			continue
+		}
+		size, ok := sizes[claim]
+		if !ok {
+			t.Fatalf("%s: volume %s: no size for claim %s (not in the VM's dataVolumeTemplates, virtc's output or the scenario's claims)", sc.vm, v.Name, claim)
+		}
+		q, err := resource.ParseQuantity(size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[v.Name] = &podDisk{claim: claim, size: q.Value(), boot: v.Name == boot}
+	}
+	return out
+}
+
+// pvcSizes are the storage requests of the PersistentVolumeClaims of
+// virtc's output in namespace ns, by name.
+func pvcSizes(t *testing.T, stream []byte, ns string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	dec := k8syaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
+	for {
+		var pvc corev1.PersistentVolumeClaim
+		if err := dec.Decode(&pvc); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if pvc.Kind != "PersistentVolumeClaim" || pvc.Namespace != ns {
+			continue
+		}
+		if q, ok := pvc.Spec.Resources.Requests["storage"]; ok {
+			out[pvc.Name] = q.String()
+		}
+	}
+	return out
+}
+
+func copyTree(from, to string) error {
+	return filepath.WalkDir(from, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(from, path)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o644)
+	})
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // vmOf is the VirtualMachine namespace/name of virtc's output.
@@ -316,21 +571,6 @@ func blockDataVolumes(t *testing.T, stream []byte, key string) map[string]bool {
 		}
 	}
 	return out
-}
-
-// rootDiskSize is the storage request of the VM's boot disk's
-// DataVolume: the size of the PVC the guest's disk is.
-func rootDiskSize(t *testing.T, stream []byte, key string) string {
-	vm := vmOf(t, stream, key)
-	for _, dvt := range vm.Spec.DataVolumeTemplates {
-		if dvt.Spec.Storage != nil {
-			if q, ok := dvt.Spec.Storage.Resources.Requests["storage"]; ok {
-				return fmt.Sprint(q.Value())
-			}
-		}
-	}
-	t.Fatalf("VirtualMachine %s has no dataVolumeTemplate with a storage request", key)
-	return ""
 }
 
 var logFileRE = regexp.MustCompile(`<log file="([^"]+)"`)

@@ -47,10 +47,54 @@ var ovmfNames = map[string]string{
 // its private directory stands in for the pod's /var/run/kubevirt-private,
 // /var/run/kubevirt-ephemeral-disks and the OVMF directory.
 type launcher struct {
-	dir      string // private directory of this VMI
-	hostKVM  bool   // /dev/kvm can run the guest (else TCG: useEmulation)
-	rootDisk string // qcow2 overlay standing in for the root PVC
-	blockDV  map[string]bool
+	dir     string // private directory of this VMI
+	hostKVM bool   // /dev/kvm can run the guest (else TCG: useEmulation)
+	marker  string // the user data's marker, which KubeVirt must read
+	blockDV map[string]bool
+	disks   map[string]*podDisk // by volume: the claims the pod gets
+}
+
+// podDisk is a claim of the VMI's pod: a qcow2 file of the claim's size
+// stands in for it, an overlay of the guest image for the boot disk's.
+type podDisk struct {
+	claim string
+	size  int64
+	boot  bool
+	file  string
+}
+
+// createDisks writes each claim's file.
+func (l *launcher) createDisks(image string) error {
+	if err := os.MkdirAll(filepath.Join(l.dir, "disks"), 0o755); err != nil {
+		return err
+	}
+	for vol, d := range l.disks {
+		args := []string{"create", "-q", "-f", "qcow2"}
+		if d.boot {
+			args = append(args, "-F", "qcow2", "-b", image)
+		}
+		args = append(args, l.diskFile(vol), fmt.Sprint(d.size))
+		if out, err := exec.Command("qemu-img", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("qemu-img %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	return nil
+}
+
+func (l *launcher) diskFile(vol string) string {
+	return filepath.Join(l.dir, "disks", vol+".qcow2")
+}
+
+// wantDisks are the disks the guest must see: each claim's size, with
+// the serial the VMI gives its disk.
+func (l *launcher) wantDisks(vmi *virtv1.VirtualMachineInstance) []wantDisk {
+	var out []wantDisk
+	for _, d := range vmi.Spec.Domain.Devices.Disks {
+		if pd := l.disks[d.Name]; pd != nil && d.Disk != nil {
+			out = append(out, wantDisk{volume: d.Name, size: pd.size, serial: d.Serial})
+		}
+	}
+	return out
 }
 
 // domain is the libvirt domain XML virt-launcher defines for vmi
@@ -80,6 +124,9 @@ func (l *launcher) domain(vmi *virtv1.VirtualMachineInstance) (string, []string,
 		return "", nil, fmt.Errorf("ReadCloudInitVolumeDataSource: %v", err)
 	}
 	if data != nil {
+		if !strings.Contains(data.UserData, l.marker) {
+			return "", nil, fmt.Errorf("the cloud-init user data KubeVirt reads lacks the suite's marker %s:\n%s", l.marker, data.UserData)
+		}
 		if err := cloudinit.PrepareLocalPath(vmi.Name, vmi.Namespace); err != nil {
 			return "", nil, err
 		}
@@ -170,24 +217,38 @@ func freePageReporting(vmi *virtv1.VirtualMachineInstance) bool {
 // is returned as a line for the test log and the README.
 func (l *launcher) podChanges(spec *api.DomainSpec) ([]string, error) {
 	var changes []string
-	// 1. Disks: the pod gets the root PVC (a block device /dev/<volume>
-	// for volumeMode Block, or <mount>/disk.img) with the DataSource's
-	// image imported by CDI; here a qcow2 overlay of the guest image, of
-	// the PVC's size, stands in for it.
+	// 1. Disks: the pod gets each claim (a block device /dev/<volume>
+	// for volumeMode Block, or <mount>/disk.img) with the boot disk's
+	// image imported by CDI; here a qcow2 file of the claim's size stands
+	// in for it, an overlay of the guest image for the boot disk.
 	for i := range spec.Devices.Disks {
 		d := &spec.Devices.Disks[i]
 		src := d.Source.Dev + d.Source.File
-		if !strings.HasPrefix(src, "/dev/") && !strings.HasPrefix(src, "/var/run/kubevirt-private/vmi-disks/") {
+		vol := ""
+		switch {
+		case strings.HasPrefix(src, "/dev/"):
+			vol = strings.TrimPrefix(src, "/dev/")
+		case strings.HasPrefix(src, "/var/run/kubevirt-private/vmi-disks/"):
+			vol = strings.Split(strings.TrimPrefix(src, "/var/run/kubevirt-private/vmi-disks/"), "/")[0]
+		default:
 			continue
+		}
+		pd := l.disks[vol]
+		if pd == nil {
+			return nil, fmt.Errorf("disk %s: no claim for volume %s", d.Alias.GetName(), vol)
 		}
 		d.Type = "file"
 		d.Source.Dev = ""
-		d.Source.File = l.rootDisk
+		d.Source.File = l.diskFile(vol)
 		if d.Driver == nil {
 			d.Driver = &api.DiskDriver{Name: "qemu"}
 		}
 		d.Driver.Type = "qcow2"
-		changes = append(changes, fmt.Sprintf("disk %s: PVC %s (CDI-imported image) -> qcow2 overlay of the guest image (driver type raw -> qcow2)", d.Alias.GetName(), src))
+		what := "empty qcow2 of the claim's size"
+		if pd.boot {
+			what = "qcow2 overlay of the guest image, of the claim's size"
+		}
+		changes = append(changes, fmt.Sprintf("disk %s: claim %s at %s (CDI-imported or empty) -> %s (driver type raw -> qcow2)", d.Alias.GetName(), pd.claim, src, what))
 	}
 	// 2. NIC: the pod's network (masquerade/bridge binding: a tap device
 	// virt-handler creates in the pod's namespace, managed='no') is
@@ -208,6 +269,13 @@ func (l *launcher) podChanges(spec *api.DomainSpec) ([]string, error) {
 	if spec.MaxMemory != nil && spec.MaxMemory.Slots == 0 {
 		changes = append(changes, "maxMemory slots=0 removed (refused by libvirt 9.0)")
 		spec.MaxMemory = nil
+	}
+	// 4. Machine type: virt-launcher's QEMU is RHEL's build, with the
+	// pc-q35-rhelX.Y.0 machine types; Debian's QEMU 7.2 has the upstream
+	// ones, of which q35 is the newest.
+	if m := spec.OS.Type.Machine; strings.HasPrefix(m, "pc-q35-rhel") {
+		changes = append(changes, "machine type "+m+" -> q35 (RHEL's QEMU build in the launcher image; Debian's QEMU has the upstream machine types)")
+		spec.OS.Type.Machine = "q35"
 	}
 	return changes, nil
 }
