@@ -44,11 +44,16 @@ type scenario struct {
 	// sshKeySecret adds a Secret with an SSH key to spec.sshKeySecrets
 	// (propagated by cloud-init: accessCredentials noCloud).
 	sshKeySecret bool
+	// unreadableCloudInit makes the cloud-init disk one the guest cannot
+	// read (its ISO's bytes zeroed): the suite must then fail, which this
+	// scenario expects.
+	unreadableCloudInit bool
 	// claims are the sizes of claims the VM's volumes name that exist in
 	// the cluster (not in virtc's output): an adopted VM's disks.
 	claims map[string]string
-	// domainHas are strings the converted domain has for the family.
-	domainHas []string
+	// domainHas are strings the converted domain has for the family;
+	// kvmHas the ones it has only on a KVM host (TCG removes them).
+	domainHas, kvmHas []string
 }
 
 // scenarios cover each firmware/preference family once.
@@ -77,7 +82,12 @@ var scenarios = []scenario{
 	{
 		name: "windows-devices", family: "the windows.2k22 preference's devices (sata, e1000e, Hyper-V enlightenments, EFI + Secure Boot, persistent TPM) with a Linux guest",
 		dir: "examples/platform", args: []string{"."}, vm: "windows/ad-dc1",
-		domainHas: []string{`bus="sata"`, `<model type="e1000e">`, "<hyperv", `<tpm model="tpm-crb">`},
+		domainHas: []string{`bus="sata"`, `<model type="e1000e">`, `<tpm model="tpm-crb">`},
+		kvmHas:    []string{"<hyperv", `<timer name="hypervclock"`},
+	},
+	{
+		name: "unreadable-cloudinit", family: "a broken input: BIOS with a cloud-init disk the guest cannot read (expected to fail)",
+		dir: "examples/platform", args: []string{"."}, vm: "web/frontend-2", unreadableCloudInit: true,
 	},
 }
 
@@ -209,6 +219,21 @@ func TestDomains(t *testing.T) {
 			if len(l.disks) == 0 {
 				t.Errorf("%s: no disk with a claim", sc.vm)
 			}
+			for _, want := range sc.kvmHas {
+				if strings.Contains(domXML, want) {
+					t.Errorf("the TCG domain of %s has %s", sc.vm, want)
+				}
+			}
+			l.hostKVM = true
+			kvmXML, _, err := l.domain(vmi)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range append(sc.kvmHas, `<domain type="kvm"`) {
+				if !strings.Contains(kvmXML, want) {
+					t.Errorf("the KVM domain of %s lacks %s", sc.vm, want)
+				}
+			}
 		})
 	}
 }
@@ -336,6 +361,19 @@ func bootScenario(t *testing.T, sc scenario, bin, image string, kvm bool, lv *li
 	if err := l.mkdirs(domXML); err != nil {
 		t.Fatal(err)
 	}
+	if sc.unreadableCloudInit {
+		iso := noCloudISO.FindStringSubmatch(domXML)
+		if iso == nil {
+			t.Fatalf("%s: no NoCloud disk in the domain", sc.vm)
+		}
+		st, err := os.Stat(iso[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(iso[1], make([]byte, st.Size()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	domFile := filepath.Join(dir, "domain.xml")
 	if err := os.WriteFile(domFile, []byte(domXML), 0o644); err != nil {
 		t.Fatal(err)
@@ -355,11 +393,26 @@ func bootScenario(t *testing.T, sc scenario, bin, image string, kvm bool, lv *li
 	}
 	serial := serialLog(t, domXML)
 
-	// The marker of virtc's user data on the serial console.
-	if err := waitFor(15*time.Minute, func() (bool, error) {
+	// The marker of virtc's user data on the serial console, before
+	// cloud-init's final stage says it finished.
+	err = waitFor(15*time.Minute, func() (bool, error) {
 		data, _ := os.ReadFile(serial)
-		return bytes.Contains(data, []byte(l.marker+"\r\n")) || bytes.Contains(data, []byte(l.marker+"\n")), domainAlive(ctx, lv, name)
-	}); err != nil {
+		if bytes.Contains(data, []byte(l.marker+"\r\n")) || bytes.Contains(data, []byte(l.marker+"\n")) {
+			return true, nil
+		}
+		if m := cloudInitFinished.Find(data); m != nil {
+			return false, fmt.Errorf("cloud-init finished without running the user data (%s)", bytes.TrimSpace(m))
+		}
+		return false, domainAlive(ctx, lv, name)
+	})
+	if sc.unreadableCloudInit {
+		if err == nil {
+			t.Fatalf("%s: the user data ran from a cloud-init disk the guest cannot read: the check cannot fail", sc.vm)
+		}
+		t.Logf("%s: with an unreadable cloud-init disk the suite fails, as it must: %v (%s after start)", sc.vm, err, time.Since(booted).Round(time.Second))
+		return nil
+	}
+	if err != nil {
 		tail, _ := os.ReadFile(serial)
 		t.Fatalf("cloud-init user data marker %s not on the serial console: %v\n--- serial console (last 4000 bytes) ---\n%s", l.marker, err, lastBytes(tail, 4000))
 	}
@@ -573,7 +626,13 @@ func blockDataVolumes(t *testing.T, stream []byte, key string) map[string]bool {
 	return out
 }
 
-var logFileRE = regexp.MustCompile(`<log file="([^"]+)"`)
+var (
+	logFileRE  = regexp.MustCompile(`<log file="([^"]+)"`)
+	noCloudISO = regexp.MustCompile(`<source file="([^"]*noCloud\.iso)"`)
+	// cloud-init's final message, the last module of its final stage
+	// (cloudinit/config/cc_final_message.py, after scripts_user: runcmd).
+	cloudInitFinished = regexp.MustCompile(`Cloud-init v\. \S+ finished at [^\r\n]*`)
+)
 
 // serialLog is the file the domain's serial console is logged to
 // (virt-launcher's SerialConsoleLog, on by default).

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 
 	virtv1 "kubevirt.io/api/core/v1"
 	cloudinit "kubevirt.io/kubevirt/pkg/cloud-init"
@@ -42,6 +43,8 @@ var ovmfNames = map[string]string{
 	efi.EFICodeSecureBoot: "/usr/share/OVMF/OVMF_CODE_4M.secboot.fd",
 	efi.EFIVarsSecureBoot: "/usr/share/OVMF/OVMF_VARS_4M.ms.fd",
 }
+
+var convertMu sync.Mutex
 
 // launcher is one VMI's virt-launcher pod, as far as the domain needs it:
 // its private directory stands in for the pod's /var/run/kubevirt-private,
@@ -102,6 +105,11 @@ func (l *launcher) wantDisks(vmi *virtv1.VirtualMachineInstance) []wantDisk {
 // SyncVMI at v1.8.4), then podChanges. The cloud-init disk is written by
 // KubeVirt's own generator, as preStartHook and generateCloudInitISO do.
 func (l *launcher) domain(vmi *virtv1.VirtualMachineInstance) (string, []string, error) {
+	// KubeVirt's cloud-init package keeps its directory in a package
+	// variable (SetLocalDirectory), which the converter reads for the ISO's
+	// path: one VMI at a time.
+	convertMu.Lock()
+	defer convertMu.Unlock()
 	ovmf := filepath.Join(l.dir, "ovmf")
 	if err := os.MkdirAll(ovmf, 0o755); err != nil {
 		return "", nil, err
@@ -276,6 +284,29 @@ func (l *launcher) podChanges(spec *api.DomainSpec) ([]string, error) {
 	if m := spec.OS.Type.Machine; strings.HasPrefix(m, "pc-q35-rhel") {
 		changes = append(changes, "machine type "+m+" -> q35 (RHEL's QEMU build in the launcher image; Debian's QEMU has the upstream machine types)")
 		spec.OS.Type.Machine = "q35"
+	}
+	// 5. Under TCG only (no usable /dev/kvm): the Hyper-V
+	// enlightenments (features/hyperv and the hypervclock timer) are
+	// removed. QEMU implements them for KVM only and refuses them under
+	// TCG ("kernel doesn't allow setting HyperV VP_INDEX"); a KubeVirt
+	// node with useEmulation would refuse the same domain. On a KVM host
+	// they stay.
+	if !l.hostKVM {
+		if spec.Features != nil && spec.Features.Hyperv != nil {
+			spec.Features.Hyperv = nil
+			changes = append(changes, "Hyper-V enlightenments removed (TCG only: QEMU implements them for KVM)")
+		}
+		if spec.Clock != nil {
+			timers := spec.Clock.Timer[:0]
+			for _, tm := range spec.Clock.Timer {
+				if tm.Name == "hypervclock" {
+					changes = append(changes, "hypervclock timer removed (TCG only: QEMU implements it for KVM)")
+					continue
+				}
+				timers = append(timers, tm)
+			}
+			spec.Clock.Timer = timers
+		}
 	}
 	return changes, nil
 }
