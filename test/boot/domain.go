@@ -88,13 +88,25 @@ func (l *launcher) diskFile(vol string) string {
 	return filepath.Join(l.dir, "disks", vol+".qcow2")
 }
 
+// serialBytes is how much of a disk's serial a guest can see on a bus: a
+// virtio-blk device's ID string has 20 bytes (Linux
+// include/uapi/linux/virtio_blk.h VIRTIO_BLK_ID_BYTES, QEMU's
+// virtio-blk GET_ID), an ATA disk's IDENTIFY serial number 20 characters
+// (words 10-19). An adopted vSphere disk's 32-character serial reaches
+// the guest cut to 20, on the source's KubeVirt VM as on virtc's.
+var serialBytes = map[virtv1.DiskBus]int{virtv1.DiskBusVirtio: 20, virtv1.DiskBusSATA: 20}
+
 // wantDisks are the disks the guest must see: each claim's size, with
 // the serial the VMI gives its disk.
 func (l *launcher) wantDisks(vmi *virtv1.VirtualMachineInstance) []wantDisk {
 	var out []wantDisk
 	for _, d := range vmi.Spec.Domain.Devices.Disks {
 		if pd := l.disks[d.Name]; pd != nil && d.Disk != nil {
-			out = append(out, wantDisk{volume: d.Name, size: pd.size, serial: d.Serial})
+			serial := d.Serial
+			if n := serialBytes[d.Disk.Bus]; n > 0 && len(serial) > n {
+				serial = serial[:n]
+			}
+			out = append(out, wantDisk{volume: d.Name, size: pd.size, serial: serial})
 		}
 	}
 	return out
