@@ -395,7 +395,7 @@ func bootScenario(t *testing.T, sc scenario, bin, image string, kvm bool, lv *li
 
 	// The marker of virtc's user data on the serial console, before
 	// cloud-init's final stage says it finished.
-	err = waitFor(15*time.Minute, func() (bool, error) {
+	err = waitFor(20*time.Minute, func() (bool, error) {
 		data, _ := os.ReadFile(serial)
 		if bytes.Contains(data, []byte(l.marker+"\r\n")) || bytes.Contains(data, []byte(l.marker+"\n")) {
 			return true, nil
