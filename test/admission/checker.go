@@ -26,6 +26,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -519,44 +520,62 @@ func (c *checker) checkVM(o *object) {
 func (c *checker) checkVMI(o *object, vm *virtv1.VirtualMachine) {
 	const check = "kubevirt VMI create admitter (expanded template)"
 	c.guard(o, check, func() {
-		vmCopy := vm.DeepCopy()
-		if _, _, causes := c.itAdm.ApplyToVM(vmCopy); len(causes) > 0 {
-			c.deny(o, check, "expanding instancetype/preference: "+causes[0].Field+": "+causes[0].Message)
-			return
-		}
-		vmi := &virtv1.VirtualMachineInstance{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachineInstance"},
-			ObjectMeta: *vmCopy.Spec.Template.ObjectMeta.DeepCopy(),
-			Spec:       vmCopy.Spec.Template.Spec,
-		}
-		vmi.Name = vm.Name
-		vmi.Namespace = vm.Namespace
-		raw, err := json.Marshal(vmi)
+		raw, failed, err := c.templateVMI(vm, false)
 		if err != nil {
-			c.deny(o, check, "checker error: "+err.Error())
+			c.deny(o, failed, err.Error())
 			return
 		}
 		ar := review("kubevirt.io", "v1", "virtualmachineinstances", vm.Namespace, vm.Name, raw)
-		resp := c.vmiMut.Mutate(ar)
-		if !resp.Allowed {
-			c.deny(o, "kubevirt VMI mutating webhook (expanded template)", message(resp))
-			return
-		}
-		if len(resp.Patch) > 0 {
-			p, err := jsonpatch.DecodePatch(resp.Patch)
-			if err == nil {
-				raw, err = p.Apply(raw)
-			}
-			if err != nil {
-				c.deny(o, check, "checker error: VMI patch: "+err.Error())
-				return
-			}
-		}
-		ar = review("kubevirt.io", "v1", "virtualmachineinstances", vm.Namespace, vm.Name, raw)
 		if resp := c.vmiAdm.Admit(c.ctx, ar); !resp.Allowed {
 			c.deny(o, check, message(resp))
 		}
 	})
+}
+
+// templateVMI is the VMI of the VM's template with the instancetype and
+// preference applied (the instancetype VM admitter's ApplyToVM, the same
+// expansion the VM controller does) and the VMI mutating webhook's patch
+// applied, as JSON; on error it names the check that refused. With
+// started, the VMI is the one the VM controller creates when it starts the
+// VM (launch.go).
+func (c *checker) templateVMI(vm *virtv1.VirtualMachine, started bool) ([]byte, string, error) {
+	const check = "kubevirt VMI create admitter (expanded template)"
+	vmCopy := vm.DeepCopy()
+	if _, _, causes := c.itAdm.ApplyToVM(vmCopy); len(causes) > 0 {
+		return nil, check, fmt.Errorf("expanding instancetype/preference: %s: %s", causes[0].Field, causes[0].Message)
+	}
+	vmi := &virtv1.VirtualMachineInstance{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachineInstance"},
+		ObjectMeta: *vmCopy.Spec.Template.ObjectMeta.DeepCopy(),
+		Spec:       vmCopy.Spec.Template.Spec,
+	}
+	vmi.Name = vm.Name
+	vmi.Namespace = vm.Namespace
+	if started {
+		var err error
+		if vmi, err = c.startedVMI(vmCopy); err != nil {
+			return nil, check, err
+		}
+	}
+	raw, err := json.Marshal(vmi)
+	if err != nil {
+		return nil, check, fmt.Errorf("checker error: %v", err)
+	}
+	ar := review("kubevirt.io", "v1", "virtualmachineinstances", vm.Namespace, vm.Name, raw)
+	resp := c.vmiMut.Mutate(ar)
+	if !resp.Allowed {
+		return nil, "kubevirt VMI mutating webhook (expanded template)", errors.New(message(resp))
+	}
+	if len(resp.Patch) > 0 {
+		p, err := jsonpatch.DecodePatch(resp.Patch)
+		if err == nil {
+			raw, err = p.Apply(raw)
+		}
+		if err != nil {
+			return nil, check, fmt.Errorf("checker error: VMI patch: %v", err)
+		}
+	}
+	return raw, "", nil
 }
 
 // checkDataVolume runs CDI's DataVolume webhook twice: with no claim of the
