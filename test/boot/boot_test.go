@@ -688,25 +688,7 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)[:n]
 }
 
-// virtcBinary is $VIRTC_BIN (the Makefile passes bin/virtc), or virtc
-// built from the root module.
+// virtcBinary is the virtc the suite runs (admission.VirtcBinary).
 func virtcBinary(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("VIRTC_BIN"); bin != "" {
-		abs, err := filepath.Abs(bin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return abs
-	}
-	bin, err := filepath.Abs(filepath.Join(t.TempDir(), "virtc"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/virtc")
-	cmd.Dir = repoRoot
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building virtc: %v\n%s", err, out)
-	}
-	return bin
+	return admission.VirtcBinary(t, repoRoot)
 }
