@@ -287,8 +287,11 @@ func TestConformance(t *testing.T) {
 		t.Fatal("no golden expected.yaml and no buildable example found")
 	}
 	steps := changeSteps(t)
+	upgrades := upgradeBuilds(t)
+	// Each version has a server of its own: they are checked in parallel.
 	for _, version := range platformVersions {
 		t.Run(version, func(t *testing.T) {
+			t.Parallel()
 			c := startControlPlane(t, bins, version)
 			applied := 0
 			selected := forVersion(t, outputs, version)
@@ -305,9 +308,9 @@ func TestConformance(t *testing.T) {
 				checkRejections(t, c, version)
 			})
 			upgraded := 0
-			if _, ok := upgradeSteps[version]; ok { // none into the oldest minor
+			if u, ok := upgrades[version]; ok { // none into the oldest minor
 				t.Run("platform-upgrade", func(t *testing.T) {
-					upgraded = checkUpgrade(t, c, version)
+					upgraded = checkUpgrade(t, c, u)
 				})
 			}
 			t.Logf("platform %s: %d objects of %d outputs applied and re-applied; %d objects applied in %d change steps; %d in the platform upgrade",
