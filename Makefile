@@ -248,4 +248,4 @@ e2e-controllers: conformance-tools controllers-tools olm-tools cdi-tools
 ## and each golden import's build applied over its live export with
 ## Argo CD's client-side apply, changing no adopted VM (TestImportAdoption)
 conformance: conformance-tools
-	VIRTC_CONFORMANCE=1 $(GO) test -count=1 -timeout 80m -parallel 3 -v -run 'TestConformance$$|TestGuardrailPolicies$$|TestImportAdoption$$' ./test/conformance/
+	VIRTC_CONFORMANCE=1 $(GO) test -count=1 -timeout 80m -parallel 7 -v -run 'TestConformance$$|TestGuardrailPolicies$$|TestImportAdoption$$' ./test/conformance/

@@ -38,6 +38,7 @@ func TestImportAdoption(t *testing.T) {
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("no golden/import scenario with a build: %v", err)
 	}
+	t.Parallel() // beside the other tests, on a server of its own
 	c := startControlPlane(t, bins, platformVersions[0])
 	adopted := 0
 	for _, f := range dirs {

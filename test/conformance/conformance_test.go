@@ -288,7 +288,10 @@ func TestConformance(t *testing.T) {
 	}
 	steps := changeSteps(t)
 	upgrades := upgradeBuilds(t)
-	// Each version has a server of its own: they are checked in parallel.
+	// Beside the other tests, once the outputs are built (exampleOutputs
+	// changes the working directory), and each version on a server of its
+	// own, in parallel.
+	t.Parallel()
 	for _, version := range platformVersions {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()

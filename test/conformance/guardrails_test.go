@@ -36,7 +36,10 @@ import (
 func TestGuardrailPolicies(t *testing.T) {
 	bins := binaries(t)
 	outputs := append(goldenOutputs(t), exampleOutputs(t)...)
-	// Each version has a server of its own: they are checked in parallel.
+	// Beside the other tests, once the outputs are built (exampleOutputs
+	// changes the working directory), and each version on a server of its
+	// own, in parallel.
+	t.Parallel()
 	for _, version := range platformVersions {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
