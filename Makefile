@@ -250,7 +250,7 @@ e2e-controllers: conformance-tools controllers-tools olm-tools cdi-tools
 ## and each golden import's build applied over its live export with
 ## Argo CD's client-side apply, changing no adopted VM (TestImportAdoption)
 conformance: conformance-tools
-	VIRTC_CONFORMANCE=1 $(GO) test -count=1 -timeout 80m -v -run 'TestConformance$$|TestGuardrailPolicies$$|TestImportAdoption$$' ./test/conformance/
+	VIRTC_CONFORMANCE=1 $(GO) test -count=1 -timeout 80m -parallel 7 -v -run 'TestConformance$$|TestGuardrailPolicies$$|TestImportAdoption$$' ./test/conformance/
 
 ## boot-image: the Debian 12 guest image the boot suite boots, built by
 ## debootstrap from Debian packages (signed shim/grub, grub-pc, cloud-init,

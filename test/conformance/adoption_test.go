@@ -38,6 +38,7 @@ func TestImportAdoption(t *testing.T) {
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("no golden/import scenario with a build: %v", err)
 	}
+	t.Parallel() // beside the other tests, on a server of its own
 	c := startControlPlane(t, bins, platformVersions[0])
 	adopted := 0
 	for _, f := range dirs {
@@ -103,7 +104,9 @@ func checkAdoption(t *testing.T, c *Cluster, dir string) int {
 	// The tenants' namespaces exist before the adoption (the live VMs
 	// run in them); the build then labels them.
 	for _, tenant := range tenants {
-		if _, err := c.CP.MustKubectl(ctx, nil, "create", "namespace", tenant); err != nil {
+		ns := Object{APIVersion: "v1", Kind: "Namespace", Name: tenant, Doc: map[string]any{
+			"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": tenant}}}
+		if err := c.create(ctx, ns, false, nil); err != nil { // kubectl create namespace
 			t.Fatal(err)
 		}
 		// A previous scenario's guardrails of the same tenant must be

@@ -287,8 +287,14 @@ func TestConformance(t *testing.T) {
 		t.Fatal("no golden expected.yaml and no buildable example found")
 	}
 	steps := changeSteps(t)
+	upgrades := upgradeBuilds(t)
+	// Beside the other tests, once the outputs are built (exampleOutputs
+	// changes the working directory), and each version on a server of its
+	// own, in parallel.
+	t.Parallel()
 	for _, version := range platformVersions {
 		t.Run(version, func(t *testing.T) {
+			t.Parallel()
 			c := startControlPlane(t, bins, version)
 			applied := 0
 			selected := forVersion(t, outputs, version)
@@ -305,9 +311,9 @@ func TestConformance(t *testing.T) {
 				checkRejections(t, c, version)
 			})
 			upgraded := 0
-			if _, ok := upgradeSteps[version]; ok { // none into the oldest minor
+			if u, ok := upgrades[version]; ok { // none into the oldest minor
 				t.Run("platform-upgrade", func(t *testing.T) {
-					upgraded = checkUpgrade(t, c, version)
+					upgraded = checkUpgrade(t, c, u)
 				})
 			}
 			t.Logf("platform %s: %d objects of %d outputs applied and re-applied; %d objects applied in %d change steps; %d in the platform upgrade",

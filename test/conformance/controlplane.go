@@ -469,23 +469,40 @@ func (cp *ControlPlane) pendingCRDs(ctx context.Context) ([]string, error) {
 
 // Get fetches a path of the API with the admin credentials.
 func (cp *ControlPlane) Get(ctx context.Context, path string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cp.URL+path, nil)
-	if err != nil {
-		return nil, err
+	return cp.Do(ctx, http.MethodGet, path, "", nil)
+}
+
+// Request sends one request to the API with the admin credentials (and the
+// extra headers, such as Impersonate-User) and returns the answer's status
+// code and body, whatever the status.
+func (cp *ControlPlane) Request(ctx context.Context, method, path, contentType string, body []byte, header http.Header) (int, []byte, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
 	}
+	req, err := http.NewRequestWithContext(ctx, method, cp.URL+path, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	for k, vs := range header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	req.Header.Set("Accept", "application/json")
 	resp, err := cp.client.Do(req)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s: %s", path, resp.Status, bytes.TrimSpace(body))
-	}
-	return body, nil
+	return resp.StatusCode, data, nil
 }
 
 // tlsClient is an HTTPS client trusting ca and presenting cert.
@@ -550,24 +567,12 @@ func FreePort() (int, error) { return freePort() }
 // Do sends one request to the API with the admin credentials and returns
 // the body of a 2xx answer.
 func (cp *ControlPlane) Do(ctx context.Context, method, path, contentType string, body []byte) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, cp.URL+path, bytes.NewReader(body))
+	status, data, err := cp.Request(ctx, method, path, contentType, body, nil)
 	if err != nil {
 		return nil, err
 	}
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	resp, err := cp.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(data))
+	if status/100 != 2 {
+		return nil, fmt.Errorf("%s %s: %d %s: %s", method, path, status, http.StatusText(status), bytes.TrimSpace(data))
 	}
 	return data, nil
 }

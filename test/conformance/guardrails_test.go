@@ -2,7 +2,10 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,8 +36,13 @@ import (
 func TestGuardrailPolicies(t *testing.T) {
 	bins := binaries(t)
 	outputs := append(goldenOutputs(t), exampleOutputs(t)...)
+	// Beside the other tests, once the outputs are built (exampleOutputs
+	// changes the working directory), and each version on a server of its
+	// own, in parallel.
+	t.Parallel()
 	for _, version := range platformVersions {
 		t.Run(version, func(t *testing.T) {
+			t.Parallel()
 			c := startControlPlane(t, bins, version)
 			installEditRoles(t, c)
 			if version == platformVersions[0] {
@@ -63,7 +71,7 @@ func installEditRoles(t *testing.T, c *Cluster) {
 	if _, err := c.Apply(ctx, roles); err != nil {
 		t.Fatal(err)
 	}
-	out, err := c.CP.MustKubectl(ctx, nil, "get", "clusterroles", "-l", "rbac.authorization.k8s.io/aggregate-to-edit=true", "-o", "json")
+	out, err := c.CP.Get(ctx, "/apis/rbac.authorization.k8s.io/v1/clusterroles?labelSelector="+url.QueryEscape("rbac.authorization.k8s.io/aggregate-to-edit=true"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +87,8 @@ func installEditRoles(t *testing.T, c *Cluster) {
 	for _, r := range list.Items {
 		rules = append(rules, r.Rules...)
 	}
-	if _, err := c.CP.MustKubectl(ctx, nil, "patch", "clusterrole", "edit", "--type=merge", "-p", string(mustJSON(t, map[string]any{"rules": rules}))); err != nil {
+	edit := Object{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "edit"}
+	if err := c.mergePatch(ctx, edit, "", mustJSON(t, map[string]any{"rules": rules})); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -88,21 +97,32 @@ func installEditRoles(t *testing.T, c *Cluster) {
 // run): the API server enforces a new policy once its informers see it.
 func waitEnforced(t *testing.T, c *Cluster, tenant string) {
 	t.Helper()
-	probe := probeVM(tenant)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		res, err := c.CP.Kubectl(t.Context(), []byte(probe), "create", "--dry-run=server", "-f", "-")
-		if err != nil {
+		err := probeCreate(t.Context(), c, tenant)
+		var refused *APIError
+		if err != nil && !errors.As(err, &refused) {
 			t.Fatal(err)
 		}
-		if res.ExitCode != 0 && strings.Contains(string(res.Stderr), "virtc guardrail instancetype") {
+		if refused != nil && strings.Contains(refused.Message, "virtc guardrail instancetype") {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the guardrails of tenant %s are not enforced after 60s: %s", tenant, res)
+			t.Fatalf("the guardrails of tenant %s are not enforced after 60s: %v", tenant, err)
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// probeCreate dry-runs the creation of the tenant's probe VM as the admin,
+// as `kubectl create --dry-run=server` does: nil when it is admitted, an
+// *APIError when the server refuses it.
+func probeCreate(ctx context.Context, c *Cluster, tenant string) error {
+	objs, err := ParseObjects([]byte(probeVM(tenant)))
+	if err != nil {
+		return err
+	}
+	return c.create(ctx, objs[0], true, nil)
 }
 
 // probeVM is a VM of a size no catalog has, in the tenant's namespace.
@@ -161,12 +181,10 @@ func checkAdmitted(t *testing.T, c *Cluster, o output) int {
 	policies := slices.DeleteFunc(slices.Clone(inForce), func(o Object) bool { return o.Kind == "Namespace" })
 	t.Cleanup(func() {
 		ctx := context.WithoutCancel(ctx)
-		file, err := c.objectsFile(policies)
-		if err == nil {
-			_, err = c.CP.MustKubectl(ctx, nil, "delete", "--wait=false", "-f", file)
-		}
-		if err != nil {
-			t.Errorf("clean up: %v", err)
+		for _, p := range policies {
+			if err := c.remove(ctx, p, false); err != nil {
+				t.Errorf("clean up: %v", err)
+			}
 		}
 		for _, tenant := range tenants {
 			if err := waitLifted(ctx, c, tenant); err != nil {
@@ -196,17 +214,18 @@ func checkAdmitted(t *testing.T, c *Cluster, o output) int {
 func waitLifted(ctx context.Context, c *Cluster, tenant string) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		res, err := c.CP.Kubectl(ctx, []byte(probeVM(tenant)), "create", "--dry-run=server", "-f", "-")
-		if err != nil {
-			return err
-		}
-		if res.ExitCode == 0 {
+		err := probeCreate(ctx, c, tenant)
+		if err == nil {
 			return nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the deleted guardrails of tenant %s are still enforced after 60s: %s", tenant, res)
+		var refused *APIError
+		if !errors.As(err, &refused) {
+			return err
 		}
-		time.Sleep(200 * time.Millisecond)
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the deleted guardrails of tenant %s are still enforced after 60s: %v", tenant, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -495,33 +514,25 @@ spec:
 	refusedCount := 0
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"create", "--dry-run=server", "-f", "-"}, tc.as...)
-			if tc.update {
-				args = append([]string{"apply", "--server-side", "--force-conflicts", "--field-manager=tenant", "--dry-run=server", "-f", "-"}, tc.as...)
-			}
-			res, err := c.CP.Kubectl(ctx, []byte(tc.object), args...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			admitted, message := tryBypass(t, c, tc)
 			if len(tc.refused) == 0 {
-				if res.ExitCode != 0 {
-					t.Errorf("refused, want admitted:\n%s\n%s", res, tc.object)
+				if !admitted {
+					t.Errorf("refused, want admitted:\n%s\n%s", message, tc.object)
 				}
 				return
 			}
 			refusedCount++
-			stderr := string(res.Stderr)
-			if res.ExitCode == 0 {
+			if admitted {
 				t.Errorf("admitted, want refused with %q:\n%s", tc.refused, tc.object)
 				return
 			}
-			if strings.Contains(stderr, "is forbidden: User") {
-				t.Errorf("refused by RBAC, not by the policy (the test's user must hold the rights):\n%s", res)
+			if strings.Contains(message, "is forbidden: User") {
+				t.Errorf("refused by RBAC, not by the policy (the test's user must hold the rights):\n%s", message)
 				return
 			}
 			for _, want := range tc.refused {
-				if !strings.Contains(stderr, want) {
-					t.Errorf("refused without %q:\n%s", want, stderr)
+				if !strings.Contains(message, want) {
+					t.Errorf("refused without %q:\n%s", want, message)
 				}
 			}
 		})
@@ -529,6 +540,47 @@ spec:
 	if refusedCount < 15 {
 		t.Errorf("%d bypasses tried, want at least 15", refusedCount)
 	}
+}
+
+// tryBypass makes the bypass's write as its user, a server-side dry run:
+// an update with `kubectl apply --server-side` (as a tenant's user would
+// change the object), a creation as `kubectl create` sends it (a POST with
+// the user's Impersonate-User and Impersonate-Group headers, which
+// kubectl's --as and --as-group set). It returns whether the server
+// admitted the write, and else the server's message.
+func tryBypass(t *testing.T, c *Cluster, tc bypass) (bool, string) {
+	t.Helper()
+	if tc.update {
+		args := append([]string{"apply", "--server-side", "--force-conflicts", "--field-manager=tenant", "--dry-run=server", "-f", "-"}, tc.as...)
+		res, err := c.CP.Kubectl(t.Context(), []byte(tc.object), args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.ExitCode == 0, res.String()
+	}
+	objs, err := ParseObjects([]byte(tc.object))
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("bypass object: %d objects, %v", len(objs), err)
+	}
+	header := http.Header{}
+	for _, a := range tc.as {
+		if v, ok := strings.CutPrefix(a, "--as="); ok {
+			header.Add("Impersonate-User", v)
+		} else if v, ok := strings.CutPrefix(a, "--as-group="); ok {
+			header.Add("Impersonate-Group", v)
+		} else {
+			t.Fatalf("bypass user %q: neither --as nor --as-group", a)
+		}
+	}
+	err = c.create(t.Context(), objs[0], true, header)
+	var refused *APIError
+	if err != nil && !errors.As(err, &refused) {
+		t.Fatal(err)
+	}
+	if refused != nil {
+		return false, refused.Message
+	}
+	return true, ""
 }
 
 // vm is a VirtualMachine in a tenant's namespace that keeps to the

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -19,15 +22,16 @@ const FieldManager = "virtc"
 type Cluster struct {
 	CP  *ControlPlane
 	dir string
-	// scope caches, per apiVersion, whether each served kind is namespaced.
-	scope map[string]map[string]bool
-	seq   int
+	mu  sync.Mutex
+	// resources caches, per apiVersion, the discovery of each served kind.
+	resources map[string]map[string]apiResource
+	seq       int
 }
 
 // NewCluster wraps a running control plane; dir holds the manifest files
 // handed to kubectl.
 func NewCluster(cp *ControlPlane, dir string) *Cluster {
-	return &Cluster{CP: cp, dir: dir, scope: map[string]map[string]bool{}}
+	return &Cluster{CP: cp, dir: dir, resources: map[string]map[string]apiResource{}}
 }
 
 // file writes data to a new file for kubectl -f.
@@ -40,39 +44,8 @@ func (c *Cluster) file(data []byte) (string, error) {
 // Namespaced reports whether the server serves o's kind as a namespaced
 // resource.
 func (c *Cluster) Namespaced(ctx context.Context, o Object) (bool, error) {
-	kinds, ok := c.scope[o.APIVersion]
-	if !ok {
-		path := "/apis/" + o.APIVersion
-		if o.Group() == "" {
-			path = "/api/" + o.APIVersion
-		}
-		data, err := c.CP.Get(ctx, path)
-		if err != nil {
-			return false, fmt.Errorf("%s: API version not served: %w", o, err)
-		}
-		var list struct {
-			Resources []struct {
-				Name       string `json:"name"`
-				Kind       string `json:"kind"`
-				Namespaced bool   `json:"namespaced"`
-			} `json:"resources"`
-		}
-		if err := json.Unmarshal(data, &list); err != nil {
-			return false, err
-		}
-		kinds = map[string]bool{}
-		for _, r := range list.Resources {
-			if !strings.Contains(r.Name, "/") {
-				kinds[r.Kind] = r.Namespaced
-			}
-		}
-		c.scope[o.APIVersion] = kinds
-	}
-	namespaced, ok := kinds[o.Kind]
-	if !ok {
-		return false, fmt.Errorf("%s: kind not served by the API server", o)
-	}
-	return namespaced, nil
+	r, err := c.resource(ctx, o)
+	return r.namespaced, err
 }
 
 // ApplyArgs are kubectl's arguments for a server-side apply of file.
@@ -88,7 +61,8 @@ func ApplyArgs(file string, dryRun bool) []string {
 // server-side dry run, then for real. Cluster-scoped objects
 // (Namespaces) are dry-run and created before the stream, since a
 // dry run of a namespaced object in a namespace that does not exist yet
-// is refused. It returns the objects applied.
+// is refused (when they all exist, as on a re-apply, the stream's own dry
+// run and apply cover them). It returns the objects applied.
 func (c *Cluster) Apply(ctx context.Context, stream []byte) ([]Object, error) {
 	objs, err := ParseObjects(stream)
 	if err != nil {
@@ -121,7 +95,11 @@ func (c *Cluster) Apply(ctx context.Context, stream []byte) ([]Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(clusterScoped) > 0 {
+	live, err := c.Live(ctx, clusterScoped)
+	if err != nil {
+		return nil, err
+	}
+	if len(live) < len(clusterScoped) {
 		data, err := Stream(clusterScoped)
 		if err != nil {
 			return nil, err
@@ -186,24 +164,21 @@ func (c *Cluster) objectsFile(objs []Object) (string, error) {
 	return c.file(data)
 }
 
-// Live fetches the objects from the server, by Key. Objects that do not
-// exist are absent from the result.
+// Live fetches the objects from the server, by Key, as `kubectl get
+// --ignore-not-found -o json -f` prints them (without managedFields).
+// Objects that do not exist are absent from the result.
 func (c *Cluster) Live(ctx context.Context, objs []Object) (map[string]Object, error) {
-	if len(objs) == 0 {
-		return map[string]Object{}, nil
+	out := map[string]Object{}
+	for _, o := range objs {
+		live, ok, err := c.get(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out[live.Key()] = live
+		}
 	}
-	file, err := c.objectsFile(objs)
-	if err != nil {
-		return nil, err
-	}
-	out, err := c.CP.MustKubectl(ctx, nil, "get", "--ignore-not-found", "-o", "json", "-f", file)
-	if err != nil {
-		return nil, err
-	}
-	if len(strings.TrimSpace(string(out))) == 0 {
-		return map[string]Object{}, nil
-	}
-	return LiveObjects(out)
+	return out, nil
 }
 
 // Delete removes objs and waits until they are gone. With no controller
@@ -214,12 +189,10 @@ func (c *Cluster) Delete(ctx context.Context, objs []Object) error {
 	if len(objs) == 0 {
 		return nil
 	}
-	file, err := c.objectsFile(objs)
-	if err != nil {
-		return err
-	}
-	if _, err := c.CP.MustKubectl(ctx, nil, "delete", "--ignore-not-found", "--wait=false", "-f", file); err != nil {
-		return err
+	for _, o := range objs {
+		if err := c.remove(ctx, o, true); err != nil {
+			return err
+		}
 	}
 	var namespaces []Object
 	for _, o := range objs {
@@ -268,38 +241,30 @@ func (c *Cluster) waitGone(ctx context.Context, objs, keep []Object) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(300 * time.Millisecond):
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
 
 func (c *Cluster) finalizeNamespace(ctx context.Context, name string) error {
-	data, err := c.CP.MustKubectl(ctx, nil, "get", "namespace", name, "--ignore-not-found", "-o", "json")
-	if err != nil || len(strings.TrimSpace(string(data))) == 0 {
+	ns := Object{APIVersion: "v1", Kind: "Namespace", Name: name}
+	live, ok, err := c.get(ctx, ns)
+	if err != nil || !ok {
 		return err
 	}
-	var ns map[string]any
-	if err := json.Unmarshal(data, &ns); err != nil {
-		return err
-	}
-	if spec, ok := ns["spec"].(map[string]any); ok {
+	if spec, ok := live.Doc["spec"].(map[string]any); ok {
 		spec["finalizers"] = []any{}
 	}
-	body, err := json.Marshal(ns)
+	body, err := json.Marshal(live.Doc)
 	if err != nil {
 		return err
 	}
-	file, err := c.file(body)
-	if err != nil {
-		return err
-	}
-	if _, err := c.CP.MustKubectl(ctx, nil, "replace", "--raw", "/api/v1/namespaces/"+name+"/finalize", "-f", file); err != nil {
+	if _, err := c.send(ctx, http.MethodPut, "/api/v1/namespaces/"+url.PathEscape(name)+"/finalize", nil, "application/json", body, nil); err != nil {
 		return err
 	}
 	// The second delete of a terminating namespace without finalizers
 	// removes it.
-	_, err = c.CP.MustKubectl(ctx, nil, "delete", "namespace", name, "--ignore-not-found", "--wait=false")
-	return err
+	return c.remove(ctx, ns, true)
 }
 
 // releaseFinalizers clears the finalizers of deleted objects that are not
@@ -322,15 +287,12 @@ func (c *Cluster) releaseFinalizers(ctx context.Context, objs []Object) error {
 			stuck = append(stuck, o)
 		}
 	}
-	if len(stuck) == 0 {
-		return nil
+	for _, o := range stuck {
+		if err := c.mergePatch(ctx, o, "", []byte(`{"metadata":{"finalizers":null}}`)); err != nil {
+			return err
+		}
 	}
-	file, err := c.objectsFile(stuck)
-	if err != nil {
-		return err
-	}
-	_, err = c.CP.MustKubectl(ctx, nil, "patch", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`, "-f", file)
-	return err
+	return nil
 }
 
 // EnvironmentLabel marks the Namespaces the tests create because an output
@@ -375,19 +337,10 @@ func (c *Cluster) EnsureNamespaces(ctx context.Context, objs []Object) ([]Object
 			toCreate = append(toCreate, ns)
 		}
 	}
-	if len(toCreate) == 0 {
-		return nil, nil
-	}
-	data, err := Stream(toCreate)
-	if err != nil {
-		return nil, err
-	}
-	file, err := c.file(data)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := c.CP.MustKubectl(ctx, nil, "create", "-f", file); err != nil {
-		return nil, err
+	for _, ns := range toCreate {
+		if err := c.create(ctx, ns, false, nil); err != nil {
+			return nil, err
+		}
 	}
 	return toCreate, nil
 }
@@ -431,15 +384,12 @@ func (c *Cluster) EnsureStorageClasses(ctx context.Context, objs []Object) ([]st
 			names = append(names, sc.Name)
 		}
 	}
-	if len(missing) == 0 {
-		return nil, nil
+	for _, sc := range missing {
+		if err := c.create(ctx, sc, false, nil); err != nil {
+			return nil, err
+		}
 	}
-	file, err := c.objectsFile(missing)
-	if err != nil {
-		return nil, err
-	}
-	_, err = c.CP.MustKubectl(ctx, nil, "create", "-f", file)
-	return names, err
+	return names, nil
 }
 
 // BindClaims marks the claims among objs Bound, with the capacity they
@@ -479,8 +429,7 @@ func (c *Cluster) BindClaims(ctx context.Context, objs []Object) error {
 		if err != nil {
 			return err
 		}
-		if _, err := c.CP.MustKubectl(ctx, nil, "patch", "persistentvolumeclaim", o.Name, "-n", o.Namespace,
-			"--subresource=status", "--type=merge", "-p", string(patch)); err != nil {
+		if err := c.mergePatch(ctx, o, "status", patch); err != nil {
 			return err
 		}
 	}

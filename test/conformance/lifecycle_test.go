@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/virtc/virtc/fn/cli"
@@ -16,6 +17,24 @@ import (
 var upgradeSteps = map[string]string{
 	"4.21": "diff-lifecycle-420-421",
 	"4.22": "diff-lifecycle-421-422",
+}
+
+// upgrade is a platform upgrade step compiled: the output of the previous
+// minor and of this one.
+type upgrade struct {
+	step      string
+	prev, cur []byte
+}
+
+// upgradeBuilds compiles the upgrade steps into each version, before the
+// versions' checks run in parallel.
+func upgradeBuilds(t *testing.T) map[string]upgrade {
+	out := map[string]upgrade{}
+	for version, step := range upgradeSteps {
+		dir := filepath.Join(repoRoot, "golden", step)
+		out[version] = upgrade{step: step, prev: build(t, filepath.Join(dir, "old")), cur: build(t, filepath.Join(dir, "new"))}
+	}
+	return out
 }
 
 // build compiles a golden input tree.
@@ -48,14 +67,9 @@ func hooks(objs []Object) []Object {
 // minor's over it as Argo CD would (hooks replaced, the rest applied over
 // the live objects), and checks the result equals the new output. Then it
 // checks the approvers' RBAC with kubectl auth can-i.
-func checkUpgrade(t *testing.T, c *Cluster, version string) int {
-	step, ok := upgradeSteps[version]
-	if !ok {
-		t.Fatalf("no upgrade step into %s", version)
-	}
+func checkUpgrade(t *testing.T, c *Cluster, u upgrade) int {
 	ctx := t.Context()
-	dir := filepath.Join(repoRoot, "golden", step)
-	prev, cur := build(t, filepath.Join(dir, "old")), build(t, filepath.Join(dir, "new"))
+	step, prev, cur := u.step, u.prev, u.cur
 	prevObjs, curObjs := twoStates(t, c, prev, cur)
 	apply(t, c, "apply "+step+"/old", prev)
 	if len(hooks(prevObjs)) != 2 {
@@ -134,7 +148,7 @@ func checkApproverRBAC(t *testing.T, c *Cluster) {
 	const cnv = "system:serviceaccount:openshift-cnv:virtc-installplan-approver"
 	const adp = "system:serviceaccount:openshift-adp:virtc-installplan-approver"
 	installOLMStandIns(t, c)
-	for _, tc := range []struct {
+	cases := []struct {
 		as      string
 		args    string
 		allowed bool
@@ -165,9 +179,25 @@ func checkApproverRBAC(t *testing.T, c *Cluster) {
 		{cnv, "get installplans.operators.coreos.com -n default", false},
 		{adp, "patch installplans.operators.coreos.com -n openshift-cnv", false},
 		{adp, "patch dataprotectionapplications.oadp.openshift.io -n openshift-adp", false},
-	} {
-		args := append([]string{"auth", "can-i", "--as=" + tc.as}, strings.Fields(tc.args)...)
-		res, err := c.CP.Kubectl(t.Context(), nil, args...)
+	}
+	// The questions are independent reads: asked four at a time.
+	results := make([]KubectlResult, len(cases))
+	errs := make([]error, len(cases))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, 4)
+	for i, tc := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			args := append([]string{"auth", "can-i", "--as=" + tc.as}, strings.Fields(tc.args)...)
+			results[i], errs[i] = c.CP.Kubectl(t.Context(), nil, args...)
+		}()
+	}
+	wg.Wait()
+	for i, tc := range cases {
+		res, err := results[i], errs[i]
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,14 +214,23 @@ func checkApproverRBAC(t *testing.T, c *Cluster) {
 
 // pinnedHCO is the HCO version the live approver Role names.
 func pinnedHCO(t *testing.T, c *Cluster) string {
-	out, err := c.CP.MustKubectl(t.Context(), nil, "get", "role", "virtc-installplan-approver", "-n", "openshift-cnv",
-		"-o", "jsonpath={.rules[2].resourceNames[0]}")
-	if err != nil {
-		t.Fatal(err)
+	role, ok, err := c.get(t.Context(), Object{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role", Namespace: "openshift-cnv", Name: "virtc-installplan-approver"})
+	if err != nil || !ok {
+		t.Fatalf("the approver Role: found %v, %v", ok, err)
 	}
-	v, ok := strings.CutPrefix(string(out), "kubevirt-hyperconverged-operator.v")
+	// .rules[2].resourceNames[0]
+	rules, _ := role.Doc["rules"].([]any)
+	var name string
+	if len(rules) > 2 {
+		rule, _ := rules[2].(map[string]any)
+		names, _ := rule["resourceNames"].([]any)
+		if len(names) > 0 {
+			name, _ = names[0].(string)
+		}
+	}
+	v, ok := strings.CutPrefix(name, "kubevirt-hyperconverged-operator.v")
 	if !ok {
-		t.Fatalf("the approver Role names no HCO CSV: %q", out)
+		t.Fatalf("the approver Role names no HCO CSV: %q", name)
 	}
 	return v
 }
