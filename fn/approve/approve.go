@@ -72,10 +72,23 @@ type Cluster interface {
 	InstallPlans(ctx context.Context, namespace string) ([]Plan, error)
 	Approve(ctx context.Context, namespace, name string) error
 	Subscription(ctx context.Context, namespace, name string) (Subscription, error)
-	// CSVPhase is status.phase of a ClusterServiceVersion, "" when it does
-	// not exist (yet).
-	CSVPhase(ctx context.Context, namespace, name string) (string, error)
+	// CSV is a ClusterServiceVersion's status, Phase "" when it does not
+	// exist (yet).
+	CSV(ctx context.Context, namespace, name string) (CSVStatus, error)
 }
+
+// CSVStatus is a ClusterServiceVersion's status.phase, reason and message.
+type CSVStatus struct {
+	Phase, Reason, Message string
+}
+
+// csvRequirementsNotMet is the reason OLM fails an installed CSV with when
+// its requirements are no longer met. OLM's Failed phase checks them again
+// and returns the CSV to Pending when they are (operator-lifecycle-manager
+// v0.42.0 pkg/controller/operators/olm/operator.go, transitionCSVState,
+// cases CSVPhaseSucceeded and CSVPhaseFailed): the old CSV's garbage
+// collection during a replacement can leave the new one's briefly unmet.
+const csvRequirementsNotMet = "RequirementsNotMet"
 
 // Options say what to approve.
 type Options struct {
@@ -187,17 +200,19 @@ func step(ctx context.Context, c Cluster, o Options, ch *versions.Channel, pin v
 		return false, "", &Error{fmt.Sprintf("Subscription %s/%s has %s installed, newer than %s pinned in Git: OLM does not downgrade; pin %s or later in Git", o.Namespace, o.Subscription, sub.InstalledCSV, o.CSV, sub.InstalledCSV)}
 	}
 	if sub.InstalledCSV == o.CSV {
-		phase, err := c.CSVPhase(ctx, o.Namespace, o.CSV)
+		csv, err := c.CSV(ctx, o.Namespace, o.CSV)
 		switch {
 		case err != nil:
 			return false, "", err
-		case phase == "Succeeded":
+		case csv.Phase == "Succeeded":
 			fmt.Fprintf(o.Log, "%s is installed and Succeeded\n", o.CSV)
 			return true, "", nil
-		case phase == "Failed":
-			return false, "", &Error{fmt.Sprintf("ClusterServiceVersion %s/%s failed", o.Namespace, o.CSV)}
+		case csv.Phase == "Failed" && csv.Reason == csvRequirementsNotMet:
+			return false, fmt.Sprintf("ClusterServiceVersion %s is Failed (%s: %s), which OLM checks again", o.CSV, csv.Reason, csv.Message), nil
+		case csv.Phase == "Failed":
+			return false, "", &Error{fmt.Sprintf("ClusterServiceVersion %s/%s failed (%s: %s)", o.Namespace, o.CSV, orNone(csv.Reason), csv.Message)}
 		}
-		return false, fmt.Sprintf("ClusterServiceVersion %s is %s", o.CSV, orNone(phase)), nil
+		return false, fmt.Sprintf("ClusterServiceVersion %s is %s", o.CSV, orNone(csv.Phase)), nil
 	}
 	// OLM's route from the installed CSV: the CSVs a plan may list next.
 	next := o.CSV

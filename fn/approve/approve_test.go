@@ -19,6 +19,7 @@ type fake struct {
 	sub       Subscription
 	plans     []Plan
 	csv       map[string]string
+	csvReason map[string]string // status.reason of a CSV
 	approved  []string
 	onApprove func(f *fake, plan string)
 	// tick plays OLM between polls.
@@ -30,7 +31,9 @@ func (f *fake) InstallPlans(context.Context, string) ([]Plan, error) { return f.
 func (f *fake) Subscription(context.Context, string, string) (Subscription, error) {
 	return f.sub, nil
 }
-func (f *fake) CSVPhase(_ context.Context, _, name string) (string, error) { return f.csv[name], nil }
+func (f *fake) CSV(_ context.Context, _, name string) (CSVStatus, error) {
+	return CSVStatus{Phase: f.csv[name], Reason: f.csvReason[name]}, nil
+}
 func (f *fake) Approve(_ context.Context, _, name string) error {
 	for i := range f.plans {
 		if f.plans[i].Name == name {
@@ -396,9 +399,33 @@ func TestRefusesANewerInstalledCSVAndFailures(t *testing.T) {
 	if _, err := run(t, f, v4213, v4218); err == nil || !strings.Contains(err.Error(), "failed") {
 		t.Errorf("failed plan: %v", err)
 	}
-	f = &fake{sub: Subscription{InstalledCSV: v4213}, csv: map[string]string{v4213: "Failed"}}
-	if _, err := run(t, f, v4213, v4218); err == nil || !strings.Contains(err.Error(), "failed") {
+	f = &fake{sub: Subscription{InstalledCSV: v4213}, csv: map[string]string{v4213: "Failed"}, csvReason: map[string]string{v4213: "ComponentUnhealthy"}}
+	if _, err := run(t, f, v4213, v4218); err == nil || !strings.Contains(err.Error(), "failed (ComponentUnhealthy") {
 		t.Errorf("failed CSV: %v", err)
+	}
+}
+
+// A CSV OLM fails because its requirements are no longer met (seen in
+// test/olm: the replaced CSV's garbage collection) is checked again by
+// OLM: the approver waits for it instead of failing.
+func TestWaitsOnCSVRequirementsNotMet(t *testing.T) {
+	f := &fake{sub: Subscription{InstalledCSV: v4213}, csv: map[string]string{v4213: "Failed"}, csvReason: map[string]string{v4213: csvRequirementsNotMet}}
+	f.tick = func(f *fake, n int) {
+		if n == 3 {
+			f.csv[v4213] = "Pending"
+			f.csvReason[v4213] = "RequirementsNotMet"
+		}
+		if n == 5 {
+			f.csv[v4213] = "Succeeded"
+			f.csvReason[v4213] = "InstallSucceeded"
+		}
+	}
+	log, err := run(t, f, v4213, v4218)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log)
+	}
+	if !strings.Contains(log, "is Failed (RequirementsNotMet") || !strings.Contains(log, "Succeeded") {
+		t.Errorf("log:\n%s", log)
 	}
 }
 
@@ -449,8 +476,8 @@ func TestAPI(t *testing.T) {
 	if sub, err := a.Subscription(ctx, "openshift-cnv", "nope"); err != nil || !sub.Missing {
 		t.Fatalf("Subscription of a missing one = %+v, %v", sub, err)
 	}
-	if phase, err := a.CSVPhase(ctx, "openshift-cnv", v4213); err != nil || phase != "" {
-		t.Fatalf("CSVPhase of a missing CSV = %q, %v", phase, err)
+	if csv, err := a.CSV(ctx, "openshift-cnv", v4213); err != nil || csv.Phase != "" {
+		t.Fatalf("CSV of a missing CSV = %+v, %v", csv, err)
 	}
 	if err := a.Approve(ctx, "openshift-cnv", "nope"); err == nil {
 		t.Fatal("Approve of a missing plan succeeded")

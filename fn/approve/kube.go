@@ -176,16 +176,18 @@ func (a *API) Subscription(ctx context.Context, namespace, name string) (Subscri
 	return out, nil
 }
 
-// CSVPhase reads a ClusterServiceVersion's status.phase.
-func (a *API) CSVPhase(ctx context.Context, namespace, name string) (string, error) {
+// CSV reads a ClusterServiceVersion's status.phase, reason and message.
+func (a *API) CSV(ctx context.Context, namespace, name string) (CSVStatus, error) {
 	var c struct {
 		Status struct {
-			Phase string `json:"phase"`
+			Phase   string `json:"phase"`
+			Reason  string `json:"reason"`
+			Message string `json:"message"`
 		} `json:"status"`
 	}
 	code, err := a.do(ctx, http.MethodGet, olmPath(namespace, "clusterserviceversions", name), "", nil, &c)
 	if err != nil || code == http.StatusNotFound {
-		return "", err
+		return CSVStatus{}, err
 	}
-	return c.Status.Phase, nil
+	return CSVStatus{Phase: c.Status.Phase, Reason: c.Status.Reason, Message: c.Status.Message}, nil
 }
