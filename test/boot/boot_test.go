@@ -20,6 +20,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	virtv1 "kubevirt.io/api/core/v1"
@@ -314,8 +315,9 @@ func prepare(t *testing.T, sc scenario, bin, dir string, kvm bool) (*launcher, *
 	}
 	// The API server gives the VMI its UID.
 	vmi.UID = types.UID("0b0a7e5c-30b0-4a11-9c3e-" + randomHex(12))
-	l := &launcher{dir: dir, hostKVM: kvm, marker: marker, blockDV: blockDataVolumes(t, stdout.Bytes(), sc.vm)}
-	l.disks = claimDisks(t, sc, vmOf(t, stdout.Bytes(), sc.vm), vmi, stdout.Bytes())
+	vm, pvcs := readOutput(t, stdout.Bytes(), sc.vm)
+	l := &launcher{dir: dir, hostKVM: kvm, marker: marker, blockDV: blockDataVolumes(vm)}
+	l.disks = claimDisks(t, sc, vm, vmi, pvcs)
 
 	// The Secrets, where virt-controller's pod mounts them
 	// (pkg/virt-controller/services/rendervolumes.go: the user data
@@ -479,7 +481,7 @@ func editIntent(data []byte, vm string, edit func(spec map[string]any)) ([]byte,
 // claimDisks are the VM's volumes backed by a claim (a DataVolume of its
 // dataVolumeTemplates, a PVC of virtc's output or one the cluster has),
 // each with the claim's size; the boot disk's gets the guest image.
-func claimDisks(t *testing.T, sc scenario, vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance, stream []byte) map[string]*podDisk {
+func claimDisks(t *testing.T, sc scenario, vm *virtv1.VirtualMachine, vmi *virtv1.VirtualMachineInstance, pvcs map[string]string) map[string]*podDisk {
 	t.Helper()
 	sizes := map[string]string{}
 	for _, dvt := range vm.Spec.DataVolumeTemplates {
@@ -489,7 +491,7 @@ func claimDisks(t *testing.T, sc scenario, vm *virtv1.VirtualMachine, vmi *virtv
 			}
 		}
 	}
-	for k, v := range pvcSizes(t, stream, vm.Namespace) {
+	for k, v := range pvcs {
 		sizes[k] = v
 	}
 	for k, v := range sc.claims {
@@ -531,29 +533,6 @@ func claimDisks(t *testing.T, sc scenario, vm *virtv1.VirtualMachine, vmi *virtv
 	return out
 }
 
-// pvcSizes are the storage requests of the PersistentVolumeClaims of
-// virtc's output in namespace ns, by name.
-func pvcSizes(t *testing.T, stream []byte, ns string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	dec := k8syaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
-	for {
-		var pvc corev1.PersistentVolumeClaim
-		if err := dec.Decode(&pvc); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if pvc.Kind != "PersistentVolumeClaim" || pvc.Namespace != ns {
-			continue
-		}
-		if q, ok := pvc.Spec.Resources.Requests["storage"]; ok {
-			out[pvc.Name] = q.String()
-		}
-	}
-	return out
-}
-
 func copyTree(from, to string) error {
 	return filepath.WalkDir(from, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -585,9 +564,14 @@ func writeFile(t *testing.T, path, content string) {
 	}
 }
 
-// vmOf is the VirtualMachine namespace/name of virtc's output.
-func vmOf(t *testing.T, stream []byte, key string) *virtv1.VirtualMachine {
+// readOutput reads virtc's output once: the VirtualMachine key
+// (namespace/name), and the storage requests of the
+// PersistentVolumeClaims in its namespace, by name.
+func readOutput(t *testing.T, stream []byte, key string) (*virtv1.VirtualMachine, map[string]string) {
 	t.Helper()
+	var vm *virtv1.VirtualMachine
+	ns, _, _ := strings.Cut(key, "/")
+	pvcs := map[string]string{}
 	dec := k8syaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
 	for {
 		var raw json.RawMessage
@@ -596,22 +580,40 @@ func vmOf(t *testing.T, stream []byte, key string) *virtv1.VirtualMachine {
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		vm := &virtv1.VirtualMachine{}
-		if err := json.Unmarshal(raw, vm); err != nil || vm.Kind != "VirtualMachine" {
-			continue
+		var head metav1.PartialObjectMetadata
+		if err := json.Unmarshal(raw, &head); err != nil {
+			t.Fatal(err)
 		}
-		if vm.Namespace+"/"+vm.Name == key {
-			return vm
+		switch head.Kind {
+		case "VirtualMachine":
+			if head.Namespace+"/"+head.Name == key {
+				vm = &virtv1.VirtualMachine{}
+				if err := json.Unmarshal(raw, vm); err != nil {
+					t.Fatal(err)
+				}
+			}
+		case "PersistentVolumeClaim":
+			if head.Namespace != ns {
+				continue
+			}
+			var pvc corev1.PersistentVolumeClaim
+			if err := json.Unmarshal(raw, &pvc); err != nil {
+				t.Fatal(err)
+			}
+			if q, ok := pvc.Spec.Resources.Requests["storage"]; ok {
+				pvcs[pvc.Name] = q.String()
+			}
 		}
 	}
-	t.Fatalf("no VirtualMachine %s in virtc's output", key)
-	return nil
+	if vm == nil {
+		t.Fatalf("no VirtualMachine %s in virtc's output", key)
+	}
+	return vm, pvcs
 }
 
 // blockDataVolumes says which of the VM's DataVolume volumes are block
 // PVCs (volumeMode Block), as virt-launcher finds them in its pod.
-func blockDataVolumes(t *testing.T, stream []byte, key string) map[string]bool {
-	vm := vmOf(t, stream, key)
+func blockDataVolumes(vm *virtv1.VirtualMachine) map[string]bool {
 	out := map[string]bool{}
 	for _, dvt := range vm.Spec.DataVolumeTemplates {
 		mode := dvt.Spec.Storage
