@@ -12,11 +12,15 @@ import (
 )
 
 // libvirt is a libvirtd (and the virtlogd it writes QEMU's logs through)
-// started by the suite, listening on a private socket.
+// started by the suite, listening on a private socket, with a private
+// runtime directory.
 type libvirt struct {
 	dir   string
 	uri   string
 	procs []*exec.Cmd
+	// pidFiles name daemons started inside libvirtd's namespace (its
+	// virtlogd), ended after it.
+	pidFiles []string
 }
 
 // startLibvirt starts virtlogd and libvirtd with their configuration and
@@ -39,14 +43,6 @@ func startLibvirt(dir string, kvm bool) (*libvirt, error) {
 	if err := os.WriteFile(conf, []byte(cfg), 0o644); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat("/run/libvirt/virtlogd-sock"); err != nil {
-		vl := exec.Command("virtlogd")
-		vl.Stdout, vl.Stderr = logFile(dir, "virtlogd.out"), logFile(dir, "virtlogd.out")
-		if err := vl.Start(); err != nil {
-			return nil, fmt.Errorf("virtlogd: %v", err)
-		}
-		l.procs = append(l.procs, vl)
-	}
 	// libvirtd's QEMU driver reads /etc/libvirt/qemu.conf, fixed for
 	// root: the suite's own one is bind-mounted over it in libvirtd's
 	// mount namespace. namespaces = []: no private /dev per domain (it
@@ -55,18 +51,35 @@ func startLibvirt(dir string, kvm bool) (*libvirt, error) {
 	if err := os.WriteFile(qconf, []byte("namespaces = [ ]\n"), 0o644); err != nil {
 		return nil, err
 	}
-	script := `mount --bind "$1" /etc/libvirt/qemu.conf; shift`
-	args := []string{qconf}
+	// Root's runtime directory (/run/libvirt: QEMU driver state, swtpm
+	// sockets, virtlogd's socket) is fixed at build time, so the suite
+	// gives its libvirtd and virtlogd a private one in their mount
+	// namespace: a host libvirt, running or dead (a stale virtlogd-sock
+	// refused every domain start in CI), cannot meet them. virtlogd is
+	// the suite's own, as virt-launcher starts its own beside virtqemud
+	// (KubeVirt v1.8.4 pkg/virt-launcher/virtwrap/util/libvirt_helper.go,
+	// StartVirtlog).
+	run := filepath.Join(dir, "run")
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		return nil, err
+	}
+	vlpid := filepath.Join(dir, "virtlogd.pid")
+	script := `mount --bind "$1" /etc/libvirt/qemu.conf; shift
+mkdir -p /run/libvirt; mount --bind "$1" /run/libvirt; shift
+virtlogd --pid-file "$1" >>"$2" 2>&1 & shift 2
+i=0; while [ ! -S /run/libvirt/virtlogd-sock ]; do i=$((i+1)); [ $i -lt 100 ] || { echo "virtlogd did not start" >&2; exit 1; }; sleep 0.1; done`
+	args := []string{qconf, run, vlpid, filepath.Join(dir, "virtlogd.out")}
+	l.pidFiles = append(l.pidFiles, vlpid)
 	if !kvm {
 		nokvm := filepath.Join(dir, "no-kvm")
 		if err := os.WriteFile(nokvm, nil, 0o600); err != nil {
 			return nil, err
 		}
-		script += `; mount --bind "$1" /dev/kvm; shift`
+		script += "\nmount --bind \"$1\" /dev/kvm; shift"
 		args = append(args, nokvm)
 	}
 	args = append(args, "libvirtd", "--config", conf, "--pid-file", filepath.Join(dir, "libvirtd.pid"))
-	ld := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-ec", script + `; exec "$@"`, "sh"}, args...)...)
+	ld := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-ec", script + "\nexec \"$@\"", "sh"}, args...)...)
 	ld.Stdout, ld.Stderr = logFile(dir, "libvirtd.out"), logFile(dir, "libvirtd.out")
 	if err := ld.Start(); err != nil {
 		l.stop()
@@ -124,6 +137,20 @@ func (l *libvirt) stop() {
 		}
 	}
 	l.procs = nil
+	for _, f := range l.pidFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var pid int
+		if _, err := fmt.Sscan(string(b), &pid); err != nil || pid <= 1 {
+			continue
+		}
+		if p, err := os.FindProcess(pid); err == nil {
+			_ = p.Signal(os.Interrupt)
+		}
+	}
+	l.pidFiles = nil
 }
 
 // hostKVM says whether /dev/kvm can run the guest's firmware: a
