@@ -100,8 +100,9 @@ func (v liveVMI) condition(t string) string {
 // guest agent answering guest-ping, virtc's probe) and AgentConnected
 // (the guest agent channel) come from the guest; the guest ran virtc's
 // user data and sees what the VM promises. runStrategy Halted in Git then
-// makes virt-controller delete the VMI, and the guest shuts down through
-// ACPI: the VMI ends Succeeded and the VM is Stopped.
+// makes virt-controller delete the VMI, and the guest shuts down as
+// virt-launcher asks libvirt to: the VMI ends Succeeded and the VM is
+// Stopped.
 func (e *env) vmBootsAndHalts() {
 	home := e.home
 	if home.kv == nil {
@@ -140,6 +141,9 @@ func (e *env) vmBootsAndHalts() {
 	e.t.Logf("boot01 synced in %s", time.Since(start).Round(time.Second))
 	var gu *controllers.Guest
 	vmi := e.waitVMI("boot01", "its guest agent connected and ready", func(v liveVMI) bool {
+		if err := guests.Err(); err != nil {
+			e.t.Fatal(err)
+		}
 		gu = guests.Latest("shop", "boot01")
 		if gu != nil && gu.Exited() {
 			log, _ := os.ReadFile(gu.Log())
@@ -201,7 +205,7 @@ func (e *env) vmBootsAndHalts() {
 		}
 	}
 	if !shut {
-		e.t.Errorf("boot01's guest did not shut down through ACPI: %+v", gu.Events())
+		e.t.Errorf("boot01's guest did not shut down within its grace period: %+v", gu.Events())
 	}
 	if _, err := e.cp.Get(e.ctx, "/apis/kubevirt.io/v1/namespaces/shop/virtualmachineinstances/boot01"); err == nil {
 		e.t.Errorf("boot01's VMI still exists after the VM stopped")

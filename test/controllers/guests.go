@@ -31,9 +31,10 @@ import (
 // vmi/lifecycle.go syncReadyConditionFromPod), AgentConnected from the
 // guest agent channel's state in the live domain (vm.go
 // updateGuestAgentConditions); a deleted VMI or launcher pod shuts the
-// guest down through ACPI (vm.go processVmShutdown) and the VMI ends
-// Succeeded (vm.go calculateVmPhaseForStatusReason: shut off, reason
-// shutdown).
+// guest down (test/boot Launch: virt-launcher's SignalShutdownVMI, then
+// destroy after the grace period, vm.go processVmShutdown) and the VMI
+// ends Succeeded (vm.go calculateVmPhaseForStatusReason: shut off, reason
+// shutdown), Failed when destroyed.
 type Guests struct {
 	// Launcher is the virt-launcher command, Image the guest image the
 	// boot disk's claim holds, Dir where the pods' directories go.
@@ -43,6 +44,33 @@ type Guests struct {
 	vms    map[string]bool   // namespace/name
 	byVMI  map[string]*Guest // by VMI uid
 	latest map[string]*Guest // by namespace/name
+	failed map[string]error  // by VMI uid: the launcher could not start
+}
+
+// Err is the first VMI whose launcher could not start (nil: none), as
+// the kubelet reports a container that cannot be created.
+func (g *Guests) Err() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, err := range g.failed {
+		return err
+	}
+	return nil
+}
+
+func (g *Guests) fail(uid string, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.failed == nil {
+		g.failed = map[string]error{}
+	}
+	g.failed[uid] = err
+}
+
+func (g *Guests) hasFailed(uid string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.failed[uid] != nil
 }
 
 // Guest is one VMI's launcher process and what it reported.

@@ -353,7 +353,7 @@ func (nd *Node) syncGuest(ctx context.Context, namespace, name, uid, rv, deleted
 		return nil
 	}
 	if gu == nil {
-		if phase != "Scheduled" {
+		if phase != "Scheduled" || nd.Guests().hasFailed(uid) {
 			return nil
 		}
 		raw, err := nd.cp.Get(ctx, "/apis/kubevirt.io/v1/namespaces/"+namespace+"/virtualmachineinstances/"+name)
@@ -361,7 +361,9 @@ func (nd *Node) syncGuest(ctx context.Context, namespace, name, uid, rv, deleted
 			return err
 		}
 		if _, err := nd.Guests().start(ctx, nd.cp, raw); err != nil {
-			return fmt.Errorf("node agent: booting VMI %s/%s: %v", namespace, name, err)
+			err = fmt.Errorf("node agent: booting VMI %s/%s: %v", namespace, name, err)
+			nd.Guests().fail(uid, err)
+			return err
 		}
 		return nil
 	}
