@@ -129,7 +129,11 @@ func Launch(ctx context.Context, o LaunchOptions, events io.Writer) error {
 		case <-tick.C:
 		}
 		if err := domainAlive(bg, lv, name); err != nil {
-			emit(Event{Event: "stopped", Detail: err.Error()})
+			// the guest powered itself off (shut off, reason shutdown:
+			// virt-handler's Succeeded) or crashed
+			out, _ := lv.virsh(bg, "domstate", name, "--reason")
+			state := strings.TrimSpace(out)
+			emit(Event{Event: "stopped", OK: state == "shut off (shutdown)", Detail: fmt.Sprintf("%s (%v), %s after start", state, err, time.Since(started).Round(time.Second))})
 			return nil
 		}
 		if o.Marker != "" && !marker && serial != "" {

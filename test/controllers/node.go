@@ -367,6 +367,11 @@ func (nd *Node) syncGuest(ctx context.Context, namespace, name, uid, rv, deleted
 		}
 		return nil
 	}
+	if gu.Exited() {
+		// the guest ended on its own: the VMI's end, as virt-handler
+		// reports it
+		return nd.guestEnded(ctx, gu)
+	}
 	started, agent, _, _ := gu.state()
 	now := time.Now().UTC().Format(time.RFC3339)
 	if phase == "Scheduled" {
