@@ -120,7 +120,10 @@ func (e *env) vmBootsAndHalts() {
 		e.t.Fatal(err)
 	}
 	guests := &controllers.Guests{Launcher: launcher, Image: image, Dir: dir}
-	guests.Boot("shop", "boot01")
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	marker := "virtc-e2e-boot-" + hex.EncodeToString(b)
+	guests.Boot("shop", "boot01", marker)
 	home.nodes.SetGuests(guests)
 	defer func() {
 		guests.Stop()
@@ -129,9 +132,6 @@ func (e *env) vmBootsAndHalts() {
 			os.RemoveAll(dir)
 		}
 	}()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	marker := "virtc-e2e-boot-" + hex.EncodeToString(b)
 	path := appDir + "/boot01.yaml"
 
 	start := time.Now()
@@ -156,35 +156,24 @@ func (e *env) vmBootsAndHalts() {
 	e.t.Logf("VM boot01: %s, ready %v", vm.Status.PrintableStatus, vm.Status.Ready)
 	// what the launcher saw: the user data's marker, the promises
 	deadline := time.Now().Add(bootWait)
-	for {
-		var sawMarker, checked bool
-		for _, ev := range gu.Events() {
-			switch ev.Event {
-			case "tcg", "change":
-				// logged below
-			case "marker":
-				sawMarker = true
-				e.t.Logf("virtc's user data ran in the guest (marker on the serial console %s after start)", ev.Detail)
-			case "promises":
-				checked = true
-				if !ev.OK {
-					e.t.Errorf("boot01's guest does not see what the VM promises:\n  %s", strings.Join(ev.List, "\n  "))
-				} else {
-					e.t.Logf("boot01's guest sees what its VMI promises: %s", ev.Detail)
-				}
-			}
-		}
-		if sawMarker && checked {
-			break
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("boot01: marker seen %v, promises checked %v after %s: %+v", sawMarker, checked, bootWait, gu.Events())
+	for !gu.Saw("marker") || !gu.Saw("promises") {
+		if gu.Exited() || time.Now().After(deadline) {
+			e.t.Fatalf("boot01: marker seen %v, promises checked %v (launcher ended %v): %+v", gu.Saw("marker"), gu.Saw("promises"), gu.Exited(), gu.Events())
 		}
 		time.Sleep(2 * time.Second)
 	}
 	for _, ev := range gu.Events() {
-		if ev.Event == "tcg" || ev.Event == "change" {
+		switch ev.Event {
+		case "tcg", "change":
 			e.t.Logf("launcher: %s: %s", ev.Event, ev.Detail)
+		case "marker":
+			e.t.Logf("virtc's user data ran in the guest (marker on the serial console %s after start)", ev.Detail)
+		case "promises":
+			if !ev.OK {
+				e.t.Errorf("boot01's guest does not see what the VM promises:\n  %s", strings.Join(ev.List, "\n  "))
+			} else {
+				e.t.Logf("boot01's guest sees what its VMI promises: %s", ev.Detail)
+			}
 		}
 	}
 

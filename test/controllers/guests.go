@@ -41,7 +41,7 @@ type Guests struct {
 	Launcher, Image, Dir string
 
 	mu     sync.Mutex
-	vms    map[string]bool   // namespace/name
+	vms    map[string]string // namespace/name: the marker of its user data
 	byVMI  map[string]*Guest // by VMI uid
 	latest map[string]*Guest // by namespace/name
 	failed map[string]error  // by VMI uid: the launcher could not start
@@ -98,20 +98,29 @@ type GuestEvent struct {
 	List   []string `json:"list,omitempty"`
 }
 
-// Boot says that VM namespace/name's VMIs boot.
-func (g *Guests) Boot(namespace, name string) {
+// Boot says that VM namespace/name's VMIs boot. marker is a line its user
+// data writes to the serial console ("": none): the launcher requires it
+// in the user data KubeVirt reads and reports when the guest writes it.
+func (g *Guests) Boot(namespace, name, marker string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.vms == nil {
-		g.vms = map[string]bool{}
+		g.vms = map[string]string{}
 	}
-	g.vms[namespace+"/"+name] = true
+	g.vms[namespace+"/"+name] = marker
 }
 
 func (g *Guests) boots(namespace, name string) bool {
 	if g == nil {
 		return false
 	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, ok := g.vms[namespace+"/"+name]
+	return ok
+}
+
+func (g *Guests) marker(namespace, name string) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.vms[namespace+"/"+name]
@@ -152,6 +161,18 @@ func (gu *Guest) Events() []GuestEvent {
 	gu.mu.Lock()
 	defer gu.mu.Unlock()
 	return append([]GuestEvent(nil), gu.events...)
+}
+
+// Saw says whether the launcher reported an event of this kind.
+func (gu *Guest) Saw(event string) bool {
+	gu.mu.Lock()
+	defer gu.mu.Unlock()
+	for _, ev := range gu.events {
+		if ev.Event == event {
+			return true
+		}
+	}
+	return false
 }
 
 // Log is the launcher's own output (stderr) file.
@@ -245,6 +266,9 @@ func (g *Guests) start(ctx context.Context, cp *conformance.ControlPlane, raw []
 		return nil, err
 	}
 	args := []string{"-vmi", vmiFile, "-dir", dir, "-image", g.Image}
+	if m := g.marker(ns, name); m != "" {
+		args = append(args, "-marker", m)
+	}
 	secret := func(name string) (map[string][]byte, error) {
 		var s struct {
 			Data map[string][]byte `json:"data"`
