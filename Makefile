@@ -168,8 +168,8 @@ argocd-tools:
 ## kube-controller-manager, in-cluster and east with KubeVirt's virt-api and
 ## virt-controller and CDI's cdi-controller (test/argocd; a few minutes once
 ## the tools are cached)
-e2e-argocd: tools conformance-tools argocd-tools controllers-tools olm-tools cdi-tools
-	VIRTC_E2E_ARGOCD=1 $(GO) test -count=1 -timeout 30m -v -run 'TestArgoCD$$' ./test/argocd/
+e2e-argocd: tools conformance-tools argocd-tools controllers-tools olm-tools cdi-tools boot-launcher
+	VIRTC_E2E_ARGOCD=1 $(GO) test -count=1 -timeout 45m -v -run 'TestArgoCD$$' ./test/argocd/
 
 ## e2e-drills: virtc's restore plans run as a person runs them (bash, with
 ## the argocd CLI logged in to the real Argo CD API server, kubectl and the
@@ -257,7 +257,14 @@ conformance: conformance-tools
 ## qemu-guest-agent, a kernel) and cached by its recipe's hash in
 ## ${XDG_CACHE_HOME:-~/.cache}/virtc-tools/boot-image-<hash>
 ## (test/boot/tools/build-image.sh; needs root)
-.PHONY: boot-image boot
+.PHONY: boot-image boot boot-launcher
+## boot-launcher: the end-to-end suite's virt-launcher (test/boot/cmd/
+## virt-launcher: KubeVirt v1.8.4's launcher code booting one VMI of the
+## cluster with its own libvirtd), which e2e-argocd's node agent runs for
+## the VM whose guest boots
+boot-launcher:
+	cd test/boot && GOWORK=off $(GO) build -o $(CURDIR)/bin/virt-launcher ./cmd/virt-launcher
+
 boot-image:
 	nice -n 10 test/boot/tools/build-image.sh
 

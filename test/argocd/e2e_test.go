@@ -132,7 +132,7 @@ type env struct {
 func TestArgoCD(t *testing.T) {
 	tl := findTools(t)
 	began := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	// Argo CD runs in "in-cluster" (application.yaml and
 	// application-kustomize.yaml deploy there); applicationset.yaml deploys
@@ -163,6 +163,7 @@ func TestArgoCD(t *testing.T) {
 		{"a tenant's project refuses cluster-scoped objects and other tenants", (*env).tenantsProjectRefuses},
 		{"no VM state holds a multi-wave sync", (*env).vmStatesDoNotHoldSyncs},
 		{"snapshotBefore: the snapshot is created before the change it guards", (*env).snapshotBeforeChange},
+		{"a VM's guest boots from the sync and halts from Git", (*env).vmBootsAndHalts},
 	}
 	for _, s := range scenarios {
 		start := time.Now()

@@ -497,40 +497,19 @@ func claimDisks(t *testing.T, sc scenario, vm *virtv1.VirtualMachine, vmi *virtv
 	for k, v := range sc.claims {
 		sizes[k] = v
 	}
-	boot, bootOrder := "", uint(0)
-	for i, d := range vmi.Spec.Domain.Devices.Disks {
-		if d.Disk == nil {
-			continue
-		}
-		if i == 0 || boot == "" {
-			boot = d.Name
-		}
-		if d.BootOrder != nil && (bootOrder == 0 || *d.BootOrder < bootOrder) {
-			boot, bootOrder = d.Name, *d.BootOrder
-		}
-	}
-	out := map[string]*podDisk{}
-	for _, v := range vmi.Spec.Volumes {
-		claim := ""
-		switch {
-		case v.DataVolume != nil:
-			claim = v.DataVolume.Name
-		case v.PersistentVolumeClaim != nil:
-			claim = v.PersistentVolumeClaim.ClaimName
-		default:
-			continue
-		}
-		size, ok := sizes[claim]
-		if !ok {
-			t.Fatalf("%s: volume %s: no size for claim %s (not in the VM's dataVolumeTemplates, virtc's output or the scenario's claims)", sc.vm, v.Name, claim)
-		}
+	claims := map[string]Claim{}
+	for name, size := range sizes {
 		q, err := resource.ParseQuantity(size)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[v.Name] = &podDisk{claim: claim, size: q.Value(), boot: v.Name == boot}
+		claims[name] = Claim{Size: q.Value()}
 	}
-	return out
+	disks, _, err := podDisks(vmi, claims)
+	if err != nil {
+		t.Fatalf("%s: %v (not in the VM's dataVolumeTemplates, virtc's output or the scenario's claims)", sc.vm, err)
+	}
+	return disks
 }
 
 func copyTree(from, to string) error {
@@ -629,7 +608,6 @@ func blockDataVolumes(vm *virtv1.VirtualMachine) map[string]bool {
 }
 
 var (
-	logFileRE  = regexp.MustCompile(`<log file="([^"]+)"`)
 	noCloudISO = regexp.MustCompile(`<source file="([^"]*noCloud\.iso)"`)
 	// cloud-init's final message, the last module of its final stage
 	// (cloudinit/config/cc_final_message.py, after scripts_user: runcmd).
@@ -644,17 +622,6 @@ func serialLog(t *testing.T, domXML string) string {
 		t.Fatalf("the domain logs no serial console:\n%s", domXML)
 	}
 	return m[1]
-}
-
-func domainAlive(ctx context.Context, lv *libvirt, name string) error {
-	out, err := lv.virsh(ctx, "domstate", name)
-	if err != nil {
-		return err
-	}
-	if s := strings.TrimSpace(out); s != "running" {
-		return fmt.Errorf("domain %s is %s", name, s)
-	}
-	return nil
 }
 
 // waitFor polls cond every 2 s until it holds, it errs, or d passes.

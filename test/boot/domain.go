@@ -52,7 +52,7 @@ var convertMu sync.Mutex
 type launcher struct {
 	dir     string // private directory of this VMI
 	hostKVM bool   // /dev/kvm can run the guest (else TCG: useEmulation)
-	marker  string // the user data's marker, which KubeVirt must read
+	marker  string // the user data's marker, which KubeVirt must read ("": none)
 	blockDV map[string]bool
 	disks   map[string]*podDisk // by volume: the claims the pod gets
 }
@@ -64,6 +64,54 @@ type podDisk struct {
 	size  int64
 	boot  bool
 	file  string
+}
+
+// podDisks are the VMI's volumes backed by a claim (a DataVolume or a
+// PVC), each with its claim's size and volume mode from claims (by claim
+// name); the boot disk's (the first disk, or the lowest bootOrder) gets
+// the guest image. blockDV says which DataVolume volumes are block
+// claims, as virt-launcher finds them in its pod.
+func podDisks(vmi *virtv1.VirtualMachineInstance, claims map[string]Claim) (disks map[string]*podDisk, blockDV map[string]bool, err error) {
+	boot, bootOrder := "", uint(0)
+	for i, d := range vmi.Spec.Domain.Devices.Disks {
+		if d.Disk == nil {
+			continue
+		}
+		if i == 0 || boot == "" {
+			boot = d.Name
+		}
+		if d.BootOrder != nil && (bootOrder == 0 || *d.BootOrder < bootOrder) {
+			boot, bootOrder = d.Name, *d.BootOrder
+		}
+	}
+	disks, blockDV = map[string]*podDisk{}, map[string]bool{}
+	for _, v := range vmi.Spec.Volumes {
+		claim := ""
+		switch {
+		case v.DataVolume != nil:
+			claim = v.DataVolume.Name
+		case v.PersistentVolumeClaim != nil:
+			claim = v.PersistentVolumeClaim.ClaimName
+		default:
+			continue
+		}
+		c, ok := claims[claim]
+		if !ok {
+			return nil, nil, fmt.Errorf("volume %s: no claim %s", v.Name, claim)
+		}
+		disks[v.Name] = &podDisk{claim: claim, size: c.Size, boot: v.Name == boot}
+		if c.Block && v.DataVolume != nil {
+			blockDV[v.Name] = true
+		}
+	}
+	return disks, blockDV, nil
+}
+
+// Claim is what a launcher pod finds of a claim: its size in bytes and
+// whether it is a block device (volumeMode Block).
+type Claim struct {
+	Size  int64
+	Block bool
 }
 
 // createDisks writes each claim's file.
@@ -144,7 +192,7 @@ func (l *launcher) domain(vmi *virtv1.VirtualMachineInstance) (string, []string,
 		return "", nil, fmt.Errorf("ReadCloudInitVolumeDataSource: %v", err)
 	}
 	if data != nil {
-		if !strings.Contains(data.UserData, l.marker) {
+		if l.marker != "" && !strings.Contains(data.UserData, l.marker) {
 			return "", nil, fmt.Errorf("the cloud-init user data KubeVirt reads lacks the suite's marker %s:\n%s", l.marker, data.UserData)
 		}
 		if err := cloudinit.PrepareLocalPath(vmi.Name, vmi.Namespace); err != nil {

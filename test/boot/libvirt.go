@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -81,6 +83,9 @@ i=0; while [ ! -S /run/libvirt/virtlogd-sock ]; do i=$((i+1)); [ $i -lt 100 ] ||
 	args = append(args, "libvirtd", "--config", conf, "--pid-file", filepath.Join(dir, "libvirtd.pid"))
 	ld := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-ec", script + "\nexec \"$@\"", "sh"}, args...)...)
 	ld.Stdout, ld.Stderr = logFile(dir, "libvirtd.out"), logFile(dir, "libvirtd.out")
+	// its own process group: a signal to the caller's group (a launcher
+	// told to shut its guest down) must not end libvirtd first
+	ld.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := ld.Start(); err != nil {
 		l.stop()
 		return nil, fmt.Errorf("libvirtd: %v", err)
@@ -106,6 +111,22 @@ func logFile(dir, name string) *os.File {
 		return nil
 	}
 	return f
+}
+
+// logFileRE finds the file the domain's serial console is logged to
+// (virt-launcher's SerialConsoleLog, on by default).
+var logFileRE = regexp.MustCompile(`<log file="([^"]+)"`)
+
+// domainAlive errs unless the domain runs.
+func domainAlive(ctx context.Context, lv *libvirt, name string) error {
+	out, err := lv.virsh(ctx, "domstate", name)
+	if err != nil {
+		return err
+	}
+	if s := strings.TrimSpace(out); s != "running" {
+		return fmt.Errorf("domain %s is %s", name, s)
+	}
+	return nil
 }
 
 // virsh runs virsh against the suite's libvirtd.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -58,6 +59,23 @@ type Node struct {
 	// comes: the migration waits for that attachment pod to be ready
 	// (handleTargetPodHandoff), and nothing here starts attachment pods.
 	StartTargets bool
+	// guests, when set (SetGuests), boots the guests of the VMs it names
+	// instead of standing in for them: their status comes from the guest.
+	guests *Guests
+}
+
+// SetGuests has g boot the guests of the VMs it names (nil: none).
+func (nd *Node) SetGuests(g *Guests) {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	nd.guests = g
+}
+
+// Guests are the guests the node boots (nil: none).
+func (nd *Node) Guests() *Guests {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	return nd.guests
 }
 
 // SetGuestReady says whether the guest of VM namespace/name answers its
@@ -169,7 +187,21 @@ func (nd *Node) Sync(ctx context.Context, namespace string) error {
 	}
 	for _, p := range pods.Items {
 		node := p.Spec.NodeName
+		gu := nd.Guests().byUID(p.Metadata.Labels["kubevirt.io/created-by"])
 		if p.Metadata.DeletionTimestamp != "" {
+			// A booted guest shuts down first (the kubelet's SIGTERM to
+			// the compute container, virt-handler's ACPI shutdown); its
+			// VMI then ends Succeeded, as virt-handler reports a domain
+			// shut off with reason shutdown.
+			if gu != nil {
+				if !gu.Exited() {
+					gu.Stop()
+					continue
+				}
+				if err := nd.guestEnded(ctx, gu); err != nil {
+					return err
+				}
+			}
 			// The kubelet confirms a deleted pod's end (the pod may be
 			// gone already, its deletion finished since the list).
 			if _, err := nd.cp.MustKubectl(ctx, nil, "delete", "pod", p.Metadata.Name, "-n", namespace, "--grace-period=0", "--force", "--wait=false", "--ignore-not-found"); err != nil {
@@ -201,6 +233,11 @@ func (nd *Node) Sync(ctx context.Context, namespace string) error {
 			continue
 		}
 		guestReady := nd.guestReady(namespace, p.Metadata.Labels["vm.kubevirt.io/name"])
+		if nd.Guests().boots(namespace, p.Metadata.Labels["vm.kubevirt.io/name"]) {
+			// virtc's readiness probe: the guest agent answers guest-ping
+			_, _, ready, _ := gu.stateOrZero()
+			guestReady = ready
+		}
 		want := "True"
 		if !guestReady {
 			want = "False"
@@ -250,11 +287,14 @@ func (nd *Node) syncVMIs(ctx context.Context, namespace string) error {
 	var vmis struct {
 		Items []struct {
 			Metadata struct {
-				Name string `json:"name"`
+				Name              string `json:"name"`
+				UID               string `json:"uid"`
+				ResourceVersion   string `json:"resourceVersion"`
+				DeletionTimestamp string `json:"deletionTimestamp"`
 			} `json:"metadata"`
 			Status struct {
-				Phase      string `json:"phase"`
-				Conditions []any  `json:"conditions"`
+				Phase      string           `json:"phase"`
+				Conditions []map[string]any `json:"conditions"`
 			} `json:"status"`
 		}
 	}
@@ -262,6 +302,12 @@ func (nd *Node) syncVMIs(ctx context.Context, namespace string) error {
 		return err
 	}
 	for _, v := range vmis.Items {
+		if nd.Guests().boots(namespace, v.Metadata.Name) {
+			if err := nd.syncGuest(ctx, namespace, v.Metadata.Name, v.Metadata.UID, v.Metadata.ResourceVersion, v.Metadata.DeletionTimestamp, v.Status.Phase, v.Status.Conditions); err != nil {
+				return err
+			}
+			continue
+		}
 		if v.Status.Phase != "Scheduled" {
 			continue
 		}
@@ -277,10 +323,126 @@ func (nd *Node) syncVMIs(ctx context.Context, namespace string) error {
 			// updateSELinuxContext); the migration controller waits for it.
 			map[string]any{"op": "add", "path": "/status/selinuxContext", "value": "none"},
 		})
-		// The last --kubeconfig wins: virt-handler's ServiceAccount.
-		if _, err := nd.cp.MustKubectl(ctx, nil, "--kubeconfig="+nd.kubeconfig, "patch", "virtualmachineinstance.kubevirt.io", v.Metadata.Name, "-n", namespace, "--type=json", "-p", string(patch)); err != nil {
+		if err := nd.patchVMI(ctx, namespace, v.Metadata.Name, patch); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// patchVMI patches a VMI as virt-handler's ServiceAccount.
+func (nd *Node) patchVMI(ctx context.Context, namespace, name string, patch []byte) error {
+	// The last --kubeconfig wins: virt-handler's ServiceAccount.
+	_, err := nd.cp.MustKubectl(ctx, nil, "--kubeconfig="+nd.kubeconfig, "patch", "virtualmachineinstance.kubevirt.io", name, "-n", namespace, "--type=json", "-p", string(patch))
+	return err
+}
+
+// syncGuest is virt-handler for a VMI whose guest boots: it starts the
+// guest once virt-controller hands the VMI over (Scheduled), reports it
+// Running once the domain runs and AgentConnected as the guest agent
+// channel says, and stops it when the VMI is deleted.
+func (nd *Node) syncGuest(ctx context.Context, namespace, name, uid, rv, deleted, phase string, conds []map[string]any) error {
+	gu := nd.Guests().byUID(uid)
+	if deleted != "" || phase == "Succeeded" || phase == "Failed" {
+		if gu != nil {
+			gu.Stop()
+		}
+		return nil
+	}
+	if phase != "Scheduled" && phase != "Running" {
+		return nil
+	}
+	if gu == nil {
+		if phase != "Scheduled" || nd.Guests().hasFailed(uid) {
+			return nil
+		}
+		raw, err := nd.cp.Get(ctx, "/apis/kubevirt.io/v1/namespaces/"+namespace+"/virtualmachineinstances/"+name)
+		if err != nil {
+			return err
+		}
+		if _, err := nd.Guests().start(ctx, nd.cp, raw); err != nil {
+			err = fmt.Errorf("node agent: booting VMI %s/%s: %v", namespace, name, err)
+			nd.Guests().fail(uid, err)
+			return err
+		}
+		return nil
+	}
+	if gu.Exited() {
+		// the guest ended on its own: the VMI's end, as virt-handler
+		// reports it
+		return nd.guestEnded(ctx, gu)
+	}
+	started, agent, _, _ := gu.state()
+	now := time.Now().UTC().Format(time.RFC3339)
+	if phase == "Scheduled" {
+		if !started {
+			return nil
+		}
+		conds = append(conds, map[string]any{"type": "LiveMigratable", "status": "True", "lastTransitionTime": now, "lastProbeTime": nil})
+		patch, _ := json.Marshal([]any{
+			map[string]any{"op": "test", "path": "/status/phase", "value": "Scheduled"},
+			map[string]any{"op": "replace", "path": "/status/phase", "value": "Running"},
+			map[string]any{"op": "add", "path": "/status/conditions", "value": conds},
+			map[string]any{"op": "add", "path": "/status/selinuxContext", "value": "none"},
+		})
+		return nd.patchVMI(ctx, namespace, name, patch)
+	}
+	has := -1
+	for i, c := range conds {
+		if c["type"] == "AgentConnected" {
+			has = i
+		}
+	}
+	switch {
+	case agent && has < 0:
+		conds = append(conds, map[string]any{"type": "AgentConnected", "status": "True", "lastProbeTime": now, "lastTransitionTime": nil})
+	case !agent && has >= 0:
+		conds = append(conds[:has], conds[has+1:]...)
+	default:
+		return nil
+	}
+	patch, _ := json.Marshal([]any{
+		map[string]any{"op": "test", "path": "/metadata/resourceVersion", "value": rv},
+		map[string]any{"op": "replace", "path": "/status/conditions", "value": conds},
+	})
+	if err := nd.patchVMI(ctx, namespace, name, patch); err != nil {
+		// written since the list (virt-controller): the next round
+		return nil
+	}
+	return nil
+}
+
+// guestEnded reports a booted guest's end on its VMI, as virt-handler
+// does once the domain is shut off (pkg/virt-handler/vm.go
+// calculateVmPhaseForStatusReason: reason shutdown → Succeeded, a domain
+// destroyed after the grace period → Failed).
+func (nd *Node) guestEnded(ctx context.Context, gu *Guest) error {
+	ns, name, _ := strings.Cut(gu.VMI, "/")
+	phase := "Failed"
+	for _, ev := range gu.Events() {
+		if ev.Event == "stopped" && ev.OK {
+			phase = "Succeeded"
+		}
+	}
+	raw, err := nd.cp.Get(ctx, "/apis/kubevirt.io/v1/namespaces/"+ns+"/virtualmachineinstances/"+name)
+	if err != nil {
+		return nil // gone already
+	}
+	var v struct {
+		Metadata struct {
+			UID string `json:"uid"`
+		} `json:"metadata"`
+		Status struct {
+			Phase string `json:"phase"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil || v.Metadata.UID != gu.UID || v.Status.Phase == "Succeeded" || v.Status.Phase == "Failed" {
+		return err
+	}
+	patch, _ := json.Marshal([]any{
+		map[string]any{"op": "test", "path": "/metadata/uid", "value": gu.UID},
+		map[string]any{"op": "replace", "path": "/status/phase", "value": phase},
+	})
+	_ = nd.patchVMI(ctx, ns, name, patch)
 	return nil
 }

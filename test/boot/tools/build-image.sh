@@ -14,6 +14,10 @@
 #     (grubx64.efi) beside it; grub then boots Debian's signed kernel, so
 #     OVMF's Microsoft-enrolled variables (OVMF_VARS.ms.fd) accept the chain;
 #   - BIOS: grub-install --target=i386-pc into the BIOS boot partition.
+# The guest has dbus, as cloud images do: the guest agent's guest-shutdown
+# (libvirt's default shutdown, which virt-launcher asks for) runs
+# shutdown(8), and systemd-logind handles the ACPI power button, both over
+# the system bus.
 # The guest has cloud-init (NoCloud reads KubeVirt's "cidata" disk),
 # qemu-guest-agent (started by udev when the virtio-serial port
 # org.qemu.guest_agent.0 appears, as KubeVirt's domain provides it), and
@@ -111,7 +115,7 @@ chroot "$root" sh -ec '
   apt-get update -q
   apt-get install -y -q --no-install-recommends systemd-sysv udev kmod initramfs-tools \
     linux-image-amd64 e2fsprogs dosfstools cloud-init qemu-guest-agent grub-pc-bin \
-    iproute2 isc-dhcp-client ca-certificates netbase
+    iproute2 isc-dhcp-client ca-certificates netbase dbus
   cd /tmp && apt-get download -q shim-signed shim-helpers-amd64-signed grub-efi-amd64-signed
 ' >"$work/apt.log" 2>&1 || {
   tail -40 "$work/apt.log" >&2
