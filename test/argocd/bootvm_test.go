@@ -3,7 +3,6 @@ package argocd
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -75,17 +74,21 @@ type liveVMI struct {
 		UID string `json:"uid"`
 	} `json:"metadata"`
 	Status struct {
-		Phase      string `json:"phase"`
-		Conditions []struct {
-			Type   string `json:"type"`
-			Status string `json:"status"`
-			Reason string `json:"reason"`
-		} `json:"conditions"`
+		Phase      string     `json:"phase"`
+		Conditions conditions `json:"conditions"`
 	} `json:"status"`
 }
 
-func (v liveVMI) condition(t string) string {
-	for _, c := range v.Status.Conditions {
+// conditions are a status's conditions as the scenarios read them.
+type conditions []struct {
+	Type   string `json:"type"`
+	Status string `json:"status"`
+	Reason string `json:"reason"`
+}
+
+// status is the status of condition t ("" without one).
+func (cs conditions) status(t string) string {
+	for _, c := range cs {
 		if c.Type == t {
 			return c.Status
 		}
@@ -149,7 +152,7 @@ func (e *env) vmBootsAndHalts() {
 			log, _ := os.ReadFile(gu.Log())
 			e.t.Fatalf("the launcher of boot01 ended: %+v\n%s", gu.Events(), log)
 		}
-		return v.Status.Phase == "Running" && v.condition("AgentConnected") == "True" && v.condition("Ready") == "True"
+		return v.Status.Phase == "Running" && v.Status.Conditions.status("AgentConnected") == "True" && v.Status.Conditions.status("Ready") == "True"
 	})
 	e.t.Logf("boot01's VMI %s Running, AgentConnected and Ready %s after the commit", vmi.Metadata.UID, time.Since(start).Round(time.Second))
 	vm := e.waitVM("boot01", "running and ready", func(vm liveVM) bool { return vm.Status.PrintableStatus == "Running" && vm.Status.Ready })
@@ -205,19 +208,9 @@ func (e *env) vmBootsAndHalts() {
 // waitVMI waits, up to bootWait, until shop/name's VMI is ok.
 func (e *env) waitVMI(name, what string, ok func(v liveVMI) bool) liveVMI {
 	e.t.Helper()
-	deadline := time.Now().Add(bootWait)
-	for {
-		var v liveVMI
-		data, err := e.cp.Get(e.ctx, "/apis/kubevirt.io/v1/namespaces/shop/virtualmachineinstances/"+name)
-		if err == nil {
-			err = json.Unmarshal(data, &v)
-		}
-		if err == nil && ok(v) {
-			return v
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("VMI shop/%s: %s: not reached after %s: %+v (%v)", name, what, bootWait, v, err)
-		}
-		time.Sleep(2 * time.Second)
+	v, err := waitLive(e, "/apis/kubevirt.io/v1/namespaces/shop/virtualmachineinstances/"+name, bootWait, 2*time.Second, ok)
+	if err != nil {
+		e.t.Fatalf("VMI shop/%s: %s: %v: %+v", name, what, err, v)
 	}
+	return v
 }

@@ -1,7 +1,6 @@
 package argocd
 
 import (
-	"encoding/json"
 	"regexp"
 	"strings"
 	"time"
@@ -24,11 +23,7 @@ type liveSnapshot struct {
 		Error *struct {
 			Message string `json:"message"`
 		} `json:"error"`
-		Conditions []struct {
-			Type   string `json:"type"`
-			Status string `json:"status"`
-			Reason string `json:"reason"`
-		} `json:"conditions"`
+		Conditions conditions `json:"conditions"`
 	} `json:"status"`
 }
 
@@ -166,25 +161,17 @@ func (e *env) snapshotBeforeChange() {
 // lists, and returns it.
 func (e *env) waitSnapshot(name string) liveSnapshot {
 	e.t.Helper()
-	deadline := time.Now().Add(syncWaitDuration)
-	for {
-		var s liveSnapshot
-		data, err := e.cp.Get(e.ctx, "/apis/snapshot.kubevirt.io/v1beta1/namespaces/shop/virtualmachinesnapshots/"+name)
-		if err == nil {
-			err = json.Unmarshal(data, &s)
-		}
-		if err == nil && s.Status != nil && (s.Status.Phase == "Succeeded" && s.Status.SnapshotVolumes != nil || s.Status.Phase == "Failed") {
-			if s.Status.SnapshotVolumes == nil {
-				s.Status.SnapshotVolumes = &struct {
-					IncludedVolumes []string `json:"includedVolumes"`
-					ExcludedVolumes []string `json:"excludedVolumes"`
-				}{}
-			}
-			return s
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("VirtualMachineSnapshot shop/%s: no final phase after %s: %s (%v)", name, syncWaitDuration, data, err)
-		}
-		time.Sleep(500 * time.Millisecond)
+	s, err := waitLive(e, "/apis/snapshot.kubevirt.io/v1beta1/namespaces/shop/virtualmachinesnapshots/"+name, syncWaitDuration, 500*time.Millisecond, func(s liveSnapshot) bool {
+		return s.Status != nil && (s.Status.Phase == "Succeeded" && s.Status.SnapshotVolumes != nil || s.Status.Phase == "Failed")
+	})
+	if err != nil {
+		e.t.Fatalf("VirtualMachineSnapshot shop/%s: no final phase: %v: %+v", name, err, s.Status)
 	}
+	if s.Status.SnapshotVolumes == nil {
+		s.Status.SnapshotVolumes = &struct {
+			IncludedVolumes []string `json:"includedVolumes"`
+			ExcludedVolumes []string `json:"excludedVolumes"`
+		}{}
+	}
+	return s
 }

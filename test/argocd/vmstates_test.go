@@ -80,33 +80,40 @@ type liveVM struct {
 		RunStrategy string `json:"runStrategy"`
 	} `json:"spec"`
 	Status struct {
-		PrintableStatus string `json:"printableStatus"`
-		Ready           bool   `json:"ready"`
-		Conditions      []struct {
-			Type   string `json:"type"`
-			Status string `json:"status"`
-			Reason string `json:"reason"`
-		} `json:"conditions"`
+		PrintableStatus string     `json:"printableStatus"`
+		Ready           bool       `json:"ready"`
+		Conditions      conditions `json:"conditions"`
 	} `json:"status"`
 }
 
 // waitVM polls a VM of shop in the cluster Argo CD runs in until ok.
 func (e *env) waitVM(name, what string, ok func(vm liveVM) bool) liveVM {
 	e.t.Helper()
-	deadline := time.Now().Add(syncWaitDuration)
+	vm, err := waitLive(e, "/apis/kubevirt.io/v1/namespaces/shop/virtualmachines/"+name, syncWaitDuration, 500*time.Millisecond, ok)
+	if err != nil {
+		e.t.Fatalf("VM shop/%s: %s: %v: %+v", name, what, err, vm)
+	}
+	return vm
+}
+
+// waitLive polls the object at path in the cluster Argo CD runs in, every
+// poll, until ok holds for it; after d it returns the last one read with
+// an error saying why it was not reached.
+func waitLive[T any](e *env, path string, d, poll time.Duration, ok func(T) bool) (T, error) {
+	deadline := time.Now().Add(d)
 	for {
-		var vm liveVM
-		data, err := e.cp.Get(e.ctx, "/apis/kubevirt.io/v1/namespaces/shop/virtualmachines/"+name)
+		var obj T
+		data, err := e.cp.Get(e.ctx, path)
 		if err == nil {
-			err = json.Unmarshal(data, &vm)
+			err = json.Unmarshal(data, &obj)
 		}
-		if err == nil && ok(vm) {
-			return vm
+		if err == nil && ok(obj) {
+			return obj, nil
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("VM shop/%s: %s: not reached after %s: %+v (%v)", name, what, syncWaitDuration, vm, err)
+			return obj, fmt.Errorf("not reached after %s (%v)", d, err)
 		}
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(poll)
 	}
 }
 
