@@ -382,6 +382,15 @@ func checkOutput(t *testing.T, c *Cluster, o output) int {
 		t.Fatal(err)
 	}
 	for _, obj := range objs {
+		// not vacuous: each object's fields are the apply's manager's
+		applied := false
+		for _, e := range ownersAfter[obj.Key()] {
+			m, _ := e.(map[string]any)
+			applied = applied || m["manager"] == FieldManager && m["operation"] == "Apply"
+		}
+		if !applied {
+			t.Errorf("%s: no field owned by %s's server-side apply: %v", obj, FieldManager, ownersAfter[obj.Key()])
+		}
 		if d := cmp.Diff(owners[obj.Key()], ownersAfter[obj.Key()]); d != "" {
 			t.Errorf("%s: re-applying the same output changed its field ownership (-before +after):\n%s", obj, d)
 		}
