@@ -361,6 +361,10 @@ func checkOutput(t *testing.T, c *Cluster, o output) int {
 	if diff != "" {
 		t.Errorf("re-applying the output would change objects:\n%s", diff)
 	}
+	owners, err := c.Ownership(ctx, objs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := c.Apply(ctx, o.yaml); err != nil {
 		t.Fatalf("re-apply: %v", err)
 	}
@@ -368,6 +372,27 @@ func checkOutput(t *testing.T, c *Cluster, o output) int {
 	for _, obj := range objs {
 		if d := cmp.Diff(Comparable(first[obj.Key()]), Comparable(second[obj.Key()])); d != "" {
 			t.Errorf("%s: re-applying the same output changed it (-before +after):\n%s", obj, d)
+		}
+	}
+	// Nor does it move a field to another owner (a field manager or an
+	// operation of its own): Argo CD's server-side apply would then fight
+	// over it.
+	ownersAfter, err := c.Ownership(ctx, objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range objs {
+		// not vacuous: each object's fields are the apply's manager's
+		applied := false
+		for _, e := range ownersAfter[obj.Key()] {
+			m, _ := e.(map[string]any)
+			applied = applied || m["manager"] == FieldManager && m["operation"] == "Apply"
+		}
+		if !applied {
+			t.Errorf("%s: no field owned by %s's server-side apply: %v", obj, FieldManager, ownersAfter[obj.Key()])
+		}
+		if d := cmp.Diff(owners[obj.Key()], ownersAfter[obj.Key()]); d != "" {
+			t.Errorf("%s: re-applying the same output changed its field ownership (-before +after):\n%s", obj, d)
 		}
 	}
 	// The server rewrites a PersistentVolumeClaim once, on its first

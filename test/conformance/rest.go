@@ -161,6 +161,41 @@ func (c *Cluster) get(ctx context.Context, o Object) (Object, bool, error) {
 	return live, err == nil, err
 }
 
+// Ownership fetches each object's field ownership (metadata.managedFields,
+// without each entry's time), by Key: which manager owns which fields, by
+// which operation. Objects that do not exist are absent from the result.
+func (c *Cluster) Ownership(ctx context.Context, objs []Object) (map[string][]any, error) {
+	out := map[string][]any{}
+	for _, o := range objs {
+		path, err := c.objectPath(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		data, err := c.send(ctx, http.MethodGet, path, nil, "", nil, nil)
+		if notFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var doc struct {
+			Metadata struct {
+				ManagedFields []map[string]any `json:"managedFields"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return nil, err
+		}
+		entries := []any{}
+		for _, e := range doc.Metadata.ManagedFields {
+			delete(e, "time")
+			entries = append(entries, e)
+		}
+		out[o.Key()] = entries
+	}
+	return out, nil
+}
+
 // create creates o as `kubectl create -f` does: field manager
 // kubectl-create, strict field validation.
 func (c *Cluster) create(ctx context.Context, o Object, dryRun bool, header http.Header) error {
