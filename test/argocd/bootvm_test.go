@@ -148,6 +148,9 @@ func (e *env) vmBootsAndHalts() {
 			e.t.Fatal(err)
 		}
 		gu = guests.Latest("shop", "boot01")
+		if gu != nil && gu.Saw("panic") {
+			e.t.Fatalf("boot01's guest kernel panicked: %+v", gu.Events())
+		}
 		if gu != nil && gu.Exited() {
 			log, _ := os.ReadFile(gu.Log())
 			e.t.Fatalf("the launcher of boot01 ended: %+v\n%s", gu.Events(), log)

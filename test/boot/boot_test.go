@@ -405,6 +405,9 @@ func bootScenario(t *testing.T, sc scenario, bin, image string, kvm bool, lv *li
 		if m := cloudInitFinished.Find(data); m != nil {
 			return false, fmt.Errorf("cloud-init finished without running the user data (%s)", bytes.TrimSpace(m))
 		}
+		if m := kernelPanic.Find(data); m != nil {
+			return false, fmt.Errorf("the guest's kernel panicked (%s)", bytes.TrimSpace(m))
+		}
 		return false, domainAlive(ctx, lv, name)
 	})
 	if sc.unreadableCloudInit {

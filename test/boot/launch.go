@@ -43,7 +43,7 @@ type LaunchOptions struct {
 // Event is a line the launcher writes (JSON) for its node agent.
 type Event struct {
 	// Event is one of: tcg, change (a pod-provided change), started,
-	// marker, agent (the guest agent channel's state, as virt-handler
+	// panic (the guest's kernel), marker, agent (the guest agent channel's state, as virt-handler
 	// reads it), ready (guest-ping, virtc's readiness probe), promises
 	// (what the guest sees against the VMI), stopped, error.
 	Event  string   `json:"event"`
@@ -56,6 +56,11 @@ type Event struct {
 // whose state virt-handler turns into the VMI's AgentConnected condition
 // (KubeVirt v1.8.4 pkg/virt-handler/vm.go updateGuestAgentConditions).
 var agentChannel = regexp.MustCompile(`<target type='virtio' name='org\.qemu\.guest_agent\.0'(?: state='(\w+)')?`)
+
+// kernelPanic is a guest kernel's panic on the serial console: the
+// domain keeps running (it has no panic device), so the suites fail at
+// once rather than after their waits.
+var kernelPanic = regexp.MustCompile(`Kernel panic - not syncing:[^\r\n]*`)
 
 // Launch boots the VMI's domain with its own libvirtd, as virt-launcher
 // does with its virtqemud, and reports what virt-handler and the kubelet
@@ -119,7 +124,7 @@ func Launch(ctx context.Context, o LaunchOptions, events io.Writer) error {
 		serial = m[1]
 	}
 
-	agent, ready, marker, checked := "", false, false, false
+	agent, ready, marker, checked, panicked := "", false, false, false, false
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	for {
@@ -135,6 +140,13 @@ func Launch(ctx context.Context, o LaunchOptions, events io.Writer) error {
 			state := strings.TrimSpace(out)
 			emit(Event{Event: "stopped", OK: state == "shut off (shutdown)", Detail: fmt.Sprintf("%s (%v), %s after start", state, err, time.Since(started).Round(time.Second))})
 			return nil
+		}
+		if serial != "" && !panicked {
+			data, _ := os.ReadFile(serial)
+			if m := kernelPanic.Find(data); m != nil {
+				panicked = true
+				emit(Event{Event: "panic", Detail: string(m)})
+			}
 		}
 		if o.Marker != "" && !marker && serial != "" {
 			data, _ := os.ReadFile(serial)
