@@ -350,48 +350,34 @@ func bootScenario(t *testing.T, sc scenario, bin, image string, kvm bool, lv *li
 	if vmi.Spec.Domain.Devices.AutoattachSerialConsole != nil && !*vmi.Spec.Domain.Devices.AutoattachSerialConsole {
 		t.Fatalf("%s has no serial console: the boot suite reads the marker from it", sc.vm)
 	}
-	if err := l.createDisks(image); err != nil {
-		t.Fatal(err)
+	var edit func(string) error
+	if sc.unreadableCloudInit {
+		edit = func(domXML string) error {
+			iso := noCloudISO.FindStringSubmatch(domXML)
+			if iso == nil {
+				return fmt.Errorf("%s: no NoCloud disk in the domain", sc.vm)
+			}
+			st, err := os.Stat(iso[1])
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(iso[1], make([]byte, st.Size()), 0o644)
+		}
 	}
-	domXML, changes, err := l.domain(vmi)
+	ctx := context.Background()
+	name, domXML, changes, err := l.start(lv, vmi, image, edit)
+	if name != "" {
+		t.Cleanup(func() {
+			_, _ = lv.virsh(ctx, "destroy", name)
+			_, _ = lv.virsh(ctx, "undefine", "--nvram", "--tpm", name)
+		})
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
+	booted := time.Now()
 	for _, c := range changes {
 		t.Logf("pod-provided change: %s", c)
-	}
-	if err := l.mkdirs(domXML); err != nil {
-		t.Fatal(err)
-	}
-	if sc.unreadableCloudInit {
-		iso := noCloudISO.FindStringSubmatch(domXML)
-		if iso == nil {
-			t.Fatalf("%s: no NoCloud disk in the domain", sc.vm)
-		}
-		st, err := os.Stat(iso[1])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(iso[1], make([]byte, st.Size()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	domFile := filepath.Join(dir, "domain.xml")
-	if err := os.WriteFile(domFile, []byte(domXML), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	name := vmi.Namespace + "_" + vmi.Name
-	ctx := context.Background()
-	if _, err := lv.virsh(ctx, "define", domFile); err != nil {
-		t.Fatalf("%v\n%s", err, domXML)
-	}
-	t.Cleanup(func() {
-		_, _ = lv.virsh(ctx, "destroy", name)
-		_, _ = lv.virsh(ctx, "undefine", "--nvram", "--tpm", name)
-	})
-	booted := time.Now()
-	if _, err := lv.virsh(ctx, "start", name); err != nil {
-		t.Fatal(err)
 	}
 	serial := serialLog(t, domXML)
 
@@ -399,7 +385,7 @@ func bootScenario(t *testing.T, sc scenario, bin, image string, kvm bool, lv *li
 	// cloud-init's final stage says it finished.
 	err = waitFor(20*time.Minute, func() (bool, error) {
 		data, _ := os.ReadFile(serial)
-		if bytes.Contains(data, []byte(l.marker+"\r\n")) || bytes.Contains(data, []byte(l.marker+"\n")) {
+		if consoleHas(data, l.marker) {
 			return true, nil
 		}
 		if m := cloudInitFinished.Find(data); m != nil {
@@ -425,8 +411,7 @@ func bootScenario(t *testing.T, sc scenario, bin, image string, kvm bool, lv *li
 
 	// The guest agent answers guest-ping.
 	if err := waitFor(3*time.Minute, func() (bool, error) {
-		out, err := lv.virsh(ctx, "qemu-agent-command", name, `{"execute":"guest-ping"}`)
-		return err == nil && strings.TrimSpace(out) == `{"return":{}}`, domainAlive(ctx, lv, name)
+		return lv.agentAnswers(ctx, name), domainAlive(ctx, lv, name)
 	}); err != nil {
 		t.Fatalf("guest agent did not answer guest-ping: %v", err)
 	}
@@ -441,8 +426,7 @@ func bootScenario(t *testing.T, sc scenario, bin, image string, kvm bool, lv *li
 	if bad := checkPromises(vmi, want, keys, facts); len(bad) > 0 {
 		t.Errorf("%s: the guest does not see what the VM promises:\n  %s", sc.vm, strings.Join(bad, "\n  "))
 	}
-	t.Logf("%s: the guest sees %d vCPUs, MemTotal %d KiB, UUID %s, serial %s, hostname %s, EFI %v, Secure Boot %v, TPM %d, disks %v, NICs %v, %d SSH keys",
-		sc.vm, facts.vcpus, facts.memKiB, facts.uuid, facts.serial, facts.hostname, facts.efi, facts.secureBoot, facts.tpm, facts.disks, facts.nics, len(facts.sshKeys))
+	t.Logf("%s: the guest sees %s", sc.vm, facts)
 	return &bootResult{sc: sc, vmi: vmi, disks: want, sshKeys: keys, facts: facts}
 }
 

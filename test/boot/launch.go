@@ -1,6 +1,7 @@
 package boot
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -91,31 +92,16 @@ func Launch(ctx context.Context, o LaunchOptions, events io.Writer) error {
 		return err
 	}
 	l := &launcher{dir: o.Dir, hostKVM: kvm, marker: o.Marker, blockDV: blockDV, disks: disks}
-	if err := l.createDisks(o.Image); err != nil {
-		return err
+	name, domXML, changes, err := l.start(lv, vmi, o.Image, nil)
+	bg := context.Background()
+	if name != "" {
+		defer func() { _, _ = lv.virsh(bg, "undefine", "--nvram", "--tpm", name) }()
 	}
-	domXML, changes, err := l.domain(vmi)
 	if err != nil {
 		return err
 	}
 	for _, c := range changes {
 		emit(Event{Event: "change", Detail: c})
-	}
-	if err := l.mkdirs(domXML); err != nil {
-		return err
-	}
-	domFile := filepath.Join(o.Dir, "domain.xml")
-	if err := os.WriteFile(domFile, []byte(domXML), 0o644); err != nil {
-		return err
-	}
-	name := vmi.Namespace + "_" + vmi.Name
-	bg := context.Background()
-	if _, err := lv.virsh(bg, "define", domFile); err != nil {
-		return err
-	}
-	defer func() { _, _ = lv.virsh(bg, "undefine", "--nvram", "--tpm", name) }()
-	if _, err := lv.virsh(bg, "start", name); err != nil {
-		return err
 	}
 	started := time.Now()
 	emit(Event{Event: "started", Detail: name})
@@ -141,16 +127,13 @@ func Launch(ctx context.Context, o LaunchOptions, events io.Writer) error {
 			emit(Event{Event: "stopped", OK: state == "shut off (shutdown)", Detail: fmt.Sprintf("%s (%v), %s after start", state, err, time.Since(started).Round(time.Second))})
 			return nil
 		}
-		if serial != "" && !panicked {
+		if serial != "" && (!panicked || o.Marker != "" && !marker) {
 			data, _ := os.ReadFile(serial)
-			if m := kernelPanic.Find(data); m != nil {
+			if m := kernelPanic.Find(data); m != nil && !panicked {
 				panicked = true
 				emit(Event{Event: "panic", Detail: string(m)})
 			}
-		}
-		if o.Marker != "" && !marker && serial != "" {
-			data, _ := os.ReadFile(serial)
-			if strings.Contains(string(data), o.Marker+"\n") || strings.Contains(string(data), o.Marker+"\r\n") {
+			if o.Marker != "" && !marker && consoleHas(data, o.Marker) {
 				marker = true
 				emit(Event{Event: "marker", Detail: time.Since(started).Round(time.Second).String()})
 			}
@@ -166,8 +149,7 @@ func Launch(ctx context.Context, o LaunchOptions, events io.Writer) error {
 				emit(Event{Event: "agent", OK: state == "connected", Detail: state})
 			}
 		}
-		out, err := lv.virsh(bg, "qemu-agent-command", name, `{"execute":"guest-ping"}`)
-		if ok := err == nil && strings.TrimSpace(out) == `{"return":{}}`; ok != ready {
+		if ok := lv.agentAnswers(bg, name); ok != ready {
 			ready = ok
 			emit(Event{Event: "ready", OK: ok, Detail: time.Since(started).Round(time.Second).String()})
 		}
@@ -179,11 +161,51 @@ func Launch(ctx context.Context, o LaunchOptions, events io.Writer) error {
 				continue
 			}
 			bad := checkPromises(vmi, l.wantDisks(vmi), o.SSHKeys, facts)
-			emit(Event{Event: "promises", OK: len(bad) == 0, List: bad, Detail: fmt.Sprintf(
-				"%d vCPUs, MemTotal %d KiB, UUID %s, serial %s, hostname %s, EFI %v, Secure Boot %v, TPM %d, disks %v, NICs %v",
-				facts.vcpus, facts.memKiB, facts.uuid, facts.serial, facts.hostname, facts.efi, facts.secureBoot, facts.tpm, facts.disks, facts.nics)})
+			emit(Event{Event: "promises", OK: len(bad) == 0, List: bad, Detail: facts.String()})
 		}
 	}
+}
+
+// start writes the claims' files and the VMI's domain under l.dir and
+// starts the domain with lv, as virt-launcher's SyncVMI does; edit, when
+// set, may change what the pod holds before the domain is defined (the
+// boot suite's unreadable cloud-init disk). name is set once the domain
+// is defined (the caller undefines it), changes are the pod-provided
+// changes.
+func (l *launcher) start(lv *libvirt, vmi *virtv1.VirtualMachineInstance, image string, edit func(domXML string) error) (name, domXML string, changes []string, err error) {
+	if err := l.createDisks(image); err != nil {
+		return "", "", nil, err
+	}
+	if domXML, changes, err = l.domain(vmi); err != nil {
+		return "", "", nil, err
+	}
+	if err := l.mkdirs(domXML); err != nil {
+		return "", "", nil, err
+	}
+	if edit != nil {
+		if err := edit(domXML); err != nil {
+			return "", "", nil, err
+		}
+	}
+	domFile := filepath.Join(l.dir, "domain.xml")
+	if err := os.WriteFile(domFile, []byte(domXML), 0o644); err != nil {
+		return "", "", nil, err
+	}
+	bg := context.Background()
+	if _, err := lv.virsh(bg, "define", domFile); err != nil {
+		return "", domXML, changes, fmt.Errorf("%v\n%s", err, domXML)
+	}
+	name = vmi.Namespace + "_" + vmi.Name
+	if _, err := lv.virsh(bg, "start", name); err != nil {
+		return name, domXML, changes, err
+	}
+	return name, domXML, changes, nil
+}
+
+// consoleHas says whether the serial console printed line as a line of
+// its own.
+func consoleHas(data []byte, line string) bool {
+	return bytes.Contains(data, []byte(line+"\n")) || bytes.Contains(data, []byte(line+"\r\n"))
 }
 
 // shutdown ends the domain as virt-handler ends a deleted VMI's:

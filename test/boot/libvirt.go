@@ -129,6 +129,13 @@ func domainAlive(ctx context.Context, lv *libvirt, name string) error {
 	return nil
 }
 
+// agentAnswers says whether the domain's guest agent answers guest-ping
+// (virtc's readiness probe).
+func (l *libvirt) agentAnswers(ctx context.Context, name string) bool {
+	out, err := l.virsh(ctx, "qemu-agent-command", name, `{"execute":"guest-ping"}`)
+	return err == nil && strings.TrimSpace(out) == `{"return":{}}`
+}
+
 // virsh runs virsh against the suite's libvirtd.
 func (l *libvirt) virsh(ctx context.Context, args ...string) (string, error) {
 	var out, errb bytes.Buffer

@@ -123,6 +123,11 @@ func parseFacts(out string) (guestFacts, error) {
 	return f, nil
 }
 
+func (f guestFacts) String() string {
+	return fmt.Sprintf("%d vCPUs, MemTotal %d KiB, UUID %s, serial %s, hostname %s, EFI %v, Secure Boot %v, TPM %d, disks %v, NICs %v, %d SSH keys",
+		f.vcpus, f.memKiB, f.uuid, f.serial, f.hostname, f.efi, f.secureBoot, f.tpm, f.disks, f.nics, len(f.sshKeys))
+}
+
 // readFacts runs factsScript in the guest through the guest agent
 // (guest-exec, then guest-exec-status until it exits).
 func readFacts(ctx context.Context, lv *libvirt, domain string) (guestFacts, error) {

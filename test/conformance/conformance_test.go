@@ -348,7 +348,7 @@ func checkOutput(t *testing.T, c *Cluster, o output) int {
 	})
 	env = prepare(t, c, objs)
 	apply(t, c, "apply", o.yaml)
-	first := liveOrFail(t, c, objs)
+	first, owners := liveOwnedOrFail(t, c, objs)
 	checkEqual(t, objs, first)
 
 	// Re-applying the same output must be a no-op, as Argo CD's
@@ -361,14 +361,10 @@ func checkOutput(t *testing.T, c *Cluster, o output) int {
 	if diff != "" {
 		t.Errorf("re-applying the output would change objects:\n%s", diff)
 	}
-	owners, err := c.Ownership(ctx, objs)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, err := c.Apply(ctx, o.yaml); err != nil {
 		t.Fatalf("re-apply: %v", err)
 	}
-	second := liveOrFail(t, c, objs)
+	second, ownersAfter := liveOwnedOrFail(t, c, objs)
 	for _, obj := range objs {
 		if d := cmp.Diff(Comparable(first[obj.Key()]), Comparable(second[obj.Key()])); d != "" {
 			t.Errorf("%s: re-applying the same output changed it (-before +after):\n%s", obj, d)
@@ -377,10 +373,6 @@ func checkOutput(t *testing.T, c *Cluster, o output) int {
 	// Nor does it move a field to another owner (a field manager or an
 	// operation of its own): Argo CD's server-side apply would then fight
 	// over it.
-	ownersAfter, err := c.Ownership(ctx, objs)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, obj := range objs {
 		// not vacuous: each object's fields are the apply's manager's
 		applied := false
@@ -455,7 +447,15 @@ func prepare(t *testing.T, c *Cluster, objs []Object) []Object {
 // liveOrFail fetches objs and fails unless every one of them exists.
 func liveOrFail(t *testing.T, c *Cluster, objs []Object) map[string]Object {
 	t.Helper()
-	live, err := c.Live(t.Context(), objs)
+	live, _ := liveOwnedOrFail(t, c, objs)
+	return live
+}
+
+// liveOwnedOrFail is liveOrFail with each object's field ownership
+// (Cluster.LiveOwned).
+func liveOwnedOrFail(t *testing.T, c *Cluster, objs []Object) (map[string]Object, map[string][]any) {
+	t.Helper()
+	live, owned, err := c.LiveOwned(t.Context(), objs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +464,7 @@ func liveOrFail(t *testing.T, c *Cluster, objs []Object) map[string]Object {
 			t.Fatalf("%s: applied but not found on the server", o)
 		}
 	}
-	return live
+	return live, owned
 }
 
 // checkEqual checks that each live object holds exactly the output's

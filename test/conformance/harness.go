@@ -168,17 +168,24 @@ func (c *Cluster) objectsFile(objs []Object) (string, error) {
 // --ignore-not-found -o json -f` prints them (without managedFields).
 // Objects that do not exist are absent from the result.
 func (c *Cluster) Live(ctx context.Context, objs []Object) (map[string]Object, error) {
-	out := map[string]Object{}
+	live, _, err := c.LiveOwned(ctx, objs)
+	return live, err
+}
+
+// LiveOwned is Live with each object's field ownership (its
+// managedFields, without each entry's time), by Key.
+func (c *Cluster) LiveOwned(ctx context.Context, objs []Object) (map[string]Object, map[string][]any, error) {
+	out, owned := map[string]Object{}, map[string][]any{}
 	for _, o := range objs {
-		live, ok, err := c.get(ctx, o)
+		live, owners, ok, err := c.get(ctx, o)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if ok {
-			out[live.Key()] = live
+			out[live.Key()], owned[live.Key()] = live, owners
 		}
 	}
-	return out, nil
+	return out, owned, nil
 }
 
 // Delete removes objs and waits until they are gone. With no controller
@@ -248,7 +255,7 @@ func (c *Cluster) waitGone(ctx context.Context, objs, keep []Object) error {
 
 func (c *Cluster) finalizeNamespace(ctx context.Context, name string) error {
 	ns := Object{APIVersion: "v1", Kind: "Namespace", Name: name}
-	live, ok, err := c.get(ctx, ns)
+	live, _, ok, err := c.get(ctx, ns)
 	if err != nil || !ok {
 		return err
 	}

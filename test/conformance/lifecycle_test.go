@@ -214,7 +214,7 @@ func checkApproverRBAC(t *testing.T, c *Cluster) {
 
 // pinnedHCO is the HCO version the live approver Role names.
 func pinnedHCO(t *testing.T, c *Cluster) string {
-	role, ok, err := c.get(t.Context(), Object{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role", Namespace: "openshift-cnv", Name: "virtc-installplan-approver"})
+	role, _, ok, err := c.get(t.Context(), Object{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role", Namespace: "openshift-cnv", Name: "virtc-installplan-approver"})
 	if err != nil || !ok {
 		t.Fatalf("the approver Role: found %v, %v", ok, err)
 	}

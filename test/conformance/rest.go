@@ -137,63 +137,38 @@ func notFound(err error) bool {
 
 // get fetches o from the server; ok is false when it does not exist. As
 // `kubectl get -o json` prints it (--show-managed-fields=false, kubectl
-// v1.37.2 pkg/cmd/get/get.go), metadata.managedFields is left out.
-func (c *Cluster) get(ctx context.Context, o Object) (Object, bool, error) {
+// v1.37.2 pkg/cmd/get/get.go), metadata.managedFields is left out and
+// returned apart: its entries without their time (who owns which fields,
+// by which operation).
+func (c *Cluster) get(ctx context.Context, o Object) (live Object, owners []any, ok bool, err error) {
 	path, err := c.objectPath(ctx, o)
 	if err != nil {
-		return Object{}, false, err
+		return Object{}, nil, false, err
 	}
 	data, err := c.send(ctx, http.MethodGet, path, nil, "", nil, nil)
 	if notFound(err) {
-		return Object{}, false, nil
+		return Object{}, nil, false, nil
 	}
 	if err != nil {
-		return Object{}, false, err
+		return Object{}, nil, false, err
 	}
 	var doc map[string]any
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return Object{}, false, err
+		return Object{}, nil, false, err
 	}
+	owners = []any{}
 	if meta, ok := doc["metadata"].(map[string]any); ok {
+		entries, _ := meta["managedFields"].([]any)
+		for _, e := range entries {
+			if em, ok := e.(map[string]any); ok {
+				delete(em, "time")
+			}
+			owners = append(owners, e)
+		}
 		delete(meta, "managedFields")
 	}
-	live, err := objectOf(doc)
-	return live, err == nil, err
-}
-
-// Ownership fetches each object's field ownership (metadata.managedFields,
-// without each entry's time), by Key: which manager owns which fields, by
-// which operation. Objects that do not exist are absent from the result.
-func (c *Cluster) Ownership(ctx context.Context, objs []Object) (map[string][]any, error) {
-	out := map[string][]any{}
-	for _, o := range objs {
-		path, err := c.objectPath(ctx, o)
-		if err != nil {
-			return nil, err
-		}
-		data, err := c.send(ctx, http.MethodGet, path, nil, "", nil, nil)
-		if notFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		var doc struct {
-			Metadata struct {
-				ManagedFields []map[string]any `json:"managedFields"`
-			} `json:"metadata"`
-		}
-		if err := json.Unmarshal(data, &doc); err != nil {
-			return nil, err
-		}
-		entries := []any{}
-		for _, e := range doc.Metadata.ManagedFields {
-			delete(e, "time")
-			entries = append(entries, e)
-		}
-		out[o.Key()] = entries
-	}
-	return out, nil
+	live, err = objectOf(doc)
+	return live, owners, err == nil, err
 }
 
 // create creates o as `kubectl create -f` does: field manager

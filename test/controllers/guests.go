@@ -12,7 +12,8 @@ import (
 	"sync"
 	"syscall"
 
-	"k8s.io/apimachinery/pkg/api/resource"
+	corev1 "k8s.io/api/core/v1"
+	virtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtc/virtc/test/conformance"
 )
@@ -44,7 +45,8 @@ type Guests struct {
 	vms    map[string]string // namespace/name: the marker of its user data
 	byVMI  map[string]*Guest // by VMI uid
 	latest map[string]*Guest // by namespace/name
-	failed map[string]error  // by VMI uid: the launcher could not start
+	failed map[string]bool   // by VMI uid: the launcher could not start
+	err    error             // the first of those
 }
 
 // Err is the first VMI whose launcher could not start (nil: none), as
@@ -52,25 +54,25 @@ type Guests struct {
 func (g *Guests) Err() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for _, err := range g.failed {
-		return err
-	}
-	return nil
+	return g.err
 }
 
 func (g *Guests) fail(uid string, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.failed == nil {
-		g.failed = map[string]error{}
+		g.failed = map[string]bool{}
 	}
-	g.failed[uid] = err
+	g.failed[uid] = true
+	if g.err == nil {
+		g.err = err
+	}
 }
 
 func (g *Guests) hasFailed(uid string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.failed[uid] != nil
+	return g.failed[uid]
 }
 
 // Guest is one VMI's launcher process and what it reported.
@@ -86,7 +88,6 @@ type Guest struct {
 	started  bool
 	agent    bool
 	ready    bool
-	stopped  bool
 	stopping bool
 }
 
@@ -178,18 +179,14 @@ func (gu *Guest) Saw(event string) bool {
 // Log is the launcher's own output (stderr) file.
 func (gu *Guest) Log() string { return gu.log }
 
-// stateOrZero is state, all false for no guest.
-func (gu *Guest) stateOrZero() (started, agent, ready, stopped bool) {
+// state is what the launcher reported last (all false for no guest).
+func (gu *Guest) state() (started, agent, ready bool) {
 	if gu == nil {
 		return
 	}
-	return gu.state()
-}
-
-func (gu *Guest) state() (started, agent, ready, stopped bool) {
 	gu.mu.Lock()
 	defer gu.mu.Unlock()
-	return gu.started, gu.agent, gu.ready, gu.stopped
+	return gu.started, gu.agent, gu.ready
 }
 
 // Stop asks the launcher to shut the guest down (SIGTERM, as the kubelet
@@ -197,7 +194,7 @@ func (gu *Guest) state() (started, agent, ready, stopped bool) {
 func (gu *Guest) Stop() {
 	gu.mu.Lock()
 	defer gu.mu.Unlock()
-	if gu.stopping || gu.stopped {
+	if gu.stopping || gu.Exited() {
 		return
 	}
 	gu.stopping = true
@@ -214,48 +211,9 @@ func (gu *Guest) Exited() bool {
 	}
 }
 
-// start runs the launcher for the VMI (raw: as the API server has it).
-func (g *Guests) start(ctx context.Context, cp *conformance.ControlPlane, raw []byte) (*Guest, error) {
-	var vmi struct {
-		Metadata struct {
-			Name, Namespace, UID string
-		} `json:"metadata"`
-		Spec struct {
-			Domain struct {
-				Devices struct {
-					Disks []struct {
-						Name string `json:"name"`
-					} `json:"disks"`
-				} `json:"devices"`
-			} `json:"domain"`
-			AccessCredentials []struct {
-				SSHPublicKey *struct {
-					Source struct {
-						Secret *struct {
-							SecretName string `json:"secretName"`
-						} `json:"secret"`
-					} `json:"source"`
-				} `json:"sshPublicKey"`
-			} `json:"accessCredentials"`
-			Volumes []struct {
-				Name       string `json:"name"`
-				DataVolume *struct {
-					Name string `json:"name"`
-				} `json:"dataVolume"`
-				PersistentVolumeClaim *struct {
-					ClaimName string `json:"claimName"`
-				} `json:"persistentVolumeClaim"`
-				CloudInitNoCloud *struct {
-					UserDataSecretRef    *struct{ Name string } `json:"secretRef"`
-					NetworkDataSecretRef *struct{ Name string } `json:"networkDataSecretRef"`
-				} `json:"cloudInitNoCloud"`
-			} `json:"volumes"`
-		} `json:"spec"`
-	}
-	if err := json.Unmarshal(raw, &vmi); err != nil {
-		return nil, err
-	}
-	ns, name := vmi.Metadata.Namespace, vmi.Metadata.Name
+// start runs the launcher for vmi (raw: as the API server has it).
+func (g *Guests) start(ctx context.Context, cp *conformance.ControlPlane, vmi *virtv1.VirtualMachineInstance, raw []byte) (*Guest, error) {
+	ns, name := vmi.Namespace, vmi.Name
 	// short: the domain's UNIX socket paths have at most 107 bytes
 	dir, err := os.MkdirTemp(g.Dir, "pod.")
 	if err != nil {
@@ -269,29 +227,26 @@ func (g *Guests) start(ctx context.Context, cp *conformance.ControlPlane, raw []
 	if m := g.marker(ns, name); m != "" {
 		args = append(args, "-marker", m)
 	}
-	secret := func(name string) (map[string][]byte, error) {
-		var s struct {
-			Data map[string][]byte `json:"data"`
-		}
-		data, err := cp.Get(ctx, "/api/v1/namespaces/"+ns+"/secrets/"+name)
+	get := func(path string, into any) error {
+		data, err := cp.Get(ctx, "/api/v1/namespaces/"+ns+"/"+path)
 		if err == nil {
-			err = json.Unmarshal(data, &s)
+			err = json.Unmarshal(data, into)
 		}
-		return s.Data, err
+		return err
 	}
 	// The Secrets where virt-controller's pod mounts them
 	// (pkg/virt-controller/services/rendervolumes.go: a cloud-init
 	// Secret's keys at <SecretSourceDir>/<volume>/, an access
 	// credential's at <SecretSourceDir>/<secret>-access-cred/).
 	lay := func(sub, secretName string, keys func(k string, v []byte)) error {
-		data, err := secret(secretName)
-		if err != nil {
+		var secret corev1.Secret
+		if err := get("secrets/"+secretName, &secret); err != nil {
 			return err
 		}
-		for k, v := range data {
-			if err := os.MkdirAll(filepath.Join(dir, "secrets", sub), 0o755); err != nil {
-				return err
-			}
+		if err := os.MkdirAll(filepath.Join(dir, "secrets", sub), 0o755); err != nil {
+			return err
+		}
+		for k, v := range secret.Data {
 			if err := os.WriteFile(filepath.Join(dir, "secrets", sub, k), v, 0o600); err != nil {
 				return err
 			}
@@ -309,7 +264,7 @@ func (g *Guests) start(ctx context.Context, cp *conformance.ControlPlane, raw []
 		case v.PersistentVolumeClaim != nil:
 			claim = v.PersistentVolumeClaim.ClaimName
 		case v.CloudInitNoCloud != nil:
-			for _, ref := range []*struct{ Name string }{v.CloudInitNoCloud.UserDataSecretRef, v.CloudInitNoCloud.NetworkDataSecretRef} {
+			for _, ref := range []*corev1.LocalObjectReference{v.CloudInitNoCloud.UserDataSecretRef, v.CloudInitNoCloud.NetworkDataSecretRef} {
 				if ref != nil {
 					if err := lay(v.Name, ref.Name, nil); err != nil {
 						return nil, err
@@ -320,34 +275,16 @@ func (g *Guests) start(ctx context.Context, cp *conformance.ControlPlane, raw []
 		default:
 			continue
 		}
-		var pvc struct {
-			Spec struct {
-				VolumeMode string `json:"volumeMode"`
-				Resources  struct {
-					Requests map[string]string `json:"requests"`
-				} `json:"resources"`
-			} `json:"spec"`
-			Status struct {
-				Capacity map[string]string `json:"capacity"`
-			} `json:"status"`
-		}
-		data, err := cp.Get(ctx, "/api/v1/namespaces/"+ns+"/persistentvolumeclaims/"+claim)
-		if err == nil {
-			err = json.Unmarshal(data, &pvc)
-		}
-		if err != nil {
+		var pvc corev1.PersistentVolumeClaim
+		if err := get("persistentvolumeclaims/"+claim, &pvc); err != nil {
 			return nil, fmt.Errorf("claim %s/%s of VMI %s: %v", ns, claim, name, err)
 		}
-		size := pvc.Status.Capacity["storage"]
-		if size == "" {
-			size = pvc.Spec.Resources.Requests["storage"]
+		size, ok := pvc.Status.Capacity[corev1.ResourceStorage]
+		if !ok {
+			size = pvc.Spec.Resources.Requests[corev1.ResourceStorage]
 		}
-		q, err := resource.ParseQuantity(size)
-		if err != nil {
-			return nil, fmt.Errorf("claim %s/%s: size %q: %v", ns, claim, size, err)
-		}
-		arg := claim + "=" + strconv.FormatInt(q.Value(), 10)
-		if pvc.Spec.VolumeMode == "Block" {
+		arg := claim + "=" + strconv.FormatInt(size.Value(), 10)
+		if pvc.Spec.VolumeMode != nil && *pvc.Spec.VolumeMode == corev1.PersistentVolumeBlock {
 			arg += ":block"
 		}
 		args = append(args, "-claim", arg)
@@ -360,7 +297,7 @@ func (g *Guests) start(ctx context.Context, cp *conformance.ControlPlane, raw []
 			}
 		}
 	}
-	gu := &Guest{VMI: ns + "/" + name, UID: vmi.Metadata.UID, log: filepath.Join(dir, "launcher.log"), exited: make(chan struct{})}
+	gu := &Guest{VMI: ns + "/" + name, UID: string(vmi.UID), log: filepath.Join(dir, "launcher.log"), exited: make(chan struct{})}
 	logf, err := os.Create(gu.log)
 	if err != nil {
 		return nil, err
@@ -392,14 +329,14 @@ func (g *Guests) start(ctx context.Context, cp *conformance.ControlPlane, raw []
 			case "ready":
 				gu.ready = ev.OK
 			case "stopped":
-				gu.stopped, gu.agent, gu.ready = true, false, false
+				gu.agent, gu.ready = false, false
 			}
 			gu.mu.Unlock()
 		}
 		err := gu.cmd.Wait()
 		logf.Close()
 		gu.mu.Lock()
-		gu.stopped, gu.agent, gu.ready = true, false, false
+		gu.agent, gu.ready = false, false
 		if err != nil {
 			gu.events = append(gu.events, GuestEvent{Event: "exit", Detail: err.Error()})
 		}

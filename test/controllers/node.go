@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	virtv1 "kubevirt.io/api/core/v1"
+
 	"github.com/virtc/virtc/test/conformance"
 )
 
@@ -190,7 +192,7 @@ func (nd *Node) Sync(ctx context.Context, namespace string) error {
 		gu := nd.Guests().byUID(p.Metadata.Labels["kubevirt.io/created-by"])
 		if p.Metadata.DeletionTimestamp != "" {
 			// A booted guest shuts down first (the kubelet's SIGTERM to
-			// the compute container, virt-handler's ACPI shutdown); its
+			// the compute container, virt-handler's shutdown of the domain); its
 			// VMI then ends Succeeded, as virt-handler reports a domain
 			// shut off with reason shutdown.
 			if gu != nil {
@@ -235,8 +237,7 @@ func (nd *Node) Sync(ctx context.Context, namespace string) error {
 		guestReady := nd.guestReady(namespace, p.Metadata.Labels["vm.kubevirt.io/name"])
 		if nd.Guests().boots(namespace, p.Metadata.Labels["vm.kubevirt.io/name"]) {
 			// virtc's readiness probe: the guest agent answers guest-ping
-			_, _, ready, _ := gu.stateOrZero()
-			guestReady = ready
+			_, _, guestReady = gu.state()
 		}
 		want := "True"
 		if !guestReady {
@@ -285,25 +286,26 @@ func (nd *Node) syncVMIs(ctx context.Context, namespace string) error {
 		return err
 	}
 	var vmis struct {
-		Items []struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(data, &vmis); err != nil {
+		return err
+	}
+	for _, raw := range vmis.Items {
+		var v struct {
 			Metadata struct {
-				Name              string `json:"name"`
-				UID               string `json:"uid"`
-				ResourceVersion   string `json:"resourceVersion"`
-				DeletionTimestamp string `json:"deletionTimestamp"`
+				Name string `json:"name"`
 			} `json:"metadata"`
 			Status struct {
 				Phase      string           `json:"phase"`
 				Conditions []map[string]any `json:"conditions"`
 			} `json:"status"`
 		}
-	}
-	if err := json.Unmarshal(data, &vmis); err != nil {
-		return err
-	}
-	for _, v := range vmis.Items {
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return err
+		}
 		if nd.Guests().boots(namespace, v.Metadata.Name) {
-			if err := nd.syncGuest(ctx, namespace, v.Metadata.Name, v.Metadata.UID, v.Metadata.ResourceVersion, v.Metadata.DeletionTimestamp, v.Status.Phase, v.Status.Conditions); err != nil {
+			if err := nd.syncGuest(ctx, raw, v.Status.Conditions); err != nil {
 				return err
 			}
 			continue
@@ -311,23 +313,31 @@ func (nd *Node) syncVMIs(ctx context.Context, namespace string) error {
 		if v.Status.Phase != "Scheduled" {
 			continue
 		}
-		now := time.Now().UTC().Format(time.RFC3339)
-		conds := append(v.Status.Conditions,
-			map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": now, "lastProbeTime": nil},
-			map[string]any{"type": "LiveMigratable", "status": "True", "lastTransitionTime": now, "lastProbeTime": nil})
-		patch, _ := json.Marshal([]any{
-			map[string]any{"op": "test", "path": "/status/phase", "value": "Scheduled"},
-			map[string]any{"op": "replace", "path": "/status/phase", "value": "Running"},
-			map[string]any{"op": "add", "path": "/status/conditions", "value": conds},
-			// A node without SELinux (pkg/virt-handler/vm.go
-			// updateSELinuxContext); the migration controller waits for it.
-			map[string]any{"op": "add", "path": "/status/selinuxContext", "value": "none"},
-		})
-		if err := nd.patchVMI(ctx, namespace, v.Metadata.Name, patch); err != nil {
+		if err := nd.markRunning(ctx, namespace, v.Metadata.Name, v.Status.Conditions, true); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// markRunning reports a VMI virt-controller handed over (Scheduled)
+// Running and LiveMigratable, and Ready unless the guest's readiness
+// comes from its pod, as virt-handler does once the domain runs.
+func (nd *Node) markRunning(ctx context.Context, namespace, name string, conds []map[string]any, ready bool) error {
+	now := time.Now().UTC().Format(time.RFC3339)
+	if ready {
+		conds = append(conds, map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": now, "lastProbeTime": nil})
+	}
+	conds = append(conds, map[string]any{"type": "LiveMigratable", "status": "True", "lastTransitionTime": now, "lastProbeTime": nil})
+	patch, _ := json.Marshal([]any{
+		map[string]any{"op": "test", "path": "/status/phase", "value": "Scheduled"},
+		map[string]any{"op": "replace", "path": "/status/phase", "value": "Running"},
+		map[string]any{"op": "add", "path": "/status/conditions", "value": conds},
+		// A node without SELinux (pkg/virt-handler/vm.go
+		// updateSELinuxContext); the migration controller waits for it.
+		map[string]any{"op": "add", "path": "/status/selinuxContext", "value": "none"},
+	})
+	return nd.patchVMI(ctx, namespace, name, patch)
 }
 
 // patchVMI patches a VMI as virt-handler's ServiceAccount.
@@ -337,31 +347,33 @@ func (nd *Node) patchVMI(ctx context.Context, namespace, name string, patch []by
 	return err
 }
 
-// syncGuest is virt-handler for a VMI whose guest boots: it starts the
-// guest once virt-controller hands the VMI over (Scheduled), reports it
-// Running once the domain runs and AgentConnected as the guest agent
-// channel says, and stops it when the VMI is deleted.
-func (nd *Node) syncGuest(ctx context.Context, namespace, name, uid, rv, deleted, phase string, conds []map[string]any) error {
+// syncGuest is virt-handler for a VMI whose guest boots (raw: as the
+// list has it): it starts the guest once virt-controller hands the VMI
+// over (Scheduled), reports it Running once the domain runs and
+// AgentConnected as the guest agent channel says, and stops it when the
+// VMI is deleted.
+func (nd *Node) syncGuest(ctx context.Context, raw []byte, conds []map[string]any) error {
+	var vmi virtv1.VirtualMachineInstance
+	if err := json.Unmarshal(raw, &vmi); err != nil {
+		return err
+	}
+	uid, phase := string(vmi.UID), vmi.Status.Phase
 	gu := nd.Guests().byUID(uid)
-	if deleted != "" || phase == "Succeeded" || phase == "Failed" {
+	if vmi.DeletionTimestamp != nil || vmi.IsFinal() {
 		if gu != nil {
 			gu.Stop()
 		}
 		return nil
 	}
-	if phase != "Scheduled" && phase != "Running" {
+	if phase != virtv1.Scheduled && phase != virtv1.Running {
 		return nil
 	}
 	if gu == nil {
-		if phase != "Scheduled" || nd.Guests().hasFailed(uid) {
+		if phase != virtv1.Scheduled || nd.Guests().hasFailed(uid) {
 			return nil
 		}
-		raw, err := nd.cp.Get(ctx, "/apis/kubevirt.io/v1/namespaces/"+namespace+"/virtualmachineinstances/"+name)
-		if err != nil {
-			return err
-		}
-		if _, err := nd.Guests().start(ctx, nd.cp, raw); err != nil {
-			err = fmt.Errorf("node agent: booting VMI %s/%s: %v", namespace, name, err)
+		if _, err := nd.Guests().start(ctx, nd.cp, &vmi, raw); err != nil {
+			err = fmt.Errorf("node agent: booting VMI %s/%s: %v", vmi.Namespace, vmi.Name, err)
 			nd.Guests().fail(uid, err)
 			return err
 		}
@@ -372,20 +384,13 @@ func (nd *Node) syncGuest(ctx context.Context, namespace, name, uid, rv, deleted
 		// reports it
 		return nd.guestEnded(ctx, gu)
 	}
-	started, agent, _, _ := gu.state()
-	now := time.Now().UTC().Format(time.RFC3339)
-	if phase == "Scheduled" {
+	started, agent, _ := gu.state()
+	if phase == virtv1.Scheduled {
 		if !started {
 			return nil
 		}
-		conds = append(conds, map[string]any{"type": "LiveMigratable", "status": "True", "lastTransitionTime": now, "lastProbeTime": nil})
-		patch, _ := json.Marshal([]any{
-			map[string]any{"op": "test", "path": "/status/phase", "value": "Scheduled"},
-			map[string]any{"op": "replace", "path": "/status/phase", "value": "Running"},
-			map[string]any{"op": "add", "path": "/status/conditions", "value": conds},
-			map[string]any{"op": "add", "path": "/status/selinuxContext", "value": "none"},
-		})
-		return nd.patchVMI(ctx, namespace, name, patch)
+		// Ready is virt-controller's, from the pod's readiness
+		return nd.markRunning(ctx, vmi.Namespace, vmi.Name, conds, false)
 	}
 	has := -1
 	for i, c := range conds {
@@ -395,20 +400,19 @@ func (nd *Node) syncGuest(ctx context.Context, namespace, name, uid, rv, deleted
 	}
 	switch {
 	case agent && has < 0:
-		conds = append(conds, map[string]any{"type": "AgentConnected", "status": "True", "lastProbeTime": now, "lastTransitionTime": nil})
+		conds = append(conds, map[string]any{"type": "AgentConnected", "status": "True", "lastProbeTime": time.Now().UTC().Format(time.RFC3339), "lastTransitionTime": nil})
 	case !agent && has >= 0:
 		conds = append(conds[:has], conds[has+1:]...)
 	default:
 		return nil
 	}
 	patch, _ := json.Marshal([]any{
-		map[string]any{"op": "test", "path": "/metadata/resourceVersion", "value": rv},
+		map[string]any{"op": "test", "path": "/metadata/resourceVersion", "value": vmi.ResourceVersion},
 		map[string]any{"op": "replace", "path": "/status/conditions", "value": conds},
 	})
-	if err := nd.patchVMI(ctx, namespace, name, patch); err != nil {
-		// written since the list (virt-controller): the next round
-		return nil
-	}
+	// a conflict (virt-controller wrote since the list) waits for the
+	// next round
+	_ = nd.patchVMI(ctx, vmi.Namespace, vmi.Name, patch)
 	return nil
 }
 
@@ -428,15 +432,8 @@ func (nd *Node) guestEnded(ctx context.Context, gu *Guest) error {
 	if err != nil {
 		return nil // gone already
 	}
-	var v struct {
-		Metadata struct {
-			UID string `json:"uid"`
-		} `json:"metadata"`
-		Status struct {
-			Phase string `json:"phase"`
-		} `json:"status"`
-	}
-	if err := json.Unmarshal(raw, &v); err != nil || v.Metadata.UID != gu.UID || v.Status.Phase == "Succeeded" || v.Status.Phase == "Failed" {
+	var v virtv1.VirtualMachineInstance
+	if err := json.Unmarshal(raw, &v); err != nil || string(v.UID) != gu.UID || v.IsFinal() {
 		return err
 	}
 	patch, _ := json.Marshal([]any{
