@@ -561,6 +561,9 @@ func (p *process) Exited() bool { return p.exited() }
 // Tail is the end of the process's log.
 func (p *process) Tail() string { return p.tail() }
 
+// Log is the path of the process's log (its standard output and error).
+func (p *process) Log() string { return p.log }
+
 // FreePort is a free TCP port on 127.0.0.1.
 func FreePort() (int, error) { return freePort() }
 

@@ -1,9 +1,11 @@
 package controllers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -223,8 +225,10 @@ func (nd *Node) Sync(ctx context.Context, namespace string) error {
 			binding, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Binding",
 				"metadata": map[string]any{"name": p.Metadata.Name, "namespace": namespace},
 				"target":   map[string]any{"apiVersion": "v1", "kind": "Node", "name": node}})
-			if _, err := nd.cp.Do(ctx, "POST", "/api/v1/namespaces/"+namespace+"/pods/"+p.Metadata.Name+"/binding", "application/json", binding); err != nil {
+			if gone, err := nd.podRequest(ctx, "POST", namespace, p.Metadata.Name, "/binding", "application/json", binding); err != nil {
 				return err
+			} else if gone {
+				continue
 			}
 		}
 		// A migration target pod stays bound but not started (unless
@@ -273,11 +277,31 @@ func (nd *Node) Sync(ctx context.Context, namespace string) error {
 			},
 			"containerStatuses": statuses,
 		}})
-		if _, err := nd.cp.MustKubectl(ctx, nil, "patch", "pod", p.Metadata.Name, "-n", namespace, "--subresource=status", "--type=merge", "-p", string(patch)); err != nil {
+		if _, err := nd.podRequest(ctx, "PATCH", namespace, p.Metadata.Name, "/status", "application/merge-patch+json", patch); err != nil {
 			return err
 		}
 	}
 	return nd.syncVMIs(ctx, namespace)
+}
+
+// podRequest sends a bind or a status update for a pod of the list. Pods
+// change under the node agent as under a kubelet: virt-controller deletes a
+// migration's target pod when the migration ends or is cancelled, an
+// unbound pod at once. gone reports a pod deleted since the list (404), or
+// being deleted or bound since (409, for a binding): the next round sees
+// it as it is, as kube-scheduler drops a binding whose pod is gone.
+func (nd *Node) podRequest(ctx context.Context, method, namespace, name, sub, contentType string, body []byte) (gone bool, err error) {
+	path := "/api/v1/namespaces/" + namespace + "/pods/" + name + sub
+	code, data, err := nd.cp.Request(ctx, method, path, contentType, body, nil)
+	switch {
+	case err != nil:
+		return false, err
+	case code/100 == 2:
+		return false, nil
+	case code == http.StatusNotFound || code == http.StatusConflict && sub == "/binding":
+		return true, nil
+	}
+	return false, fmt.Errorf("node stand-in: %s %s: %d %s: %s", method, path, code, http.StatusText(code), bytes.TrimSpace(data))
 }
 
 func (nd *Node) syncVMIs(ctx context.Context, namespace string) error {
@@ -337,7 +361,17 @@ func (nd *Node) markRunning(ctx context.Context, namespace, name string, conds [
 		// updateSELinuxContext); the migration controller waits for it.
 		map[string]any{"op": "add", "path": "/status/selinuxContext", "value": "none"},
 	})
-	return nd.patchVMI(ctx, namespace, name, patch)
+	err := nd.patchVMI(ctx, namespace, name, patch)
+	if err != nil {
+		// the test failed: the VMI is gone or past Scheduled since the
+		// list, and the next round sees it as it is
+		code, data, gerr := nd.cp.Request(ctx, "GET", "/apis/kubevirt.io/v1/namespaces/"+namespace+"/virtualmachineinstances/"+name, "", nil, nil)
+		var v virtv1.VirtualMachineInstance
+		if gerr == nil && (code == http.StatusNotFound || code == http.StatusOK && json.Unmarshal(data, &v) == nil && v.Status.Phase != virtv1.Scheduled) {
+			return nil
+		}
+	}
+	return err
 }
 
 // patchVMI patches a VMI as virt-handler's ServiceAccount.

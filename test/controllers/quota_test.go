@@ -138,10 +138,7 @@ func startWith(t *testing.T, serviceAccounts bool) *env {
 		t.Fatalf("start KubeVirt: %v", err)
 	}
 	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("virt-controller log:\n%s", tailLines(kv.Controller.Tail(), 60))
-			t.Logf("virt-api log:\n%s", tailLines(kv.API.Tail(), 30))
-		}
+		keepLogs(t, kv.Controller, kv.API)
 		kv.Stop()
 	})
 	if err := CreateStorageClasses(ctx, cp); err != nil {
@@ -152,9 +149,7 @@ func startWith(t *testing.T, serviceAccounts bool) *env {
 		t.Fatalf("start CDI: %v", err)
 	}
 	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("cdi-controller log:\n%s", tailLines(cdi.Process.Tail(), 60))
-		}
+		keepLogs(t, cdi.Process)
 		cdi.Stop()
 	})
 	t.Logf("control plane, virt-api and virt-controller %s, cdi-controller %s ready in %v", DefaultKubeVirtVersion, DefaultCDIVersion, time.Since(began).Round(time.Millisecond))
@@ -660,5 +655,37 @@ func (e *env) applyObjects(objs []conformance.Object) {
 	}
 	if _, err := e.cp.MustKubectl(e.ctx, data, "apply", "--server-side", "--field-manager=virtc-e2e", "-f", "-"); err != nil {
 		e.t.Fatal(err)
+	}
+}
+
+// keepLogs copies the logs of procs out of the test's directory when the
+// test has failed, and names each copy with its last error line: a few
+// lines (klog's E lines, KubeVirt's level error), so that the failure's own message stays in view at the end of a
+// CI log, and the whole logs stay on the machine.
+func keepLogs(t *testing.T, procs ...*conformance.Process) {
+	if !t.Failed() {
+		return
+	}
+	dir, err := os.MkdirTemp("", "virtc-"+strings.ReplaceAll(t.Name(), "/", "_")+"-")
+	if err != nil {
+		t.Logf("keep logs: %v", err)
+		return
+	}
+	for _, p := range procs {
+		data, err := os.ReadFile(p.Log())
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, filepath.Base(p.Log())), data, 0o644)
+		}
+		if err != nil {
+			t.Logf("keep %s: %v", p.Log(), err)
+			continue
+		}
+		last := "none"
+		for line := range strings.Lines(string(data)) {
+			if strings.Contains(line, `"level":"error"`) || len(line) > 1 && line[0] == 'E' && line[1] >= '0' && line[1] <= '9' {
+				last = strings.TrimSpace(line)
+			}
+		}
+		t.Logf("log kept: %s (last error line: %.300s)", filepath.Join(dir, filepath.Base(p.Log())), last)
 	}
 }
