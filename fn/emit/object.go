@@ -185,5 +185,7 @@ func JoinSorted(ps []Keyed) [][]byte {
 	return out
 }
 
-// separator is the document separator between two objects of the stream.
-var separator = []byte("---\n")
+// Separator is the document separator between two objects of the stream.
+const Separator = "---\n"
+
+var separator = []byte(Separator)
