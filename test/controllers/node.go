@@ -363,8 +363,8 @@ func (nd *Node) markRunning(ctx context.Context, namespace, name string, conds [
 	})
 	err := nd.patchVMI(ctx, namespace, name, patch)
 	if err != nil {
-		// the test failed: the VMI is gone or past Scheduled since the
-		// list, and the next round sees it as it is
+		// the patch's test of the phase failed: the VMI is gone or past
+		// Scheduled since the list, and the next round sees it as it is
 		code, data, gerr := nd.cp.Request(ctx, "GET", "/apis/kubevirt.io/v1/namespaces/"+namespace+"/virtualmachineinstances/"+name, "", nil, nil)
 		var v virtv1.VirtualMachineInstance
 		if gerr == nil && (code == http.StatusNotFound || code == http.StatusOK && json.Unmarshal(data, &v) == nil && v.Status.Phase != virtv1.Scheduled) {
