@@ -94,18 +94,9 @@ var scenarios = []scenario{
 
 func TestBoot(t *testing.T) {
 	require := os.Getenv("VIRTC_REQUIRE_TOOLS") == "1"
-	var missing []string
-	for _, tool := range []string{"qemu-system-x86_64", "qemu-img", "libvirtd", "virtlogd", "virsh", "swtpm", "xorrisofs", "debootstrap"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			missing = append(missing, tool)
-		}
-	}
-	if os.Geteuid() != 0 {
-		missing = append(missing, "root (debootstrap, loop devices, libvirtd)")
-	}
-	if len(missing) > 0 {
+	if missing := Missing(); len(missing) > 0 {
 		if require {
-			t.Fatalf("boot suite needs %s (apt-get install qemu-system-x86 qemu-utils libvirt-daemon-system ovmf swtpm swtpm-tools debootstrap xorriso fdisk dosfstools mtools)", strings.Join(missing, ", "))
+			t.Fatalf("boot suite needs %s (%s)", strings.Join(missing, ", "), InstallHint)
 		}
 		t.Skipf("boot suite needs %s", strings.Join(missing, ", "))
 	}

@@ -181,6 +181,26 @@ func (l *libvirt) stop() {
 	l.pidFiles = nil
 }
 
+// Missing is what a guest boot needs and this machine lacks: the tools
+// (Debian's packages in InstallHint) and root (debootstrap, loop devices,
+// libvirtd). The boot suite and the end-to-end suite's launcher
+// (virt-launcher -check) ask the same.
+func Missing() []string {
+	var missing []string
+	for _, tool := range []string{"qemu-system-x86_64", "qemu-img", "libvirtd", "virtlogd", "virsh", "swtpm", "xorrisofs", "debootstrap"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing = append(missing, tool)
+		}
+	}
+	if os.Geteuid() != 0 {
+		missing = append(missing, "root (debootstrap, loop devices, libvirtd)")
+	}
+	return missing
+}
+
+// InstallHint installs the tools Missing looks for.
+const InstallHint = "apt-get install qemu-system-x86 qemu-utils libvirt-daemon-system ovmf swtpm swtpm-tools debootstrap xorriso fdisk dosfstools mtools"
+
 // hostKVM says whether /dev/kvm can run the guest's firmware: a
 // paravirtual KVM (PVM, as on this CI machine) opens but fails on the
 // firmware's first instructions ("KVM internal error ... emulation

@@ -2,7 +2,8 @@
 // one VMI (package boot, Launch): KubeVirt v1.8.4's cloud-init generator
 // and converter to the libvirt domain, booted by its own libvirtd. It
 // writes events as JSON lines on stdout and shuts the guest down on
-// SIGTERM, as the kubelet stops a deleted launcher pod.
+// SIGTERM, as the kubelet stops a deleted launcher pod. With -check it
+// only says what a boot needs and the machine lacks.
 package main
 
 import (
@@ -55,7 +56,15 @@ func main() {
 	flag.StringVar(&o.Marker, "marker", "", "a line the user data writes to the serial console")
 	flag.Var(claims(o.Claims), "claim", "a claim the pod mounts: name=bytes[:block] (repeated)")
 	flag.Var(&keys, "ssh-key", "an access credential's key the guest must have (repeated)")
+	check := flag.Bool("check", false, "only say what a guest boot needs and this machine lacks (exit 1 if anything)")
 	flag.Parse()
+	if *check {
+		if missing := boot.Missing(); len(missing) > 0 {
+			fmt.Fprintf(os.Stderr, "%s (%s)\n", strings.Join(missing, ", "), boot.InstallHint)
+			os.Exit(1)
+		}
+		return
+	}
 	o.SSHKeys = keys
 	data, err := os.ReadFile(vmiFile)
 	if err != nil {
