@@ -66,7 +66,7 @@ func RunModes(cfg Config, sizes []int) ([]ModeRow, error) {
 	var rows []ModeRow
 	noLimit := 24 * time.Hour
 	for _, n := range sizes {
-		opts := FleetOptions(n)
+		opts := cfg.fleetOptions(n)
 		row := ModeRow{VMs: n, Tenants: opts.Tenants, Results: map[string]Summary{}}
 		dir := filepath.Join(cfg.Work, fmt.Sprintf("modes-%d", n))
 		if err := os.RemoveAll(dir); err != nil {
