@@ -58,10 +58,10 @@ type ModeRow struct {
 // NetworkAttachmentDefinitions as one List (without what the cluster adds:
 // status, uid, defaults). cmp runs Argo CD's generate once per tenant,
 // one after another, as the ApplicationSet's per-tenant Applications of
-// one commit do (plugin parameters scope vms and the tenant, and the commit of the copied tree
-// as ARGOCD_APP_REVISION), in a fresh copy of the repository each time
-// and with a cache that starts empty every round;
-// its time and CPU are the sums, its RSS the largest.
+// one commit do (plugin parameters scope vms and the tenant, and the
+// commit of the copied tree as ARGOCD_APP_REVISION), in a fresh copy of
+// the repository each time and with a cache that starts empty every
+// round; its time and CPU are the sums, its RSS the largest.
 func RunModes(cfg Config, sizes []int) ([]ModeRow, error) {
 	var rows []ModeRow
 	noLimit := 24 * time.Hour
