@@ -278,14 +278,26 @@ func binaryID(h io.Writer, exe string) bool {
 // and on what it cannot read.
 //
 // Without bytes this is most of a cached call's own work (500 names at
-// 10,000 VMs): the names are gathered in one buffer and hashed once, and
-// sorted as plain strings rather than through fs.DirEntry's methods.
+// 10,000 VMs), and in a process that lives a millisecond or two each page
+// of memory it first touches costs a fault: the names are gathered into
+// one buffer, reserved once (untouched pages cost nothing), and hashed
+// once.
 func hashTree(h io.Writer, top, rel, cacheDir string, bytes bool) bool {
 	var buf []byte
-	ok := walkTree(top, rel, cacheDir, func(p string) bool {
+	if !bytes {
+		buf = make([]byte, 0, 64<<10)
+	}
+	ok := walkTree(top, rel, cacheDir, func(dir, name string) bool {
 		if !bytes {
-			buf = append(append(buf, p...), 0)
+			if dir != "" {
+				buf = append(append(buf, dir...), '/')
+			}
+			buf = append(append(buf, name...), 0)
 			return true
+		}
+		p := name
+		if dir != "" {
+			p = dir + "/" + name
 		}
 		data, err := os.ReadFile(top + "/" + p)
 		if err != nil {
@@ -305,11 +317,11 @@ type dirent struct {
 	dir  bool
 }
 
-// walkTree calls file with the path from the top of every regular file
-// under rel, in hashTree's order; false from file stops it. It is false
-// when it meets anything but a directory or a regular file, or cannot read
-// a directory.
-func walkTree(top, rel, cacheDir string, file func(p string) bool) bool {
+// walkTree calls file with the directory (from the top) and name of every
+// regular file under rel, in hashTree's order; false from file stops it.
+// It is false when it meets anything but a directory or a regular file,
+// or cannot read a directory.
+func walkTree(top, rel, cacheDir string, file func(dir, name string) bool) bool {
 	dir := top
 	if rel != "" {
 		dir = top + "/" + rel
@@ -320,15 +332,17 @@ func walkTree(top, rel, cacheDir string, file func(p string) bool) bool {
 	}
 	slices.SortFunc(list, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
 	for _, e := range list {
+		if !e.dir {
+			if !file(rel, e.name) {
+				return false
+			}
+			continue
+		}
 		p := e.name
 		if rel != "" {
 			p = rel + "/" + e.name
 		}
 		switch {
-		case !e.dir:
-			if !file(p) {
-				return false
-			}
 		case e.name == ".git" || top+"/"+p == cacheDir:
 		case !walkTree(top, p, cacheDir, file):
 			return false

@@ -1,6 +1,7 @@
 package cmp
 
 import (
+	"slices"
 	"syscall"
 	"unsafe"
 )
@@ -19,10 +20,20 @@ func readDir(dir string) ([]dirent, bool) {
 		return nil, false
 	}
 	defer syscall.Close(fd)
-	var raw []byte
-	buf := make([]byte, 32<<10)
+	// Records go straight into one buffer, reserved from the directory's
+	// size (on ext4 the blocks its entries fill; less than the records on
+	// some file systems, tmpfs among them), grown when it is short.
+	size := int64(32 << 10)
+	var st syscall.Stat_t
+	if syscall.Fstat(fd, &st) == nil && st.Size > 0 {
+		size = st.Size + 8<<10
+	}
+	raw := make([]byte, 0, size)
 	for {
-		n, err := syscall.ReadDirent(fd, buf)
+		if cap(raw)-len(raw) < 4<<10 {
+			raw = slices.Grow(raw, cap(raw))
+		}
+		n, err := syscall.ReadDirent(fd, raw[len(raw):cap(raw)])
 		if err == syscall.EINTR {
 			continue
 		}
@@ -32,13 +43,13 @@ func readDir(dir string) ([]dirent, bool) {
 		if n <= 0 {
 			break
 		}
-		raw = append(raw, buf[:n]...)
+		raw = raw[:len(raw)+n]
 	}
 	// d_ino (8 bytes), d_off (8), d_reclen (2), d_type (1), d_name (NUL
 	// terminated, padded to d_reclen).
 	const nameAt = 19
 	names := unsafe.String(unsafe.SliceData(raw), len(raw))
-	var list []dirent
+	list := make([]dirent, 0, len(raw)/24)
 	for rec := 0; rec+nameAt <= len(raw); {
 		reclen := int(*(*uint16)(unsafe.Pointer(&raw[rec+16])))
 		if reclen < nameAt || rec+reclen > len(raw) {
