@@ -55,6 +55,10 @@ type Config struct {
 	KRM func(virtc, fleetDir, workDir string) (dir, resourceList string, err error)
 	// KRMMissing says why the KRM column is empty when KRM is nil.
 	KRMMissing string
+	// VMsPerTenant is the fleets' average tenant size; 0 is
+	// VMsPerTenant's (20). The fleets of 10,000 VMs in 50
+	// tenants are 200.
+	VMsPerTenant int
 	// Log receives progress lines.
 	Log io.Writer
 }
@@ -153,7 +157,7 @@ func (s *series) summary() Summary {
 }
 
 func (cfg Config) fleet(n int, all bool) (Row, error) {
-	opts := FleetOptions(n)
+	opts := cfg.fleetOptions(n)
 	row := Row{VMs: n, Tenants: opts.Tenants}
 	dir := filepath.Join(cfg.Work, fmt.Sprintf("vms-%d", n))
 	if err := os.RemoveAll(dir); err != nil {

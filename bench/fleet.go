@@ -14,5 +14,20 @@ const Seed = 1
 // FleetOptions is the benchmark fleet of n VMs: n/20 tenants (at least
 // one), seed 1.
 func FleetOptions(vms int) fleet.Options {
-	return fleet.Options{Tenants: max(1, vms/VMsPerTenant), VMs: vms, Seed: Seed}
+	return FleetShape(vms, VMsPerTenant)
+}
+
+// FleetShape is the benchmark fleet of n VMs in tenants of perTenant VMs
+// on average (n/perTenant tenants, at least one), seed 1.
+func FleetShape(vms, perTenant int) fleet.Options {
+	return fleet.Options{Tenants: max(1, vms/max(1, perTenant)), VMs: vms, Seed: Seed}
+}
+
+// fleetOptions is the session's fleet of n VMs: Config.VMsPerTenant's
+// shape, or FleetOptions when it is 0.
+func (cfg Config) fleetOptions(vms int) fleet.Options {
+	if cfg.VMsPerTenant == 0 {
+		return FleetOptions(vms)
+	}
+	return FleetShape(vms, cfg.VMsPerTenant)
 }

@@ -37,7 +37,7 @@ func RunFn(cfg Config, sizes []int) ([]FnRow, error) {
 	var rows []FnRow
 	noLimit := 24 * time.Hour
 	for _, n := range sizes {
-		opts := FleetOptions(n)
+		opts := cfg.fleetOptions(n)
 		row := FnRow{VMs: n, Tenants: opts.Tenants}
 		dir := filepath.Join(cfg.Work, fmt.Sprintf("fn-%d", n))
 		if err := os.RemoveAll(dir); err != nil {

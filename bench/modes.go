@@ -58,15 +58,15 @@ type ModeRow struct {
 // NetworkAttachmentDefinitions as one List (without what the cluster adds:
 // status, uid, defaults). cmp runs Argo CD's generate once per tenant,
 // one after another, as the ApplicationSet's per-tenant Applications of
-// one commit do (scope vms, the tenant, and the commit of the copied tree
-// as ARGOCD_APP_REVISION), in a fresh copy of the repository each time
-// and with a cache that starts empty every round;
-// its time and CPU are the sums, its RSS the largest.
+// one commit do (plugin parameters scope vms and the tenant, and the
+// commit of the copied tree as ARGOCD_APP_REVISION), in a fresh copy of
+// the repository each time and with a cache that starts empty every
+// round; its time and CPU are the sums, its RSS the largest.
 func RunModes(cfg Config, sizes []int) ([]ModeRow, error) {
 	var rows []ModeRow
 	noLimit := 24 * time.Hour
 	for _, n := range sizes {
-		opts := FleetOptions(n)
+		opts := cfg.fleetOptions(n)
 		row := ModeRow{VMs: n, Tenants: opts.Tenants, Results: map[string]Summary{}}
 		dir := filepath.Join(cfg.Work, fmt.Sprintf("modes-%d", n))
 		if err := os.RemoveAll(dir); err != nil {
@@ -349,8 +349,15 @@ func cmpAll(generate Command, repo, appPath, revision string, tenants []string, 
 			"ARGOCD_APP_SOURCE_PATH="+appPath,
 			"ARGOCD_APP_REVISION="+revision,
 			"ARGOCD_APP_SOURCE_REPO_URL=file://"+repo,
-			"ARGOCD_ENV_SCOPE=vms",
-			"ARGOCD_ENV_TENANT="+t,
+			// The tenant Application's plugin parameters (examples/argocd/
+			// applicationset.yaml), as Argo CD's repo server passes them
+			// (argo-cd pkg/apis/application/v1alpha1/types.go,
+			// ApplicationSourcePluginParameters.Environ and
+			// ApplicationSourcePluginParameter.MarshalJSON): a JSON list,
+			// and one PARAM_ variable each.
+			`ARGOCD_APP_PARAMETERS=[{"name":"scope","string":"vms"},{"name":"tenant","string":"`+t+`"}]`,
+			"PARAM_SCOPE=vms",
+			"PARAM_TENANT="+t,
 			"VIRTC_CMP_CACHE="+cache)
 		x, err := Measure(Command{Name: generate.Name, Args: generate.Args, Dir: filepath.Join(work, appPath), Env: env}, 24*time.Hour)
 		if err != nil {

@@ -39,6 +39,7 @@ func main() {
 	modeSizes := flag.String("mode-sizes", "1000,10000,100000", "fleet sizes on which every mode (build, validate, report, diff, diff --base, diff --live, import, fn, cmp for every tenant) is timed beside virtc build")
 	only := flag.String("modes", "", "with --mode-sizes, time only these modes beside build, separated by '|' as the table names them (\"cmp, every tenant|diff OLD NEW\"); empty for every mode")
 	modesOnly := flag.Bool("modes-only", false, "measure only every mode on --mode-sizes")
+	perTenantVMs := flag.Int("vms-per-tenant", bench.VMsPerTenant, "average VMs per tenant of every fleet (the issue's 10,000-VM fleet of 50 tenants is 200)")
 	work := flag.String("work", "", "directory for fleets and outputs (default: a temporary one, removed at the end)")
 	flag.Parse()
 
@@ -57,14 +58,15 @@ func main() {
 		return out
 	}
 	cfg := bench.Config{
-		Virtc:     abs(*virtc),
-		CMP:       abs(*front),
-		Modes:     strings.FieldsFunc(*only, func(r rune) bool { return r == '|' }),
-		Baseline:  abs(*baseline),
-		Kustomize: abs(*kustomize),
-		Sizes:     parse(*sizes),
-		VirtcOnly: parse(*virtcOnly),
-		PerTenant: parse(*perTenant),
+		Virtc:        abs(*virtc),
+		CMP:          abs(*front),
+		Modes:        strings.FieldsFunc(*only, func(r rune) bool { return r == '|' }),
+		Baseline:     abs(*baseline),
+		Kustomize:    abs(*kustomize),
+		Sizes:        parse(*sizes),
+		VirtcOnly:    parse(*virtcOnly),
+		PerTenant:    parse(*perTenant),
+		VMsPerTenant: *perTenantVMs,
 		Runs: func(vms int) int {
 			if vms >= 10000 {
 				return *large

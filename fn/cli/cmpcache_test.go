@@ -82,11 +82,12 @@ func TestCMPCache(t *testing.T) {
 		t.Fatalf("cache entries %v, want one", got)
 	}
 
-	// A hit is served from the entry: marking the entry's file shows it.
-	entry := filepath.Join(cache, entries(t, cache)[0])
-	if err := os.WriteFile(cmp.TenantFile(entry, tenants[0]), []byte("marked\n"), 0o600); err != nil {
-		t.Fatal(err)
+	// A hit is served from the entry: storing a marked one shows it.
+	call, ok := cmp.Prepare(nil, []string{AppPathEnv + "=clusters/east", "ARGOCD_ENV_SCOPE=vms", CacheEnv + "=" + cache, "ARGOCD_ENV_TENANT=" + tenants[0]})
+	if !ok || entries(t, cache)[0] != call.Key() {
+		t.Fatalf("the test's call is not the entry's: %v", ok)
 	}
+	call.Store(nil, nil, "", []cmp.Output{{Tenant: tenants[0], Parts: [][]byte{[]byte("mark"), []byte("ed\n")}}})
 	if out, _, _ := cmpRun(t, cache, tenants[0]); out != "marked\n" {
 		t.Fatalf("second call did not read the cache entry")
 	}

@@ -1,9 +1,9 @@
 package cmp
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -38,10 +38,10 @@ import (
 // that tenant, in the full output's order. A failed build is not cached:
 // each call compiles again and reports its errors itself.
 //
-// Entries are written to a temporary directory and renamed into place, so
-// a reader sees a whole entry or none and needs no lock; concurrent misses
-// both compile, and the first rename wins (same bytes). A reader that finds
-// an entry removed by pruning compiles instead.
+// Entries are written to a temporary file and renamed into place, so a
+// reader sees a whole entry or none and needs no lock; concurrent misses
+// both compile and rename the same bytes. A reader that finds an entry
+// removed by pruning compiles instead.
 
 // CacheEnv names the directory of the plugin's output cache (the sidecar
 // container's environment, not a plugin env entry); "off" turns the cache
@@ -215,7 +215,7 @@ func PrepareFor(exe string, args, env []string) (*Call, bool) {
 		return nil, false // paths below are slash-separated (Argo CD's sidecar runs on Linux)
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "virtc cmp cache 2\x00")
+	fmt.Fprintf(h, "virtc cmp cache 3\x00")
 	if byCommit {
 		fmt.Fprintf(h, "commit\x00%s\x00%s\x00", repoURL, revision)
 	}
@@ -238,16 +238,20 @@ func PrepareFor(exe string, args, env []string) (*Call, bool) {
 }
 
 // binaryID writes what identifies virtc's binary to h: its path, size and
-// modification time, and its first 32 KiB, which hold the Go build ID (an
-// ELF note near the start of the file, as cmd/internal/buildid reads it:
-// a hash of the build's inputs, flags and toolchain, so another version of
-// virtc has another). Not runtime/debug's build information: this file
-// imports neither runtime/debug nor path/filepath, because Go initialises
-// a package only when nothing ready sorts before it, and about a hundred
-// of virtc's dependencies sort before "path/filepath" and
-// "runtime/debug": importing either made package hit wait for them.
+// modification time, and its first 4 KiB, which hold the Go build ID (a
+// hash of the build's inputs, flags and toolchain, so another version of
+// virtc has another). Go's linker writes it as the ELF note
+// .note.go.buildid before .text, in the file's first page (cmd/link/
+// internal/ld/elf.go, asmbElf; TestBuildIDInFirstPage holds it, where
+// cmd/internal/buildid reads 32 KiB to cover other formats too).
+//
+// Not runtime/debug's build information: this file imports neither
+// runtime/debug nor path/filepath, because Go initialises a package only
+// when nothing ready sorts before it, and about a hundred of virtc's
+// dependencies sort before "path/filepath" and "runtime/debug":
+// importing either made package hit wait for them.
 func binaryID(h io.Writer, exe string) bool {
-	f, err := os.Open(exe)
+	f, err := openFile(exe)
 	if err != nil {
 		return false
 	}
@@ -257,7 +261,7 @@ func binaryID(h io.Writer, exe string) bool {
 		return false
 	}
 	fmt.Fprintf(h, "%s\x00%d\x00%d\x00", exe, info.Size(), info.ModTime().UnixNano())
-	head := make([]byte, 32<<10)
+	head := make([]byte, 4<<10)
 	n, err := io.ReadFull(f, head)
 	if err != nil && err != io.ErrUnexpectedEOF {
 		return false
@@ -274,14 +278,26 @@ func binaryID(h io.Writer, exe string) bool {
 // and on what it cannot read.
 //
 // Without bytes this is most of a cached call's own work (500 names at
-// 10,000 VMs): the names are gathered in one buffer and hashed once, and
-// sorted as plain strings rather than through fs.DirEntry's methods.
+// 10,000 VMs), and in a process that lives a millisecond or two each page
+// of memory it first touches costs a fault: the names are gathered into
+// one buffer, reserved once (untouched pages cost nothing), and hashed
+// once.
 func hashTree(h io.Writer, top, rel, cacheDir string, bytes bool) bool {
 	var buf []byte
-	ok := walkTree(top, rel, cacheDir, func(p string) bool {
+	if !bytes {
+		buf = make([]byte, 0, 64<<10)
+	}
+	ok := walkTree(top, rel, cacheDir, func(dir, name string) bool {
 		if !bytes {
-			buf = append(append(buf, p...), 0)
+			if dir != "" {
+				buf = append(append(buf, dir...), '/')
+			}
+			buf = append(append(buf, name...), 0)
 			return true
+		}
+		p := name
+		if dir != "" {
+			p = dir + "/" + name
 		}
 		data, err := os.ReadFile(top + "/" + p)
 		if err != nil {
@@ -301,69 +317,38 @@ type dirent struct {
 	dir  bool
 }
 
-// walkTree calls file with the path from the top of every regular file
-// under rel, in hashTree's order; false from file stops it. It is false
-// when it meets anything but a directory or a regular file, or cannot read
-// a directory.
-func walkTree(top, rel, cacheDir string, file func(p string) bool) bool {
+// walkTree calls file with the directory (from the top) and name of every
+// regular file under rel, in hashTree's order; false from file stops it.
+// It is false when it meets anything but a directory or a regular file,
+// or cannot read a directory.
+func walkTree(top, rel, cacheDir string, file func(dir, name string) bool) bool {
 	dir := top
 	if rel != "" {
 		dir = top + "/" + rel
 	}
-	f, err := os.Open(dir)
-	if err != nil {
+	list, ok := readDir(dir)
+	if !ok {
 		return false
-	}
-	ents, err := f.ReadDir(-1)
-	f.Close()
-	if err != nil {
-		return false
-	}
-	list := make([]dirent, len(ents))
-	for i, e := range ents {
-		switch t := e.Type(); {
-		case t.IsDir():
-			list[i] = dirent{e.Name(), true}
-		case t.IsRegular():
-			list[i] = dirent{e.Name(), false}
-		default:
-			return false
-		}
 	}
 	slices.SortFunc(list, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
 	for _, e := range list {
+		if !e.dir {
+			if !file(rel, e.name) {
+				return false
+			}
+			continue
+		}
 		p := e.name
 		if rel != "" {
 			p = rel + "/" + e.name
 		}
 		switch {
-		case !e.dir:
-			if !file(p) {
-				return false
-			}
 		case e.name == ".git" || top+"/"+p == cacheDir:
 		case !walkTree(top, p, cacheDir, file):
 			return false
 		}
 	}
 	return true
-}
-
-// treeSize is the size of the files under dir.
-func treeSize(dir string) int64 {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return 0
-	}
-	var size int64
-	for _, e := range ents {
-		if e.IsDir() {
-			size += treeSize(path.Join(dir, e.Name()))
-		} else if fi, err := e.Info(); err == nil {
-			size += fi.Size()
-		}
-	}
-	return size
 }
 
 // toSlash and fromSlash are filepath.ToSlash and FromSlash (not imported:
@@ -450,48 +435,56 @@ func commitHash(s string) bool {
 // Key is the call's cache key.
 func (c *Call) Key() string { return c.key }
 
-// Entry is the directory of the call's entry.
+// Entry is the file of the call's entry.
 func (c *Call) Entry() string { return path.Join(c.dir, c.key) }
-
-// TenantFile is a tenant's output in an entry (tenant names are DNS
-// labels: no separators).
-func TenantFile(entry, tenant string) string {
-	return path.Join(entry, "tenants", tenant+".yaml")
-}
-
-// compiler is an entry's record of the marker file's options.
-type compiler struct {
-	Flags []string `json:"flags"`
-	Paths []string `json:"paths"`
-}
 
 // Serve prints the call's command line, the cached diagnostics and the
 // tenant's output, if the entry has them, as the call would without the
 // cache. An error is that of writing the output.
 func (c *Call) Serve(stdout, stderr io.Writer) (served bool, err error) {
-	entry := c.Entry()
-	diags, err := os.ReadFile(path.Join(entry, "diagnostics"))
+	f, err := openFile(c.Entry())
 	if err != nil {
 		return false, nil
 	}
-	spec, err := os.ReadFile(path.Join(entry, "compiler.json"))
+	defer f.Close()
+	first := make([]byte, 4<<10)
+	n, _ := io.ReadFull(f, first)
+	line, size, ok := headerSize(first[:n])
+	if !ok {
+		return false, nil
+	}
+	raw := make([]byte, size)
+	got := copy(raw, first[line:n])
+	if _, err := f.ReadAt(raw[got:], int64(line+got)); err != nil && got < size {
+		return false, nil
+	}
+	head, ok := parseHeader(raw)
+	if !ok {
+		return false, nil
+	}
+	info, err := f.Stat()
 	if err != nil {
 		return false, nil
 	}
-	var comp compiler
-	if json.Unmarshal(spec, &comp) != nil {
-		return false, nil
-	}
-	out, err := os.ReadFile(TenantFile(entry, c.Tenant))
-	if err != nil {
+	off, length, ok := head.lookup(c.Tenant, info.Size()-int64(line+size))
+	if !ok {
 		return false, nil
 	}
 	now := time.Now()
-	os.Chtimes(entry, now, now) // the newest use, for pruning
-	io.WriteString(stderr, CommandLine(BuildArgs(c.args, comp.Flags, c.envArgs, comp.Paths)))
-	io.WriteString(stderr, string(diags))
-	_, err = stdout.Write(out)
-	return true, err
+	os.Chtimes(c.Entry(), now, now) // the newest use, for pruning
+	io.WriteString(stderr, CommandLine(BuildArgs(c.args, head.flags, c.envArgs, head.paths)))
+	io.WriteString(stderr, head.diags)
+	return true, sendRange(stdout, f, int64(line+size)+off, length)
+}
+
+// copyRange writes n bytes of f from off to w through memory.
+func copyRange(w io.Writer, f *os.File, off, n int64) error {
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, off); err != nil {
+		return err
+	}
+	_, err := w.Write(buf)
+	return err
 }
 
 // Answer serves a plugin call of the virtc binary at exe (PrepareFor)
@@ -519,43 +512,36 @@ func Answer(exe string, args, env []string, stdout, stderr io.Writer) (code int,
 // Compiler's flags and paths, and every tenant's output; then it prunes
 // the oldest entries. The cache is an optimisation: a failure to write it
 // leaves the build's result as it is.
-func (c *Call) Store(specFlags, paths []string, diags string, outputs map[string][]byte) {
+//
+// The entry is written to a temporary file and renamed into place, so a
+// reader opens a whole entry or none; concurrent misses of one key each
+// rename the same bytes over the other's.
+func (c *Call) Store(specFlags, paths []string, diags string, outputs []Output) {
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		return
 	}
-	spec, err := json.Marshal(compiler{Flags: specFlags, Paths: paths})
+	f, err := os.CreateTemp(c.dir, ".tmp-")
 	if err != nil {
 		return
 	}
-	tmp, err := os.MkdirTemp(c.dir, ".tmp-")
-	if err != nil {
+	defer os.Remove(f.Name())
+	w := bufio.NewWriterSize(f, 1<<20)
+	err = writeEntry(w, specFlags, paths, diags, outputs)
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err != nil || cerr != nil {
 		return
 	}
-	defer os.RemoveAll(tmp)
-	if err := os.Mkdir(path.Join(tmp, "tenants"), 0o700); err != nil {
+	if err := os.Rename(f.Name(), c.Entry()); err != nil {
 		return
-	}
-	for t, out := range outputs {
-		if err := os.WriteFile(TenantFile(tmp, t), out, 0o600); err != nil {
-			return
-		}
-	}
-	if err := os.WriteFile(path.Join(tmp, "compiler.json"), spec, 0o600); err != nil {
-		return
-	}
-	// The diagnostics file last: Serve needs it, so it marks a whole
-	// entry even if renames were not atomic.
-	if err := os.WriteFile(path.Join(tmp, "diagnostics"), []byte(diags), 0o600); err != nil {
-		return
-	}
-	if err := os.Rename(tmp, c.Entry()); err != nil {
-		return // another call stored the same entry first
 	}
 	c.prune()
 }
 
-// prune removes the least recently used entries beyond the bounds, and
-// temporary directories of calls that died an hour ago or more.
+// prune removes the least recently used entries beyond the bounds,
+// temporary files of calls that died an hour ago or more, and entries of
+// earlier versions (directories).
 func (c *Call) prune() {
 	ents, err := os.ReadDir(c.dir)
 	if err != nil {
@@ -569,17 +555,22 @@ func (c *Call) prune() {
 	var list []entry
 	for _, e := range ents {
 		info, err := e.Info()
-		if err != nil || !e.IsDir() {
+		if err != nil {
 			continue
 		}
 		p := path.Join(c.dir, e.Name())
-		if strings.HasPrefix(e.Name(), ".tmp-") {
+		switch {
+		case strings.HasPrefix(e.Name(), ".tmp-"):
 			if time.Since(info.ModTime()) > time.Hour {
 				os.RemoveAll(p)
 			}
-			continue
+		case e.IsDir():
+			if len(e.Name()) == 64 {
+				os.RemoveAll(p)
+			}
+		default:
+			list = append(list, entry{e.Name(), info.ModTime(), info.Size()})
 		}
-		list = append(list, entry{e.Name(), info.ModTime(), treeSize(p)})
 	}
 	slices.SortFunc(list, func(a, b entry) int {
 		switch {
@@ -594,7 +585,7 @@ func (c *Call) prune() {
 	for i, e := range list {
 		total += e.size
 		if i > 0 && (i >= cacheEntries || total > cacheBytes) {
-			os.RemoveAll(path.Join(c.dir, e.name))
+			os.Remove(path.Join(c.dir, e.name))
 		}
 	}
 }

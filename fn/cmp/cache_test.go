@@ -3,6 +3,7 @@ package cmp
 import (
 	"bytes"
 	"crypto/sha256"
+	"debug/elf"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -173,7 +174,11 @@ func TestStoreServe(t *testing.T) {
 	if served, _ := shop.Serve(&out, &errs); served || out.Len()+errs.Len() > 0 {
 		t.Fatalf("an empty cache served %q %q", out.String(), errs.String())
 	}
-	shop.Store([]string{"--catalog=../p"}, []string{"vms"}, "warning: w\n", map[string][]byte{"shop": []byte("kind: A\n"), "ops": []byte("kind: B\n")})
+	shop.Store([]string{"--catalog=../p"}, []string{"vms"}, "warning: w\n", []Output{
+		{Tenant: "shop", Parts: [][]byte{[]byte("kind: A\n")}},
+		{Tenant: "ops", Parts: [][]byte{[]byte("kind: B\n"), []byte("---\n"), []byte("kind: C\n")}},
+		{Tenant: "idle"},
+	})
 	ops, _ := Prepare([]string{"--cluster=east"}, append(env, "ARGOCD_ENV_TENANT=ops"))
 	served, err := ops.Serve(&out, &errs)
 	if !served || err != nil {
@@ -182,7 +187,7 @@ func TestStoreServe(t *testing.T) {
 	if want := "virtc cmp: virtc build --cluster=east --catalog=../p --scope=vms --tenant=ops -- vms\nwarning: w\n"; errs.String() != want {
 		t.Errorf("stderr %q, want %q", errs.String(), want)
 	}
-	if out.String() != "kind: B\n" {
+	if out.String() != "kind: B\n---\nkind: C\n" {
 		t.Errorf("stdout %q", out.String())
 	}
 	nosuch, _ := Prepare([]string{"--cluster=east"}, append(env, "ARGOCD_ENV_TENANT=nosuch"))
@@ -217,6 +222,23 @@ func TestBinaryID(t *testing.T) {
 	}
 	if id("virtc", 1) == id("virtc", 2) {
 		t.Errorf("another build ID, the same size and time: the same identity")
+	}
+}
+
+// Go's linker writes the build ID within the first 4 KiB that binaryID
+// reads: this test binary's, as virtc's.
+func TestBuildIDInFirstPage(t *testing.T) {
+	f, err := elf.Open(os.Args[0])
+	if err != nil {
+		t.Skipf("not an ELF binary: %v", err)
+	}
+	defer f.Close()
+	s := f.Section(".note.go.buildid")
+	if s == nil {
+		t.Fatal("no .note.go.buildid section")
+	}
+	if end := s.Offset + s.Size; end > 4<<10 {
+		t.Errorf("the build ID note ends at byte %d, after the 4 KiB binaryID reads", end)
 	}
 }
 

@@ -1,0 +1,26 @@
+//go:build unix
+
+package cmp
+
+import (
+	"os"
+	"syscall"
+)
+
+// openFile opens a file or directory for reading with the open system
+// call and hands the descriptor to package os: os.Open would start Go's
+// network poller (epoll) at the first file and offer it every file (four
+// more system calls each, all refused for files on disk), which a cached
+// call, a process that lives a millisecond or two, pays for nothing.
+func openFile(name string) (*os.File, error) {
+	for {
+		fd, err := syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: name, Err: err}
+		}
+		return os.NewFile(uintptr(fd), name), nil
+	}
+}
