@@ -31,6 +31,8 @@ func sendRange(w io.Writer, f *os.File, off, n int64) error {
 			}
 			switch {
 			case err == syscall.EINTR:
+			case err == syscall.EAGAIN:
+				return false // a non-blocking pipe is full: wait until it drains
 			case err != nil:
 				serr = err
 				return true
