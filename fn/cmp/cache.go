@@ -453,6 +453,10 @@ func (c *Call) Serve(stdout, stderr io.Writer) (served bool, err error) {
 	if !ok {
 		return false, nil
 	}
+	info, err := f.Stat()
+	if err != nil || int64(line+size) > info.Size() {
+		return false, nil
+	}
 	raw := make([]byte, size)
 	got := copy(raw, first[line:n])
 	if _, err := f.ReadAt(raw[got:], int64(line+got)); err != nil && got < size {
@@ -460,10 +464,6 @@ func (c *Call) Serve(stdout, stderr io.Writer) (served bool, err error) {
 	}
 	head, ok := parseHeader(raw)
 	if !ok {
-		return false, nil
-	}
-	info, err := f.Stat()
-	if err != nil {
 		return false, nil
 	}
 	off, length, ok := head.lookup(c.Tenant, info.Size()-int64(line+size))

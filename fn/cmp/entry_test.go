@@ -98,6 +98,9 @@ func TestEntryDamaged(t *testing.T) {
 			}
 		}
 	}
+	if served, out := serve([]byte(entryMagic + "1125899906842624\n" + string(whole[line:]))); served {
+		t.Errorf("a header that claims a petabyte: served %q", out)
+	}
 	if served, out := serve(whole); !served || out != "kind: B\n" {
 		t.Errorf("the whole entry again: served %v %q", served, out)
 	}
