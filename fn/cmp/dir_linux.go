@@ -12,10 +12,7 @@ import (
 // dirent.h) itself, with the names in one string: os.File.ReadDir makes
 // an object and a string per entry, most of a cached call's allocations.
 func readDir(dir string) ([]dirent, bool) {
-	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
-	for err == syscall.EINTR {
-		fd, err = syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
-	}
+	fd, err := openFD(dir, syscall.O_DIRECTORY)
 	if err != nil {
 		return nil, false
 	}

@@ -13,14 +13,20 @@ import (
 // more system calls each, all refused for files on disk), which a cached
 // call, a process that lives a millisecond or two, pays for nothing.
 func openFile(name string) (*os.File, error) {
+	fd, err := openFD(name, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: name, Err: err}
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// openFD is open(2) for reading with flags added, retried when a signal
+// (Go's preemption) interrupts it.
+func openFD(name string, flags int) (int, error) {
 	for {
-		fd, err := syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-		if err == syscall.EINTR {
-			continue
+		fd, err := syscall.Open(name, syscall.O_RDONLY|syscall.O_CLOEXEC|flags, 0)
+		if err != syscall.EINTR {
+			return fd, err
 		}
-		if err != nil {
-			return nil, &os.PathError{Op: "open", Path: name, Err: err}
-		}
-		return os.NewFile(uintptr(fd), name), nil
 	}
 }
