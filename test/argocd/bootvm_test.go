@@ -136,10 +136,10 @@ func (e *env) vmBootsAndHalts() {
 	start := time.Now()
 	rev := e.commit("boot01: a VM whose guest boots", map[string]string{path: bootIntent(marker, "Always")})
 	e.refresh()
-	e.waitApp("boot01 added", synced(rev))
-	e.t.Logf("boot01 synced in %s", time.Since(start).Round(time.Second))
 	var gu *controllers.Guest
-	vmi := e.waitVMI("boot01", "its guest agent connected and ready", func(v liveVMI) bool {
+	// a launcher that fails ends the wait with what it said, not with
+	// the VM's CrashLoopBackOff it leads to
+	guestAlive := func() {
 		if err := guests.Err(); err != nil {
 			e.t.Fatal(err)
 		}
@@ -151,6 +151,11 @@ func (e *env) vmBootsAndHalts() {
 			log, _ := os.ReadFile(gu.Log())
 			e.t.Fatalf("the launcher of boot01 ended: %+v\n%s", gu.Events(), log)
 		}
+	}
+	e.waitApp("boot01 added", func(a app) bool { guestAlive(); return synced(rev)(a) })
+	e.t.Logf("boot01 synced in %s", time.Since(start).Round(time.Second))
+	vmi := e.waitVMI("boot01", "its guest agent connected and ready", func(v liveVMI) bool {
+		guestAlive()
 		return v.Status.Phase == "Running" && v.Status.Conditions.status("AgentConnected") == "True" && v.Status.Conditions.status("Ready") == "True"
 	})
 	e.t.Logf("boot01's VMI %s Running, AgentConnected and Ready %s after the commit", vmi.Metadata.UID, time.Since(start).Round(time.Second))

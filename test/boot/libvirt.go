@@ -29,8 +29,9 @@ type libvirt struct {
 // sockets under dir. Root's libvirtd keeps its QEMU state in /run/libvirt
 // (fixed at build time); the suite's domains have names of their own.
 //
-// Without a usable /dev/kvm (hostKVM false), libvirtd runs in a mount
-// namespace where /dev/kvm is a file its QEMU user cannot open, as a
+// With a /dev/kvm that cannot run the guest (hostKVM false), libvirtd
+// runs in a mount namespace where /dev/kvm is a file its QEMU user cannot
+// open, as a
 // virt-launcher pod of a VMI under useEmulation has no /dev/kvm: libvirt
 // 9.0 otherwise sees /dev/kvm, finds QEMU's KVM probe failing, and probes
 // QEMU's capabilities again on every lookup.
@@ -72,7 +73,9 @@ virtlogd --pid-file "$1" >>"$2" 2>&1 & shift 2
 i=0; while [ ! -S /run/libvirt/virtlogd-sock ]; do i=$((i+1)); [ $i -lt 100 ] || { echo "virtlogd did not start" >&2; exit 1; }; sleep 0.1; done`
 	args := []string{qconf, run, vlpid, filepath.Join(dir, "virtlogd.out")}
 	l.pidFiles = append(l.pidFiles, vlpid)
-	if !kvm {
+	// A machine without /dev/kvm has nothing to hide (and nowhere to
+	// mount over).
+	if _, err := os.Stat("/dev/kvm"); !kvm && err == nil {
 		nokvm := filepath.Join(dir, "no-kvm")
 		if err := os.WriteFile(nokvm, nil, 0o600); err != nil {
 			return nil, err
