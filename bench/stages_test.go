@@ -14,7 +14,7 @@ import (
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/fleet"
-	"github.com/virtc/virtc/fn/policy"
+	"github.com/virtc/virtc/fn/rules"
 	"github.com/virtc/virtc/fn/render"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/source"
@@ -79,7 +79,7 @@ func prepare(b *testing.B, vms int) *stages {
 	s.set = decode.Decode(s.docs, false, diags)
 	s.cat = catalog.Build(s.set, catalog.Options{}, diags)
 	s.model = resolve.Resolve(s.set, s.cat, diags)
-	policy.Check(s.model, diags)
+	rules.Check(s.model, diags)
 	if diags.HasErrors() {
 		b.Fatalf("fleet of %d VMs does not compile:\n%s", vms, diag.Format(diags.Errors()))
 	}
@@ -146,7 +146,7 @@ func BenchmarkPolicy(b *testing.B) {
 	eachSize(b, func(b *testing.B, s *stages) {
 		for b.Loop() {
 			diags := &diag.List{}
-			policy.Check(s.model, diags)
+			rules.Check(s.model, diags)
 			noErrors(b, diags)
 		}
 	})

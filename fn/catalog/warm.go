@@ -15,7 +15,7 @@ var quantityType = reflect.TypeFor[resource.Quantity]()
 // goroutines (render.Groups renders tenants in parallel), so the text is
 // cached here, while one goroutine owns the catalog, and every later
 // String is a read. `go test -race` found two tenants formatting one
-// size's memory at once (render.TenantGuardrails).
+// size's memory at once (rules.TenantGuardrails).
 func (c *Catalog) warm() {
 	warmTable(c.Sizes)
 	warmTable(c.Images)

@@ -14,7 +14,7 @@ import (
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/render"
+	"github.com/virtc/virtc/fn/model"
 )
 
 // CacheEnv names the directory of the plugin's output cache
@@ -101,7 +101,7 @@ func tenantOutputs(res compile.Result) []cmp.Output {
 	for i, o := range res.Objects {
 		cands := []string{o.Namespace}
 		if acc, err := meta.Accessor(o.Body); err == nil {
-			if l := acc.GetLabels()[render.LabelTenant]; l != "" && l != o.Namespace {
+			if l := acc.GetLabels()[model.LabelTenant]; l != "" && l != o.Namespace {
 				cands = append(cands, l)
 			}
 		}

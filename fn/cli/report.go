@@ -13,8 +13,8 @@ import (
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/eligibility"
 	"github.com/virtc/virtc/fn/jsonnet"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/placement"
-	"github.com/virtc/virtc/fn/render"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/source"
 )
@@ -154,7 +154,7 @@ func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	pl := placement.Analyze(res.Model)
 	rows := reportRows(res.Model, pl)
-	plan, err := alerts.Compile(res.Model, render.ScheduleName)
+	plan, err := alerts.Compile(res.Model, model.ScheduleName)
 	if err != nil {
 		fmt.Fprintf(stderr, "virtc report: monitoring: %v\n", err)
 		return ExitFailed
@@ -223,7 +223,7 @@ func reportRows(m *resolve.Model, pl *placement.Result) []vmReport {
 			row := vmReport{
 				Tenant: t.Name, VM: vm.Name, Class: r.Class.Name, Classes: r.Names(), Status: string(r.Class.Status), Reasons: r.Reasons,
 				Environment: t.Spec.Environment,
-				Migration:   vm.Migration, Eviction: string(render.EvictionStrategy(vm)),
+				Migration:   vm.Migration, Eviction: string(model.EvictionStrategy(vm)),
 				Backup: vm.Backup.Name, Tier: vm.Tier, Evidence: r.Evidence,
 				Guardrails: guardrailsOf(t),
 			}

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/virtc/virtc/fn/render"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/fn/rules"
 )
 
 // guardrailsReport says which of virtc's rules the cluster itself
@@ -18,8 +19,8 @@ type guardrailsReport struct {
 }
 
 func guardrailsOf(t *resolve.Tenant) guardrailsReport {
-	g := guardrailsReport{Policy: render.GuardrailPolicyName(t.Name)}
-	for _, r := range render.Rules {
+	g := guardrailsReport{Policy: model.GuardrailPolicyName(t.Name)}
+	for _, r := range rules.Rules {
 		g.Rules = append(g.Rules, r.Name)
 	}
 	return g
@@ -32,7 +33,7 @@ const gitOnly = "the eligibility gate and its evidence, tiers and backup policie
 func tenantNames(m *resolve.Model) []string {
 	var names []string
 	for _, t := range m.Tenants {
-		names = append(names, t.Name+" ("+render.GuardrailPolicyName(t.Name)+")")
+		names = append(names, t.Name+" ("+model.GuardrailPolicyName(t.Name)+")")
 	}
 	return names
 }
@@ -45,7 +46,7 @@ func writeGuardrailsText(w io.Writer, m *resolve.Model) {
 	}
 	fmt.Fprintf(w, "\nGuardrails the cluster enforces in each tenant's namespace (a ValidatingAdmissionPolicy per tenant, Deny; writes of KubeVirt's, CDI's and Velero's service accounts are not judged): %s\n", strings.Join(tenantNames(m), ", "))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, r := range render.Rules {
+	for _, r := range rules.Rules {
 		fmt.Fprintf(tw, "  %s\t%s\n", r.Name, r.What)
 	}
 	tw.Flush()
@@ -59,7 +60,7 @@ func writeGuardrailsMarkdown(w io.Writer, m *resolve.Model) {
 	fmt.Fprintf(w, "\nGuardrails the cluster enforces in each tenant's namespace (a ValidatingAdmissionPolicy per tenant, Deny; writes of KubeVirt's, CDI's and Velero's service accounts are not judged): %s\n\n", strings.Join(tenantNames(m), ", "))
 	fmt.Fprintln(w, "| Rule | What the cluster admits |")
 	fmt.Fprintln(w, "|---|---|")
-	for _, r := range render.Rules {
+	for _, r := range rules.Rules {
 		fmt.Fprintf(w, "| %s | %s |\n", r.Name, r.What)
 	}
 	fmt.Fprintf(w, "\nHeld in Git only (virtc build refuses them, the cluster does not): %s\n", gitOnly)

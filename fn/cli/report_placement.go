@@ -5,15 +5,15 @@ import (
 	"io"
 	"strings"
 
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/placement"
-	"github.com/virtc/virtc/fn/render"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/sizing"
 )
 
 func guestHealth(vm *resolve.VM) string {
 	switch {
-	case !render.GuestHealth(vm):
+	case !model.GuestHealth(vm):
 		return "none"
 	case vm.Spec.Health != nil && vm.Spec.Health.Liveness:
 		return "readiness, liveness"

@@ -14,7 +14,8 @@ import (
 	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/policy"
+	"github.com/virtc/virtc/fn/model"
+	"github.com/virtc/virtc/fn/rules"
 	"github.com/virtc/virtc/fn/render"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/source"
@@ -98,7 +99,7 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 	m := resolve.Resolve(set, cat, diags)
 	m.AsOf = opts.AsOf
 	res.Model = m
-	policy.CheckWith(m, policy.Options{GateWarns: opts.GateWarnings}, diags)
+	rules.CheckWith(m, rules.Options{GateWarns: opts.GateWarnings}, diags)
 	if opts.Tenant != "" && !slices.ContainsFunc(m.Tenants, func(t *resolve.Tenant) bool { return t.Name == opts.Tenant }) {
 		names := make([]string, len(m.Tenants))
 		for i, t := range m.Tenants {
@@ -113,7 +114,7 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 		return res
 	}
 	// The monitoring of the build (nil when off), from the checked model.
-	plan, err := alerts.Compile(m, render.ScheduleName)
+	plan, err := alerts.Compile(m, model.ScheduleName)
 	if err != nil {
 		diags.Errorf(m.Platform.Doc.Pos("spec.monitoring"), "spec.monitoring", "%v", err)
 		return res
@@ -193,5 +194,5 @@ func OfTenant(o emit.Object, tenant string) bool {
 		return true
 	}
 	acc, err := meta.Accessor(o.Body)
-	return err == nil && acc.GetLabels()[render.LabelTenant] == tenant
+	return err == nil && acc.GetLabels()[model.LabelTenant] == tenant
 }

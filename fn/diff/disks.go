@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/render"
+	"github.com/virtc/virtc/fn/model"
 )
 
 // RuleDiskDeleted is the object-level safety net's rule.
@@ -54,14 +54,14 @@ func (c *comparison) deletedDisks() {
 				continue
 			}
 			labels := LabelsOf(base)
-			vm := labels[render.LabelVM]
-			if vm == "" || labels[render.LabelRetired] == "true" {
+			vm := labels[model.LabelVM]
+			if vm == "" || labels[model.LabelRetired] == "true" {
 				continue
 			}
 			f := DiskDeleted(o.Kind, o.Namespace, o.Name, vm, "is no longer in the output")
 			c.refuseDisk(f.Object, f.Message, f.Fix)
 		case "VirtualMachine":
-			if LabelsOf(base)[render.LabelRetired] == "true" {
+			if LabelsOf(base)[model.LabelRetired] == "true" {
 				continue
 			}
 			var kept []string

@@ -12,7 +12,7 @@ import (
 
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/render"
+	"github.com/virtc/virtc/fn/model"
 )
 
 // The object-level safety net works without the resolved models: these
@@ -53,9 +53,9 @@ func virtualMachine(name string, labels map[string]string, rootDisk string) emit
 }
 
 func TestDeletedDisks(t *testing.T) {
-	vmLabel := map[string]string{render.LabelVM: "web"}
-	retired := map[string]string{render.LabelVM: "web", render.LabelRetired: "true"}
-	platform := map[string]string{render.LabelPlatform: "prod"}
+	vmLabel := map[string]string{model.LabelVM: "web"}
+	retired := map[string]string{model.LabelVM: "web", model.LabelRetired: "true"}
+	platform := map[string]string{model.LabelPlatform: "prod"}
 	cases := []struct {
 		name       string
 		base, head []emit.Object

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/placement"
-	"github.com/virtc/virtc/fn/render"
 	"github.com/virtc/virtc/fn/resolve"
 )
 
@@ -96,7 +96,7 @@ func (v *vmChange) placement() {
 	if op, np := policyOf(v.oldPlacement, old), policyOf(v.newPlacement, new); op != np {
 		ch := Change{Field: "migrationPolicy", From: orNone(op), To: orNone(np), Effect: EffectNone,
 			Detail: fmt.Sprintf("migration policy %s → %s: KubeVirt picks a VM's policy when a migration starts, so the next migration uses %s", orNone(op), orNone(np), policyTerms(np))}
-		if !maps.Equal(render.TemplateLabels(old), render.TemplateLabels(new)) && v.running && !v.stopping {
+		if !maps.Equal(model.TemplateLabels(old), model.TemplateLabels(new)) && v.running && !v.stopping {
 			ch.Effect = EffectManual
 			ch.Detail = fmt.Sprintf("migration policy %s → %s: KubeVirt matches policies on the VMI's labels, and the running VMI keeps its labels until the VM restarts (template labels are not synced to it): migrations use %s only after the next start", orNone(op), orNone(np), policyTerms(np))
 		}
@@ -133,7 +133,7 @@ func policyTerms(name string) string {
 func (v *vmChange) health() {
 	h := func(vm *resolve.VM) string {
 		switch {
-		case !render.GuestHealth(vm):
+		case !model.GuestHealth(vm):
 			return "none"
 		case vm.Spec.Health != nil && vm.Spec.Health.Liveness:
 			return "readiness and liveness probes"

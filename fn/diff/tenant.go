@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/render"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 )
 
@@ -76,16 +76,16 @@ func (c *comparison) changedTenant(old, new *resolve.Tenant, s *Subject) {
 	case old.Spec.Retired && !new.Spec.Retired:
 		s.Changes = append(s.Changes, Change{Field: "retired", From: "true", To: "false", Effect: EffectNone, Detail: "no longer retired"})
 	}
-	if st, ok := c.status("ResourceQuota", new.Name, render.QuotaName); ok && st == Changed {
+	if st, ok := c.status("ResourceQuota", new.Name, model.QuotaName); ok && st == Changed {
 		detail := "the namespace's ResourceQuota changes (see the manifest diff)"
 		if old.Spec.Quota == nil && new.Spec.Quota == nil {
 			detail = "the namespace's ResourceQuota, derived from its VMs, follows them (see the manifest diff)"
 		}
 		s.Changes = append(s.Changes, Change{Field: "quota", Effect: EffectNone, Detail: detail})
 	}
-	if st, ok := c.status("ValidatingAdmissionPolicy", "", render.GuardrailPolicyName(new.Name)); ok && st == Changed {
+	if st, ok := c.status("ValidatingAdmissionPolicy", "", model.GuardrailPolicyName(new.Name)); ok && st == Changed {
 		s.Changes = append(s.Changes, Change{Field: "guardrails", Effect: EffectNone,
-			Detail: fmt.Sprintf("the guardrails the cluster enforces in namespace %s (ValidatingAdmissionPolicy %s) follow the tenant's allowances and the catalog: what its users may write directly changes with them (see the manifest diff)", new.Name, render.GuardrailPolicyName(new.Name))})
+			Detail: fmt.Sprintf("the guardrails the cluster enforces in namespace %s (ValidatingAdmissionPolicy %s) follow the tenant's allowances and the catalog: what its users may write directly changes with them (see the manifest diff)", new.Name, model.GuardrailPolicyName(new.Name))})
 	}
 	for _, role := range []struct {
 		name     string

@@ -9,7 +9,7 @@ import (
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/eligibility"
-	"github.com/virtc/virtc/fn/render"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 )
 
@@ -57,7 +57,7 @@ func vmRef(v *resolve.VM) string { return ref("VirtualMachine", v.Namespace, v.N
 
 // diskRef is the object of a data disk: its PersistentVolumeClaim.
 func diskRef(v *resolve.VM, disk string) string {
-	return ref("PersistentVolumeClaim", v.Namespace, render.DiskName(v.Name, disk))
+	return ref("PersistentVolumeClaim", v.Namespace, model.DiskName(v.Name, disk))
 }
 
 func (c *comparison) addedVM(v *resolve.VM) Subject {
@@ -102,9 +102,9 @@ func sizeTerms(s *api.Size) string {
 // that nothing is deleted by a change that merely lost a file.
 func (c *comparison) removedVM(v *resolve.VM) Subject {
 	s := Subject{Namespace: v.Namespace, Name: v.Name, Status: Removed}
-	deleted := []string{"the VirtualMachine", "its root disk " + render.RootDiskName(v.Name)}
+	deleted := []string{"the VirtualMachine", "its root disk " + model.RootDiskName(v.Name)}
 	for _, d := range v.Disks {
-		deleted = append(deleted, "data disk "+render.DiskName(v.Name, d.Name))
+		deleted = append(deleted, "data disk "+model.DiskName(v.Name, d.Name))
 	}
 	what := andList(deleted)
 	if !v.Spec.Retired {
@@ -116,7 +116,7 @@ func (c *comparison) removedVM(v *resolve.VM) Subject {
 	}
 	objs := []string{"virtualmachine/" + v.Name}
 	for _, d := range v.Disks {
-		objs = append(objs, "persistentvolumeclaim/"+render.DiskName(v.Name, d.Name))
+		objs = append(objs, "persistentvolumeclaim/"+model.DiskName(v.Name, d.Name))
 	}
 	c.warn("retired-vm-removed", vmRef(v),
 		fmt.Sprintf("VM %s/%s (retired) is removed: %s", v.Namespace, v.Name, leaves(what, "oc delete -n "+v.Namespace+" "+strings.Join(objs, " "))),
@@ -230,9 +230,9 @@ func (v *vmChange) safetyPoints() {
 	// VolumeSnapshotClass for its storage class; the disk is then in
 	// status.snapshotVolumes.excludedVolumes), and Argo CD has no health
 	// check for one: it does not wait for it.
-	point("snapshotBefore", v.old.Spec.SnapshotBefore, vm.Spec.SnapshotBefore, "VirtualMachineSnapshot", vm.Namespace+"/"+render.SnapshotName(vm.Name, vm.Spec.SnapshotBefore), "the snapshot",
+	point("snapshotBefore", v.old.Spec.SnapshotBefore, vm.Spec.SnapshotBefore, "VirtualMachineSnapshot", vm.Namespace+"/"+model.SnapshotName(vm.Name, vm.Spec.SnapshotBefore), "the snapshot",
 		"is readyToUse with every disk in status.snapshotVolumes.includedVolumes")
-	point("backupBefore", v.old.Spec.BackupBefore, vm.Spec.BackupBefore, "Velero Backup", render.OADPNamespace+"/"+render.OnDemandBackupName(vm.Namespace, vm.Name, vm.Spec.BackupBefore), "the backup", "completed")
+	point("backupBefore", v.old.Spec.BackupBefore, vm.Spec.BackupBefore, "Velero Backup", model.OADPNamespace+"/"+model.OnDemandBackupName(vm.Namespace, vm.Name, vm.Spec.BackupBefore), "the backup", "completed")
 }
 
 // restartWins turns live updates into restarts when another change of the
@@ -369,7 +369,7 @@ func (v *vmChange) image() {
 	}
 	v.add(Change{Field: "image", From: v.old.ImageName, To: v.new.ImageName, Effect: effect, Detail: detail})
 	v.warn("image-changed", vmRef(v.new),
-		fmt.Sprintf("image %s → %s: the root disk %s is not re-imaged; the guest keeps its %s installation", v.old.ImageName, v.new.ImageName, render.RootDiskName(v.new.Name), v.old.ImageName),
+		fmt.Sprintf("image %s → %s: the root disk %s is not re-imaged; the guest keeps its %s installation", v.old.ImageName, v.new.ImageName, model.RootDiskName(v.new.Name), v.old.ImageName),
 		fmt.Sprintf("to run %s, create a new VM from it, move the workload, and retire this one", v.new.ImageName))
 }
 
@@ -398,7 +398,7 @@ func sameStorage(a, b resolve.Storage) bool {
 func (v *vmChange) rootDisk() {
 	old, new := v.old, v.new
 	obj := vmRef(new)
-	pvc := new.Namespace + "/" + render.RootDiskName(new.Name)
+	pvc := new.Namespace + "/" + model.RootDiskName(new.Name)
 	switch old.RootDisk.Cmp(new.RootDisk) {
 	case 1:
 		v.add(Change{Field: "rootDisk", From: old.RootDisk.String(), To: new.RootDisk.String(), Effect: EffectRefused,
@@ -461,13 +461,13 @@ func (v *vmChange) diskRemoved(d resolve.Disk) {
 		v.add(Change{Field: "disk", Name: d.Name, From: d.Size.String(), Effect: EffectRefused,
 			Detail: fmt.Sprintf("disk %s removed without being retired: refused", d.Name)})
 		v.refuse("disk-removed", obj,
-			fmt.Sprintf("data disk %s of VM %s/%s disappears while the VM stays: %s", d.Name, v.new.Namespace, v.new.Name, v.deletes("its volume "+render.DiskName(v.old.Name, d.Name))),
+			fmt.Sprintf("data disk %s of VM %s/%s disappears while the VM stays: %s", d.Name, v.new.Namespace, v.new.Name, v.deletes("its volume "+model.DiskName(v.old.Name, d.Name))),
 			"to detach it deliberately, set retired: true on the disk in spec.disks (the VM stops using it at its next restart and its volume is kept), merge and sync, and remove it in a later change")
 		return
 	}
 	v.add(Change{Field: "disk", Name: d.Name, From: d.Size.String(), Effect: EffectDeleted,
 		Detail: fmt.Sprintf("disk %s (retired) removed: its volume is left in the cluster for a person to delete", d.Name)})
-	pvc := render.DiskName(v.old.Name, d.Name)
+	pvc := model.DiskName(v.old.Name, d.Name)
 	v.warn("retired-disk-removed", obj,
 		fmt.Sprintf("data disk %s of VM %s/%s (retired) is removed: %s", d.Name, v.new.Namespace, v.new.Name, leaves("its volume "+pvc, "oc delete -n "+v.new.Namespace+" persistentvolumeclaim/"+pvc)),
 		"the retired disk must have been synced by Argo CD before this change lands; make sure no one needs its data any more")
@@ -475,7 +475,7 @@ func (v *vmChange) diskRemoved(d resolve.Disk) {
 
 func (v *vmChange) diskChanged(od, nd resolve.Disk) {
 	obj := diskRef(v.new, nd.Name)
-	pvc := v.new.Namespace + "/" + render.DiskName(v.new.Name, nd.Name)
+	pvc := v.new.Namespace + "/" + model.DiskName(v.new.Name, nd.Name)
 	switch {
 	case !od.Retired && nd.Retired:
 		effect, why := v.templateEffect()
@@ -495,7 +495,7 @@ func (v *vmChange) diskChanged(od, nd resolve.Disk) {
 			fmt.Sprintf("keep it at %s or more; for a smaller disk, add a new disk under another name, copy the data, and retire this one", od.Size.String()))
 	case -1:
 		detail := fmt.Sprintf("disk %s %s → %s: online expansion (the running guest sees the larger disk once PVC %s has grown)", nd.Name, od.Size.String(), nd.Size.String(), pvc)
-		if st, ok := v.status("PersistentVolumeClaim", v.new.Namespace, render.DiskName(v.new.Name, nd.Name)); ok && st == Changed {
+		if st, ok := v.status("PersistentVolumeClaim", v.new.Namespace, model.DiskName(v.new.Name, nd.Name)); ok && st == Changed {
 			detail = fmt.Sprintf("disk %s %s → %s: online expansion (its PersistentVolumeClaim grows, if its StorageClass allows volume expansion, and KubeVirt shows the running guest the larger disk)", nd.Name, od.Size.String(), nd.Size.String())
 		}
 		v.add(Change{Field: "disk", Name: nd.Name, From: od.Size.String(), To: nd.Size.String(), Effect: EffectOnline, Detail: detail})
@@ -574,7 +574,7 @@ func names(ns []resolve.Network) string {
 // the VMI spec and not among the fields KubeVirt live-updates
 // (addRestartRequiredIfNeeded), so it applies at the next restart.
 func (v *vmChange) migration() {
-	from, to := render.EvictionStrategy(v.old), render.EvictionStrategy(v.new)
+	from, to := model.EvictionStrategy(v.old), model.EvictionStrategy(v.new)
 	if from == to {
 		return
 	}

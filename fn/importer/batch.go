@@ -12,7 +12,7 @@ import (
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/render"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/source"
 )
 
@@ -31,7 +31,7 @@ const batchRounds = 3
 // network its VMs use (a superset of each VM's own), and the other VMs
 // and their entries besides. What the batch adds can only add errors,
 // never take one away: a rule over several VMs refuses more of them
-// (a spread group, a quota, one primary network per namespace: fn/policy
+// (a spread group, a quota, one primary network per namespace: fn/rules
 // placement.go, policy.go, fn/resolve resolve.go), an allow list that
 // names more networks admits more, and an entry no VM of its own names
 // is never looked up. So a batch without errors means that each of its
@@ -149,7 +149,7 @@ func vmsObjects(objs []emit.Object) map[[2]string][]emit.Object {
 			if !ok {
 				continue
 			}
-			if vm := acc.GetLabels()[render.LabelVM]; vm != "" && len(o.Name) > len(vm) && o.Name[:len(vm)+1] == vm+"-" {
+			if vm := acc.GetLabels()[model.LabelVM]; vm != "" && len(o.Name) > len(vm) && o.Name[:len(vm)+1] == vm+"-" {
 				k := [2]string{o.Namespace, vm}
 				out[k] = append(out[k], o)
 			}

@@ -15,7 +15,7 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/render"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/sizing"
 )
@@ -286,7 +286,7 @@ func reserve(m *resolve.Model, pp *Pool) {
 	pp.PerNode = (int64(len(pp.VMs)) + p.Spec.Nodes - 1) / p.Spec.Nodes
 	migrating := 0
 	for _, v := range pp.VMs {
-		if render.EvictionStrategy(v.VM) != kubevirtv1.EvictionStrategyNone {
+		if model.EvictionStrategy(v.VM) != kubevirtv1.EvictionStrategyNone {
 			migrating++
 			continue
 		}
@@ -353,7 +353,7 @@ func reserve(m *resolve.Model, pp *Pool) {
 	}
 	for _, v := range pp.VMs {
 		vm := v.VM
-		if render.EvictionStrategy(vm) == kubevirtv1.EvictionStrategyNone {
+		if model.EvictionStrategy(vm) == kubevirtv1.EvictionStrategyNone {
 			continue
 		}
 		if v.Bandwidth > 0 && vm.Size != nil {
@@ -411,7 +411,7 @@ func spreadShortfalls(pp *Pool, hosts, zones int64) []shortfall {
 		for _, o := range pp.VMs {
 			if o.VM.Namespace == v.VM.Namespace && o.VM.Spread != nil && o.VM.Spread.Group == s.Group {
 				g.members++
-				g.migrates = g.migrates || render.EvictionStrategy(o.VM) != kubevirtv1.EvictionStrategyNone
+				g.migrates = g.migrates || model.EvictionStrategy(o.VM) != kubevirtv1.EvictionStrategyNone
 			}
 		}
 		if g.domains == 0 {
@@ -440,7 +440,7 @@ func policyMatchers(m *resolve.Model) []policyMatcher {
 	var out []policyMatcher
 	for _, name := range m.Catalog.MigrationPolicies.Names() {
 		p, _ := m.Catalog.MigrationPolicies.Get(name)
-		vmi, ns := render.MigrationPolicyLabels(p)
+		vmi, ns := model.MigrationPolicyLabels(p)
 		out = append(out, policyMatcher{name: name, vmi: vmi, ns: ns})
 	}
 	return out
@@ -455,8 +455,8 @@ func matchPolicy(ps []policyMatcher, vm *resolve.VM) string {
 	if len(ps) == 0 {
 		return ""
 	}
-	vmiLabels := render.TemplateLabels(vm)
-	nsLabels := render.NamespaceLabels(vm.Tenant)
+	vmiLabels := model.TemplateLabels(vm)
+	nsLabels := model.NamespaceLabels(vm.Tenant)
 	best, bestVMI, bestNS := "", -1, -1
 	for _, p := range ps {
 		nVMI, ok := count(p.vmi, vmiLabels)

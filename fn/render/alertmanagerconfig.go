@@ -4,6 +4,7 @@ import (
 	"github.com/virtc/virtc/fn/alerts"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/extapi"
+	"github.com/virtc/virtc/fn/model"
 )
 
 // AlertmanagerConfig renders the route of a tenant's alerts to its
@@ -29,7 +30,7 @@ func AlertmanagerConfig(plan *alerts.Plan, tenant string) []emit.Object {
 	}
 	amc := &extapi.AlertmanagerConfig{
 		TypeMeta:   typeMeta("monitoring.coreos.com/v1alpha1", "AlertmanagerConfig"),
-		ObjectMeta: objectMeta("AlertmanagerConfig", tenant, alerts.ReceiverName, r.Source, map[string]string{LabelTenant: tenant}, nil),
+		ObjectMeta: objectMeta("AlertmanagerConfig", tenant, alerts.ReceiverName, r.Source, map[string]string{model.LabelTenant: tenant}, nil),
 		Spec: extapi.AlertmanagerConfigSpec{
 			Route:     &extapi.AlertRoute{Receiver: alerts.ReceiverName, GroupBy: []string{"alertname", "name"}},
 			Receivers: []extapi.AlertReceiver{recv},

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/versions"
 )
@@ -36,7 +37,7 @@ type approval struct {
 // hcoApproval: the pinned CSV and the head of the catalog the Subscription
 // installs from (spec.catalogSource.head, or the default catalog's).
 func hcoApproval(p *resolve.Platform) approval {
-	return approval{namespace: CNVNamespace, subscription: "hco-operatorhub", csv: versions.HCOCSV(p.Version), head: versions.HCOCSV(p.CatalogHead)}
+	return approval{namespace: model.CNVNamespace, subscription: "hco-operatorhub", csv: versions.HCOCSV(p.Version), head: versions.HCOCSV(p.CatalogHead)}
 }
 
 // oadpApproval: OADP's pinned CSV, the OADP release of the platform
@@ -44,7 +45,7 @@ func hcoApproval(p *resolve.Platform) approval {
 // OADP bundle skips every earlier version: versions.OADPChannel).
 func oadpApproval(p *resolve.Platform) approval {
 	csv := versions.OADPCSV(p.Release.OADP.Version)
-	return approval{namespace: OADPNamespace, subscription: OADPPackage, csv: csv, head: csv}
+	return approval{namespace: model.OADPNamespace, subscription: model.OADPPackage, csv: csv, head: csv}
 }
 
 // Approver renders the InstallPlan approver of one operator: a
@@ -67,7 +68,7 @@ func Approver(p *resolve.Platform, a approval) []emit.Object {
 		return nil
 	}
 	src := p.Doc.Rel
-	labels := map[string]string{LabelPlatform: p.Name}
+	labels := map[string]string{model.LabelPlatform: p.Name}
 	timeout := int64(DefaultApproverTimeoutMinutes)
 	if spec.TimeoutMinutes != nil {
 		timeout = *spec.TimeoutMinutes

@@ -12,6 +12,7 @@ import (
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/extapi"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/source"
 	"github.com/virtc/virtc/fn/versions"
@@ -37,8 +38,8 @@ func TestApproverLeastPrivilege(t *testing.T) {
 	var kinds []string
 	for _, o := range objs {
 		kinds = append(kinds, o.Kind)
-		if o.Namespace != CNVNamespace {
-			t.Errorf("%s in %q, want %s", o.Kind, o.Namespace, CNVNamespace)
+		if o.Namespace != model.CNVNamespace {
+			t.Errorf("%s in %q, want %s", o.Kind, o.Namespace, model.CNVNamespace)
 		}
 	}
 	if strings.Join(kinds, " ") != "ServiceAccount Role RoleBinding Job" {
@@ -59,12 +60,12 @@ func TestApproverLeastPrivilege(t *testing.T) {
 		}
 	}
 	rb := objs[2].Body.(*rbacv1.RoleBinding)
-	if rb.RoleRef.Kind != "Role" || rb.Subjects[0].Kind != "ServiceAccount" || rb.Subjects[0].Namespace != CNVNamespace {
+	if rb.RoleRef.Kind != "Role" || rb.Subjects[0].Kind != "ServiceAccount" || rb.Subjects[0].Namespace != model.CNVNamespace {
 		t.Errorf("binding %+v", rb)
 	}
 	job := objs[3].Body.(*batchv1.Job)
 	a := job.Annotations
-	if a[AnnotationHook] != "Sync" || a[AnnotationHookDeletePolicy] != "BeforeHookCreation" || a[AnnotationSyncWave] != "-30" {
+	if a[AnnotationHook] != "Sync" || a[AnnotationHookDeletePolicy] != "BeforeHookCreation" || a[model.AnnotationSyncWave] != "-30" {
 		t.Errorf("job annotations %v", a)
 	}
 	args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " ")
@@ -87,7 +88,7 @@ func TestApproverCatalogHead(t *testing.T) {
 	if a := oadpApproval(p); a.head != "oadp-operator.v1.6.0" || a.csv != a.head {
 		t.Errorf("OADP: %+v", a)
 	}
-	if PinnedCatalog(p) != nil || catalogSourceName(p) != CatalogSource {
+	if PinnedCatalog(p) != nil || catalogSourceName(p) != model.CatalogSource {
 		t.Error("a CatalogSource without spec.catalogSource")
 	}
 	p.Obj.Spec.CatalogSource = &api.CatalogSource{Image: "registry.example/redhat/redhat-operator-index@sha256:" + strings.Repeat("b", 64), Head: "4.22.5"}
@@ -96,11 +97,11 @@ func TestApproverCatalogHead(t *testing.T) {
 		t.Errorf("pinned catalog: head %s", a.head)
 	}
 	objs := PinnedCatalog(p)
-	if len(objs) != 1 || objs[0].Namespace != CatalogSourceNS || objs[0].Name != PinnedCatalogSource || catalogSourceName(p) != PinnedCatalogSource {
+	if len(objs) != 1 || objs[0].Namespace != model.CatalogSourceNS || objs[0].Name != model.PinnedCatalogSource || catalogSourceName(p) != model.PinnedCatalogSource {
 		t.Fatalf("pinned catalog objects %+v", objs)
 	}
 	cs := objs[0].Body.(*extapi.CatalogSource)
-	if cs.Spec.SourceType != "grpc" || cs.Spec.Image != p.Obj.Spec.CatalogSource.Image || cs.Annotations[AnnotationSyncWave] != strconv.Itoa(waveCatalog) {
+	if cs.Spec.SourceType != "grpc" || cs.Spec.Image != p.Obj.Spec.CatalogSource.Image || cs.Annotations[model.AnnotationSyncWave] != strconv.Itoa(waveCatalog) {
 		t.Errorf("CatalogSource %+v", cs)
 	}
 	if waveCatalog >= waveOperator {

@@ -1,8 +1,6 @@
 package render
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,30 +9,13 @@ import (
 	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/extapi"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 )
 
 // defaultOnDemandRetention keeps a one-off backup whose VM's policy takes
 // none: 30 days.
 const defaultOnDemandRetention = 720 * time.Hour
-
-// ScheduleName is the name of the Schedule of a tenant's backup policy.
-func ScheduleName(tenant, policy string) string { return limitName(tenant + "-" + policy) }
-
-// OnDemandBackupName is the deterministic name of a VM's one-off backup.
-func OnDemandBackupName(namespace, vm, label string) string {
-	return limitName(namespace + "-" + vm + "-" + label)
-}
-
-// limitName keeps a name within 63 characters (Velero copies it into label
-// values), replacing the tail by a hash of the whole when it is longer.
-func limitName(name string) string {
-	if len(name) <= 63 {
-		return name
-	}
-	sum := sha256.Sum256([]byte(name))
-	return name[:52] + "-" + hex.EncodeToString(sum[:])[:10]
-}
 
 // Schedules renders one Velero Schedule per backup policy the tenant's VMs
 // use (policies that take no backups create nothing). It selects the VMs by
@@ -50,12 +31,12 @@ func Schedules(m *resolve.Model, t *resolve.Tenant) []emit.Object {
 		seen[name] = true
 		p, _ := m.Catalog.BackupPolicies.Get(name)
 		e, _ := m.Catalog.BackupPolicies.Entry(name)
-		sname := ScheduleName(t.Name, name)
+		sname := model.ScheduleName(t.Name, name)
 		yes, no := true, false
 		sch := &extapi.Schedule{
 			TypeMeta: typeMeta("velero.io/v1", "Schedule"),
-			ObjectMeta: keepOnPrune(objectMeta("Schedule", OADPNamespace, sname, e.Doc.Rel,
-				map[string]string{LabelTenant: t.Name, LabelBackupPolicy: name}, nil)),
+			ObjectMeta: keepOnPrune(objectMeta("Schedule", model.OADPNamespace, sname, e.Doc.Rel,
+				map[string]string{model.LabelTenant: t.Name, model.LabelBackupPolicy: name}, nil)),
 			Spec: extapi.ScheduleSpec{
 				Schedule: p.Spec.Schedule,
 				// A new Schedule waits for its first slot rather than
@@ -63,10 +44,10 @@ func Schedules(m *resolve.Model, t *resolve.Tenant) []emit.Object {
 				SkipImmediately: &yes,
 				// Backups must survive their Schedule's deletion.
 				UseOwnerReferencesInBackup: &no,
-				Template:                   backupSpec(m, t.Name, p, map[string]string{LabelBackupPolicy: name}),
+				Template:                   backupSpec(m, t.Name, p, map[string]string{model.LabelBackupPolicy: name}),
 			},
 		}
-		objs = append(objs, emit.Object{APIVersion: "velero.io/v1", Kind: "Schedule", Namespace: OADPNamespace, Name: sname, Scope: emit.TenantScope, Body: sch})
+		objs = append(objs, emit.Object{APIVersion: "velero.io/v1", Kind: "Schedule", Namespace: model.OADPNamespace, Name: sname, Scope: emit.TenantScope, Body: sch})
 	}
 	return objs
 }
@@ -92,18 +73,18 @@ func OnDemandBackups(m *resolve.Model, t *resolve.Tenant) []emit.Object {
 		if label == "" {
 			continue
 		}
-		name := OnDemandBackupName(vm.Namespace, vm.Name, label)
-		spec := backupSpec(m, vm.Namespace, vm.Backup.BackupPolicy, map[string]string{LabelVM: vm.Name})
+		name := model.OnDemandBackupName(vm.Namespace, vm.Name, label)
+		spec := backupSpec(m, vm.Namespace, vm.Backup.BackupPolicy, map[string]string{model.LabelVM: vm.Name})
 		if !vm.TakesBackups() {
 			spec.TTL = defaultOnDemandRetention.String()
 		}
 		b := &extapi.Backup{
 			TypeMeta: typeMeta("velero.io/v1", "Backup"),
-			ObjectMeta: keepOnPrune(objectMeta("Backup", OADPNamespace, name, vm.Doc.Rel,
-				map[string]string{LabelTenant: t.Name, LabelVM: vm.Name}, map[string]string{"virtc.dev/backup-before": label})),
+			ObjectMeta: keepOnPrune(objectMeta("Backup", model.OADPNamespace, name, vm.Doc.Rel,
+				map[string]string{model.LabelTenant: t.Name, model.LabelVM: vm.Name}, map[string]string{"virtc.dev/backup-before": label})),
 			Spec: spec,
 		}
-		objs = append(objs, emit.Object{APIVersion: "velero.io/v1", Kind: "Backup", Namespace: OADPNamespace, Name: name, Scope: emit.TenantScope, Body: b})
+		objs = append(objs, emit.Object{APIVersion: "velero.io/v1", Kind: "Backup", Namespace: model.OADPNamespace, Name: name, Scope: emit.TenantScope, Body: b})
 	}
 	return objs
 }

@@ -6,6 +6,7 @@ import (
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
 	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/sizing"
 )
@@ -21,12 +22,6 @@ import (
 // until a VM clones them (CDI's own DataImportCron controller sets it on
 // its DataVolumes for the same reason).
 const AnnotationBindImmediate = "cdi.kubevirt.io/storage.bind.immediate.requested"
-
-// DiskName is the PersistentVolumeClaim name of a VM's data disk.
-func DiskName(vm, disk string) string { return vm + "-" + disk }
-
-// RootDiskName is the DataVolume (and claim) name of a VM's root disk.
-func RootDiskName(vm string) string { return vm + "-root" }
 
 // DataDisks renders each data disk as a PersistentVolumeClaim and nothing
 // else: the VM uses it as a persistentVolumeClaim volume.
@@ -55,7 +50,7 @@ func DataDisks(vm *resolve.VM, safe safety) []emit.Object {
 			// An adopted VM's claim or DataVolume: not virtc's to write.
 			continue
 		}
-		name := DiskName(vm.Name, d.Name)
+		name := model.DiskName(vm.Name, d.Name)
 		mode := corev1.PersistentVolumeMode(d.Storage.Spec.VolumeMode)
 		class := d.Storage.Spec.StorageClass
 		pvc := &corev1.PersistentVolumeClaim{
@@ -75,7 +70,7 @@ func DataDisks(vm *resolve.VM, safe safety) []emit.Object {
 
 func diskLabels(vm *resolve.VM) map[string]string {
 	// The backup-policy label selects the disks with their VM.
-	return map[string]string{LabelVM: vm.Name, LabelBackupPolicy: vm.Backup.Name}
+	return map[string]string{model.LabelVM: vm.Name, model.LabelBackupPolicy: vm.Backup.Name}
 }
 
 // dataDiskLabels are a data disk's labels: a disk is retired with its VM
@@ -83,7 +78,7 @@ func diskLabels(vm *resolve.VM) map[string]string {
 func dataDiskLabels(vm *resolve.VM, d resolve.Disk) map[string]string {
 	l := diskLabels(vm)
 	if vm.Spec.Retired || d.Retired {
-		l[LabelRetired] = "true"
+		l[model.LabelRetired] = "true"
 	}
 	return l
 }

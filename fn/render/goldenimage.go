@@ -11,6 +11,7 @@ import (
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 )
 
@@ -46,7 +47,7 @@ func GoldenImages(cat *catalog.Catalog, p *resolve.Platform) []emit.Object {
 		if source == nil {
 			continue
 		}
-		labels := map[string]string{LabelPlatform: p.Name}
+		labels := map[string]string{model.LabelPlatform: p.Name}
 		spec := cdiv1.DataVolumeSpec{
 			Source:  source,
 			Storage: &cdiv1.StorageSpec{Resources: storageRequest(e.Obj.Spec.MinRootDisk)},

@@ -6,6 +6,7 @@ import (
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/extapi"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 )
 
@@ -69,10 +70,10 @@ func HyperConverged(m *resolve.Model, p *resolve.Platform) emit.Object {
 	hs.PermittedHostDevices, hs.MediatedDevicesConfiguration = permittedDevices(spec.HostDevices)
 	hco := &extapi.HyperConverged{
 		TypeMeta:   typeMeta("hco.kubevirt.io/v1beta1", "HyperConverged"),
-		ObjectMeta: objectMeta("HyperConverged", CNVNamespace, HCOName, p.Doc.Rel, map[string]string{LabelPlatform: p.Name}, nil),
+		ObjectMeta: objectMeta("HyperConverged", model.CNVNamespace, model.HCOName, p.Doc.Rel, map[string]string{model.LabelPlatform: p.Name}, nil),
 		Spec:       hs,
 	}
-	return emit.Object{APIVersion: "hco.kubevirt.io/v1beta1", Kind: "HyperConverged", Namespace: CNVNamespace, Name: HCOName, Scope: emit.Cluster, Body: hco}
+	return emit.Object{APIVersion: "hco.kubevirt.io/v1beta1", Kind: "HyperConverged", Namespace: model.CNVNamespace, Name: model.HCOName, Scope: emit.Cluster, Body: hco}
 }
 
 // nonNil keeps an empty list a list ([] turns automated updates off; an

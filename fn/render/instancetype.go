@@ -7,6 +7,7 @@ import (
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 )
 
@@ -23,7 +24,7 @@ func Instancetypes(cat *catalog.Catalog, p *resolve.Platform) []emit.Object {
 		}
 		it := &instancetypev1beta1.VirtualMachineClusterInstancetype{
 			TypeMeta:   typeMeta(instancetypeAPI, "VirtualMachineClusterInstancetype"),
-			ObjectMeta: objectMeta("VirtualMachineClusterInstancetype", "", name, e.Doc.Rel, map[string]string{LabelPlatform: p.Name}, nil),
+			ObjectMeta: objectMeta("VirtualMachineClusterInstancetype", "", name, e.Doc.Rel, map[string]string{model.LabelPlatform: p.Name}, nil),
 			Spec:       instancetypeSpec(e.Obj.Spec),
 		}
 		objs = append(objs, emit.Object{APIVersion: instancetypeAPI, Kind: "VirtualMachineClusterInstancetype", Name: name, Scope: emit.Cluster, Body: it})
@@ -90,7 +91,7 @@ func Preferences(cat *catalog.Catalog, p *resolve.Platform) []emit.Object {
 		}
 		pref := &instancetypev1beta1.VirtualMachineClusterPreference{
 			TypeMeta:   typeMeta(instancetypeAPI, "VirtualMachineClusterPreference"),
-			ObjectMeta: objectMeta("VirtualMachineClusterPreference", "", name, e.Doc.Rel, map[string]string{LabelPlatform: p.Name}, nil),
+			ObjectMeta: objectMeta("VirtualMachineClusterPreference", "", name, e.Doc.Rel, map[string]string{model.LabelPlatform: p.Name}, nil),
 			Spec:       ps,
 		}
 		objs = append(objs, emit.Object{APIVersion: instancetypeAPI, Kind: "VirtualMachineClusterPreference", Name: name, Scope: emit.Cluster, Body: pref})

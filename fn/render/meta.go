@@ -14,36 +14,9 @@ import (
 
 	"github.com/virtc/virtc/fn/alerts"
 	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/par"
 	"github.com/virtc/virtc/fn/resolve"
-)
-
-// Labels and annotations virtc sets.
-const (
-	LabelManagedBy    = "app.kubernetes.io/managed-by"
-	ManagedBy         = "virtc"
-	LabelTenant       = "virtc.dev/tenant"
-	LabelVM           = "virtc.dev/vm"
-	LabelBackupPolicy = "virtc.dev/backup-policy"
-	LabelEligibility  = "virtc.dev/eligibility"
-	// LabelPool names a VM's worker pool on its template (and so on its
-	// VirtualMachineInstance and pod).
-	LabelPool = "virtc.dev/pool"
-	// LabelSpreadGroup names a VM's spread group on its template: the
-	// pod anti-affinity of the group's VMs selects it.
-	LabelSpreadGroup = "virtc.dev/spread-group"
-	AnnotationSource = "virtc.dev/source"
-	// AnnotationPreviewFeatures lists, on a VirtualMachine, the preview
-	// feature gates that change what it runs (comma-separated).
-	AnnotationPreviewFeatures = "virtc.dev/preview-features"
-	AnnotationSyncWave        = "argocd.argoproj.io/sync-wave"
-	AnnotationSyncOptions     = "argocd.argoproj.io/sync-options"
-	// LabelRetired marks the objects of a retired VM, disk or tenant.
-	LabelRetired = "virtc.dev/retired"
-	// LabelEnvironment marks the Namespace and VMs of a tenant in the lab
-	// environment (Tenant spec.environment): not onboarded, its VMs in
-	// conditional classes of the eligibility matrix run without evidence.
-	LabelEnvironment = "virtc.dev/environment"
 )
 
 // Sync waves of the cluster side: the operator first, then the
@@ -104,7 +77,7 @@ var syncWaves = map[string]int{
 // objectMeta is the metadata every generated object carries: who manages
 // it, the intent file it came from, and its sync wave.
 func objectMeta(kind, namespace, name, source string, labels, annotations map[string]string) metav1.ObjectMeta {
-	l := map[string]string{LabelManagedBy: ManagedBy}
+	l := map[string]string{model.LabelManagedBy: model.ManagedBy}
 	maps.Copy(l, labels)
 	a := map[string]string{}
 	for k, v := range annotations {
@@ -113,13 +86,13 @@ func objectMeta(kind, namespace, name, source string, labels, annotations map[st
 		}
 	}
 	if source != "" {
-		a[AnnotationSource] = source
+		a[model.AnnotationSource] = source
 	}
 	if w, ok := syncWaves[kind]; ok {
-		a[AnnotationSyncWave] = strconv.Itoa(w)
+		a[model.AnnotationSyncWave] = strconv.Itoa(w)
 	}
 	if opts := syncOptions(kind); opts != "" {
-		a[AnnotationSyncOptions] = opts
+		a[model.AnnotationSyncOptions] = opts
 	}
 	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: l, Annotations: a}
 }
@@ -151,10 +124,10 @@ func syncOptions(kind string) string {
 // was removed from Git) or deleting it (the Application is deleted).
 func confirmDeletion(m metav1.ObjectMeta) metav1.ObjectMeta {
 	opts := "Prune=confirm,Delete=confirm"
-	if prev := m.Annotations[AnnotationSyncOptions]; prev != "" {
+	if prev := m.Annotations[model.AnnotationSyncOptions]; prev != "" {
 		opts += "," + prev
 	}
-	m.Annotations[AnnotationSyncOptions] = opts
+	m.Annotations[model.AnnotationSyncOptions] = opts
 	return m
 }
 
@@ -180,10 +153,10 @@ const NamespaceSyncOptions = "Prune=confirm,Delete=false"
 // protectNamespace adds NamespaceSyncOptions to a Namespace's sync options.
 func protectNamespace(m metav1.ObjectMeta) metav1.ObjectMeta {
 	opts := NamespaceSyncOptions
-	if prev := m.Annotations[AnnotationSyncOptions]; prev != "" {
+	if prev := m.Annotations[model.AnnotationSyncOptions]; prev != "" {
 		opts += "," + prev
 	}
-	m.Annotations[AnnotationSyncOptions] = opts
+	m.Annotations[model.AnnotationSyncOptions] = opts
 	return m
 }
 
@@ -191,17 +164,17 @@ func protectNamespace(m metav1.ObjectMeta) metav1.ObjectMeta {
 // report as extraneous: Velero copies them onto the Backups it creates.
 func keepOnPrune(m metav1.ObjectMeta) metav1.ObjectMeta {
 	opts := "Prune=false"
-	if prev := m.Annotations[AnnotationSyncOptions]; prev != "" {
+	if prev := m.Annotations[model.AnnotationSyncOptions]; prev != "" {
 		opts += "," + prev
 	}
-	m.Annotations[AnnotationSyncOptions] = opts
+	m.Annotations[model.AnnotationSyncOptions] = opts
 	m.Annotations[AnnotationCompareOptions] = "IgnoreExtraneous"
 	return m
 }
 
 // withWave overrides an object's sync wave.
 func withWave(m metav1.ObjectMeta, wave int) metav1.ObjectMeta {
-	m.Annotations[AnnotationSyncWave] = strconv.Itoa(wave)
+	m.Annotations[model.AnnotationSyncWave] = strconv.Itoa(wave)
 	return m
 }
 
@@ -318,7 +291,7 @@ func retire(retiredTenants map[string]bool, objs []emit.Object) {
 		if !ok {
 			continue
 		}
-		if meta.GetLabels()[LabelRetired] != "true" && !retiredTenants[meta.GetNamespace()] {
+		if meta.GetLabels()[model.LabelRetired] != "true" && !retiredTenants[meta.GetNamespace()] {
 			continue
 		}
 		a := meta.GetAnnotations()
@@ -326,12 +299,12 @@ func retire(retiredTenants map[string]bool, objs []emit.Object) {
 			a = map[string]string{}
 		}
 		opts := []string{"Prune=false"}
-		for _, opt := range strings.Split(a[AnnotationSyncOptions], ",") {
+		for _, opt := range strings.Split(a[model.AnnotationSyncOptions], ",") {
 			if opt != "" && !strings.HasPrefix(opt, "Prune=") {
 				opts = append(opts, opt)
 			}
 		}
-		a[AnnotationSyncOptions] = strings.Join(opts, ",")
+		a[model.AnnotationSyncOptions] = strings.Join(opts, ",")
 		cmp := []string{"IgnoreExtraneous"}
 		for _, opt := range strings.Split(a[AnnotationCompareOptions], ",") {
 			if opt != "" && opt != "IgnoreExtraneous" {

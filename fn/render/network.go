@@ -8,24 +8,9 @@ import (
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/extapi"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 )
-
-// LabelPrimaryUDN marks a namespace whose pods use a primary user-defined
-// network; OVN-Kubernetes reads it only when the namespace is created.
-const LabelPrimaryUDN = "k8s.ovn.org/primary-user-defined-network"
-
-// bridgeConfig is the CNI configuration of a Linux bridge attachment.
-type bridgeConfig struct {
-	CNIVersion                string `json:"cniVersion"`
-	Name                      string `json:"name"`
-	Type                      string `json:"type"`
-	Bridge                    string `json:"bridge"`
-	VLAN                      *int64 `json:"vlan,omitempty"`
-	MACSpoofCheck             bool   `json:"macspoofchk"`
-	DisableContainerInterface bool   `json:"disableContainerInterface"`
-	PreserveDefaultVLAN       bool   `json:"preserveDefaultVlan"`
-}
 
 // migrationBridgeConfig is the CNI configuration of the live-migration
 // network: virt-handler's own interface on the bridge, up and addressed
@@ -66,11 +51,11 @@ func MigrationNetwork(m *resolve.Model, p *resolve.Platform) []emit.Object {
 	// a node without it the bridge plugin creates an unconnected one.
 	nad := &extapi.NetworkAttachmentDefinition{
 		TypeMeta: typeMeta("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition"),
-		ObjectMeta: withWave(objectMeta("NetworkAttachmentDefinition", CNVNamespace, mn.Name, e.Doc.Rel,
-			map[string]string{LabelPlatform: p.Name}, nil), waveMigrationNetwork),
+		ObjectMeta: withWave(objectMeta("NetworkAttachmentDefinition", model.CNVNamespace, mn.Name, e.Doc.Rel,
+			map[string]string{model.LabelPlatform: p.Name}, nil), waveMigrationNetwork),
 		Spec: extapi.NetworkAttachmentDefinitionSpec{Config: string(cfg)},
 	}
-	return []emit.Object{{APIVersion: "k8s.cni.cncf.io/v1", Kind: "NetworkAttachmentDefinition", Namespace: CNVNamespace, Name: mn.Name, Scope: emit.Cluster, Body: nad}}
+	return []emit.Object{{APIVersion: "k8s.cni.cncf.io/v1", Kind: "NetworkAttachmentDefinition", Namespace: model.CNVNamespace, Name: mn.Name, Scope: emit.Cluster, Body: nad}}
 }
 
 // ClusterNetworks renders a ClusterUserDefinedNetwork per localnet profile,
@@ -104,7 +89,7 @@ func ClusterNetworks(m *resolve.Model, p *resolve.Platform) []emit.Object {
 		}
 		cudn := &extapi.ClusterUserDefinedNetwork{
 			TypeMeta:   typeMeta("k8s.ovn.org/v1", "ClusterUserDefinedNetwork"),
-			ObjectMeta: objectMeta("ClusterUserDefinedNetwork", "", name, e.Doc.Rel, map[string]string{LabelPlatform: p.Name}, nil),
+			ObjectMeta: objectMeta("ClusterUserDefinedNetwork", "", name, e.Doc.Rel, map[string]string{model.LabelPlatform: p.Name}, nil),
 			Spec: extapi.ClusterUserDefinedNetworkSpec{
 				NamespaceSelector: metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
 					Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: namespaces,
@@ -122,24 +107,17 @@ func ClusterNetworks(m *resolve.Model, p *resolve.Platform) []emit.Object {
 // UserDefinedNetwork of its primary network.
 func TenantNetworks(m *resolve.Model, t *resolve.Tenant) []emit.Object {
 	var objs []emit.Object
-	labels := map[string]string{LabelTenant: t.Name}
-	for _, name := range m.Catalog.NetworkProfiles.Names() {
-		e, _ := m.Catalog.NetworkProfiles.Entry(name)
-		br := e.Obj.Spec.Bridge
-		if e.Obj.Spec.Type != api.NetworkBridge || br == nil || br.IPRange != "" || !t.AllowsNetwork(name, e.Obj) {
-			continue
-		}
-		cfg, _ := json.Marshal(bridgeConfig{
-			CNIVersion: "0.3.1", Name: name, Type: "bridge", Bridge: br.Name, VLAN: br.VLAN,
-			MACSpoofCheck: true, DisableContainerInterface: true,
-		})
+	labels := map[string]string{model.LabelTenant: t.Name}
+	for _, n := range model.TenantNADs(m, t) {
+		e, _ := m.Catalog.NetworkProfiles.Entry(n.Name)
+		name := n.Name
 		nad := &extapi.NetworkAttachmentDefinition{
 			TypeMeta: typeMeta("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition"),
 			// The resource name makes the scheduler pick nodes that have the bridge.
 			ObjectMeta: objectMeta("NetworkAttachmentDefinition", t.Name, name, e.Doc.Rel, labels, map[string]string{
-				"k8s.v1.cni.cncf.io/resourceName": "bridge.network.kubevirt.io/" + br.Name,
+				"k8s.v1.cni.cncf.io/resourceName": "bridge.network.kubevirt.io/" + n.Profile.Spec.Bridge.Name,
 			}),
-			Spec: extapi.NetworkAttachmentDefinitionSpec{Config: string(cfg)},
+			Spec: extapi.NetworkAttachmentDefinitionSpec{Config: n.Config},
 		}
 		objs = append(objs, emit.Object{APIVersion: "k8s.cni.cncf.io/v1", Kind: "NetworkAttachmentDefinition", Namespace: t.Name, Name: name, Scope: emit.TenantScope, Body: nad})
 	}

@@ -5,15 +5,9 @@ import (
 
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/extapi"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/versions"
-)
-
-// Where OADP is installed from and into.
-const (
-	OADPNamespace = "openshift-adp"
-	OADPPackage   = "redhat-oadp-operator"
-	DPAName       = "velero"
 )
 
 // DataProtection renders the OADP install and its DataProtectionApplication:
@@ -28,24 +22,24 @@ func DataProtection(p *resolve.Platform) []emit.Object {
 		return nil
 	}
 	src := p.Doc.Rel
-	labels := map[string]string{LabelPlatform: p.Name}
+	labels := map[string]string{model.LabelPlatform: p.Name}
 	ns := &corev1.Namespace{
 		TypeMeta:   typeMeta("v1", "Namespace"),
-		ObjectMeta: withWave(objectMeta("Namespace", "", OADPNamespace, src, labels, nil), waveOperator),
+		ObjectMeta: withWave(objectMeta("Namespace", "", model.OADPNamespace, src, labels, nil), waveOperator),
 	}
 	og := &extapi.OperatorGroup{
 		TypeMeta:   typeMeta("operators.coreos.com/v1", "OperatorGroup"),
-		ObjectMeta: objectMeta("OperatorGroup", OADPNamespace, "oadp-operator-group", src, labels, nil),
-		Spec:       extapi.OperatorGroupSpec{TargetNamespaces: []string{OADPNamespace}},
+		ObjectMeta: objectMeta("OperatorGroup", model.OADPNamespace, "oadp-operator-group", src, labels, nil),
+		Spec:       extapi.OperatorGroupSpec{TargetNamespaces: []string{model.OADPNamespace}},
 	}
 	sub := &extapi.Subscription{
 		TypeMeta:   typeMeta("operators.coreos.com/v1alpha1", "Subscription"),
-		ObjectMeta: objectMeta("Subscription", OADPNamespace, OADPPackage, src, labels, nil),
+		ObjectMeta: objectMeta("Subscription", model.OADPNamespace, model.OADPPackage, src, labels, nil),
 		Spec: extapi.SubscriptionSpec{
 			Channel:             p.Release.OADP.Channel,
-			Name:                OADPPackage,
+			Name:                model.OADPPackage,
 			Source:              catalogSourceName(p),
-			SourceNamespace:     CatalogSourceNS,
+			SourceNamespace:     model.CatalogSourceNS,
 			StartingCSV:         versions.OADPCSV(p.Release.OADP.Version),
 			InstallPlanApproval: "Manual",
 			Config:              subscriptionConfig(p.Obj.Spec.Infra),
@@ -75,7 +69,7 @@ func DataProtection(p *resolve.Platform) []emit.Object {
 	}
 	dpa := &extapi.DataProtectionApplication{
 		TypeMeta:   typeMeta("oadp.openshift.io/v1alpha1", "DataProtectionApplication"),
-		ObjectMeta: withWave(objectMeta("DataProtectionApplication", OADPNamespace, DPAName, src, labels, nil), waveHyperConverged),
+		ObjectMeta: withWave(objectMeta("DataProtectionApplication", model.OADPNamespace, model.DPAName, src, labels, nil), waveHyperConverged),
 		Spec: extapi.DataProtectionApplicationSpec{
 			Configuration: extapi.ApplicationConfig{
 				Velero:    &extapi.VeleroConfig{DefaultPlugins: plugins},
@@ -85,10 +79,10 @@ func DataProtection(p *resolve.Platform) []emit.Object {
 		},
 	}
 	objs := []emit.Object{
-		{APIVersion: "v1", Kind: "Namespace", Name: OADPNamespace, Scope: emit.Cluster, Body: ns},
-		{APIVersion: "operators.coreos.com/v1", Kind: "OperatorGroup", Namespace: OADPNamespace, Name: "oadp-operator-group", Scope: emit.Cluster, Body: og},
-		{APIVersion: "operators.coreos.com/v1alpha1", Kind: "Subscription", Namespace: OADPNamespace, Name: OADPPackage, Scope: emit.Cluster, Body: sub},
-		{APIVersion: "oadp.openshift.io/v1alpha1", Kind: "DataProtectionApplication", Namespace: OADPNamespace, Name: DPAName, Scope: emit.Cluster, Body: dpa},
+		{APIVersion: "v1", Kind: "Namespace", Name: model.OADPNamespace, Scope: emit.Cluster, Body: ns},
+		{APIVersion: "operators.coreos.com/v1", Kind: "OperatorGroup", Namespace: model.OADPNamespace, Name: "oadp-operator-group", Scope: emit.Cluster, Body: og},
+		{APIVersion: "operators.coreos.com/v1alpha1", Kind: "Subscription", Namespace: model.OADPNamespace, Name: model.OADPPackage, Scope: emit.Cluster, Body: sub},
+		{APIVersion: "oadp.openshift.io/v1alpha1", Kind: "DataProtectionApplication", Namespace: model.OADPNamespace, Name: model.DPAName, Scope: emit.Cluster, Body: dpa},
 	}
 	return append(objs, Approver(p, oadpApproval(p))...)
 }

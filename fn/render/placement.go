@@ -9,6 +9,7 @@ import (
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 )
 
@@ -26,7 +27,7 @@ import (
 func vmPlacement(vm *resolve.VM, spec *kubevirtv1.VirtualMachineInstanceSpec) {
 	if p := vm.Pool; p != nil {
 		spec.NodeSelector = p.Spec.NodeSelector
-		spec.Tolerations = Tolerations(p.Spec.Taints)
+		spec.Tolerations = model.Tolerations(p.Spec.Taints)
 		if p.Spec.CPUModel != "" {
 			spec.Domain.CPU = &kubevirtv1.CPU{Model: p.Spec.CPUModel}
 		}
@@ -37,7 +38,7 @@ func vmPlacement(vm *resolve.VM, spec *kubevirtv1.VirtualMachineInstanceSpec) {
 			return
 		}
 		term := corev1.PodAffinityTerm{
-			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelSpreadGroup: s.Group}},
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{model.LabelSpreadGroup: s.Group}},
 			TopologyKey:   key,
 		}
 		anti := &corev1.PodAntiAffinity{}
@@ -70,20 +71,6 @@ func SpreadTopologyKey(vm *resolve.VM) string {
 	return ""
 }
 
-// Tolerations are the tolerations of a pool's taints: Equal to a taint's
-// value, or Exists for a taint without one.
-func Tolerations(taints []api.Taint) []corev1.Toleration {
-	var out []corev1.Toleration
-	for _, t := range taints {
-		tol := corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOpEqual, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)}
-		if t.Value == "" {
-			tol.Operator = corev1.TolerationOpExists
-		}
-		out = append(out, tol)
-	}
-	return out
-}
-
 // Probe timings. The readiness probe marks the VMI (and its pod) ready
 // once the guest agent answers; the liveness probe restarts a guest whose
 // agent has not answered for failureThreshold × periodSeconds, after a
@@ -107,7 +94,7 @@ var (
 // pkg/virt-api/webhooks/validating-webhook/admitters/vmi-create-admitter.go
 // validateProbe).
 func health(vm *resolve.VM, spec *kubevirtv1.VirtualMachineInstanceSpec) {
-	if !GuestHealth(vm) {
+	if !model.GuestHealth(vm) {
 		return
 	}
 	r := readinessProbe
@@ -118,32 +105,6 @@ func health(vm *resolve.VM, spec *kubevirtv1.VirtualMachineInstanceSpec) {
 	}
 }
 
-// GuestHealth reports whether the VM gets guest-level health probes: its
-// image runs the QEMU guest agent.
-func GuestHealth(vm *resolve.VM) bool {
-	return vm.Image != nil && vm.Image.Spec.GuestAgent
-}
-
-// MigrationPolicyLabels are the selectors of a catalog migration policy
-// as KubeVirt matches them: the VMI's labels (pool and the intent's
-// labels) and its namespace's (the tenant label).
-func MigrationPolicyLabels(p *api.MigrationPolicy) (vmi, namespace map[string]string) {
-	sel := p.Spec.Selector
-	if sel.Pool != "" || len(sel.VMLabels) > 0 {
-		vmi = map[string]string{}
-		for k, v := range sel.VMLabels {
-			vmi[k] = v
-		}
-		if sel.Pool != "" {
-			vmi[LabelPool] = sel.Pool
-		}
-	}
-	if sel.Tenant != "" {
-		namespace = map[string]string{LabelTenant: sel.Tenant}
-	}
-	return vmi, namespace
-}
-
 // MigrationPolicies renders the catalog's migration policies as KubeVirt
 // MigrationPolicies (cluster-scoped, migrations.kubevirt.io/v1alpha1).
 func MigrationPolicies(cat *catalog.Catalog) []emit.Object {
@@ -151,7 +112,7 @@ func MigrationPolicies(cat *catalog.Catalog) []emit.Object {
 	for _, name := range cat.MigrationPolicies.Names() {
 		e, _ := cat.MigrationPolicies.Entry(name)
 		p := e.Obj
-		vmi, ns := MigrationPolicyLabels(p)
+		vmi, ns := model.MigrationPolicyLabels(p)
 		obj := &migrationsv1.MigrationPolicy{
 			TypeMeta:   typeMeta(migrationsv1.SchemeGroupVersion.String(), "MigrationPolicy"),
 			ObjectMeta: objectMeta("MigrationPolicy", "", name, e.Doc.Rel, p.Metadata.Labels, p.Metadata.Annotations),

@@ -6,48 +6,36 @@ import (
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/extapi"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/versions"
 )
 
-// Where OpenShift Virtualization is installed from and into.
-const (
-	CNVNamespace    = "openshift-cnv"
-	HCOName         = "kubevirt-hyperconverged"
-	HCOPackage      = "kubevirt-hyperconverged"
-	CatalogSource   = "redhat-operators"
-	CatalogSourceNS = "openshift-marketplace"
-	// PinnedCatalogSource names the CatalogSource of a Platform's
-	// spec.catalogSource, beside redhat-operators in the global catalog
-	// namespace (visible to Subscriptions of every namespace).
-	PinnedCatalogSource = "virtc-redhat-operators"
-	LabelPlatform       = "virtc.dev/platform"
-	operatorGroupCNV    = "kubevirt-hyperconverged-group"
-)
+const operatorGroupCNV = "kubevirt-hyperconverged-group"
 
 // Platform renders the operator install and the HyperConverged.
 func Platform(m *resolve.Model, p *resolve.Platform) []emit.Object {
 	src := p.Doc.Rel
-	labels := map[string]string{LabelPlatform: p.Name}
+	labels := map[string]string{model.LabelPlatform: p.Name}
 	spec := p.Obj.Spec
 
 	ns := &corev1.Namespace{
 		TypeMeta:   typeMeta("v1", "Namespace"),
-		ObjectMeta: withWave(objectMeta("Namespace", "", CNVNamespace, src, labels, nil), waveOperator),
+		ObjectMeta: withWave(objectMeta("Namespace", "", model.CNVNamespace, src, labels, nil), waveOperator),
 	}
 	og := &extapi.OperatorGroup{
 		TypeMeta:   typeMeta("operators.coreos.com/v1", "OperatorGroup"),
-		ObjectMeta: objectMeta("OperatorGroup", CNVNamespace, operatorGroupCNV, src, labels, nil),
-		Spec:       extapi.OperatorGroupSpec{TargetNamespaces: []string{CNVNamespace}},
+		ObjectMeta: objectMeta("OperatorGroup", model.CNVNamespace, operatorGroupCNV, src, labels, nil),
+		Spec:       extapi.OperatorGroupSpec{TargetNamespaces: []string{model.CNVNamespace}},
 	}
 	sub := &extapi.Subscription{
 		TypeMeta:   typeMeta("operators.coreos.com/v1alpha1", "Subscription"),
-		ObjectMeta: objectMeta("Subscription", CNVNamespace, "hco-operatorhub", src, labels, nil),
+		ObjectMeta: objectMeta("Subscription", model.CNVNamespace, "hco-operatorhub", src, labels, nil),
 		Spec: extapi.SubscriptionSpec{
 			Channel:         firstNonEmpty(spec.Channel, p.Release.Channel),
-			Name:            HCOPackage,
+			Name:            model.HCOPackage,
 			Source:          catalogSourceName(p),
-			SourceNamespace: CatalogSourceNS,
+			SourceNamespace: model.CatalogSourceNS,
 			StartingCSV:     versions.HCOCSV(p.Version),
 			// Manual: an upgrade is a reviewed change in Git (a new version
 			// here), never something OLM does on its own.
@@ -56,9 +44,9 @@ func Platform(m *resolve.Model, p *resolve.Platform) []emit.Object {
 		},
 	}
 	objs := []emit.Object{
-		{APIVersion: "v1", Kind: "Namespace", Name: CNVNamespace, Scope: emit.Cluster, Body: ns},
-		{APIVersion: "operators.coreos.com/v1", Kind: "OperatorGroup", Namespace: CNVNamespace, Name: operatorGroupCNV, Scope: emit.Cluster, Body: og},
-		{APIVersion: "operators.coreos.com/v1alpha1", Kind: "Subscription", Namespace: CNVNamespace, Name: "hco-operatorhub", Scope: emit.Cluster, Body: sub},
+		{APIVersion: "v1", Kind: "Namespace", Name: model.CNVNamespace, Scope: emit.Cluster, Body: ns},
+		{APIVersion: "operators.coreos.com/v1", Kind: "OperatorGroup", Namespace: model.CNVNamespace, Name: operatorGroupCNV, Scope: emit.Cluster, Body: og},
+		{APIVersion: "operators.coreos.com/v1alpha1", Kind: "Subscription", Namespace: model.CNVNamespace, Name: "hco-operatorhub", Scope: emit.Cluster, Body: sub},
 	}
 	objs = append(objs, PinnedCatalog(p)...)
 	objs = append(objs, Approver(p, hcoApproval(p))...)
@@ -69,9 +57,9 @@ func Platform(m *resolve.Model, p *resolve.Platform) []emit.Object {
 // catalogSourceName is the CatalogSource the Subscriptions install from.
 func catalogSourceName(p *resolve.Platform) string {
 	if p.Obj.Spec.CatalogSource != nil {
-		return PinnedCatalogSource
+		return model.PinnedCatalogSource
 	}
-	return CatalogSource
+	return model.CatalogSource
 }
 
 // PinnedCatalog renders the CatalogSource of spec.catalogSource: sourceType
@@ -91,10 +79,10 @@ func PinnedCatalog(p *resolve.Platform) []emit.Object {
 	if cs == nil {
 		return nil
 	}
-	labels := map[string]string{LabelPlatform: p.Name}
+	labels := map[string]string{model.LabelPlatform: p.Name}
 	obj := &extapi.CatalogSource{
 		TypeMeta:   typeMeta("operators.coreos.com/v1alpha1", "CatalogSource"),
-		ObjectMeta: withWave(objectMeta("CatalogSource", CatalogSourceNS, PinnedCatalogSource, p.Doc.Rel, labels, nil), waveCatalog),
+		ObjectMeta: withWave(objectMeta("CatalogSource", model.CatalogSourceNS, model.PinnedCatalogSource, p.Doc.Rel, labels, nil), waveCatalog),
 		Spec: extapi.CatalogSourceSpec{
 			SourceType:  "grpc",
 			Image:       cs.Image,
@@ -102,7 +90,7 @@ func PinnedCatalog(p *resolve.Platform) []emit.Object {
 			Publisher:   "Red Hat",
 		},
 	}
-	return []emit.Object{{APIVersion: "operators.coreos.com/v1alpha1", Kind: "CatalogSource", Namespace: CatalogSourceNS, Name: PinnedCatalogSource, Scope: emit.Cluster, Body: obj}}
+	return []emit.Object{{APIVersion: "operators.coreos.com/v1alpha1", Kind: "CatalogSource", Namespace: model.CatalogSourceNS, Name: model.PinnedCatalogSource, Scope: emit.Cluster, Body: obj}}
 }
 
 func firstNonEmpty(a, b string) string {

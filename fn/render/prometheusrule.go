@@ -6,6 +6,7 @@ import (
 	"github.com/virtc/virtc/fn/alerts"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/extapi"
+	"github.com/virtc/virtc/fn/model"
 )
 
 // LabelClusterMonitoring marks a namespace whose ServiceMonitors and
@@ -36,7 +37,7 @@ func TenantRules(plan *alerts.Plan, tenant string) []emit.Object {
 	var objs []emit.Object
 	for _, rs := range []*alerts.RuleSet{plan.VMs[tenant], plan.Backups[tenant]} {
 		if rs != nil {
-			objs = append(objs, prometheusRule(rs, map[string]string{LabelTenant: tenant}, emit.TenantScope))
+			objs = append(objs, prometheusRule(rs, map[string]string{model.LabelTenant: tenant}, emit.TenantScope))
 		}
 	}
 	return objs

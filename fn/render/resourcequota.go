@@ -5,12 +5,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/sizing"
 )
-
-// QuotaName is the name of the tenant's ResourceQuota.
-const QuotaName = "virtc-vms"
 
 // ResourceQuota bounds the tenant in pod terms (see package sizing): its
 // VMs' virt-launcher and hot-plug attachment pods, and the headroom of the
@@ -47,10 +45,10 @@ func ResourceQuota(m *resolve.Model, t *resolve.Tenant) emit.Object {
 	}
 	q := &corev1.ResourceQuota{
 		TypeMeta:   typeMeta("v1", "ResourceQuota"),
-		ObjectMeta: objectMeta("ResourceQuota", t.Name, QuotaName, t.Doc.Rel, map[string]string{LabelTenant: t.Name}, nil),
+		ObjectMeta: objectMeta("ResourceQuota", t.Name, model.QuotaName, t.Doc.Rel, map[string]string{model.LabelTenant: t.Name}, nil),
 		Spec:       corev1.ResourceQuotaSpec{Hard: hard},
 	}
-	return emit.Object{APIVersion: "v1", Kind: "ResourceQuota", Namespace: t.Name, Name: QuotaName, Scope: emit.TenantScope, Body: q}
+	return emit.Object{APIVersion: "v1", Kind: "ResourceQuota", Namespace: t.Name, Name: model.QuotaName, Scope: emit.TenantScope, Body: q}
 }
 
 func resourceCount(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }

@@ -11,6 +11,7 @@ import (
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/extapi"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/versions"
 )
@@ -134,7 +135,7 @@ func Restore(p RestorePlan) emit.Object {
 		// cloud-init and SSH-key Secrets: kvgraph/util.go
 		// addCommonVMIObjectGraph), which Velero restores as additional
 		// items whatever the selector.
-		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelVM: vm.Name}},
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{model.LabelVM: vm.Name}},
 		RestorePVs:    &yes,
 		// Never overwrite what exists: the plan deletes the VM and its disks
 		// first, so a restore cannot clobber live data, and a restore that
@@ -142,23 +143,23 @@ func Restore(p RestorePlan) emit.Object {
 		ExistingResourcePolicy: "none",
 	}
 	if p.Backup == "" {
-		spec.ScheduleName = ScheduleName(vm.Namespace, vm.Backup.Name)
+		spec.ScheduleName = model.ScheduleName(vm.Namespace, vm.Backup.Name)
 	}
-	labels := map[string]string{LabelTenant: vm.Namespace, LabelVM: vm.Name}
-	name := limitName("restore-" + vm.Namespace + "-" + vm.Name)
+	labels := map[string]string{model.LabelTenant: vm.Namespace, model.LabelVM: vm.Name}
+	name := model.LimitName("restore-" + vm.Namespace + "-" + vm.Name)
 	if p.Mode == RestoreCopy {
 		spec.NamespaceMapping = map[string]string{vm.Namespace: p.TargetNamespace}
 		labels[LabelClearMAC] = "true"
 		labels[LabelNewFirmwareUUID] = "true"
 		labels[LabelRestoreRunStrategy] = "Halted"
-		name = limitName("restore-" + vm.Namespace + "-" + vm.Name + "-to-" + p.TargetNamespace)
+		name = model.LimitName("restore-" + vm.Namespace + "-" + vm.Name + "-to-" + p.TargetNamespace)
 	}
 	r := &extapi.Restore{
 		TypeMeta:   typeMeta("velero.io/v1", "Restore"),
-		ObjectMeta: objectMeta("Restore", OADPNamespace, name, vm.Doc.Rel, labels, nil),
+		ObjectMeta: objectMeta("Restore", model.OADPNamespace, name, vm.Doc.Rel, labels, nil),
 		Spec:       spec,
 	}
-	return emit.Object{APIVersion: "velero.io/v1", Kind: "Restore", Namespace: OADPNamespace, Name: name, Body: r}
+	return emit.Object{APIVersion: "velero.io/v1", Kind: "Restore", Namespace: model.OADPNamespace, Name: name, Body: r}
 }
 
 // tenantRestore restores, from the latest backup of one of the tenant's
@@ -166,25 +167,25 @@ func Restore(p RestorePlan) emit.Object {
 func (p RestorePlan) tenantRestore(policy string) emit.Object {
 	t := p.Tenant
 	yes := true
-	labels := map[string]string{LabelTenant: t.Name, LabelBackupPolicy: policy}
+	labels := map[string]string{model.LabelTenant: t.Name, model.LabelBackupPolicy: policy}
 	if p.Mode == RestoreOtherCluster {
 		// The VMs come back stopped: they start once the old cluster's
 		// copies are known to be off (same MAC addresses, same addresses).
 		labels[LabelRestoreRunStrategy] = "Halted"
 	}
-	name := limitName("restore-" + t.Name + "-" + policy)
+	name := model.LimitName("restore-" + t.Name + "-" + policy)
 	r := &extapi.Restore{
 		TypeMeta:   typeMeta("velero.io/v1", "Restore"),
-		ObjectMeta: objectMeta("Restore", OADPNamespace, name, t.Doc.Rel, labels, nil),
+		ObjectMeta: objectMeta("Restore", model.OADPNamespace, name, t.Doc.Rel, labels, nil),
 		Spec: extapi.RestoreSpec{
-			ScheduleName:           ScheduleName(t.Name, policy),
+			ScheduleName:           model.ScheduleName(t.Name, policy),
 			IncludedNamespaces:     []string{t.Name},
-			LabelSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{LabelBackupPolicy: policy}},
+			LabelSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{model.LabelBackupPolicy: policy}},
 			RestorePVs:             &yes,
 			ExistingResourcePolicy: "none",
 		},
 	}
-	return emit.Object{APIVersion: "velero.io/v1", Kind: "Restore", Namespace: OADPNamespace, Name: name, Body: r}
+	return emit.Object{APIVersion: "velero.io/v1", Kind: "Restore", Namespace: model.OADPNamespace, Name: name, Body: r}
 }
 
 // vmRestore is the VirtualMachineRestore of a snapshot plan (KubeVirt
@@ -198,10 +199,10 @@ func (p RestorePlan) tenantRestore(policy string) emit.Object {
 func (p RestorePlan) vmRestore() emit.Object {
 	vm := p.VM
 	apiGroup := "kubevirt.io"
-	name := limitName("restore-" + vm.Name + "-" + p.Snapshot)
+	name := model.LimitName("restore-" + vm.Name + "-" + p.Snapshot)
 	r := &extapi.VirtualMachineRestore{
 		TypeMeta:   typeMeta("snapshot.kubevirt.io/v1beta1", "VirtualMachineRestore"),
-		ObjectMeta: objectMeta("VirtualMachineRestore", vm.Namespace, name, vm.Doc.Rel, map[string]string{LabelTenant: vm.Namespace, LabelVM: vm.Name}, nil),
+		ObjectMeta: objectMeta("VirtualMachineRestore", vm.Namespace, name, vm.Doc.Rel, map[string]string{model.LabelTenant: vm.Namespace, model.LabelVM: vm.Name}, nil),
 		Spec: extapi.VirtualMachineRestoreSpec{
 			Target:                     corev1.TypedLocalObjectReference{APIGroup: &apiGroup, Kind: "VirtualMachine", Name: vm.Name},
 			VirtualMachineSnapshotName: p.Snapshot,
@@ -219,9 +220,9 @@ func (p RestorePlan) vmRestore() emit.Object {
 // disk's (its DataVolume's) and the attached data disks' (a retired disk is
 // in no backup of the VM, and a plan leaves it alone).
 func claimNames(vm *resolve.VM) []string {
-	out := []string{RootDiskName(vm.Name)}
+	out := []string{model.RootDiskName(vm.Name)}
 	for _, d := range vm.Attached() {
-		out = append(out, DiskName(vm.Name, d.Name))
+		out = append(out, model.DiskName(vm.Name, d.Name))
 	}
 	return out
 }
@@ -229,7 +230,7 @@ func claimNames(vm *resolve.VM) []string {
 // diskVolumes are the names of a VM's disk volumes in its spec: the root
 // disk's and each attached data disk's (vmDisks).
 func diskVolumes(vm *resolve.VM) []string {
-	out := []string{RootVolume}
+	out := []string{model.RootVolume}
 	if ex := vm.Spec.ExistingRootDisk; ex != nil && ex.VolumeName != "" {
 		out[0] = ex.VolumeName
 	}
@@ -242,7 +243,7 @@ func diskVolumes(vm *resolve.VM) []string {
 // vmObjects are the objects of a VM that a restore brings back, as
 // kubectl's TYPE/NAME arguments.
 func vmObjects(vm *resolve.VM) []string {
-	out := []string{"virtualmachine/" + vm.Name, "datavolume/" + RootDiskName(vm.Name)}
+	out := []string{"virtualmachine/" + vm.Name, "datavolume/" + model.RootDiskName(vm.Name)}
 	for _, c := range claimNames(vm) {
 		out = append(out, "persistentvolumeclaim/"+c)
 	}
@@ -332,14 +333,14 @@ func (p RestorePlan) Script(objs [][]byte) string {
 	w("## Restore.")
 	for i, o := range p.Objects() {
 		if p.Mode == RestoreOtherCluster {
-			p.ownBackupGuard(w, ScheduleName(p.Tenant.Name, p.policies()[i]))
+			p.ownBackupGuard(w, model.ScheduleName(p.Tenant.Name, p.policies()[i]))
 		}
-		w("kubectl -n %s delete restore %s --ignore-not-found --wait  # a Restore of an earlier run (only the record: restored objects stay)", OADPNamespace, o.Name)
+		w("kubectl -n %s delete restore %s --ignore-not-found --wait  # a Restore of an earlier run (only the record: restored objects stay)", model.OADPNamespace, o.Name)
 		w("kubectl create -f - <<'EOF'")
 		b.Write(objs[i])
 		w("EOF")
-		w(`until phase=$(kubectl -n %s get restore %s -o jsonpath='{.status.phase}'); [[ $phase =~ ^(Completed|PartiallyFailed|Failed|FailedValidation)$ ]]; do sleep 10; done`, OADPNamespace, o.Name)
-		w(`[ "$phase" = Completed ] || { velero -n %s restore describe %s --details >&2; exit 1; }`, OADPNamespace, o.Name)
+		w(`until phase=$(kubectl -n %s get restore %s -o jsonpath='{.status.phase}'); [[ $phase =~ ^(Completed|PartiallyFailed|Failed|FailedValidation)$ ]]; do sleep 10; done`, model.OADPNamespace, o.Name)
+		w(`[ "$phase" = Completed ] || { velero -n %s restore describe %s --details >&2; exit 1; }`, model.OADPNamespace, o.Name)
 	}
 	w("")
 	if p.Mode == RestoreOtherCluster {
@@ -386,9 +387,9 @@ func (p RestorePlan) drillEvidence(w func(string, ...any)) {
 	w(`if [ -z "${DRILL_LINK:-}" ]; then echo "DRILL_LINK is not set: no Evidence written" >&2; exit 0; fi`)
 	w(`DRILL_DATE=$(date -u +%%F)`)
 	prefix := strings.TrimSuffix(versions.HCOCSV(versions.Version{}), "0.0.0")
-	w(`CSV=$(kubectl -n %s get clusterserviceversions -o jsonpath='{range .items[?(@.status.phase=="Succeeded")]}{.metadata.name}{"\n"}{end}' | grep -m1 '^%s')`, CNVNamespace, strings.ReplaceAll(prefix, ".", `\.`))
+	w(`CSV=$(kubectl -n %s get clusterserviceversions -o jsonpath='{range .items[?(@.status.phase=="Succeeded")]}{.metadata.name}{"\n"}{end}' | grep -m1 '^%s')`, model.CNVNamespace, strings.ReplaceAll(prefix, ".", `\.`))
 	w(`PLATFORM_VERSION=${CSV#%s}`, prefix)
-	w(`[[ $PLATFORM_VERSION =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "no Succeeded OpenShift Virtualization CSV in %s ($CSV)" >&2; exit 1; }`, CNVNamespace)
+	w(`[[ $PLATFORM_VERSION =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { echo "no Succeeded OpenShift Virtualization CSV in %s ($CSV)" >&2; exit 1; }`, model.CNVNamespace)
 	w(`cat > "restore-drill-%s-%s-$DRILL_DATE.yaml" <<EOF`, vm.Namespace, vm.Name)
 	w("apiVersion: virtc.dev/v1alpha1")
 	w("kind: Evidence")
@@ -415,7 +416,7 @@ func runs(vm *resolve.VM) bool {
 // its claims are bound, and it runs. A halted VM's claims on a
 // WaitForFirstConsumer class bind only at its first start.
 func verify(w func(string, ...any), vm *resolve.VM, ns string, running bool) {
-	w("kubectl -n %s wait datavolume/%s --for=condition=Ready --timeout=30m", ns, RootDiskName(vm.Name))
+	w("kubectl -n %s wait datavolume/%s --for=condition=Ready --timeout=30m", ns, model.RootDiskName(vm.Name))
 	if !running {
 		w("kubectl -n %s get persistentvolumeclaim %s  # %s is %s: claims of a WaitForFirstConsumer class stay Pending until it starts", ns, strings.Join(claimNames(vm), " "), vm.Name, vm.RunStrategy)
 		return
@@ -429,7 +430,7 @@ func verify(w func(string, ...any), vm *resolve.VM, ns string, running bool) {
 func syncResources(vm *resolve.VM) string {
 	out := []string{fmt.Sprintf("--resource kubevirt.io:VirtualMachine:%s/%s", vm.Namespace, vm.Name)}
 	for _, d := range vm.Attached() {
-		out = append(out, fmt.Sprintf("--resource :PersistentVolumeClaim:%s/%s", vm.Namespace, DiskName(vm.Name, d.Name)))
+		out = append(out, fmt.Sprintf("--resource :PersistentVolumeClaim:%s/%s", vm.Namespace, model.DiskName(vm.Name, d.Name)))
 	}
 	return strings.Join(out, " ")
 }
@@ -438,7 +439,7 @@ func (p RestorePlan) source() string {
 	if p.Backup != "" {
 		return "Velero Backup " + p.Backup
 	}
-	return "the latest backup of Schedule " + ScheduleName(p.VM.Namespace, p.VM.Backup.Name)
+	return "the latest backup of Schedule " + model.ScheduleName(p.VM.Namespace, p.VM.Backup.Name)
 }
 
 // handBack gives the VMs back to Git: Argo CD must find nothing to change,
@@ -472,18 +473,18 @@ func (p RestorePlan) copyScript(w func(string, ...any), objs [][]byte) {
 	w("")
 	w("## Restore the copy, Halted.")
 	o := Restore(p)
-	w("kubectl -n %s delete restore %s --ignore-not-found --wait  # a Restore of an earlier run (only the record: restored objects stay)", OADPNamespace, o.Name)
+	w("kubectl -n %s delete restore %s --ignore-not-found --wait  # a Restore of an earlier run (only the record: restored objects stay)", model.OADPNamespace, o.Name)
 	w("kubectl create -f - <<'EOF'")
 	w("%s", strings.TrimSuffix(string(objs[0]), "\n"))
 	w("EOF")
-	w(`until phase=$(kubectl -n %s get restore %s -o jsonpath='{.status.phase}'); [[ $phase =~ ^(Completed|PartiallyFailed|Failed|FailedValidation)$ ]]; do sleep 10; done`, OADPNamespace, o.Name)
-	w(`[ "$phase" = Completed ] || { velero -n %s restore describe %s --details >&2; exit 1; }`, OADPNamespace, o.Name)
+	w(`until phase=$(kubectl -n %s get restore %s -o jsonpath='{.status.phase}'); [[ $phase =~ ^(Completed|PartiallyFailed|Failed|FailedValidation)$ ]]; do sleep 10; done`, model.OADPNamespace, o.Name)
+	w(`[ "$phase" = Completed ] || { velero -n %s restore describe %s --details >&2; exit 1; }`, model.OADPNamespace, o.Name)
 	w("kubectl -n %s annotate virtualmachine %s argocd.argoproj.io/tracking-id-", p.TargetNamespace, vm.Name)
 	w("")
 	p.copyIdentity(w)
 	w("")
 	w("## Verify: a new identity, then start it, then its disks.")
-	w("kubectl -n %s get virtualmachine %s -o jsonpath='{.spec.template.spec.domain.firmware.uuid} {.spec.template.spec.domain.firmware.serial}{\"\\n\"}'  # %s %s", p.TargetNamespace, vm.Name, FirmwareUUID(p.TargetNamespace, vm.Name), FirmwareSerial(p.TargetNamespace, vm.Name))
+	w("kubectl -n %s get virtualmachine %s -o jsonpath='{.spec.template.spec.domain.firmware.uuid} {.spec.template.spec.domain.firmware.serial}{\"\\n\"}'  # %s %s", p.TargetNamespace, vm.Name, model.FirmwareUUID(p.TargetNamespace, vm.Name), model.FirmwareSerial(p.TargetNamespace, vm.Name))
 	w("virtctl -n %s start %s", p.TargetNamespace, vm.Name)
 	verify(w, vm, p.TargetNamespace, true)
 	p.drillEvidence(w)
@@ -511,7 +512,7 @@ func (p RestorePlan) copyIdentity(w func(string, ...any)) {
 	w("## A separate identity and networks: the copy must never pass for the original. Firmware UUID and serial as")
 	w("## virtc derives them for %s/%s (the plugin's new UUID is random; the serial would stay the original's).", ns, vm.Name)
 	w(`kubectl -n %s patch virtualmachine %s --type merge -p '{"spec":{"template":{"spec":{"domain":{"firmware":{"uuid":"%s","serial":"%s"}}}}}}'`,
-		ns, vm.Name, FirmwareUUID(ns, vm.Name), FirmwareSerial(ns, vm.Name))
+		ns, vm.Name, model.FirmwareUUID(ns, vm.Name), model.FirmwareSerial(ns, vm.Name))
 	var ops []string
 	var detached []string
 	for i := len(vm.Networks) - 1; i >= 0; i-- {
@@ -581,7 +582,7 @@ func (p RestorePlan) snapshotScript(w func(string, ...any), objs [][]byte) {
 		w("# Data disks are never owned by their VM (deleting the VM must not delete them); a platform without")
 		w("# volumeOwnershipPolicy (before 4.21) makes the VM their owner: remove it.")
 		for _, d := range vm.Attached() {
-			w(`kubectl -n %s patch persistentvolumeclaim %s --type json -p '[{"op":"remove","path":"/metadata/ownerReferences"}]'`, vm.Namespace, DiskName(vm.Name, d.Name))
+			w(`kubectl -n %s patch persistentvolumeclaim %s --type json -p '[{"op":"remove","path":"/metadata/ownerReferences"}]'`, vm.Namespace, model.DiskName(vm.Name, d.Name))
 		}
 	}
 	w("")
@@ -604,7 +605,7 @@ func (p RestorePlan) snapshotScript(w func(string, ...any), objs [][]byte) {
 func (p RestorePlan) ownBackupGuard(w func(string, ...any), schedule string) {
 	w("# The Restore takes Schedule %s's most recent Completed backup, whichever cluster took it: this", schedule)
 	w("# cluster's own %s (from Git) must not have taken one, or it would restore this cluster's blank tenant.", schedule)
-	w(`[ -z "$(kubectl -n %s get schedule %s --ignore-not-found -o jsonpath='{.status.lastBackup}')" ] \`, OADPNamespace, schedule)
+	w(`[ -z "$(kubectl -n %s get schedule %s --ignore-not-found -o jsonpath='{.status.lastBackup}')" ] \`, model.OADPNamespace, schedule)
 	w(`  || { echo "Schedule %s has taken a backup on this cluster: its latest backup may be this cluster's, not the lost one's; in the Restore below, replace scheduleName with backupName: <the lost cluster's backup>" >&2; exit 1; }`, schedule)
 }
 
@@ -613,9 +614,9 @@ func (p RestorePlan) platformSteps(w func(string, ...any)) {
 	w("## 1. Platform: the new cluster's platform Application (virtc build --scope platform) has synced:")
 	w("## OpenShift Virtualization, OADP and the same backup storage location, which Velero reads the backups from.")
 	w("kubectl -n openshift-cnv wait hyperconverged/kubevirt-hyperconverged --for=condition=Available --timeout=30m")
-	w("kubectl -n %s wait backupstoragelocations --all --for=jsonpath='{.status.phase}'=Available --timeout=10m", OADPNamespace)
+	w("kubectl -n %s wait backupstoragelocations --all --for=jsonpath='{.status.phase}'=Available --timeout=10m", model.OADPNamespace)
 	for _, policy := range p.policies() {
-		w("kubectl -n %s get backups -l velero.io/schedule-name=%s  # the backups to restore are listed here once Velero synced them", OADPNamespace, ScheduleName(t.Name, policy))
+		w("kubectl -n %s get backups -l velero.io/schedule-name=%s  # the backups to restore are listed here once Velero synced them", model.OADPNamespace, model.ScheduleName(t.Name, policy))
 	}
 	w("## 2. The tenant (virtc build --scope tenants): namespace, quota, RBAC and networks come from Git, not from backups.")
 	w("kubectl get namespace %s", t.Name)
@@ -642,7 +643,7 @@ func (p RestorePlan) trackingSteps(w func(string, ...any), vms []*resolve.VM) {
 	for _, vm := range vms {
 		objs := []tracked{{"kubevirt.io", "VirtualMachine", "virtualmachine", vm.Name}}
 		for _, d := range vm.Attached() {
-			objs = append(objs, tracked{"", "PersistentVolumeClaim", "persistentvolumeclaim", DiskName(vm.Name, d.Name)})
+			objs = append(objs, tracked{"", "PersistentVolumeClaim", "persistentvolumeclaim", model.DiskName(vm.Name, d.Name)})
 		}
 		for _, o := range objs {
 			w(`kubectl -n %s annotate --overwrite %s %s argocd.argoproj.io/tracking-id="$APP_INSTANCE:%s/%s:%s/%s"`, vm.Namespace, o.resource, o.name, o.group, o.kind, vm.Namespace, o.name)

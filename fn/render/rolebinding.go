@@ -4,6 +4,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 )
 
@@ -40,7 +41,7 @@ func RoleBindings(t *resolve.Tenant) []emit.Object {
 			}
 			rb := &rbacv1.RoleBinding{
 				TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"),
-				ObjectMeta: objectMeta("RoleBinding", t.Name, name, t.Doc.Rel, map[string]string{LabelTenant: t.Name}, nil),
+				ObjectMeta: objectMeta("RoleBinding", t.Name, name, t.Doc.Rel, map[string]string{model.LabelTenant: t.Name}, nil),
 				Subjects:   subjects,
 				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
 			}

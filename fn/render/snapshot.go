@@ -5,12 +5,9 @@ import (
 
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/extapi"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 )
-
-// SnapshotName is the deterministic name of a VM's snapshot before a risky
-// change (spec.snapshotBefore).
-func SnapshotName(vm, label string) string { return limitName(vm + "-" + label) }
 
 // Snapshots renders the VirtualMachineSnapshot a VM asks for with
 // spec.snapshotBefore. KubeVirt (v1.8.4 pkg/storage/snapshot/snapshot.go)
@@ -24,12 +21,12 @@ func Snapshots(vm *resolve.VM) []emit.Object {
 	if label == "" {
 		return nil
 	}
-	name := SnapshotName(vm.Name, label)
+	name := model.SnapshotName(vm.Name, label)
 	apiGroup := "kubevirt.io"
 	s := &extapi.VirtualMachineSnapshot{
 		TypeMeta: typeMeta("snapshot.kubevirt.io/v1beta1", "VirtualMachineSnapshot"),
 		ObjectMeta: keepOnPrune(objectMeta("VirtualMachineSnapshot", vm.Namespace, name, vm.Doc.Rel,
-			map[string]string{LabelVM: vm.Name}, map[string]string{"virtc.dev/snapshot-before": label})),
+			map[string]string{model.LabelVM: vm.Name}, map[string]string{"virtc.dev/snapshot-before": label})),
 		Spec: extapi.VirtualMachineSnapshotSpec{
 			Source: corev1.TypedLocalObjectReference{APIGroup: &apiGroup, Kind: "VirtualMachine", Name: vm.Name},
 		},

@@ -4,6 +4,7 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 
 	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 )
 
@@ -11,10 +12,10 @@ import (
 // into force: Deny (a refused write fails with the rule's message), in
 // the namespaces the policy's matchConstraints select (the tenant's).
 func ValidatingAdmissionPolicyBinding(t *resolve.Tenant) emit.Object {
-	name := GuardrailPolicyName(t.Name)
+	name := model.GuardrailPolicyName(t.Name)
 	obj := &admissionv1.ValidatingAdmissionPolicyBinding{
 		TypeMeta:   typeMeta("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"),
-		ObjectMeta: objectMeta("ValidatingAdmissionPolicyBinding", "", name, t.Doc.Rel, map[string]string{LabelTenant: t.Name}, nil),
+		ObjectMeta: objectMeta("ValidatingAdmissionPolicyBinding", "", name, t.Doc.Rel, map[string]string{model.LabelTenant: t.Name}, nil),
 		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
 			PolicyName:        name,
 			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},

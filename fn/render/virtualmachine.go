@@ -3,15 +3,11 @@ package render
 import (
 	"bytes"
 	"cmp"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
 
-	"github.com/google/uuid"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,112 +15,29 @@ import (
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
 	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/eligibility"
 	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 )
-
-// Names of the volumes virtc adds to every VM.
-const (
-	RootVolume      = "rootdisk"
-	CloudInitVolume = "cloudinitdisk"
-)
-
-var evictionStrategies = map[string]kubevirtv1.EvictionStrategy{
-	api.MigrationRequired:   kubevirtv1.EvictionStrategyLiveMigrate,
-	api.MigrationIfPossible: kubevirtv1.EvictionStrategyLiveMigrateIfPossible,
-	api.MigrationNever:      kubevirtv1.EvictionStrategyNone,
-}
-
-// uuidNamespace is virtc's namespace for name-based (v5) firmware UUIDs.
-var uuidNamespace = uuid.MustParse("8a1d4b5e-3c2f-5e0a-9b7d-6f4e2c1a0b3d")
-
-// FirmwareUUID is the VM's SMBIOS UUID, derived from namespace and name:
-// KubeVirt's webhook would otherwise pick a random one on create, which Argo
-// CD reports as drift and which changes when a VM is re-created.
-func FirmwareUUID(namespace, name string) string {
-	return uuid.NewSHA1(uuidNamespace, []byte(namespace+"/"+name)).String()
-}
-
-// FirmwareSerial is the VM's SMBIOS serial number, derived like its UUID.
-func FirmwareSerial(namespace, name string) string {
-	sum := sha256.Sum256([]byte("serial/" + namespace + "/" + name))
-	return hex.EncodeToString(sum[:10])
-}
-
-// EvictionStrategy is what KubeVirt does with the VM when its node drains.
-// A VM that asks to migrate if possible but cannot gets None: claiming
-// LiveMigrateIfPossible would promise what cannot happen.
-func EvictionStrategy(vm *resolve.VM) kubevirtv1.EvictionStrategy {
-	if !vm.CanMigrate() {
-		return kubevirtv1.EvictionStrategyNone
-	}
-	return evictionStrategies[vm.Migration]
-}
-
-// Architecture is the VM's CPU architecture: its preference's, amd64 when
-// the preference names none.
-func Architecture(vm *resolve.VM) string {
-	if p := vm.Preference; p != nil && p.Spec.Architecture != "" {
-		return p.Spec.Architecture
-	}
-	return "amd64"
-}
-
-// vmLabels are the labels of the VirtualMachine: the intent's and virtc's.
-func vmLabels(vm *resolve.VM) map[string]string {
-	labels := maps.Clone(vm.Metadata.Labels)
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels[LabelBackupPolicy] = vm.Backup.Name
-	labels[LabelVM] = vm.Name
-	labels[LabelEligibility] = eligibility.Classify(vm).Class.Name
-	if e := vm.Tenant.Spec.Environment; e != "" {
-		labels[LabelEnvironment] = e
-	}
-	return labels
-}
-
-// TemplateLabels are the labels of the VM's template, which KubeVirt puts
-// on the VirtualMachineInstance and its virt-launcher pod: the VM's, with
-// its worker pool and spread group. Migration policies select VMs by them
-// (the VMI's labels), and spread groups keep apart the pods that carry
-// the same group label.
-func TemplateLabels(vm *resolve.VM) map[string]string {
-	l := placementLabels(vm, vmLabels(vm))
-	l[LabelManagedBy] = ManagedBy
-	return l
-}
-
-func placementLabels(vm *resolve.VM, labels map[string]string) map[string]string {
-	if vm.Pool != nil {
-		labels[LabelPool] = vm.Pool.Name
-	}
-	if vm.Spread != nil {
-		labels[LabelSpreadGroup] = vm.Spread.Group
-	}
-	return labels
-}
 
 // VirtualMachine renders the VM with its root disk as a dataVolumeTemplate
 // cloned from the image's DataSource and its data disks as references to
 // their PersistentVolumeClaims (see DataDisks).
 func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
-	labels := vmLabels(vm)
-	templateLabels := placementLabels(vm, maps.Clone(labels))
+	labels := model.VMLabels(vm)
+	templateLabels := model.PlacementLabels(vm, maps.Clone(labels))
 	if vm.Spec.Retired {
-		labels[LabelRetired] = "true"
+		labels[model.LabelRetired] = "true"
 	}
 
 	disks, volumes, templates := vmDisks(vm)
-	if ci := cloudInit(vm); ci != nil {
+	if ci := model.CloudInit(vm); ci != nil {
 		var dev *api.DiskDevice
 		if vm.Spec.CloudInit != nil {
 			dev = vm.Spec.CloudInit.Device
 		}
-		disks = appendDisk(disks, CloudInitVolume, dev, nil)
-		volumes = append(volumes, kubevirtv1.Volume{Name: CloudInitVolume, VolumeSource: kubevirtv1.VolumeSource{CloudInitNoCloud: ci}})
+		disks = appendDisk(disks, model.CloudInitVolume, dev, nil)
+		volumes = append(volumes, kubevirtv1.Volume{Name: model.CloudInitVolume, VolumeSource: kubevirtv1.VolumeSource{CloudInitNoCloud: ci}})
 	}
 	hotDisks, hotVolumes := dataDisks(vm, true)
 	disks, volumes = append(disks, hotDisks...), append(volumes, hotVolumes...)
@@ -148,7 +61,7 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 		}})
 	}
 	runStrategy := kubevirtv1.VirtualMachineRunStrategy(vm.RunStrategy)
-	eviction := EvictionStrategy(vm)
+	eviction := model.EvictionStrategy(vm)
 	evictionRef := &eviction
 	defaults := vm.Spec.KubeVirtDefaults
 	if slices.Contains(defaults, api.DefaultDisks) {
@@ -173,7 +86,7 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 		for _, u := range vm.PreviewFeatures {
 			gates = append(gates, u.Gate)
 		}
-		annotations[AnnotationPreviewFeatures] = strings.Join(gates, ",")
+		annotations[model.AnnotationPreviewFeatures] = strings.Join(gates, ",")
 	}
 	obj := &kubevirtv1.VirtualMachine{
 		TypeMeta:   typeMeta("kubevirt.io/v1", "VirtualMachine"),
@@ -186,7 +99,7 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 			Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{
 				ObjectMeta: objectMeta("", "", "", "", templateLabels, nil),
 				Spec: kubevirtv1.VirtualMachineInstanceSpec{
-					Architecture:     Architecture(vm),
+					Architecture:     model.Architecture(vm),
 					EvictionStrategy: evictionRef,
 					Domain: kubevirtv1.DomainSpec{
 						Machine:  machine(vm.Spec.MachineType),
@@ -394,8 +307,8 @@ func inlineSize(obj *kubevirtv1.VirtualMachine, s api.SizeSpec) {
 // namespace and name.
 func firmware(vm *resolve.VM) *kubevirtv1.Firmware {
 	fw := &kubevirtv1.Firmware{
-		UUID:   types.UID(FirmwareUUID(vm.Namespace, vm.Name)),
-		Serial: FirmwareSerial(vm.Namespace, vm.Name),
+		UUID:   types.UID(model.FirmwareUUID(vm.Namespace, vm.Name)),
+		Serial: model.FirmwareSerial(vm.Namespace, vm.Name),
 	}
 	if f := vm.Spec.Firmware; f != nil {
 		if f.UUID != "" {
@@ -413,7 +326,7 @@ func firmware(vm *resolve.VM) *kubevirtv1.Firmware {
 // attached data disks (virtc's claims, or existing claims and DataVolumes).
 func vmDisks(vm *resolve.VM) ([]kubevirtv1.Disk, []kubevirtv1.Volume, []kubevirtv1.DataVolumeTemplateSpec) {
 	boot := uint(1)
-	rootVolume := RootVolume
+	rootVolume := model.RootVolume
 	var templates []kubevirtv1.DataVolumeTemplateSpec
 	var rootSource kubevirtv1.VolumeSource
 	if ex := vm.Spec.ExistingRootDisk; ex != nil {
@@ -422,7 +335,7 @@ func vmDisks(vm *resolve.VM) ([]kubevirtv1.Disk, []kubevirtv1.Volume, []kubevirt
 		}
 		rootSource = existingSource(ex.DataVolume, ex.PersistentVolumeClaim, false)
 	} else {
-		rootName := RootDiskName(vm.Name)
+		rootName := model.RootDiskName(vm.Name)
 		dsNamespace := vm.DataSource.Namespace
 		rootSource = kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: rootName}}
 		templates = []kubevirtv1.DataVolumeTemplateSpec{{
@@ -451,7 +364,7 @@ func dataDisks(vm *resolve.VM, hot bool) ([]kubevirtv1.Disk, []kubevirtv1.Volume
 		}
 		disks = appendDisk(disks, d.Name, &api.DiskDevice{Bus: d.Bus, Serial: d.Serial, BootOrder: d.BootOrder, Target: d.Target}, nil)
 		src := kubevirtv1.VolumeSource{PersistentVolumeClaim: &kubevirtv1.PersistentVolumeClaimVolumeSource{
-			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: DiskName(vm.Name, d.Name)},
+			PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: model.DiskName(vm.Name, d.Name)},
 		}}
 		if d.Existing() {
 			src = existingSource(d.ExistingDataVolume, d.ExistingClaim, d.Hotpluggable)
@@ -470,36 +383,6 @@ func existingSource(dataVolume, claim string, hotpluggable bool) kubevirtv1.Volu
 		PersistentVolumeClaimVolumeSource: corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim},
 		Hotpluggable:                      hotpluggable,
 	}}
-}
-
-// cloudInit is the NoCloud source: user and network data from Secrets. SSH
-// keys propagated through NoCloud need the volume even without user data.
-func cloudInit(vm *resolve.VM) *kubevirtv1.CloudInitNoCloudSource {
-	ci := vm.Spec.CloudInit
-	if ci == nil || ci.UserDataSecret == "" && ci.NetworkDataSecret == "" && ci.UserData == "" {
-		// Keys propagated through the guest agent need no cloud-init.
-		if len(vm.Spec.SSHKeySecrets) == 0 || len(vm.Spec.SSHKeyGuestAgentUsers) > 0 {
-			return nil
-		}
-		return &kubevirtv1.CloudInitNoCloudSource{UserData: "#cloud-config\n"}
-	}
-	src := &kubevirtv1.CloudInitNoCloudSource{}
-	switch {
-	case ci.UserDataSecret != "":
-		src.UserDataSecretRef = &corev1.LocalObjectReference{Name: ci.UserDataSecret}
-	case ci.UserData != "" && ci.UserDataEncoding == "base64":
-		// virtctl create vm --cloud-init-user-data: the same data, encoded.
-		src.UserDataBase64 = base64.StdEncoding.EncodeToString([]byte(ci.UserData))
-	case ci.UserData != "":
-		// Checked by policy to hold no secret material.
-		src.UserData = ci.UserData
-	default:
-		src.UserData = "#cloud-config\n"
-	}
-	if ci.NetworkDataSecret != "" {
-		src.NetworkDataSecretRef = &corev1.LocalObjectReference{Name: ci.NetworkDataSecret}
-	}
-	return src
 }
 
 // attachment is the interface and network of a network profile, as the

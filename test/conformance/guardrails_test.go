@@ -13,13 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/virtc/virtc/fn/model"
+	"github.com/virtc/virtc/fn/rules"
 	"sigs.k8s.io/yaml"
-
-	"github.com/virtc/virtc/fn/render"
 )
 
 // TestGuardrailPolicies applies the tenants' guardrails policies
-// (ValidatingAdmissionPolicies, fn/render/validatingadmissionpolicy.go) to
+// (ValidatingAdmissionPolicies, fn/rules/admission.go) to
 // a real API server and checks what issue 24 asks of them:
 //
 //   - a tenant's user, holding exactly the RoleBindings virtc emits (and
@@ -157,7 +157,7 @@ func checkAdmitted(t *testing.T, c *Cluster, o output) int {
 			inForce = append(inForce, obj)
 		case "ValidatingAdmissionPolicy":
 			labels, _ := obj.Doc["metadata"].(map[string]any)["labels"].(map[string]any)
-			tenants = append(tenants, labels[render.LabelTenant].(string))
+			tenants = append(tenants, labels[model.LabelTenant].(string))
 			inForce = append(inForce, obj)
 		case "ValidatingAdmissionPolicyBinding":
 			inForce = append(inForce, obj)
@@ -280,12 +280,12 @@ metadata: {name: virtc-test-controllers}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}
 subjects:
 `
-	for _, sa := range render.Exempt {
+	for _, sa := range rules.Exempt {
 		parts := strings.Split(sa, ":")
 		grants += fmt.Sprintf("- {kind: ServiceAccount, namespace: %s, name: %s}\n", parts[2], parts[3])
 	}
 	// Components of the exempt namespaces and control-plane users
-	// (render.ExemptNamespaces, exemptCondition), and a tenant's own
+	// (rules.ExemptNamespaces, exemptCondition), and a tenant's own
 	// service account, which stays judged.
 	grants += `- {kind: ServiceAccount, namespace: openshift-cnv, name: kubevirt-handler}
 - {kind: ServiceAccount, namespace: kube-system, name: persistent-volume-binder}
@@ -325,7 +325,7 @@ subjects:
 	plain := []string{"--as=alice", "--as-group=plain-devs"}
 	lab := []string{"--as=bob", "--as-group=lab-devs"}
 	sa := func(name string) []string {
-		for _, e := range render.Exempt {
+		for _, e := range rules.Exempt {
 			if strings.HasSuffix(e, ":"+name) {
 				return []string{"--as=" + e}
 			}

@@ -102,7 +102,7 @@ func InstallMissingCRDs(ctx context.Context, cp *conformance.ControlPlane, tmp s
 // for the KubeVirt CR, and virt-api accepts VMI status only from
 // kubevirt-handler of that namespace (webhooks/serviceaccounts.go). Their
 // ServiceAccounts live there too, so they write with the identity virtc's
-// tenant guardrails exempt (render.Exempt, render.ExemptNamespaces).
+// tenant guardrails exempt (rules.Exempt, rules.ExemptNamespaces).
 const Namespace = "openshift-cnv"
 
 // IdentityNamespace is where the controllers' ServiceAccounts live.
@@ -195,7 +195,7 @@ type KubeVirt struct {
 // The ServiceAccount lives in IdentityNamespace, where OpenShift
 // Virtualization runs KubeVirt (HCO v1.18.1 into openshift-cnv, virtc's
 // Subscription), so that the controllers write with the identity virtc's
-// tenant guardrails exempt (render.Exempt, render.ExemptNamespaces); the
+// tenant guardrails exempt (rules.Exempt, rules.ExemptNamespaces); the
 // programs themselves keep Namespace for their leases and the KubeVirt CR.
 func serviceAccountKubeconfig(ctx context.Context, cp *conformance.ControlPlane, dir, name string) (string, error) {
 	return AdminServiceAccountKubeconfig(ctx, cp, dir, IdentityNamespace, name)

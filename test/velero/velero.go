@@ -510,7 +510,7 @@ func StartExternalOn(ctx context.Context, cp *conformance.ControlPlane, t Tools,
 	}
 	// Velero writes as its ServiceAccount openshift-adp/velero, as in
 	// OADP's pod: the identity virtc's tenant guardrails exempt
-	// (render.Exempt). It may touch every kind it backs up and restores:
+	// (rules.Exempt). It may touch every kind it backs up and restores:
 	// bound to cluster-admin here.
 	if x.kubeconfig, err = controllers.AdminServiceAccountKubeconfig(ctx, cp, x.dir, Namespace, "velero"); err != nil {
 		return fail(err)

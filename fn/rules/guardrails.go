@@ -1,4 +1,4 @@
-package render
+package rules
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/extapi"
+	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 )
 
@@ -156,10 +156,8 @@ func TenantGuardrails(m *resolve.Model, t *resolve.Tenant) Guardrails {
 			}
 		}
 	}
-	for _, o := range TenantNetworks(m, t) {
-		if nad, ok := o.Body.(*extapi.NetworkAttachmentDefinition); ok {
-			g.NADs[nad.Name] = nad.Spec.Config
-		}
+	for _, n := range model.TenantNADs(m, t) {
+		g.NADs[n.Name] = n.Config
 	}
 	pools := cat.WorkerPools.Names()
 	if len(pools) == 0 {
@@ -174,7 +172,7 @@ func TenantGuardrails(m *resolve.Model, t *resolve.Tenant) Guardrails {
 		for k, v := range p.Spec.NodeSelector {
 			pp.NodeSelector = append(pp.NodeSelector, k+"="+v)
 		}
-		for _, tol := range Tolerations(p.Spec.Taints) {
+		for _, tol := range model.Tolerations(p.Spec.Taints) {
 			pp.Tolerations = append(pp.Tolerations, strings.Join([]string{tol.Key, string(tol.Operator), tol.Value, string(tol.Effect)}, "|"))
 		}
 		slices.Sort(pp.NodeSelector)
@@ -182,7 +180,7 @@ func TenantGuardrails(m *resolve.Model, t *resolve.Tenant) Guardrails {
 		g.Pools = append(g.Pools, pp)
 	}
 	for _, vm := range t.VMs {
-		if ci := cloudInit(vm); ci != nil && ci.UserDataBase64 != "" {
+		if ci := model.CloudInit(vm); ci != nil && ci.UserDataBase64 != "" {
 			g.CloudInitBase64 = append(g.CloudInitBase64, ci.UserDataBase64)
 		}
 	}

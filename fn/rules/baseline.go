@@ -1,4 +1,4 @@
-package policy
+package rules
 
 import (
 	"cmp"
@@ -11,8 +11,8 @@ import (
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/eligibility"
-	"github.com/virtc/virtc/fn/policy/secret"
 	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/fn/rules/secret"
 	"github.com/virtc/virtc/fn/versions"
 )
 

@@ -1,4 +1,4 @@
-package policy
+package rules
 
 import (
 	"fmt"
@@ -28,7 +28,7 @@ const EnvironmentLab = "lab"
 // refused rather than let through. A tenant in the lab environment relaxes
 // the conditional rows, visibly (a warning per VM), never in production.
 // A VM in the non-x86 row is refused here; the other excluded rows are
-// refused by excluded (fn/policy/baseline.go).
+// refused by excluded (fn/rules/baseline.go).
 func gate(vm *resolve.VM, ctx eligibility.Context, opts Options, diags *diag.List) {
 	refuse := diags.Errorf
 	if opts.GateWarns {
@@ -82,7 +82,7 @@ func gate(vm *resolve.VM, ctx eligibility.Context, opts Options, diags *diag.Lis
 	a := eligibility.Accept(vm, r, ctx)
 	if a.Status != eligibility.Pending {
 		// Accepted; or refused for a missing assessment of an excluded
-		// row, which excluded reports (fn/policy/baseline.go).
+		// row, which excluded reports (fn/rules/baseline.go).
 		return
 	}
 	var missing []string
@@ -93,7 +93,7 @@ func gate(vm *resolve.VM, ctx eligibility.Context, opts Options, diags *diag.Lis
 		}
 		if slices.ContainsFunc(r.Rows, func(m eligibility.Match) bool { return m.Class.Name == j.Row && m.Class.Status == eligibility.Excluded }) {
 			// A missing assessment of an excluded row is excluded's
-			// refusal (fn/policy/baseline.go).
+			// refusal (fn/rules/baseline.go).
 			continue
 		}
 		missing = append(missing, j.Missing())

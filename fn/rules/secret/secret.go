@@ -1,5 +1,5 @@
 // Package secret holds the patterns of secret material that inline
-// cloud-init data must not hold: the compile check (fn/policy,
+// cloud-init data must not hold: the compile check (fn/rules,
 // inlineSecrets) and the cluster's ValidatingAdmissionPolicies
 // (fn/render) both read them.
 package secret
