@@ -20,7 +20,7 @@ type guardrailsReport struct {
 
 func guardrailsOf(t *resolve.Tenant) guardrailsReport {
 	g := guardrailsReport{Policy: model.GuardrailPolicyName(t.Name)}
-	for _, r := range rules.Rules {
+	for _, r := range rules.Guardrails {
 		g.Rules = append(g.Rules, r.Name)
 	}
 	return g
@@ -46,7 +46,7 @@ func writeGuardrailsText(w io.Writer, m *resolve.Model) {
 	}
 	fmt.Fprintf(w, "\nGuardrails the cluster enforces in each tenant's namespace (a ValidatingAdmissionPolicy per tenant, Deny; writes of KubeVirt's, CDI's and Velero's service accounts are not judged): %s\n", strings.Join(tenantNames(m), ", "))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, r := range rules.Rules {
+	for _, r := range rules.Guardrails {
 		fmt.Fprintf(tw, "  %s\t%s\n", r.Name, r.What)
 	}
 	tw.Flush()
@@ -60,7 +60,7 @@ func writeGuardrailsMarkdown(w io.Writer, m *resolve.Model) {
 	fmt.Fprintf(w, "\nGuardrails the cluster enforces in each tenant's namespace (a ValidatingAdmissionPolicy per tenant, Deny; writes of KubeVirt's, CDI's and Velero's service accounts are not judged): %s\n\n", strings.Join(tenantNames(m), ", "))
 	fmt.Fprintln(w, "| Rule | What the cluster admits |")
 	fmt.Fprintln(w, "|---|---|")
-	for _, r := range rules.Rules {
+	for _, r := range rules.Guardrails {
 		fmt.Fprintf(w, "| %s | %s |\n", r.Name, r.What)
 	}
 	fmt.Fprintf(w, "\nHeld in Git only (virtc build refuses them, the cluster does not): %s\n", gitOnly)

@@ -43,6 +43,10 @@ type Diagnostic struct {
 	// Field is the field path inside the object, for example spec.disks[0].size.
 	Field   string
 	Message string
+	// Rule names the guardrail (fn/rules) whose compile-time check made
+	// this refusal: the cluster's policy refuses the same object by the
+	// same rule. Empty for a problem that is not a guardrail's.
+	Rule string
 }
 
 func (d Diagnostic) String() string {
@@ -82,6 +86,10 @@ func Covers(broken, field string) bool {
 // List gathers diagnostics from all stages.
 type List struct {
 	items []Diagnostic
+	// parent and rule: a list made by Rule records into parent, each
+	// diagnostic tagged with rule.
+	parent *List
+	rule   string
 }
 
 // Add records a diagnostic, unless its place is shadowed by a structural
@@ -90,7 +98,22 @@ func (l *List) Add(d Diagnostic) {
 	if d.Shadowed {
 		return
 	}
+	if l.parent != nil {
+		d.Rule = l.rule
+		l.parent.Add(d)
+		return
+	}
 	l.items = append(l.items, d)
+}
+
+// Rule is a list that records into l, tagging every diagnostic with the
+// guardrail rule (Diagnostic.Rule). Only Add, Errorf and Warnf are for it:
+// it holds nothing itself.
+func (l *List) Rule(rule string) *List {
+	for l.parent != nil {
+		l = l.parent
+	}
+	return &List{parent: l, rule: rule}
 }
 
 // Errorf records an error at pos.

@@ -11,6 +11,7 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
 	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/extapi"
 	"github.com/virtc/virtc/fn/resolve"
 )
 
@@ -148,4 +149,29 @@ func TenantNADs(m *resolve.Model, t *resolve.Tenant) []NAD {
 		out = append(out, NAD{Name: name, Profile: e.Obj, Config: string(cfg)})
 	}
 	return out
+}
+
+// UDN is the UserDefinedNetwork virtc writes into a tenant's namespace:
+// its primary network.
+type UDN struct {
+	Name string
+	Spec extapi.UserDefinedNetworkSpec
+}
+
+// TenantUDN is the tenant's primary network (nil when it has none, or a
+// primary network virtc does not write as a UserDefinedNetwork).
+func TenantUDN(t *resolve.Tenant) *UDN {
+	pn := t.PrimaryNetwork
+	if pn == nil || pn.Spec.Layer2 == nil {
+		return nil
+	}
+	return &UDN{Name: pn.Name, Spec: extapi.UserDefinedNetworkSpec{
+		Topology: "Layer2",
+		Layer2: &extapi.Layer2Config{
+			Role:    "Primary",
+			Subnets: pn.Spec.Layer2.Subnets,
+			// VMs keep their addresses across restarts and migrations.
+			IPAM: &extapi.IPAMConfig{Lifecycle: "Persistent"},
+		},
+	}}
 }

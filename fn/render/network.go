@@ -121,22 +121,14 @@ func TenantNetworks(m *resolve.Model, t *resolve.Tenant) []emit.Object {
 		}
 		objs = append(objs, emit.Object{APIVersion: "k8s.cni.cncf.io/v1", Kind: "NetworkAttachmentDefinition", Namespace: t.Name, Name: name, Scope: emit.TenantScope, Body: nad})
 	}
-	if pn := t.PrimaryNetwork; pn != nil && pn.Spec.Layer2 != nil {
-		e, _ := m.Catalog.NetworkProfiles.Entry(pn.Name)
+	if u := model.TenantUDN(t); u != nil {
+		e, _ := m.Catalog.NetworkProfiles.Entry(u.Name)
 		udn := &extapi.UserDefinedNetwork{
 			TypeMeta:   typeMeta("k8s.ovn.org/v1", "UserDefinedNetwork"),
-			ObjectMeta: objectMeta("UserDefinedNetwork", t.Name, pn.Name, e.Doc.Rel, labels, nil),
-			Spec: extapi.UserDefinedNetworkSpec{
-				Topology: "Layer2",
-				Layer2: &extapi.Layer2Config{
-					Role:    "Primary",
-					Subnets: pn.Spec.Layer2.Subnets,
-					// VMs keep their addresses across restarts and migrations.
-					IPAM: &extapi.IPAMConfig{Lifecycle: "Persistent"},
-				},
-			},
+			ObjectMeta: objectMeta("UserDefinedNetwork", t.Name, u.Name, e.Doc.Rel, labels, nil),
+			Spec:       u.Spec,
 		}
-		objs = append(objs, emit.Object{APIVersion: "k8s.ovn.org/v1", Kind: "UserDefinedNetwork", Namespace: t.Name, Name: pn.Name, Scope: emit.TenantScope, Body: udn})
+		objs = append(objs, emit.Object{APIVersion: "k8s.ovn.org/v1", Kind: "UserDefinedNetwork", Namespace: t.Name, Name: u.Name, Scope: emit.TenantScope, Body: udn})
 	}
 	return objs
 }

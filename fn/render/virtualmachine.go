@@ -147,6 +147,9 @@ type withoutACPI struct {
 // VM's metadata through metav1.Object.
 var _ metav1.Object = withoutACPI{}
 
+// Unwrap is the VirtualMachine (fn/rules reads it).
+func (w withoutACPI) Unwrap() *kubevirtv1.VirtualMachine { return w.VirtualMachine }
+
 // MarshalJSON writes the VM as encoding/json does, without
 // spec.template.spec.domain.features.acpi.
 func (w withoutACPI) MarshalJSON() ([]byte, error) {

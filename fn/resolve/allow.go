@@ -1,13 +1,9 @@
 package resolve
 
 import (
-	"fmt"
 	"path"
-	"strings"
 
 	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/diag"
 )
 
 func (t *Tenant) allowSizes() []string {
@@ -17,30 +13,9 @@ func (t *Tenant) allowSizes() []string {
 	return nil
 }
 
-func (t *Tenant) allowImages() []string {
-	if a := t.Spec.Allow; a != nil {
-		return a.Images
-	}
-	return nil
-}
-
 func (t *Tenant) allowNetworks() []string {
 	if a := t.Spec.Allow; a != nil {
 		return a.Networks
-	}
-	return nil
-}
-
-func (t *Tenant) allowStorage() []string {
-	if a := t.Spec.Allow; a != nil {
-		return a.Storage
-	}
-	return nil
-}
-
-func (t *Tenant) allowPools() []string {
-	if a := t.Spec.Allow; a != nil {
-		return a.Pools
 	}
 	return nil
 }
@@ -81,31 +56,4 @@ func AllowsNetworkIn(list []string, name string, p *api.NetworkProfile) bool {
 		return true
 	}
 	return len(list) > 0 && Allows(list, name, true)
-}
-
-// network refuses a VM's additional network its tenant does not allow,
-// naming the ones it does.
-func (t *Tenant) network(diags *diag.List, v decode.VM, field, name string, p *api.NetworkProfile) {
-	if t.AllowsNetwork(name, p) {
-		return
-	}
-	list := t.allowNetworks()
-	allowed := "it allows no additional network"
-	if len(list) > 0 {
-		allowed = "allowed: " + strings.Join(list, ", ")
-	}
-	diags.Errorf(v.Doc.Pos(field), field, "network profile %q is an additional network (%s), available only to tenants that list it: tenant %q does not (%s; the platform team adds it to the Tenant's spec.allow.networks for an approved need, or use the pod network)", name, p.Spec.Type, t.Name, allowed)
-}
-
-func (t *Tenant) allow(diags *diag.List, v decode.VM, field, what, name string, list []string, restricted bool) {
-	if Allows(list, name, restricted) {
-		return
-	}
-	why := fmt.Sprintf("tenant %q does not allow it", t.Name)
-	if len(list) == 0 {
-		why = fmt.Sprintf("it is restricted and tenant %q does not list it in spec.allow", t.Name)
-	} else {
-		why += fmt.Sprintf(" (allowed: %s)", strings.Join(list, ", "))
-	}
-	diags.Errorf(v.Doc.Pos(field), field, "%s %q: %s", what, name, why)
 }

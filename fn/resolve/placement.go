@@ -36,7 +36,6 @@ func resolvePlacement(rv *VM, cat *catalog.Catalog, diags *diag.List) {
 		return
 	}
 	rv.Pool = &Pool{Name: name, WorkerPool: p}
-	rv.Tenant.allow(diags, rv.VM, "spec.pool", "worker pool", name, rv.Tenant.allowPools(), p.Spec.Restricted)
 }
 
 // Reaches reports whether the pool's nodes reach a network profile.

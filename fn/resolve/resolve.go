@@ -37,6 +37,9 @@ type Model struct {
 	// zero: not given, each judgement takes the newest date of the
 	// Evidence that concerns its subject (eligibility.Context.AsOf).
 	AsOf time.Time
+	// Memo holds what later stages derive from the model once per
+	// compile and read several times (fn/rules' tenant allowances).
+	Memo sync.Map
 }
 
 // Tenant is a resolved Tenant.
@@ -120,6 +123,9 @@ type Disk struct {
 type Network struct {
 	Name string
 	*api.NetworkProfile
+	// Field is the intent field that names it: spec.networks[i], or
+	// spec.networks for the catalog's default networks.
+	Field string
 }
 
 // Backup is the backup policy that applies to a VM.
@@ -250,7 +256,6 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 	}
 	if s, ok := cat.Sizes.Get(spec.Size); ok {
 		rv.Size = s
-		t.allow(diags, v, "spec.size", "size", spec.Size, t.allowSizes(), s.Spec.Restricted)
 	} else {
 		errorf("spec.size", "%s", cat.Sizes.Unknown("size", spec.Size))
 	}
@@ -261,7 +266,6 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 			errorf(field, "%s", cat.ContainerDisks.Unknown("container disk", cd.ContainerDisk))
 			continue
 		}
-		t.allow(diags, v, field, "container disk", cd.ContainerDisk, t.allowImages(), c.Spec.Restricted)
 		if rv.CDROMs == nil {
 			rv.CDROMs = map[string]string{}
 		}
@@ -270,7 +274,6 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 	if img, ok := cat.Images.Get(spec.Image); ok {
 		rv.Image = img
 		rv.DataSource = ImageDataSource(spec.Image, img, cat)
-		t.allow(diags, v, "spec.image", "image", spec.Image, t.allowImages(), img.Spec.Restricted)
 		p, ok := cat.Preferences.Get(img.Spec.Preference)
 		if ok {
 			rv.Preference = p
@@ -298,10 +301,7 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 	rv.RootStorage, _ = storage(cat, "", "spec.rootDisk", v, diags)
 	for i, d := range spec.Disks {
 		field := fmt.Sprintf("spec.disks[%d]", i)
-		st, ok := storage(cat, d.Storage, field+".storage", v, diags)
-		if ok && d.Storage != "" {
-			t.allow(diags, v, field+".storage", "storage profile", d.Storage, t.allowStorage(), st.Spec.Restricted)
-		}
+		st, _ := storage(cat, d.Storage, field+".storage", v, diags)
 		rv.Disks = append(rv.Disks, Disk{Disk: d, Field: field, Storage: st})
 	}
 	nets := spec.Networks
@@ -322,8 +322,7 @@ func resolveVM(v decode.VM, t *Tenant, cat *catalog.Catalog, diags *diag.List) *
 		if len(spec.Networks) == 0 {
 			field = "spec.networks"
 		}
-		t.network(diags, v, field, n, p)
-		rv.Networks = append(rv.Networks, Network{Name: n, NetworkProfile: p})
+		rv.Networks = append(rv.Networks, Network{Name: n, NetworkProfile: p, Field: field})
 	}
 	resolvePlacement(rv, cat, diags)
 	adoption(rv, errorf)

@@ -34,12 +34,8 @@ func gate(vm *resolve.VM, ctx eligibility.Context, opts Options, diags *diag.Lis
 	if opts.GateWarns {
 		refuse = diags.Warnf
 	}
+	// A VM in the non-x86 row is refused by the architecture guardrail.
 	r := eligibility.Classify(vm)
-	for _, m := range r.Rows {
-		if m.Class.Name == "non-x86" {
-			diags.Errorf(vm.Doc.Pos("spec.image"), "spec.image", "%s: the platform baseline is a dedicated x86 (amd64) worker pool, and no class of the eligibility matrix admits another architecture (use an amd64 image)", m.Reasons[0].Text)
-		}
-	}
 	if slices.ContainsFunc(r.Rows, func(m eligibility.Match) bool {
 		return m.Class.Status == eligibility.Excluded && len(m.Class.Evidence) == 0
 	}) {

@@ -25,20 +25,28 @@ func TestGlobRegexp(t *testing.T) {
 	}
 }
 
-// Every rule has a name of its own, says what it admits, and its message
-// names it as the cluster's refusals do.
-func TestRules(t *testing.T) {
+// Every guardrail has a name of its own, says what it admits, names
+// itself and the object in its message as the cluster's refusals do, and
+// has both enforcers: the cluster's CEL and a compile-time check (of the
+// intents, or of the objects the compile writes).
+func TestGuardrailsHaveBothEnforcers(t *testing.T) {
 	seen := map[string]bool{}
-	for _, r := range Rules {
-		if seen[r.Name] {
-			t.Errorf("rule %s twice", r.Name)
+	for _, g := range Guardrails {
+		if seen[g.Name] {
+			t.Errorf("guardrail %s twice", g.Name)
 		}
-		seen[r.Name] = true
-		if r.What == "" || r.Expression == "" {
-			t.Errorf("rule %s: no What or Expression", r.Name)
+		seen[g.Name] = true
+		if g.What == "" || g.Source == "" || len(g.Resources) == 0 {
+			t.Errorf("guardrail %s: no What, Source or Resources", g.Name)
 		}
-		if !strings.HasPrefix(r.Message, "'virtc guardrail "+r.Name+": ' + variables.where") {
-			t.Errorf("rule %s: the message does not start with its name and the object: %s", r.Name, r.Message)
+		if g.Expression == "" || g.Message == "" {
+			t.Errorf("guardrail %s: no CEL: the cluster does not enforce it", g.Name)
+		}
+		if g.Intent == nil && g.Output == nil {
+			t.Errorf("guardrail %s: no compile-time check: the compile does not enforce it", g.Name)
+		}
+		if !strings.HasPrefix(g.Message, "'virtc guardrail "+g.Name+": ' + variables.where") {
+			t.Errorf("guardrail %s: the message does not start with its name and the object: %s", g.Name, g.Message)
 		}
 	}
 }

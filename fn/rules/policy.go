@@ -30,7 +30,8 @@ type Options struct {
 // CheckWith runs every rule over the model.
 func CheckWith(m *resolve.Model, opts Options, diags *diag.List) {
 	oadpInstalled(m, diags)
-	ctx := eligibility.ContextOf(m)
+	j := newJudge(m)
+	ctx := j.ctx
 	evidenceNames(m, diags)
 	previewGates(m, ctx, diags)
 	placementRules(m, diags)
@@ -39,25 +40,19 @@ func CheckWith(m *resolve.Model, opts Options, diags *diag.List) {
 	productionTarget(m, diags)
 	compatibilityGate(m, opts, diags)
 	productionMonitoring(m, diags)
+	checkIntents(m, j, diags)
 	for _, t := range m.Tenants {
 		labTenant(t, diags)
 		retiredTenant(t, diags)
 		quotaFit(t, diags)
 		for _, vm := range t.VMs {
-			migration(m, vm, diags)
-			productionBackup(vm, diags)
-			snapshotOnlyBackup(vm, diags)
-			uncapturedDisks(vm, diags)
 			imageProvenance(vm, diags)
 			tierOwnership(vm, diags)
 			gate(vm, ctx, opts, diags)
 			snapshotBefore(vm, diags)
-			excluded(m, vm, ctx, diags)
 			previewInProduction(vm, diags)
-			requirements(m, vm, diags)
-			limits(m, vm, diags)
-			inlineSecrets(vm, diags)
-			urlImage(vm, diags)
+			names(vm, diags)
+			bothUserData(vm, diags)
 			liveness(vm, diags)
 		}
 	}

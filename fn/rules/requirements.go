@@ -33,8 +33,7 @@ func requirements(m *resolve.Model, vm *resolve.VM, diags *diag.List) {
 		return
 	}
 	if p := m.Platform; p != nil && vm.Size.Spec.Builtin && !p.Release.HasBuiltinSize(vm.SizeName) {
-		diags.Errorf(vm.Doc.Pos("spec.size"), "spec.size", "size %q is not installed by OpenShift Virtualization %s (KubeVirt %s deploys common-instancetypes %s, which has no such instance type)",
-			vm.SizeName, p.Release.Minor, p.Release.KubeVirt, p.Release.CommonInstancetypes)
+		// Not installed: size (decide.go) refuses it.
 		return
 	}
 	if vm.Preference == nil {

@@ -73,6 +73,11 @@ func (d *Doc) Pos(field string) diag.Pos {
 // Shadows reports whether a structural error of the document covers the
 // field path (see Broken).
 func (d *Doc) Shadows(field string) bool {
+	if d == nil {
+		// A VM the rules judge that no document describes (the cluster's
+		// tenant-wide allowances, fn/rules).
+		return false
+	}
 	for _, b := range d.Broken {
 		if diag.Covers(b, field) {
 			return true

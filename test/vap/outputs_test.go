@@ -1,0 +1,121 @@
+package vap
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+)
+
+// Output is one build's objects, split.
+type Output struct {
+	Name    string
+	Objects []map[string]any
+}
+
+// GoldenOutputs are the outputs of the golden scenarios (expected.yaml,
+// and the builds of the import and init scenarios).
+func GoldenOutputs(t testing.TB) []Output {
+	t.Helper()
+	var files []string
+	for _, pattern := range []string{"../../golden/*/expected.yaml", "../../golden/*/*/build.yaml"} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	var out []Output
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := Split(data)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		rel, _ := filepath.Rel("../../golden", f)
+		out = append(out, Output{Name: filepath.ToSlash(rel), Objects: objs})
+	}
+	return out
+}
+
+// Split parses a YAML stream into objects.
+func Split(data []byte) ([]map[string]any, error) {
+	var out []map[string]any
+	for _, doc := range strings.Split("\n"+string(data), "\n---\n") {
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			return nil, err
+		}
+		if m != nil {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// Policies compiles the ValidatingAdmissionPolicies of an output, by the
+// tenant (namespace) they guard.
+func Policies(t testing.TB, objs []map[string]any) map[string]*Policy {
+	t.Helper()
+	out := map[string]*Policy{}
+	for _, o := range objs {
+		if o["kind"] != "ValidatingAdmissionPolicy" {
+			continue
+		}
+		var p admissionv1.ValidatingAdmissionPolicy
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o, &p); err != nil {
+			t.Fatal(err)
+		}
+		c, err := Compile(&p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[p.Spec.MatchConstraints.NamespaceSelector.MatchLabels["virtc.dev/tenant"]] = c
+	}
+	return out
+}
+
+// Every policy of every golden output compiles, and admits every object
+// of its tenant's namespace that the output holds, written by Argo CD (a
+// user the policies judge): the compile never writes what its own policy
+// refuses.
+func TestGoldenOutputsAdmitted(t *testing.T) {
+	admitted := 0
+	for _, o := range GoldenOutputs(t) {
+		policies := Policies(t, o.Objects)
+		if len(policies) == 0 {
+			continue
+		}
+		for _, obj := range o.Objects {
+			meta, _ := obj["metadata"].(map[string]any)
+			ns, _ := meta["namespace"].(string)
+			p := policies[ns]
+			if p == nil {
+				continue
+			}
+			denials, err := p.Admit(Request{Object: obj, User: "system:serviceaccount:openshift-gitops:openshift-gitops-argocd-application-controller"}, map[string]string{"virtc.dev/tenant": ns})
+			if err != nil {
+				t.Errorf("%s: %s %s/%s: %v", o.Name, obj["kind"], ns, meta["name"], err)
+				continue
+			}
+			for _, d := range denials {
+				t.Errorf("%s: %s %s/%s refused: %s", o.Name, obj["kind"], ns, meta["name"], d)
+			}
+			admitted++
+		}
+	}
+	if admitted == 0 {
+		t.Fatal("no object judged")
+	}
+	t.Logf("%d objects admitted under their tenants' policies", admitted)
+}
