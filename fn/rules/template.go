@@ -279,7 +279,6 @@ func zero(f *field) string {
 	return "{}"
 }
 
-
 // offenders is a CEL list of the paths of cur (at f, under path) that are
 // not admitted, for the message: the keys of maps, and a list whose entry
 // is not.
