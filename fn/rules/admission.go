@@ -47,13 +47,35 @@ import (
 //     controllerServiceAccountName);
 //   - velero in openshift-adp: OADP restores (virtc's Restores, which only
 //     the platform team may create) re-create VMs, DataVolumes and claims
-//     as they were backed up, with Velero's restore annotations.
+//     as they were backed up, with Velero's restore annotations;
+//   - forklift-controller and forklift-populator-controller in
+//     openshift-mtv: MTV's migration plans (Plan and Migration objects in
+//     MTV's namespace, which only the platform team may write; forklift
+//     v2.12.5's plan webhook also checks that the requester may create
+//     VirtualMachines in the target namespace) create the migrated VMs,
+//     their VDDK DataVolumes and populator claims
+//     (pkg/controller/plan/kubevirt.go) with the source's CPU and memory
+//     and no instance type: virtc import then adopts them;
+//   - ovn-kubernetes-control-plane in openshift-ovn-kubernetes:
+//     OVN-Kubernetes' cluster manager writes the NetworkAttachment-
+//     Definition of a ClusterUserDefinedNetwork (cluster-scoped: the
+//     platform's) into each namespace it selects (go-controller/pkg/
+//     clustermanager/userdefinednetwork), virtc's localnet profiles
+//     among them; a tenant's own UserDefinedNetwork, from which it would
+//     write one too, is refused (rule user-defined-network).
 var Exempt = []string{
 	"system:serviceaccount:" + model.CNVNamespace + ":kubevirt-controller",
 	"system:serviceaccount:" + model.CNVNamespace + ":kubevirt-apiserver",
 	"system:serviceaccount:" + model.CNVNamespace + ":cdi-sa",
 	"system:serviceaccount:" + model.OADPNamespace + ":velero",
+	"system:serviceaccount:" + MTVNamespace + ":forklift-controller",
+	"system:serviceaccount:" + MTVNamespace + ":forklift-populator-controller",
+	"system:serviceaccount:openshift-ovn-kubernetes:ovn-kubernetes-control-plane",
 }
+
+// MTVNamespace is where OpenShift's Migration Toolkit for Virtualization
+// runs.
+const MTVNamespace = "openshift-mtv"
 
 // ExemptNamespaces are namespaces whose every service account is exempt,
 // besides Exempt: no tenant can create one there, and the components that
@@ -197,7 +219,7 @@ func policyVariables(a Allowances) []admissionv1.Variable {
 		v("evictionStrategy", `has(variables.spec.evictionStrategy) ? variables.spec.evictionStrategy : variables.clusterEviction`),
 		// diskSpecs are the DataVolume specs the rules judge: a VM's
 		// dataVolumeTemplates, a DataVolume's own.
-		v("diskSpecs", `variables.vm ? (has(object.spec.dataVolumeTemplates) ? object.spec.dataVolumeTemplates.map(t, t.spec) : []) : variables.dv ? [object.spec] : []`),
+		v("diskSpecs", `variables.vm ? (has(object.spec.dataVolumeTemplates) ? object.spec.dataVolumeTemplates.map(t, has(t.spec) ? t.spec : {}) : []) : variables.dv && has(object.spec) ? [object.spec] : []`),
 		// newDVTemplates are the dataVolumeTemplates a write adds or
 		// changes: a VM's dataVolumeTemplate it already has, unchanged,
 		// is no new disk (KubeVirt created its DataVolume when it first
@@ -210,7 +232,7 @@ func policyVariables(a Allowances) []admissionv1.Variable {
 		v("newDVTemplates", `variables.vm && has(object.spec.dataVolumeTemplates) ? object.spec.dataVolumeTemplates.filter(t, !(oldObject != null && has(oldObject.spec) && has(oldObject.spec.dataVolumeTemplates) && oldObject.spec.dataVolumeTemplates.exists(o, o == t))) : []`),
 		// newDiskSpecs are the specs of newDVTemplates, or a DataVolume's
 		// own.
-		v("newDiskSpecs", `variables.vm ? variables.newDVTemplates.map(t, t.spec) : variables.dv ? [object.spec] : []`),
+		v("newDiskSpecs", `variables.vm ? variables.newDVTemplates.map(t, has(t.spec) ? t.spec : {}) : variables.dv && has(object.spec) ? [object.spec] : []`),
 		// evictionKept: the write keeps the VM's eviction strategy, so the
 		// eviction rule judges only the disks it adds or changes (an
 		// adopted VM's template names no access mode; its claim has the
@@ -249,7 +271,7 @@ func PolicySpec(m *resolve.Model, t *resolve.Tenant) admissionv1.ValidatingAdmis
 	}
 	var validations []admissionv1.Validation
 	for _, g := range Guardrails {
-		validations = append(validations, admissionv1.Validation{Expression: g.Expression, MessageExpression: g.Message, Message: "virtc guardrail " + g.Name + ": " + g.What, Reason: ptr(metav1.StatusReasonForbidden)})
+		validations = append(validations, admissionv1.Validation{Expression: g.CEL(), MessageExpression: g.Message, Message: "virtc guardrail " + g.Name + ": " + g.What, Reason: ptr(metav1.StatusReasonForbidden)})
 	}
 	fail := admissionv1.Fail
 	equivalent := admissionv1.Equivalent

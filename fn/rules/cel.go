@@ -162,3 +162,35 @@ func keptCEL(path string) string {
 func revisionKeptCEL(matcher string) string {
 	return "(!has(object.spec." + matcher + ".revisionName) || " + keptCEL("spec."+matcher+".revisionName") + ")"
 }
+
+// CEL is the rule's validation: its Expression, or, for a rule that judges
+// changes, the Expression of a write that changes a field it reads.
+func (g Guardrail) CEL() string {
+	if !g.Changes || len(g.Reads) == 0 {
+		return g.Expression
+	}
+	return "(" + sameCEL(g.Reads) + ") || (" + g.Expression + ")"
+}
+
+// sameCEL is true for an update that keeps the fields (a list from its
+// first entry on: the whole list): CEL's optional selection compares what
+// the object had there with what it has, absent or not.
+func sameCEL(reads []Read) string {
+	var paths []string
+	for _, r := range reads {
+		p, _, _ := strings.Cut(r.Object, "[*]")
+		if !slices.Contains(paths, p) {
+			paths = append(paths, p)
+		}
+	}
+	// A path inside another compared path is compared with it.
+	paths = slices.DeleteFunc(paths, func(p string) bool {
+		return slices.ContainsFunc(paths, func(q string) bool { return q != p && strings.HasPrefix(p, q+".") })
+	})
+	out := []string{"oldObject != null"}
+	for _, p := range paths {
+		opt := ".?" + strings.ReplaceAll(p, ".", ".?")
+		out = append(out, "oldObject"+opt+" == object"+opt)
+	}
+	return strings.Join(out, " && ")
+}

@@ -36,6 +36,12 @@ type Guardrail struct {
 	// Expression is true for an object the rule admits; Message is the
 	// CEL of its refusal message (the values that matter).
 	Expression, Message string
+	// Changes: the rule judges what a write adds or changes of the fields
+	// it Reads, so that an update that keeps them passes (a VM another
+	// writer created, MTV's or an adopted one, stays operable; what a
+	// catalog change would now refuse stays as it runs until Git changes
+	// it). Without it an update is judged whole.
+	Changes bool
 	// Intent checks a VM of Git at compile time (nil: no intent can ask
 	// for what the rule refuses).
 	Intent func(c *VMCheck)

@@ -62,6 +62,7 @@ var Guardrails = []Guardrail{
 	},
 	{
 		Name:       "preference",
+		Changes:    true,
 		What:       "only the preferences (cluster preferences) of the images the tenant may use, and no preference revision of its own",
 		Source:     "000 Runtime, storage, and network model (curated templates and instance types)",
 		Resources:  []string{"kubevirt.io/virtualmachines"},
@@ -73,6 +74,7 @@ var Guardrails = []Guardrail{
 	},
 	{
 		Name:       "architecture",
+		Changes:    true,
 		What:       "VMs for x86 (amd64) only: no other architecture, and no preference of an image for another",
 		Source:     "000 Platform boundary (a dedicated x86 worker pool) and the workload eligibility matrix (no row admits another architecture)",
 		Resources:  []string{"kubevirt.io/virtualmachines"},
@@ -83,12 +85,13 @@ var Guardrails = []Guardrail{
 	},
 	{
 		Name:       "container-disks",
+		Changes:    true,
 		What:       "containerDisk volumes (CD-ROMs) only of the catalog's ContainerDisks the tenant may use: approved, digest-pinned images (KubeVirt v1.8.4 pulls a containerDisk into the VM's launcher pod, pkg/container-disk/container-disk.go)",
 		Source:     "000 Runtime, storage, and network model (images: approved sources)",
 		Resources:  []string{"kubevirt.io/virtualmachines"},
 		Reads:      []Read{{Object: "spec.template.spec.volumes[*].containerDisk.image", Intent: "spec.cdroms[*].containerDisk"}},
 		Expression: `!variables.vm || variables.volumes.all(v, !has(v.containerDisk) || has(v.containerDisk.image) && v.containerDisk.image in variables.containerDisks)`,
-		Message:    `'virtc guardrail container-disks: ' + variables.where + ': containerDisk ' + variables.volumes.filter(v, has(v.containerDisk) && !(has(v.containerDisk.image) && v.containerDisk.image in variables.containerDisks)).map(v, v.name + ' (' + (has(v.containerDisk.image) ? v.containerDisk.image : 'no image') + ')').join(', ') + ' is not a container disk tenant ' + variables.tenant + ' may use (' + (size(variables.containerDisks) > 0 ? variables.containerDisks.join(', ') : 'none: the platform team approves one as a ContainerDisk of the catalog') + ')'`,
+		Message:    `'virtc guardrail container-disks: ' + variables.where + ': containerDisk ' + variables.volumes.filter(v, has(v.containerDisk) && !(has(v.containerDisk.image) && v.containerDisk.image in variables.containerDisks)).map(v, (has(v.name) ? v.name : '(none)') + ' (' + (has(v.containerDisk.image) ? v.containerDisk.image : 'no image') + ')').join(', ') + ' is not a container disk tenant ' + variables.tenant + ' may use (' + (size(variables.containerDisks) > 0 ? variables.containerDisks.join(', ') : 'none: the platform team approves one as a ContainerDisk of the catalog') + ')'`,
 		Intent:     func(c *VMCheck) { c.refuse(c.j.cdroms(c.VM)) },
 	},
 	{
@@ -124,6 +127,7 @@ var Guardrails = []Guardrail{
 	},
 	{
 		Name:       "instancetype",
+		Changes:    true,
 		What:       "only the sizes (cluster instance types) the tenant may use, none the platform baseline excludes (dedicated CPUs, huge pages, GPUs) unless the Platform enables and an assessment accepts it, and no instance type revision of the tenant's own",
 		Source:     "000 Workload eligibility matrix (hardware passthrough, dedicated CPUs and huge pages excluded from the initial baseline); Runtime, storage, and network model (curated instance types)",
 		Resources:  []string{"kubevirt.io/virtualmachines"},
@@ -134,6 +138,7 @@ var Guardrails = []Guardrail{
 	},
 	{
 		Name:       "devices",
+		Changes:    true,
 		What:       "GPUs and host devices only of the resource names the tenant's spec.allow.devices names, the Platform permits and enables, and an assessment accepts",
 		Source:     "000 Workload eligibility matrix (GPU/vGPU, PCI passthrough: excluded from the initial baseline; separate architecture and vendor support assessment) and Authorization and lifecycle boundaries (no implied device entitlement)",
 		Resources:  []string{"kubevirt.io/virtualmachines"},
@@ -144,26 +149,29 @@ var Guardrails = []Guardrail{
 	},
 	{
 		Name:       "networks",
+		Changes:    true,
 		What:       "only the additional networks the tenant's spec.allow.networks lists (the pod network always), and none through a network annotation of the template",
 		Source:     "000 Runtime, storage, and network model (additional networks: governed profiles for approved needs only) and Authorization and lifecycle boundaries (no unapproved external network attachments)",
 		Resources:  []string{"kubevirt.io/virtualmachines"},
 		Reads:      []Read{{Object: "spec.template.spec.networks[*].multus.networkName", Intent: "spec.networks[*]"}},
-		Expression: `!variables.vm || variables.networks.all(n, !has(n.multus) || n.multus.networkName in variables.allowedNetworks || variables.name in variables.vmNetworks && n.multus.networkName in variables.vmNetworks[variables.name])`,
-		Message:    `'virtc guardrail networks: ' + variables.where + ': network ' + variables.networks.filter(n, has(n.multus) && !(n.multus.networkName in variables.allowedNetworks)).map(n, n.multus.networkName).join(', ') + ' is not an additional network tenant ' + variables.tenant + ' may use (' + (size(variables.allowedNetworks) == 0 ? 'it allows none: the pod network only' : 'allowed: ' + variables.allowedNetworks.filter(k, !k.contains('/')).join(', ')) + ')'`,
+		Expression: `!variables.vm || variables.networks.all(n, !has(n.multus) || has(n.multus.networkName) && (n.multus.networkName in variables.allowedNetworks || variables.name in variables.vmNetworks && n.multus.networkName in variables.vmNetworks[variables.name]))`,
+		Message:    `'virtc guardrail networks: ' + variables.where + ': network ' + variables.networks.filter(n, has(n.multus) && !(has(n.multus.networkName) && n.multus.networkName in variables.allowedNetworks)).map(n, has(n.multus.networkName) ? n.multus.networkName : '(none)').join(', ') + ' is not an additional network tenant ' + variables.tenant + ' may use (' + (size(variables.allowedNetworks) == 0 ? 'it allows none: the pod network only' : 'allowed: ' + variables.allowedNetworks.filter(k, !k.contains('/')).join(', ')) + ')'`,
 		Intent:     func(c *VMCheck) { c.refuse(c.j.networks(c.VM)) },
 	},
 	{
 		Name:       "sriov",
+		Changes:    true,
 		What:       "SR-IOV interfaces only on an SR-IOV network profile the tenant may use, which the Platform enables and an assessment accepts",
 		Source:     "000 Workload eligibility matrix (SR-IOV: excluded from the initial baseline; separate architecture and vendor support assessment)",
 		Resources:  []string{"kubevirt.io/virtualmachines"},
 		Reads:      []Read{{Object: "spec.template.spec.domain.devices.interfaces[*].sriov", Intent: "spec.networks[*]"}, {Object: "spec.template.spec.networks[*].multus.networkName", Intent: "spec.networks[*]"}},
-		Expression: `!variables.vm || variables.interfaces.all(i, !has(i.sriov) || variables.networks.exists(n, n.name == i.name && has(n.multus) && (n.multus.networkName in variables.allowedNetworks && variables.allowedNetworks[n.multus.networkName] == 'sriov' || variables.name in variables.vmNetworks && n.multus.networkName in variables.vmNetworks[variables.name])))`,
-		Message:    `'virtc guardrail sriov: ' + variables.where + ': interface ' + variables.interfaces.filter(i, has(i.sriov)).map(i, i.name).join(', ') + ' is SR-IOV but not on an SR-IOV network tenant ' + variables.tenant + ' may use (' + (variables.allowedNetworks.exists(k, variables.allowedNetworks[k] == 'sriov') ? 'allowed: ' + variables.allowedNetworks.filter(k, !k.contains('/') && variables.allowedNetworks[k] == 'sriov').join(', ') : 'it may use none: SR-IOV is excluded from the platform baseline unless the Platform enables it and an assessment accepts it') + ')'`,
+		Expression: `!variables.vm || variables.interfaces.all(i, !has(i.sriov) || variables.networks.exists(n, has(n.name) && has(i.name) && n.name == i.name && has(n.multus) && has(n.multus.networkName) && (n.multus.networkName in variables.allowedNetworks && variables.allowedNetworks[n.multus.networkName] == 'sriov' || variables.name in variables.vmNetworks && n.multus.networkName in variables.vmNetworks[variables.name])))`,
+		Message:    `'virtc guardrail sriov: ' + variables.where + ': interface ' + variables.interfaces.filter(i, has(i.sriov)).map(i, has(i.name) ? i.name : '(none)').join(', ') + ' is SR-IOV but not on an SR-IOV network tenant ' + variables.tenant + ' may use (' + (variables.allowedNetworks.exists(k, variables.allowedNetworks[k] == 'sriov') ? 'allowed: ' + variables.allowedNetworks.filter(k, !k.contains('/') && variables.allowedNetworks[k] == 'sriov').join(', ') : 'it may use none: SR-IOV is excluded from the platform baseline unless the Platform enables it and an assessment accepts it') + ')'`,
 		Intent:     func(c *VMCheck) { c.refuse(c.j.sriov(c.VM)) },
 	},
 	{
 		Name:       "placement",
+		Changes:    true,
 		What:       "node selector and tolerations only exactly those of a worker pool the tenant may use, no node affinity or pod affinity of its own",
 		Source:     "000 Authorization and lifecycle boundaries (no arbitrary node placement; node-pool placement is the platform's)",
 		Resources:  []string{"kubevirt.io/virtualmachines"},
@@ -174,6 +182,7 @@ var Guardrails = []Guardrail{
 	},
 	{
 		Name:       "cloud-init-secrets",
+		Changes:    true,
 		What:       "no secret material in inline cloud-init data (the patterns virtc's compile refuses); base64 data only as virtc writes it for the tenant's VMs",
 		Source:     "000 Authorization and lifecycle boundaries (security by design); 003 secrets stay out of Git",
 		Resources:  []string{"kubevirt.io/virtualmachines"},
@@ -184,16 +193,18 @@ var Guardrails = []Guardrail{
 	},
 	{
 		Name:       "eviction",
+		Changes:    true,
 		What:       "an eviction strategy that live-migrates (its own or the cluster's) only for a VM that can: ReadWriteMany disks, migratable networks, no GPU or host device; no External strategy (a write that keeps the eviction strategy is judged on the dataVolumeTemplates it adds or changes)",
 		Source:     "000 Runtime, storage, and network model (live migration is conditional); KubeVirt v1.8.4 pkg/virt-api/webhooks/validating-webhook/admitters/pod-eviction-admitter.go (a strategy that migrates denies every eviction of a VM that cannot)",
 		Resources:  []string{"kubevirt.io/virtualmachines"},
 		Reads:      []Read{{Object: "spec.template.spec.evictionStrategy", Intent: "spec.migration"}, {Object: "spec.template.spec.domain.devices.gpus", Intent: "spec.gpus"}, {Object: "spec.template.spec.domain.devices.hostDevices", Intent: "spec.hostDevices"}, {Object: "spec.template.spec.networks[*].multus.networkName", Intent: "spec.networks[*]"}, {Object: "spec.dataVolumeTemplates[*].spec", Intent: "spec.disks[*].storage"}},
-		Expression: `(!variables.vm || variables.evictionStrategy != 'External' || variables.evictionKept || !has(variables.spec.evictionStrategy)) && (!variables.vm || !(variables.evictionStrategy in ['LiveMigrate', 'LiveMigrateIfPossible']) || size(variables.gpus) == 0 && size(variables.hostDevices) == 0 && variables.networks.all(n, !has(n.multus) || !(n.multus.networkName in variables.nonMigratableNetworks)) && (variables.evictionKept ? variables.newDiskSpecs : variables.diskSpecs).all(s, has(s.storage) && has(s.storage.accessModes) ? 'ReadWriteMany' in s.storage.accessModes : has(s.pvc) && has(s.pvc.accessModes) ? 'ReadWriteMany' in s.pvc.accessModes : (has(s.storage) && has(s.storage.storageClassName) ? s.storage.storageClassName : '') in variables.rwxClasses))`,
+		Expression: `(!variables.vm || variables.evictionStrategy != 'External' || variables.evictionKept || !has(variables.spec.evictionStrategy)) && (!variables.vm || !(variables.evictionStrategy in ['LiveMigrate', 'LiveMigrateIfPossible']) || size(variables.gpus) == 0 && size(variables.hostDevices) == 0 && variables.networks.all(n, !has(n.multus) || !has(n.multus.networkName) || !(n.multus.networkName in variables.nonMigratableNetworks)) && (variables.evictionKept ? variables.newDiskSpecs : variables.diskSpecs).all(s, has(s.storage) && has(s.storage.accessModes) ? 'ReadWriteMany' in s.storage.accessModes : has(s.pvc) && has(s.pvc.accessModes) ? 'ReadWriteMany' in s.pvc.accessModes : (has(s.storage) && has(s.storage.storageClassName) ? s.storage.storageClassName : '') in variables.rwxClasses))`,
 		Message:    `'virtc guardrail eviction: ' + variables.where + ': ' + (variables.evictionStrategy == 'External' ? 'evictionStrategy External leaves every drain of its node to a controller the platform does not run' : 'evictionStrategy ' + variables.evictionStrategy + (has(variables.spec.evictionStrategy) ? '' : ' (the cluster\'s)') + ' but the VM cannot live-migrate (a GPU or host device, a network that does not allow live migration, or a disk that is not ReadWriteMany)') + ': use evictionStrategy None, as virtc writes for such a VM'`,
 		Intent:     checkEviction,
 	},
 	{
 		Name:       "network-attachment",
+		Changes:    true,
 		What:       "no NetworkAttachmentDefinition of the tenant's own: only those virtc writes, as it writes them (OVN-Kubernetes writes those of the platform's user-defined networks)",
 		Source:     "000 Authorization and lifecycle boundaries (no authority to create unapproved external network attachments)",
 		Resources:  []string{"k8s.cni.cncf.io/network-attachment-definitions"},
@@ -204,6 +215,7 @@ var Guardrails = []Guardrail{
 	},
 	{
 		Name:       "user-defined-network",
+		Changes:    true,
 		What:       "no UserDefinedNetwork of the tenant's own: only the primary network virtc writes, as it writes it (OVN-Kubernetes turns one into a network attachment)",
 		Source:     "000 Runtime, storage, and network model (UDN only as governed profiles) and Authorization and lifecycle boundaries",
 		Resources:  []string{"k8s.ovn.org/userdefinednetworks"},
@@ -225,6 +237,7 @@ var Guardrails = []Guardrail{
 	},
 	{
 		Name:       "confidential",
+		Changes:    true,
 		What:       "no confidential VM (launchSecurity): memory encryption is a Technology Preview and cannot be enabled",
 		Source:     "000 Workload eligibility matrix (confidential VMs and Technology Preview features: excluded)",
 		Resources:  []string{"kubevirt.io/virtualmachines"},
@@ -235,6 +248,7 @@ var Guardrails = []Guardrail{
 	},
 	{
 		Name:       "disk-limits",
+		Changes:    true,
 		What:       "no more data disks than the Platform allows, and no disk or claim larger than it allows",
 		Source:     "the Platform's spec.limits (maxDataDisks, maxDiskSize)",
 		Resources:  []string{"kubevirt.io/virtualmachines", "cdi.kubevirt.io/datavolumes", "/persistentvolumeclaims"},

@@ -358,7 +358,7 @@ func walk(v reflect.Value, f *field, path string, out *[]string) {
 		return
 	}
 	if f.empty {
-		if v.Kind() == reflect.Struct && !v.IsZero() {
+		if v.Kind() == reflect.Struct && !v.IsZero() || v.Kind() == reflect.Map && v.Len() > 0 {
 			*out = append(*out, path)
 		}
 		return
@@ -401,7 +401,17 @@ func walk(v reflect.Value, f *field, path string, out *[]string) {
 				*out = append(*out, path+"."+name)
 				continue
 			}
-			walk(v.MapIndex(k), c, path+"."+name, out)
+			e := v.MapIndex(k)
+			for e.Kind() == reflect.Interface && !e.IsNil() {
+				e = e.Elem()
+			}
+			if c.list && e.Kind() == reflect.Slice {
+				for j := range e.Len() {
+					walk(e.Index(j), &field{children: c.children, any: c.any, empty: c.empty}, path+"."+name+"[]", out)
+				}
+				continue
+			}
+			walk(e, c, path+"."+name, out)
 		}
 	}
 }
