@@ -119,6 +119,14 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 		diags.Errorf(m.Platform.Doc.Pos("spec.monitoring"), "spec.monitoring", "%v", err)
 		return res
 	}
+	// The guardrails' checks of what the compile writes: it never writes
+	// what its own policy refuses. With the gate's refusals as warnings
+	// (virtc report, facts, import) the output goes to no cluster: the
+	// allowances hold the gate's verdicts, which those modes only report.
+	guarded := rules.NewOutput(m)
+	if opts.GateWarnings {
+		guarded = nil
+	}
 	if opts.Chunks && !opts.PassThrough {
 		// Every check is done: nothing asks for a position from here on.
 		for _, d := range docs {
@@ -140,7 +148,12 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 		// pieces are then put in Sort's order, by keys taken before.
 		groups := make([][]emit.Keyed, len(m.Tenants)+1)
 		errs := make([]error, len(groups))
+		refused := make([]diag.List, len(groups))
 		render.Groups(m, render.Options{Monitoring: plan}, func(g int, objs []emit.Object) {
+			guarded.Check(objs, &refused[g])
+			if refused[g].HasErrors() {
+				return
+			}
 			objs = keep(objs)
 			pieces, err := emit.WriteEach(objs)
 			if err != nil {
@@ -153,6 +166,12 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 			}
 			groups[g] = ks
 		})
+		for i := range refused {
+			diags.Append(&refused[i])
+		}
+		if diags.HasErrors() {
+			return res
+		}
 		for _, err := range errs {
 			if err != nil {
 				diags.Errorf(diag.Pos{File: "<output>"}, "", "cannot serialize output: %v", err)
@@ -162,7 +181,11 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 		res.Chunks = emit.JoinSorted(slices.Concat(groups...))
 		return res
 	}
-	objs := keep(render.All(m, render.Options{Monitoring: plan}))
+	all := render.All(m, render.Options{Monitoring: plan})
+	if guarded.Check(all, diags); diags.HasErrors() {
+		return res
+	}
+	objs := keep(all)
 	emit.Sort(objs)
 	if opts.Pieces {
 		pieces, err := emit.WriteEach(objs)

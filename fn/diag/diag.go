@@ -47,6 +47,9 @@ type Diagnostic struct {
 	// this refusal: the cluster's policy refuses the same object by the
 	// same rule. Empty for a problem that is not a guardrail's.
 	Rule string
+	// Subject is what the rule judged: the VM ("namespace/name") whose
+	// objects the cluster refuses by the same rule.
+	Subject string
 }
 
 func (d Diagnostic) String() string {
@@ -88,8 +91,8 @@ type List struct {
 	items []Diagnostic
 	// parent and rule: a list made by Rule records into parent, each
 	// diagnostic tagged with rule.
-	parent *List
-	rule   string
+	parent        *List
+	rule, subject string
 }
 
 // Add records a diagnostic, unless its place is shadowed by a structural
@@ -99,7 +102,7 @@ func (l *List) Add(d Diagnostic) {
 		return
 	}
 	if l.parent != nil {
-		d.Rule = l.rule
+		d.Rule, d.Subject = l.rule, l.subject
 		l.parent.Add(d)
 		return
 	}
@@ -109,11 +112,15 @@ func (l *List) Add(d Diagnostic) {
 // Rule is a list that records into l, tagging every diagnostic with the
 // guardrail rule (Diagnostic.Rule). Only Add, Errorf and Warnf are for it:
 // it holds nothing itself.
-func (l *List) Rule(rule string) *List {
+func (l *List) Rule(rule string) *List { return l.RuleFor(rule, "") }
+
+// RuleFor is Rule for a subject: the VM ("namespace/name") the rule judges
+// (Diagnostic.Subject).
+func (l *List) RuleFor(rule, subject string) *List {
 	for l.parent != nil {
 		l = l.parent
 	}
-	return &List{parent: l, rule: rule}
+	return &List{parent: l, rule: rule, subject: subject}
 }
 
 // Errorf records an error at pos.

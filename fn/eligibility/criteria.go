@@ -106,3 +106,7 @@ var criteria = map[string]func(vm *resolve.VM) []Reason{
 		return out
 	},
 }
+
+// Meets evaluates one criterion of the matrix (its id) on a VM: why the VM
+// meets it, nothing when it does not.
+func Meets(id string, vm *resolve.VM) []Reason { return criteria[id](vm) }

@@ -23,9 +23,12 @@ var evictionStrategies = map[string]kubevirtv1.EvictionStrategy{
 
 // EvictionStrategy is what KubeVirt does with the VM when its node drains.
 // A VM that asks to migrate if possible but cannot gets None: claiming
-// LiveMigrateIfPossible would promise what cannot happen.
+// LiveMigrateIfPossible would promise what cannot happen. One that asks
+// for migration Required keeps LiveMigrate: the rules refuse it when it
+// cannot migrate, so that only render.Unchecked writes that, as what the
+// intent asks of the cluster.
 func EvictionStrategy(vm *resolve.VM) kubevirtv1.EvictionStrategy {
-	if !vm.CanMigrate() {
+	if vm.Migration != api.MigrationRequired && !vm.CanMigrate() {
 		return kubevirtv1.EvictionStrategyNone
 	}
 	return evictionStrategies[vm.Migration]

@@ -346,3 +346,27 @@ func tenant(m *resolve.Model, t *resolve.Tenant, safe safety, plan *alerts.Plan)
 	objs = append(objs, AlertmanagerConfig(plan, t.Name)...)
 	return objs
 }
+
+// Unchecked renders, for a model the compile may have refused, each
+// tenant's guardrails policy and the objects of each VM that renders (a VM
+// whose catalog references did not resolve does not): what the cluster
+// would be asked to admit. Tests hold the compile's refusals to the
+// cluster's with it; no build emits it.
+func Unchecked(m *resolve.Model) (policies map[string]emit.Object, vms map[*resolve.VM][]emit.Object) {
+	safe := safety{confirm: m.ConfirmDeletion()}
+	policies, vms = map[string]emit.Object{}, map[*resolve.VM][]emit.Object{}
+	for _, t := range m.Tenants {
+		func() {
+			defer func() { _ = recover() }()
+			policies[t.Name] = ValidatingAdmissionPolicy(m, t)
+		}()
+		for _, vm := range t.VMs {
+			func() {
+				defer func() { _ = recover() }()
+				objs := append(DataDisks(vm, safe), VirtualMachine(vm, safe))
+				vms[vm] = objs
+			}()
+		}
+	}
+	return policies, vms
+}

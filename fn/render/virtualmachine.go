@@ -94,7 +94,7 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 		Spec: kubevirtv1.VirtualMachineSpec{
 			RunStrategy:         &runStrategy,
 			Instancetype:        &kubevirtv1.InstancetypeMatcher{Kind: instancetypeKind(vm.Spec.MatcherKinds), Name: vm.SizeName},
-			Preference:          &kubevirtv1.PreferenceMatcher{Kind: preferenceKind(vm.Spec.MatcherKinds), Name: vm.Image.Spec.Preference},
+			Preference:          preferenceMatcher(vm),
 			DataVolumeTemplates: templates,
 			Template: &kubevirtv1.VirtualMachineInstanceTemplateSpec{
 				ObjectMeta: objectMeta("", "", "", "", templateLabels, nil),
@@ -118,6 +118,7 @@ func VirtualMachine(vm *resolve.VM, safe safety) emit.Object {
 		obj.Spec.Preference = nil
 	}
 	obj.Spec.Template.Spec.TerminationGracePeriodSeconds = vm.Spec.TerminationGracePeriodSeconds
+	obj.Spec.Template.Spec.Domain.LaunchSecurity = launchSecurity(vm.Spec.Confidential)
 	cdroms(vm, &obj.Spec.Template.Spec)
 	bootAndDevices(vm.Spec, &obj.Spec.Template.Spec)
 	vmPlacement(vm, &obj.Spec.Template.Spec)
@@ -341,12 +342,20 @@ func vmDisks(vm *resolve.VM) ([]kubevirtv1.Disk, []kubevirtv1.Volume, []kubevirt
 		rootName := model.RootDiskName(vm.Name)
 		dsNamespace := vm.DataSource.Namespace
 		rootSource = kubevirtv1.VolumeSource{DataVolume: &kubevirtv1.DataVolumeSource{Name: rootName}}
+		spec := cdiv1.DataVolumeSpec{
+			SourceRef: &cdiv1.DataVolumeSourceRef{Kind: cdiv1.DataVolumeDataSource, Namespace: &dsNamespace, Name: vm.DataSource.Name},
+			Storage:   storageSpec(vm.RootStorage, vm.RootDisk),
+		}
+		if vm.Image == nil && strings.Contains(vm.ImageName, "://") {
+			// An image named by URL: the rules refuse it (images are the
+			// catalog's), so no build writes this; it is what the intent
+			// asks of the cluster (Unchecked), which refuses it too.
+			spec.SourceRef = nil
+			spec.Source = &cdiv1.DataVolumeSource{HTTP: &cdiv1.DataVolumeSourceHTTP{URL: vm.ImageName}}
+		}
 		templates = []kubevirtv1.DataVolumeTemplateSpec{{
 			ObjectMeta: objectMeta("", "", rootName, "", diskLabels(vm), nil),
-			Spec: cdiv1.DataVolumeSpec{
-				SourceRef: &cdiv1.DataVolumeSourceRef{Kind: cdiv1.DataVolumeDataSource, Namespace: &dsNamespace, Name: vm.DataSource.Name},
-				Storage:   storageSpec(vm.RootStorage, vm.RootDisk),
-			},
+			Spec:       spec,
 		}}
 	}
 	disks := appendDisk(nil, rootVolume, vm.Spec.RootDiskDevice, &boot)
@@ -516,4 +525,31 @@ func features(f *api.Features) *kubevirtv1.Features {
 	}
 	out.Hyperv = hv
 	return out
+}
+
+// preferenceMatcher is the VM's image's preference (none without an
+// image).
+func preferenceMatcher(vm *resolve.VM) *kubevirtv1.PreferenceMatcher {
+	if vm.Image == nil {
+		return nil
+	}
+	return &kubevirtv1.PreferenceMatcher{Kind: preferenceKind(vm.Spec.MatcherKinds), Name: vm.Image.Spec.Preference}
+}
+
+// launchSecurity is the memory encryption an intent asks for. The rules
+// refuse every one (confidential VMs are excluded from the platform
+// baseline), so no build writes it; it is what the intent asks of the
+// cluster (render.Unchecked), which the cluster's confidential rule
+// refuses too.
+func launchSecurity(c string) *kubevirtv1.LaunchSecurity {
+	switch c {
+	case "SEV":
+		t := true
+		return &kubevirtv1.LaunchSecurity{SEV: &kubevirtv1.SEV{Policy: &kubevirtv1.SEVPolicy{EncryptedState: &t}}}
+	case "SEV-SNP":
+		return &kubevirtv1.LaunchSecurity{SNP: &kubevirtv1.SEVSNP{}}
+	case "TDX":
+		return &kubevirtv1.LaunchSecurity{TDX: &kubevirtv1.TDX{}}
+	}
+	return nil
 }

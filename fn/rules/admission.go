@@ -161,14 +161,22 @@ func policyVariables(a Allowances) []admissionv1.Variable {
 		v("sizeRefusals", celMapOfLists(a.SizeRefusals)),
 		v("vmSizes", celMapOfLists(a.VMSizes)),
 		v("inlineSizes", celShapes(a.InlineSizes)),
+		v("sizeShapes", celMapOfInts(a.SizeShapes)),
+		v("preferenceNeeds", celMapOfInts(a.PreferenceNeeds)),
 		v("preferences", celList(a.Preferences)),
 		v("nonX86Preferences", celList(a.NonX86Preferences)),
+		v("tenantProduction", fmt.Sprint(a.Production)),
+		v("productionVMs", celList(a.ProductionVMs)),
 		v("storageClasses", celList(a.StorageClasses)),
+		v("productionStorageClasses", celList(a.ProductionStorageClasses)),
+		v("vmStorageClasses", celMapOfLists(a.VMStorageClasses)),
 		v("rwxClasses", celList(a.RWXClasses)),
+		v("rwxClaims", celList(a.RWXClaims)),
 		v("devices", celList(a.Devices)),
 		v("vmDevices", celMapOfLists(a.VMDevices)),
 		v("allowDevices", celString(strings.Join(a.AllowDevices, ", "))),
 		v("allowedNetworks", celMap(a.Networks)),
+		v("productionNetworks", celList(a.ProductionNetworks)),
 		v("vmNetworks", celMapOfLists(a.VMNetworks)),
 		v("nonMigratableNetworks", celList(a.NonMigratableNetworks)),
 		v("nads", celMap(a.NADs)),
@@ -177,7 +185,11 @@ func policyVariables(a Allowances) []admissionv1.Variable {
 		v("poolTolerations", celPoolLists(a.Pools, func(p PoolPlacement) []string { return p.Tolerations })),
 		v("cloudInitBase64", celList(a.CloudInitBase64)),
 		v("backupPolicies", celList(a.BackupPolicies)),
+		v("productionBackupPolicies", celList(a.ProductionBackupPolicies)),
 		v("vmBackupPolicies", celMapOfLists(a.VMBackupPolicies)),
+		v("productionDataSources", celList(a.ProductionDataSources)),
+		v("liveMigration", fmt.Sprint(a.LiveMigration)),
+		v("vmLiveMigration", celList(a.VMLiveMigration)),
 		v("maxDataDisks", fmt.Sprint(a.MaxDataDisks)),
 		v("maxDiskSize", celString(a.MaxDiskSize)),
 		v("clusterEviction", celString(a.ClusterEviction)),
@@ -193,6 +205,17 @@ func policyVariables(a Allowances) []admissionv1.Variable {
 		v("udn", `request.resource.group == 'k8s.ovn.org' && request.resource.resource == 'userdefinednetworks'`),
 		v("name", `has(object.metadata.name) ? object.metadata.name : request.name`),
 		v("where", `request.kind.kind + ' ' + request.namespace + '/' + variables.name`),
+		// vm: the VM of Git the object is or belongs to (its
+		// virtc.dev/vm label), for the verdicts on one VM.
+		v("vmName", `variables.vm ? variables.name : (has(object.metadata.labels) && 'virtc.dev/vm' in object.metadata.labels ? object.metadata.labels['virtc.dev/vm'] : '')`),
+		// vmProduction: a VM of a standard tenant that Git makes
+		// production tier, or one of its disks: production's lists.
+		v("vmProduction", `variables.vmName in variables.productionVMs`),
+		v("allowedClasses", `(variables.vmProduction ? variables.productionStorageClasses : variables.storageClasses) + (variables.vmName in variables.vmStorageClasses ? variables.vmStorageClasses[variables.vmName] : [])`),
+		v("allowedSources", `variables.vmProduction ? variables.productionDataSources : variables.dataSources`),
+		// belowPreference: the VM's size is below what its preference
+		// requires.
+		v("belowPreference", `variables.vm && has(object.spec.instancetype) && has(object.spec.instancetype.name) && object.spec.instancetype.name in variables.sizeShapes && has(object.spec.preference) && has(object.spec.preference.name) && object.spec.preference.name in variables.preferenceNeeds && (variables.sizeShapes[object.spec.instancetype.name][0] < variables.preferenceNeeds[object.spec.preference.name][0] || variables.sizeShapes[object.spec.instancetype.name][1] < variables.preferenceNeeds[object.spec.preference.name][1])`),
 		v("labels", `has(object.metadata.labels) ? object.metadata.labels : {}`),
 		v("oldLabels", `oldObject != null && has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}`),
 		// changedLabels and changedAnnotations are the keys a write adds
@@ -233,6 +256,9 @@ func policyVariables(a Allowances) []admissionv1.Variable {
 		// newDiskSpecs are the specs of newDVTemplates, or a DataVolume's
 		// own.
 		v("newDiskSpecs", `variables.vm ? variables.newDVTemplates.map(t, has(t.spec) ? t.spec : {}) : variables.dv && has(object.spec) ? [object.spec] : []`),
+		// claimVolumes are the claims and DataVolumes a VM's volumes name
+		// that are not its own dataVolumeTemplates': its data disks.
+		v("claimVolumes", `variables.volumes.filter(v, has(v.persistentVolumeClaim) && has(v.persistentVolumeClaim.claimName)).map(v, v.persistentVolumeClaim.claimName) + variables.volumes.filter(v, has(v.dataVolume) && has(v.dataVolume.name) && !(variables.vm && has(object.spec.dataVolumeTemplates) && object.spec.dataVolumeTemplates.exists(t, has(t.metadata) && has(t.metadata.name) && t.metadata.name == v.dataVolume.name))).map(v, v.dataVolume.name)`),
 		// evictionKept: the write keeps the VM's eviction strategy, so the
 		// eviction rule judges only the disks it adds or changes (an
 		// adopted VM's template names no access mode; its claim has the

@@ -194,3 +194,22 @@ func sameCEL(reads []Read) string {
 	}
 	return strings.Join(out, " && ")
 }
+
+// celMapOfInts writes a map of integer lists as a CEL map literal, keys
+// sorted.
+func celMapOfInts(m map[string][]int64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	q := make([]string, len(keys))
+	for i, k := range keys {
+		vs := make([]string, len(m[k]))
+		for j, v := range m[k] {
+			vs[j] = fmt.Sprint(v)
+		}
+		q[i] = celString(k) + ": [" + strings.Join(vs, ", ") + "]"
+	}
+	return "{" + strings.Join(q, ", ") + "}"
+}

@@ -273,10 +273,8 @@ func (j *judge) image(vm *resolve.VM) []refusal {
 // pool, and no class of the eligibility matrix admits another.
 func (j *judge) architecture(vm *resolve.VM) []refusal {
 	var out []refusal
-	for _, m := range eligibility.Classify(vm).Rows {
-		if m.Class.Name == "non-x86" {
-			out = append(out, refusal{Field: "spec.image", Message: fmt.Sprintf("%s: the platform baseline is a dedicated x86 (amd64) worker pool, and no class of the eligibility matrix admits another architecture (use an amd64 image)", m.Reasons[0].Text)})
-		}
+	for _, r := range eligibility.Meets("non-x86", vm) {
+		out = append(out, refusal{Field: "spec.image", Message: fmt.Sprintf("%s: the platform baseline is a dedicated x86 (amd64) worker pool, and no class of the eligibility matrix admits another architecture (use an amd64 image)", r.Text)})
 	}
 	return out
 }

@@ -119,7 +119,7 @@ func checkIntents(m *resolve.Model, j *judge, diags *diag.List) {
 			}
 			for _, g := range Guardrails {
 				if g.Intent != nil {
-					g.Intent(&VMCheck{j: j, VM: vm, A: a, diags: diags.Rule(g.Name)})
+					g.Intent(&VMCheck{j: j, VM: vm, A: a, diags: diags.RuleFor(g.Name, vm.Namespace+"/"+vm.Name)})
 				}
 			}
 		}
@@ -151,6 +151,9 @@ func NewOutput(m *resolve.Model) *Output {
 // Check checks objects; safe to call from several goroutines for
 // different groups, each with its own diags.
 func (o *Output) Check(objs []emit.Object, diags *diag.List) {
+	if o == nil {
+		return
+	}
 	var a *Allowances
 	var tenant *resolve.Tenant
 	for _, obj := range objs {
@@ -165,7 +168,11 @@ func (o *Output) Check(objs []emit.Object, diags *diag.List) {
 		vm := o.vms[obj.Namespace+"/"+vmOf(obj)]
 		for _, g := range Guardrails {
 			if g.Output != nil {
-				g.Output(&ObjectCheck{Object: obj, Tenant: t, A: a, VM: vm, diags: diags.Rule(g.Name)})
+				subject := ""
+				if vm != nil {
+					subject = vm.Namespace + "/" + vm.Name
+				}
+				g.Output(&ObjectCheck{Object: obj, Tenant: t, A: a, VM: vm, diags: diags.RuleFor(g.Name, subject)})
 			}
 		}
 	}

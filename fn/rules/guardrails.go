@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/eligibility"
 	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
 )
@@ -39,6 +40,13 @@ type Allowances struct {
 	Sizes        []string
 	SizeRefusals map[string][]string
 	VMSizes      map[string][]string
+	// SizeShapes are the vCPUs and memory (bytes) of each of Sizes, and
+	// PreferenceNeeds the least of each a preference of the tenant's
+	// images requires: KubeVirt refuses a VM whose size is below its
+	// preference's (pkg/instancetype/preference/requirements), and so do
+	// the rules (requirements), in Git and in the cluster alike.
+	SizeShapes      map[string][]int64
+	PreferenceNeeds map[string][]int64
 	// InlineSizes are the shapes of the inline sizes the tenant may use
 	// (adopted VMs: CPU topology and guest memory written into the VM).
 	InlineSizes []InlineShape
@@ -47,14 +55,31 @@ type Allowances struct {
 	// architecture, which no tenant may use.
 	Preferences       []string
 	NonX86Preferences []string
+	// Production: the tenant is production tier, so the lists below are
+	// those of a production VM. Else the lists are a standard VM's, and
+	// ProductionVMs (the VMs of Git that are production tier themselves)
+	// get the Production* lists instead: their profiles, networks, backup
+	// policies and images need the evidence production asks for.
+	Production    bool
+	ProductionVMs []string
 	// StorageClasses are the classes of the storage profiles the tenant
 	// may use, with the catalog's default (root disks) and the VM-state
-	// profile (persistent EFI/TPM), which no allow list restricts.
-	StorageClasses []string
+	// profile (persistent EFI/TPM), which no allow list restricts: each
+	// with the evidence the eligibility gate asks of a VM on it (an
+	// unqualified profile's validation; a production VM's profile checks).
+	// VMStorageClasses are those a VM of Git may use beyond them
+	// (evidence narrowed to it).
+	StorageClasses           []string
+	ProductionStorageClasses []string
+	VMStorageClasses         map[string][]string
 	// RWXClasses are those of StorageClasses whose profile is
 	// ReadWriteMany: a disk on another class blocks live migration
-	// (resolve.VM.MigrationBlockers).
+	// (resolve.VM.MigrationBlockers). RWXClaims are the claims virtc
+	// writes for the tenant's data disks on such a profile: the cluster
+	// judges a VM's claims by name, since its policy sees the VM, not the
+	// claims it names.
 	RWXClasses []string
+	RWXClaims  []string
 	// AllowDevices are the tenant's spec.allow.devices; Devices the
 	// resource names it may pass through (entitled, permitted, enabled
 	// and assessed), VMDevices those a VM of Git may beyond them.
@@ -65,8 +90,9 @@ type Allowances struct {
 	// (the profile's name, and namespace/name) to the profile's type;
 	// VMNetworks are those a VM of Git may beyond them (an SR-IOV network
 	// whose assessment is narrowed to it).
-	Networks   map[string]string
-	VMNetworks map[string][]string
+	Networks           map[string]string
+	ProductionNetworks []string
+	VMNetworks         map[string][]string
 	// NonMigratableNetworks are the names of Networks whose profile does
 	// not allow live migration.
 	NonMigratableNetworks []string
@@ -88,8 +114,18 @@ type Allowances struct {
 	// (its backup-policy label); VMBackupPolicies those of each VM of Git
 	// whose own differ (a production VM of a standard tenant, a disk
 	// without snapshots).
-	BackupPolicies   []string
-	VMBackupPolicies map[string][]string
+	BackupPolicies           []string
+	ProductionBackupPolicies []string
+	VMBackupPolicies         map[string][]string
+	// ProductionDataSources are those of DataSources whose image has a
+	// provenance record: a production VM's images.
+	ProductionDataSources []string
+	// LiveMigration: the gate accepts the live-migration class (migration
+	// Required, evictionStrategy LiveMigrate) for a VM of the tenant on
+	// the default profiles; VMLiveMigration are the VMs of Git it accepts
+	// it for otherwise.
+	LiveMigration   bool
+	VMLiveMigration []string
 	// MaxDataDisks and MaxDiskSize are the Platform's limits.
 	MaxDataDisks int64
 	MaxDiskSize  string
@@ -133,8 +169,8 @@ func tenantAllowances(j *judge, t *resolve.Tenant) Allowances {
 	cat := m.Catalog
 	a := Allowances{
 		Tenant: t.Name, Networks: map[string]string{}, NADs: map[string]string{}, UDNs: map[string]any{},
-		SizeRefusals: map[string][]string{}, VMSizes: map[string][]string{}, VMDevices: map[string][]string{},
-		VMNetworks: map[string][]string{}, VMBackupPolicies: map[string][]string{},
+		SizeRefusals: map[string][]string{}, SizeShapes: map[string][]int64{}, PreferenceNeeds: map[string][]int64{}, VMSizes: map[string][]string{}, VMDevices: map[string][]string{},
+		VMNetworks: map[string][]string{}, VMBackupPolicies: map[string][]string{}, VMStorageClasses: map[string][]string{},
 		MaxDataDisks: DefaultMaxDataDisks, MaxDiskSize: "16Ti", ClusterEviction: "LiveMigrate",
 	}
 	if p := m.Platform; p != nil {
@@ -152,6 +188,11 @@ func tenantAllowances(j *judge, t *resolve.Tenant) Allowances {
 	if t.Spec.Allow != nil {
 		allow = *t.Spec.Allow
 	}
+	a.Production = t.Spec.Tier == resolve.TierProduction
+	tier := resolve.TierStandard
+	if a.Production {
+		tier = resolve.TierProduction
+	}
 	for _, name := range cat.Images.Names() {
 		img, _ := cat.Images.Get(name)
 		p, _ := cat.Preferences.Get(img.Spec.Preference)
@@ -166,12 +207,27 @@ func tenantAllowances(j *judge, t *resolve.Tenant) Allowances {
 			continue
 		}
 		ds := resolve.ImageDataSource(name, img, cat)
+		if img.Spec.Provenance != "" {
+			a.ProductionDataSources = append(a.ProductionDataSources, ds.Namespace+"/"+ds.Name)
+		}
+		if a.Production && img.Spec.Provenance == "" {
+			// A production VM's image has a provenance record
+			// (imageProvenance).
+			continue
+		}
 		a.DataSources = append(a.DataSources, ds.Namespace+"/"+ds.Name)
 		if r := img.Spec.Registry; r != nil {
 			a.Registries = append(a.Registries, r.URL)
 		}
 		if img.Spec.Preference != "" {
 			a.Preferences = append(a.Preferences, img.Spec.Preference)
+			if r := p.Spec.Requirements; p != nil && r != nil {
+				var mem int64
+				if r.Memory != nil {
+					mem = r.Memory.Value()
+				}
+				a.PreferenceNeeds[img.Spec.Preference] = []int64{r.CPU, mem}
+			}
 		}
 	}
 	for _, name := range cat.ContainerDisks.Names() {
@@ -198,13 +254,20 @@ func tenantAllowances(j *judge, t *resolve.Tenant) Allowances {
 			continue
 		}
 		a.Sizes = append(a.Sizes, name)
+		a.SizeShapes[name] = []int64{s.Spec.CPU, s.Spec.Memory.Value()}
 	}
 	storage := func(name string, always bool) {
 		p, ok := cat.StorageProfiles.Get(name)
 		if !ok || !always && !resolve.Allows(allow.Storage, name, p.Spec.Restricted) {
 			return
 		}
-		a.StorageClasses = append(a.StorageClasses, p.Spec.StorageClass)
+		root := name == cat.DefaultStorage
+		if j.storageAccepted(t, tier, name, p, root) {
+			a.StorageClasses = append(a.StorageClasses, p.Spec.StorageClass)
+		}
+		if !a.Production && j.storageAccepted(t, resolve.TierProduction, name, p, root) {
+			a.ProductionStorageClasses = append(a.ProductionStorageClasses, p.Spec.StorageClass)
+		}
 		if p.Spec.AccessMode == api.AccessRWX {
 			a.RWXClasses = append(a.RWXClasses, p.Spec.StorageClass)
 		}
@@ -216,6 +279,7 @@ func tenantAllowances(j *judge, t *resolve.Tenant) Allowances {
 	if st, ok := resolve.StateStorage(cat); ok {
 		storage(st.Name, true)
 	}
+	a.LiveMigration = j.liveMigrationAccepted(j.hypothetical(t, func(vm *resolve.VM) { vm.Tier, vm.Migration = tier, api.MigrationRequired }))
 	a.AllowDevices = allow.Devices
 	if p := m.Platform; p != nil {
 		for _, d := range p.PermittedDevices() {
@@ -242,7 +306,14 @@ func tenantAllowances(j *judge, t *resolve.Tenant) Allowances {
 		}))) > 0 {
 			continue
 		}
-		for _, n := range []string{name, t.Name + "/" + name} {
+		names := []string{name, t.Name + "/" + name}
+		if !a.Production && j.networkAccepted(t, resolve.TierProduction, name, p) {
+			a.ProductionNetworks = append(a.ProductionNetworks, names...)
+		}
+		if !j.networkAccepted(t, tier, name, p) {
+			continue
+		}
+		for _, n := range names {
 			a.Networks[n] = p.Spec.Type
 			if !p.Spec.Migratable {
 				a.NonMigratableNetworks = append(a.NonMigratableNetworks, n)
@@ -275,15 +346,18 @@ func tenantAllowances(j *judge, t *resolve.Tenant) Allowances {
 		slices.Sort(pp.Tolerations)
 		a.Pools = append(a.Pools, pp)
 	}
-	tenantVM := j.hypothetical(t, func(*resolve.VM) {})
-	a.BackupPolicies = backupPolicies(cat.BackupPolicies.Names(), tenantVM, m)
+	a.BackupPolicies = j.backupPolicies(j.hypothetical(t, func(vm *resolve.VM) { vm.Tier = tier }))
+	if !a.Production {
+		a.ProductionBackupPolicies = j.backupPolicies(j.hypothetical(t, func(vm *resolve.VM) { vm.Tier = resolve.TierProduction }))
+	}
 	for _, vm := range t.VMs {
 		if ci := model.CloudInit(vm); ci != nil && ci.UserDataBase64 != "" {
 			a.CloudInitBase64 = append(a.CloudInitBase64, ci.UserDataBase64)
 		}
 		a.vmGrants(j, vm, m)
+		a.RWXClaims = append(a.RWXClaims, rwxClaims(vm)...)
 	}
-	for _, l := range []*[]string{&a.CloudInitBase64, &a.DataSources, &a.Registries, &a.Sizes, &a.Preferences, &a.NonX86Preferences, &a.StorageClasses, &a.RWXClasses, &a.NonMigratableNetworks, &a.Devices, &a.BackupPolicies} {
+	for _, l := range []*[]string{&a.CloudInitBase64, &a.DataSources, &a.Registries, &a.Sizes, &a.Preferences, &a.NonX86Preferences, &a.StorageClasses, &a.RWXClasses, &a.RWXClaims, &a.NonMigratableNetworks, &a.Devices, &a.BackupPolicies, &a.ProductionStorageClasses, &a.ProductionNetworks, &a.ProductionBackupPolicies, &a.ProductionDataSources, &a.ProductionVMs, &a.VMLiveMigration} {
 		slices.Sort(*l)
 		*l = slices.Compact(*l)
 	}
@@ -312,24 +386,104 @@ func (a *Allowances) vmGrants(j *judge, vm *resolve.VM, m *resolve.Model) {
 		if n.NetworkProfile == nil || n.Spec.Type != api.NetworkSRIOV || a.Networks[n.Name] != "" || !vm.Tenant.AllowsNetwork(n.Name, n.NetworkProfile) {
 			continue
 		}
-		if !slices.ContainsFunc(j.sriov(vm), func(r refusal) bool { return r.Field == n.Field }) {
+		if !slices.ContainsFunc(j.sriov(vm), func(r refusal) bool { return r.Field == n.Field }) && !slices.Contains(a.VMNetworks[vm.Name], n.Name) {
 			a.VMNetworks[vm.Name] = append(a.VMNetworks[vm.Name], n.Name, vm.Namespace+"/"+n.Name)
 		}
 	}
-	if own := backupPolicies(m.Catalog.BackupPolicies.Names(), vm, m); !slices.Equal(own, a.BackupPolicies) {
+	production := vm.Tier == resolve.TierProduction
+	if production && !a.Production {
+		a.ProductionVMs = append(a.ProductionVMs, vm.Name)
+	}
+	tierPolicies := a.BackupPolicies
+	if production && !a.Production {
+		tierPolicies = a.ProductionBackupPolicies
+	}
+	if own := j.backupPolicies(vm); !slices.Equal(own, tierPolicies) {
 		a.VMBackupPolicies[vm.Name] = own
+	}
+	// The VM's own verdict may accept what the tenant's does not
+	// (evidence narrowed to the VM).
+	v := gateVerdict(vm, j.ctx)
+	classes := a.StorageClasses
+	if production && !a.Production {
+		classes = a.ProductionStorageClasses
+	}
+	for _, st := range append([]resolve.Storage{vm.RootStorage}, storages(vm.Attached())...) {
+		if st.StorageProfile == nil || slices.Contains(classes, st.Spec.StorageClass) || slices.Contains(a.VMStorageClasses[vm.Name], st.Spec.StorageClass) {
+			continue
+		}
+		if accepted(v, func(q eligibility.Requirement) bool { return q.StorageProfile == st.Name }) && len(j.storage(vm)) == 0 {
+			a.VMStorageClasses[vm.Name] = append(a.VMStorageClasses[vm.Name], st.Spec.StorageClass)
+		}
+	}
+	for _, n := range vm.Networks {
+		if n.NetworkProfile == nil || !n.Spec.Additional() || n.Spec.Type == api.NetworkUDNPrimary || !vm.Tenant.AllowsNetwork(n.Name, n.NetworkProfile) {
+			continue
+		}
+		_, tenantWide := a.Networks[n.Name]
+		if production && !a.Production {
+			tenantWide = slices.Contains(a.ProductionNetworks, n.Name)
+		}
+		if tenantWide || slices.Contains(a.VMNetworks[vm.Name], n.Name) || n.Spec.Type == api.NetworkSRIOV && len(j.sriov(vm)) > 0 {
+			continue
+		}
+		if accepted(v, func(q eligibility.Requirement) bool { return slices.Contains(q.NetworkProfiles, n.Name) }) {
+			a.VMNetworks[vm.Name] = append(a.VMNetworks[vm.Name], n.Name, vm.Namespace+"/"+n.Name)
+		}
+	}
+	if vm.Migration == api.MigrationRequired && !a.LiveMigration && j.liveMigrationAccepted(vm) {
+		a.VMLiveMigration = append(a.VMLiveMigration, vm.Name)
 	}
 }
 
-// backupPolicies are the policies of names a VM may use (backupAllowed),
-// sorted.
-func backupPolicies(names []string, vm *resolve.VM, m *resolve.Model) []string {
+func storages(ds []resolve.Disk) []resolve.Storage {
+	out := make([]resolve.Storage, len(ds))
+	for i, d := range ds {
+		out[i] = d.Storage
+	}
+	return out
+}
+
+// rwxClaims are the claims and DataVolumes a VM's volumes name (its data
+// disks, an existing root disk) whose storage profile is ReadWriteMany.
+func rwxClaims(vm *resolve.VM) []string {
+	rwx := func(st resolve.Storage) bool { return st.StorageProfile != nil && st.Spec.AccessMode == api.AccessRWX }
 	var out []string
-	for _, name := range names {
-		p, _ := m.Catalog.BackupPolicies.Get(name)
-		if backupAllowed(vm, p) {
-			out = append(out, name)
+	if ex := vm.Spec.ExistingRootDisk; ex != nil && rwx(vm.RootStorage) {
+		out = append(out, cmp.Or(ex.PersistentVolumeClaim, ex.DataVolume))
+	}
+	for _, d := range vm.Attached() {
+		if !rwx(d.Storage) {
+			continue
 		}
+		switch {
+		case d.ExistingClaim != "":
+			out = append(out, d.ExistingClaim)
+		case d.ExistingDataVolume != "":
+			out = append(out, d.ExistingDataVolume)
+		default:
+			out = append(out, model.DiskName(vm.Name, d.Name))
+		}
+	}
+	return out
+}
+
+// backupPolicies are the backup policies a VM may use (backupAllowed),
+// and whose checks the gate accepts for it (a production VM's restore
+// drill), sorted.
+func (j *judge) backupPolicies(vm *resolve.VM) []string {
+	var out []string
+	for _, name := range j.m.Catalog.BackupPolicies.Names() {
+		p, _ := j.m.Catalog.BackupPolicies.Get(name)
+		if !backupAllowed(vm, p) {
+			continue
+		}
+		withPolicy := *vm
+		withPolicy.Backup = resolve.Backup{Name: name, BackupPolicy: p}
+		if !accepted(gateVerdict(&withPolicy, j.ctx), func(q eligibility.Requirement) bool { return q.BackupPolicy == name }) {
+			continue
+		}
+		out = append(out, name)
 	}
 	slices.Sort(out)
 	return out

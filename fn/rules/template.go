@@ -365,33 +365,30 @@ func walk(v reflect.Value, f *field, path string, out *[]string) {
 	}
 	switch v.Kind() {
 	case reflect.Struct:
-		t := v.Type()
-		for i := range t.NumField() {
-			sf := t.Field(i)
-			name, omitempty, inline := jsonName(sf)
-			if name == "-" || !sf.IsExported() {
-				continue
-			}
-			fv := v.Field(i)
-			if inline {
+		for _, sf := range structFields(v.Type()) {
+			fv := v.Field(sf.index)
+			if sf.inline {
 				walk(fv, f, path, out)
 				continue
 			}
-			if omitempty && isEmpty(fv) || zeroer(fv) {
+			// emit writes no empty struct (fn/emit encode.go), and what
+			// says it is zero (metav1.Time) as null, which the API server
+			// drops.
+			if sf.omitempty && isEmpty(fv) || fv.Kind() == reflect.Struct && fv.IsZero() || sf.zeroer && zeroer(fv) {
 				continue
 			}
-			c := f.child(name)
+			c := f.child(sf.name)
 			if c == nil {
-				*out = append(*out, path+"."+name)
+				*out = append(*out, path+"."+sf.name)
 				continue
 			}
 			if c.list {
 				for j := range fv.Len() {
-					walk(fv.Index(j), &field{children: c.children, any: c.any, empty: c.empty}, path+"."+name+"[]", out)
+					walk(fv.Index(j), &field{children: c.children, any: c.any, empty: c.empty}, path+"."+sf.name+"[]", out)
 				}
 				continue
 			}
-			walk(fv, c, path+"."+name, out)
+			walk(fv, c, path+"."+sf.name, out)
 		}
 	case reflect.Map:
 		for _, k := range v.MapKeys() {
@@ -414,6 +411,38 @@ func walk(v reflect.Value, f *field, path string, out *[]string) {
 			walk(e, c, path+"."+name, out)
 		}
 	}
+}
+
+// structField is how encoding/json writes a struct's field.
+type structField struct {
+	index             int
+	name              string
+	omitempty, inline bool
+	// zeroer: its type says when it is zero.
+	zeroer bool
+}
+
+// structFieldsOf caches structFields: the walk reads every VM's types.
+var structFieldsOf sync.Map
+
+// structFields are the exported fields of a struct type as encoding/json
+// writes them.
+func structFields(t reflect.Type) []structField {
+	if fs, ok := structFieldsOf.Load(t); ok {
+		return fs.([]structField)
+	}
+	zeroerType := reflect.TypeFor[interface{ IsZero() bool }]()
+	var out []structField
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		name, omitempty, inline := jsonName(sf)
+		if name == "-" || !sf.IsExported() {
+			continue
+		}
+		out = append(out, structField{index: i, name: name, omitempty: omitempty, inline: inline, zeroer: sf.Type.Implements(zeroerType)})
+	}
+	structFieldsOf.Store(t, out)
+	return out
 }
 
 // jsonName is a struct field's JSON key, whether it is omitted when empty,
