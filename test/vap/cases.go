@@ -295,13 +295,13 @@ func claim(namespace, name, class string, annotations, dataSourceRef map[string]
 // DataVolume's labels and annotations copied, CDI's own annotations).
 func cdiClonedClaim(namespace, name string) map[string]any {
 	c := claim(namespace, name, "ocs-external-storagecluster-ceph-rbd", map[string]any{
-		"cdi.kubevirt.io/createdForDataVolume":        "7c0f5f4e-1111-4b6a-9c1e-0d2f2b7f9a01",
-		"cdi.kubevirt.io/storage.contentType":         "kubevirt",
-		"cdi.kubevirt.io/storage.pod.phase":           "Succeeded",
-		"cdi.kubevirt.io/storage.populator.progress":  "100.0%",
+		"cdi.kubevirt.io/createdForDataVolume":            "7c0f5f4e-1111-4b6a-9c1e-0d2f2b7f9a01",
+		"cdi.kubevirt.io/storage.contentType":             "kubevirt",
+		"cdi.kubevirt.io/storage.pod.phase":               "Succeeded",
+		"cdi.kubevirt.io/storage.populator.progress":      "100.0%",
 		"cdi.kubevirt.io/storage.preallocation.requested": "false",
-		"cdi.kubevirt.io/storage.usePopulator":        "true",
-		"cdi.kubevirt.io/cloneType":                   "csi-clone",
+		"cdi.kubevirt.io/storage.usePopulator":            "true",
+		"cdi.kubevirt.io/cloneType":                       "csi-clone",
 	}, map[string]any{"apiGroup": "cdi.kubevirt.io", "kind": "VolumeCloneSource", "name": "volume-clone-source-7c0f5f4e-1111-4b6a-9c1e-0d2f2b7f9a01"})
 	c["metadata"].(map[string]any)["labels"] = map[string]any{"app": "containerized-data-importer", "app.kubernetes.io/managed-by": "virtc", "virtc.dev/vm": "web01", "virtc.dev/backup-policy": "daily"}
 	c["spec"].(map[string]any)["dataSource"] = map[string]any{"apiGroup": "cdi.kubevirt.io", "kind": "VolumeCloneSource", "name": "volume-clone-source-7c0f5f4e-1111-4b6a-9c1e-0d2f2b7f9a01"}
@@ -313,7 +313,7 @@ func cdiClonedClaim(namespace, name string) map[string]any {
 
 func restore(namespace, name string, patches, overrides []any) map[string]any {
 	spec := map[string]any{
-		"target":              map[string]any{"apiGroup": "kubevirt.io", "kind": "VirtualMachine", "name": "web01"},
+		"target":                     map[string]any{"apiGroup": "kubevirt.io", "kind": "VirtualMachine", "name": "web01"},
 		"virtualMachineSnapshotName": "web01-snap",
 	}
 	if patches != nil {
@@ -368,8 +368,8 @@ func mtvMigration(namespace, name string) (vm, dv, pvc map[string]any) {
 					"firmware": map[string]any{"bootloader": map[string]any{"bios": map[string]any{}}, "serial": "4c4c4544-0052-3510-8039-b3c04f565231"},
 					"features": map[string]any{"acpi": map[string]any{}},
 					"devices": map[string]any{
-						"disks":      []any{map[string]any{"name": "vol-0", "disk": map[string]any{"bus": "virtio"}}},
-						"interfaces": []any{map[string]any{"name": "net-0", "masquerade": map[string]any{}, "macAddress": "00:50:56:a1:b2:c3", "model": "virtio"}},
+						"disks":                  []any{map[string]any{"name": "vol-0", "disk": map[string]any{"bus": "virtio"}}},
+						"interfaces":             []any{map[string]any{"name": "net-0", "masquerade": map[string]any{}, "macAddress": "00:50:56:a1:b2:c3", "model": "virtio"}},
 						"autoattachPodInterface": false,
 					},
 					"machine": map[string]any{"type": "q35"},
@@ -380,7 +380,7 @@ func mtvMigration(namespace, name string) (vm, dv, pvc map[string]any) {
 		},
 	})
 	dv = kind("cdi.kubevirt.io/v1beta1", "DataVolume", namespace, name+"-disk-0", map[string]any{
-		"source": map[string]any{"vddk": map[string]any{"backingFile": "[datastore1] legacy01/legacy01.vmdk", "url": "https://vcenter.example.com/sdk", "uuid": "4210a1b2", "thumbprint": "AA:BB", "secretRef": "legacy01-vddk", "initImageURL": "quay.io/example/vddk:8"}},
+		"source":  map[string]any{"vddk": map[string]any{"backingFile": "[datastore1] legacy01/legacy01.vmdk", "url": "https://vcenter.example.com/sdk", "uuid": "4210a1b2", "thumbprint": "AA:BB", "secretRef": "legacy01-vddk", "initImageURL": "quay.io/example/vddk:8"}},
 		"storage": map[string]any{"storageClassName": "ocs-external-storagecluster-ceph-rbd", "resources": map[string]any{"requests": map[string]any{"storage": "40Gi"}}},
 	})
 	dv["metadata"].(map[string]any)["annotations"] = map[string]any{"cdi.kubevirt.io/storage.pod.serviceAccountName": "forklift-importer", "cdi.kubevirt.io/storage.bind.immediate.requested": "true"}
