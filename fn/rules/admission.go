@@ -240,9 +240,8 @@ func policyVariables(a Allowances) []admissionv1.Variable {
 		v("tolerationKeys", `variables.tolerations.map(t, (has(t.key) ? t.key : '') + '|' + (has(t.operator) ? t.operator : '') + '|' + (has(t.value) ? t.value : '') + '|' + (has(t.effect) ? t.effect : ''))`),
 		// evictionStrategy is the VM's, else the cluster's.
 		v("evictionStrategy", `has(variables.spec.evictionStrategy) ? variables.spec.evictionStrategy : variables.clusterEviction`),
-		// diskSpecs are the DataVolume specs the rules judge: a VM's
-		// dataVolumeTemplates, a DataVolume's own.
-		v("diskSpecs", `variables.vm ? (has(object.spec.dataVolumeTemplates) ? object.spec.dataVolumeTemplates.map(t, has(t.spec) ? t.spec : {}) : []) : variables.dv && has(object.spec) ? [object.spec] : []`),
+		// vmDiskSpecs are the specs of a VM's dataVolumeTemplates.
+		v("vmDiskSpecs", `variables.vm && has(object.spec.dataVolumeTemplates) ? object.spec.dataVolumeTemplates.map(t, has(t.spec) ? t.spec : {}) : []`),
 		// newDVTemplates are the dataVolumeTemplates a write adds or
 		// changes: a VM's dataVolumeTemplate it already has, unchanged,
 		// is no new disk (KubeVirt created its DataVolume when it first
@@ -253,9 +252,10 @@ func policyVariables(a Allowances) []admissionv1.Variable {
 		// apply keeps it on the VM: judging it again would refuse the
 		// adoption itself.
 		v("newDVTemplates", `variables.vm && has(object.spec.dataVolumeTemplates) ? object.spec.dataVolumeTemplates.filter(t, !(oldObject != null && has(oldObject.spec) && has(oldObject.spec.dataVolumeTemplates) && oldObject.spec.dataVolumeTemplates.exists(o, o == t))) : []`),
-		// newDiskSpecs are the specs of newDVTemplates, or a DataVolume's
-		// own.
-		v("newDiskSpecs", `variables.vm ? variables.newDVTemplates.map(t, has(t.spec) ? t.spec : {}) : variables.dv && has(object.spec) ? [object.spec] : []`),
+		// newVMDiskSpecs are the specs of newDVTemplates; newDiskSpecs
+		// those, or a DataVolume's own: the disks a write adds or changes.
+		v("newVMDiskSpecs", `variables.newDVTemplates.map(t, has(t.spec) ? t.spec : {})`),
+		v("newDiskSpecs", `variables.vm ? variables.newVMDiskSpecs : variables.dv && has(object.spec) ? [object.spec] : []`),
 		// claimVolumes are the claims and DataVolumes a VM's volumes name
 		// that are not its own dataVolumeTemplates': its data disks.
 		v("claimVolumes", `variables.volumes.filter(v, has(v.persistentVolumeClaim) && has(v.persistentVolumeClaim.claimName)).map(v, v.persistentVolumeClaim.claimName) + variables.volumes.filter(v, has(v.dataVolume) && has(v.dataVolume.name) && !(variables.vm && has(object.spec.dataVolumeTemplates) && object.spec.dataVolumeTemplates.exists(t, has(t.metadata) && has(t.metadata.name) && t.metadata.name == v.dataVolume.name))).map(v, v.dataVolume.name)`),
