@@ -276,7 +276,10 @@ func policyVariables(a Allowances) []admissionv1.Variable {
 // ownData is a CEL expression true when the data source r of a claim is
 // the tenant's own claim or snapshot (in its namespace).
 func ownData(r string, namespaced bool) string {
-	e := fmt.Sprintf("((!has(%[1]s.apiGroup) || %[1]s.apiGroup == '') && %[1]s.kind == 'PersistentVolumeClaim' || has(%[1]s.apiGroup) && %[1]s.apiGroup == 'snapshot.storage.k8s.io' && %[1]s.kind == 'VolumeSnapshot')", r)
+	// The API server's CEL sees a built-in kind as its Go type converted
+	// to unstructured: a claim's data source without apiGroup (a pointer
+	// without omitempty) has apiGroup: null.
+	e := fmt.Sprintf("((!has(%[1]s.apiGroup) || %[1]s.apiGroup == null || %[1]s.apiGroup == '') && %[1]s.kind == 'PersistentVolumeClaim' || has(%[1]s.apiGroup) && %[1]s.apiGroup == 'snapshot.storage.k8s.io' && %[1]s.kind == 'VolumeSnapshot')", r)
 	if namespaced {
 		e += fmt.Sprintf(" && (!has(%[1]s.namespace) || %[1]s.namespace == request.namespace)", r)
 	}

@@ -222,7 +222,7 @@ func buildIn(t *testing.T, dir string, args []string) (int, []byte, string) {
 
 // startControlPlane starts a fresh control plane with the CRDs of a
 // platform version installed, stopped at the end of the test.
-func startControlPlane(t *testing.T, bins Binaries, version string) *Cluster {
+func startControlPlane(t *testing.T, bins Binaries, version string, apiserverArgs ...string) *Cluster {
 	t.Helper()
 	schemas, err := conform.Schemas(version)
 	if err != nil {
@@ -233,7 +233,7 @@ func startControlPlane(t *testing.T, bins Binaries, version string) *Cluster {
 		conform.Skip(t, fmt.Errorf("CRD YAMLs not found: %v", err))
 	}
 	dir := t.TempDir()
-	cp, err := Start(t.Context(), bins, filepath.Join(dir, "control-plane"))
+	cp, err := Start(t.Context(), bins, filepath.Join(dir, "control-plane"), apiserverArgs...)
 	if err != nil {
 		t.Fatalf("start control plane: %v", err)
 	}

@@ -57,6 +57,10 @@ type Case struct {
 	// Refused are guardrails that refuse it, every one of them among the
 	// refusals; none: it is admitted.
 	Refused []string
+	// Invalid, if set, is what the API server's schema says refusing the
+	// write before any policy judges it (a sample value outside an enum):
+	// the real API server's check only.
+	Invalid string
 }
 
 // Namespace is the tenant namespace the case writes into.
@@ -196,7 +200,7 @@ func (b Base) Cases() []Case {
 	refuse("a VirtualMachineInstance of its own", PlainUser, vmi("plain", "raw"), "workload-kind")
 	refuse("a VirtualMachineInstanceReplicaSet", PlainUser, kind("kubevirt.io/v1", "VirtualMachineInstanceReplicaSet", "plain", "rs", map[string]any{"replicas": 2, "selector": map[string]any{"matchLabels": map[string]any{"a": "b"}}, "template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"a": "b"}}, "spec": map[string]any{"domain": map[string]any{"devices": map[string]any{}}}}}), "workload-kind")
 	refuse("a VirtualMachinePool", PlainUser, kind("pool.kubevirt.io/v1beta1", "VirtualMachinePool", "plain", "pool", map[string]any{"replicas": 2, "selector": map[string]any{"matchLabels": map[string]any{"a": "b"}}, "virtualMachineTemplate": map[string]any{"metadata": map[string]any{"labels": map[string]any{"a": "b"}}, "spec": get(web, "spec")}}), "workload-kind")
-	refuse("a VirtualMachineInstancePreset that rewrites the tenant's VMIs", PlainUser, kind("kubevirt.io/v1", "VirtualMachineInstancePreset", "plain", "more-cpus", map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"virtc.dev/vm": "web01"}}, "domain": map[string]any{"cpu": map[string]any{"dedicatedCpuPlacement": true}}}), "workload-kind")
+	refuse("a VirtualMachineInstancePreset that rewrites the tenant's VMIs", PlainUser, kind("kubevirt.io/v1", "VirtualMachineInstancePreset", "plain", "more-cpus", map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"virtc.dev/vm": "web01"}}, "domain": map[string]any{"cpu": map[string]any{"dedicatedCpuPlacement": true}, "devices": map[string]any{}}}), "workload-kind")
 	content := snapshotContent("plain", "web01-snap-content", web)
 	refuse("a VirtualMachineSnapshotContent of its own (the VM a restore would create)", PlainUser, with(content, "spec.source.virtualMachine.spec.template.spec.nodeSelector", map[string]any{"kubernetes.io/hostname": "node-7"}), "snapshot-contents")
 	refuseUpdate("a snapshot content edited (the VM a restore would create)", PlainUser, content, with(content, "spec.source.virtualMachine.spec.template.spec.priorityClassName", "openshift-user-critical"), "snapshot-contents")

@@ -18,7 +18,11 @@ func base(t *testing.T) (Base, map[string]*Policy) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Base{Objects: objs}, Policies(t, objs)
+	policies, err := Policies(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Base{Objects: objs}, policies
 }
 
 // check runs a case through its tenant's policy: refused by every rule it

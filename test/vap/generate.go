@@ -22,6 +22,11 @@ import (
 // field's own).
 func FieldAttempts(vm map[string]any) []Attempt {
 	var out []Attempt
+	// entries: the type of each object on the allow list's paths (of a
+	// list's entries: spec.x[]), so that an object the attempt creates on
+	// the way carries what its schema requires, and an appended entry the
+	// name its type keys it by.
+	entries := map[string]reflect.Type{}
 	var walk func(t reflect.Type, path []string, depth int)
 	walk = func(t reflect.Type, path []string, depth int) {
 		for t.Kind() == reflect.Pointer {
@@ -42,6 +47,9 @@ func FieldAttempts(vm map[string]any) []Attempt {
 			}
 			p := append(slices.Clone(path), name)
 			set := sample(f.Type)
+			if v, ok := valid[strings.Join(p, ".")]; ok {
+				set = v
+			}
 			if set == nil {
 				continue
 			}
@@ -52,6 +60,7 @@ func FieldAttempts(vm map[string]any) []Attempt {
 				if f.Type.Kind() == reflect.Slice {
 					p[len(p)-1] += "[]"
 				}
+				entries[strings.Join(p, ".")] = elemType(f.Type)
 				walk(elemType(f.Type), p, depth+1)
 			}
 		}
@@ -59,7 +68,7 @@ func FieldAttempts(vm map[string]any) []Attempt {
 	walk(reflect.TypeFor[kubevirtv1.VirtualMachineSpec](), []string{"spec"}, 0)
 	kept := out[:0]
 	for _, a := range out {
-		a.Object = withField(vm, a.Path, a.Value)
+		a.Object = withField(vm, a.Path, a.Value, entries)
 		// A value the list admits after all (an empty object where it
 		// wants one, bridge: {}) is no attempt.
 		if len(rules.Outside(a.Object["spec"])) == 0 {
@@ -68,6 +77,19 @@ func FieldAttempts(vm map[string]any) []Attempt {
 		kept = append(kept, a)
 	}
 	return kept
+}
+
+// valid are values of the fields whose schema in KubeVirt's
+// VirtualMachine CRD (v1.8.4, crd-yaml/kubevirt.io/
+// kubevirt.io_virtualmachines.yaml) refuses sample's, so that the policy,
+// not the schema, judges the attempt on a real API server.
+var valid = map[string]any{
+	// enum: Reboot, Terminate
+	"spec.template.spec.domain.rebootPolicy": "Terminate",
+	// "path must be absolute (start with '/')"
+	"spec.template.spec.volumes[].containerPath": map[string]any{"path": "/var/run/secrets/virtc-probe"},
+	// enum: kubevirt, archive
+	"spec.dataVolumeTemplates[].spec.contentType": "archive",
 }
 
 // Attempt is a VM with a field the allow list does not admit.
@@ -161,7 +183,11 @@ func sample(t reflect.Type) any {
 	case reflect.Float32, reflect.Float64:
 		return float64(1)
 	case reflect.Map:
-		return map[string]any{"x": "x"}
+		v := sample(t.Elem())
+		if v == nil {
+			return nil
+		}
+		return map[string]any{"x": v}
 	case reflect.Slice:
 		e := sample(t.Elem())
 		if e == nil {
@@ -169,18 +195,22 @@ func sample(t reflect.Type) any {
 		}
 		return []any{e}
 	case reflect.Struct:
-		// An object with its first field set, so that it is not empty.
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, inline := jsonKey(f)
-			if name == "-" || inline || !f.IsExported() {
+		// An object with its first field set, so that it is not empty,
+		// and the fields its schema requires (those without omitempty),
+		// so that the API server's schema does not refuse it before the
+		// policy judges it.
+		out := map[string]any{}
+		for _, f := range fields(t) {
+			name, _ := jsonKey(f)
+			required := !strings.Contains(f.Tag.Get("json"), "omitempty")
+			if len(out) > 0 && !required {
 				continue
 			}
 			if v := sample(f.Type); v != nil {
-				return map[string]any{name: v}
+				out[name] = v
 			}
 		}
-		return map[string]any{}
+		return out
 	case reflect.Interface:
 		return nil
 	}
@@ -188,8 +218,10 @@ func sample(t reflect.Type) any {
 }
 
 // withField is a deep copy of obj with value set at path (list entries
-// path[]: an entry appended, holding only the field and a name).
-func withField(obj map[string]any, path string, value any) map[string]any {
+// path[]: an entry appended, holding only the field and the name its type
+// is keyed by, name or metadata.name, so that the API server's strict
+// decoding does not refuse it before the policy judges it).
+func withField(obj map[string]any, path string, value any, entries map[string]reflect.Type) map[string]any {
 	out := deepCopy(obj)
 	parts := strings.Split(path, ".")
 	var cur any = out
@@ -202,8 +234,29 @@ func withField(obj map[string]any, path string, value any) map[string]any {
 			break
 		}
 		if list {
-			entry := map[string]any{"name": fmt.Sprintf("virtc-probe-%d", i)}
+			// The entry is a copy of the list's first, if it has one,
+			// renamed: a write as the tenant would make it, valid for the
+			// schema but for the field.
 			l, _ := m[name].([]any)
+			entry := map[string]any{}
+			if len(l) > 0 {
+				if first, ok := l[0].(map[string]any); ok {
+					entry = deepCopy(first)
+				}
+			}
+			probe := fmt.Sprintf("virtc-probe-%d", i)
+			switch t := entries[strings.Join(parts[:i+1], ".")]; {
+			case t == nil:
+			case hasKey(t, "name"):
+				entry["name"] = probe
+			case hasKey(t, "metadata"):
+				meta, _ := entry["metadata"].(map[string]any)
+				if meta == nil {
+					meta = map[string]any{}
+				}
+				meta["name"] = probe
+				entry["metadata"] = meta
+			}
 			m[name] = append(l, entry)
 			cur = entry
 			continue
@@ -211,11 +264,47 @@ func withField(obj map[string]any, path string, value any) map[string]any {
 		next, ok := m[name].(map[string]any)
 		if !ok {
 			next = map[string]any{}
+			if t := entries[strings.Join(parts[:i+1], ".")]; t != nil {
+				if v, ok := sample(t).(map[string]any); ok {
+					next = v
+				}
+			}
 			m[name] = next
 		}
 		cur = next
 	}
 	return out
+}
+
+// fields are a struct type's exported JSON fields, inlined ones' fields
+// in their place.
+func fields(t reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, inline := jsonKey(f)
+		switch {
+		case !f.IsExported() || name == "-":
+		case inline:
+			out = append(out, fields(elemType(f.Type))...)
+		default:
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// hasKey tells whether a struct type has a field of that JSON key
+// (inlined fields included).
+func hasKey(t reflect.Type, key string) bool {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, inline := jsonKey(f)
+		if inline && hasKey(elemType(f.Type), key) || name == key {
+			return true
+		}
+	}
+	return false
 }
 
 func deepCopy(m map[string]any) map[string]any {

@@ -3,12 +3,7 @@ package vap
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
-
-	admissionv1 "k8s.io/api/admissionregistration/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/yaml"
 )
 
 // Output is one build's objects, split.
@@ -45,46 +40,6 @@ func GoldenOutputs(t testing.TB) []Output {
 	return out
 }
 
-// Split parses a YAML stream into objects.
-func Split(data []byte) ([]map[string]any, error) {
-	var out []map[string]any
-	for _, doc := range strings.Split("\n"+string(data), "\n---\n") {
-		if strings.TrimSpace(doc) == "" {
-			continue
-		}
-		var m map[string]any
-		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
-			return nil, err
-		}
-		if m != nil {
-			out = append(out, m)
-		}
-	}
-	return out, nil
-}
-
-// Policies compiles the ValidatingAdmissionPolicies of an output, by the
-// tenant (namespace) they guard.
-func Policies(t testing.TB, objs []map[string]any) map[string]*Policy {
-	t.Helper()
-	out := map[string]*Policy{}
-	for _, o := range objs {
-		if o["kind"] != "ValidatingAdmissionPolicy" {
-			continue
-		}
-		var p admissionv1.ValidatingAdmissionPolicy
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o, &p); err != nil {
-			t.Fatal(err)
-		}
-		c, err := Compile(&p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[p.Spec.MatchConstraints.NamespaceSelector.MatchLabels["virtc.dev/tenant"]] = c
-	}
-	return out
-}
-
 // Every policy of every golden output compiles, and admits every object
 // of its tenant's namespace that the output holds, written by Argo CD (a
 // user the policies judge): the compile never writes what its own policy
@@ -92,7 +47,10 @@ func Policies(t testing.TB, objs []map[string]any) map[string]*Policy {
 func TestGoldenOutputsAdmitted(t *testing.T) {
 	admitted := 0
 	for _, o := range GoldenOutputs(t) {
-		policies := Policies(t, o.Objects)
+		policies, err := Policies(o.Objects)
+		if err != nil {
+			t.Fatalf("%s: %v", o.Name, err)
+		}
 		if len(policies) == 0 {
 			continue
 		}

@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apiserver/pkg/admission"
@@ -156,6 +157,13 @@ func (d Denial) String() string { return d.Message }
 // validations. It returns the refusals (none: admitted) and the cost the
 // evaluation ran up.
 func (p *Policy) Admit(r Request, namespaceLabels map[string]string) ([]Denial, error) {
+	var err error
+	if r.Object, err = asServed(r.Object); err != nil {
+		return nil, err
+	}
+	if r.OldObject, err = asServed(r.OldObject); err != nil {
+		return nil, err
+	}
 	obj := &unstructured.Unstructured{Object: r.Object}
 	gvk := obj.GroupVersionKind()
 	gvr, ok := Resources[gvk.GroupKind()]
@@ -271,6 +279,32 @@ func (p *Policy) matches(gvr schema.GroupVersionResource, op admission.Operation
 		}
 	}
 	return false
+}
+
+// asServed is an object as the API server's CEL sees it: a kind built
+// into the API server is its Go type converted to unstructured
+// (admission/plugin/cel condition.go objectToResolveVal), which writes a
+// nil pointer without omitempty as null (a claim's
+// spec.dataSource.apiGroup: null); a custom resource is as written.
+func asServed(obj map[string]any) (map[string]any, error) {
+	if obj == nil {
+		return nil, nil
+	}
+	var typed any
+	switch u := (&unstructured.Unstructured{Object: obj}); u.GroupVersionKind() {
+	case corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"):
+		typed = &corev1.PersistentVolumeClaim{}
+	case corev1.SchemeGroupVersion.WithKind("ConfigMap"):
+		typed = &corev1.ConfigMap{}
+	case corev1.SchemeGroupVersion.WithKind("Secret"):
+		typed = &corev1.Secret{}
+	default:
+		return obj, nil
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj, typed, true); err != nil {
+		return nil, err
+	}
+	return runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
 }
 
 // Resources are the resources of the kinds the guardrails judge (and
