@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"os"
 	"path"
 	"regexp"
 	"strings"
@@ -61,6 +62,20 @@ func TestCELString(t *testing.T) {
 	} {
 		if got := celString(in); got != want {
 			t.Errorf("celString(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestGuardrailsDocumented: docs/guardrails.md has a row for every rule,
+// with what the table says it holds.
+func TestGuardrailsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/guardrails.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range Guardrails {
+		if !strings.Contains(string(doc), "| `"+g.Name+"` | "+g.What+" |") {
+			t.Errorf("docs/guardrails.md: no row for rule %s with what it holds (%s)", g.Name, g.What)
 		}
 	}
 }
