@@ -14,9 +14,9 @@ import (
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/fleet"
-	"github.com/virtc/virtc/fn/rules"
 	"github.com/virtc/virtc/fn/render"
 	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/fn/rules"
 	"github.com/virtc/virtc/fn/source"
 )
 
