@@ -215,8 +215,19 @@ func (c *checker) vmReferences(o *object, vm *virtv1.VirtualMachine, nads map[st
 			}
 		}
 	}
+	// An SR-IOV interface's network is a NetworkAttachmentDefinition the
+	// SR-IOV Network Operator writes into the namespace from its
+	// SriovNetwork (sriov-network-operator
+	// controllers/sriovnetwork_controller.go), set up by the platform team
+	// outside virtc's stream (a NetworkProfile of type sriov names it).
+	sriov := map[string]bool{}
+	for _, i := range vm.Spec.Template.Spec.Domain.Devices.Interfaces {
+		if i.SRIOV != nil {
+			sriov[i.Name] = true
+		}
+	}
 	for _, n := range vm.Spec.Template.Spec.Networks {
-		if n.Multus == nil {
+		if n.Multus == nil || sriov[n.Name] {
 			continue
 		}
 		ns, name := vm.Namespace, n.Multus.NetworkName
