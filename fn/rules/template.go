@@ -17,6 +17,15 @@ import (
 // below it admits any value. The cluster's template-fields rule refuses a
 // field outside it that a write adds or changes, the compile refuses
 // writing one (checkTemplateFields).
+//
+// KubeVirt's own VM mutating webhook runs before the policy and its result
+// is what the policy judges (kubevirt v1.8.4
+// pkg/virt-api/webhooks/mutating-webhook/mutators/vm-mutator.go): it
+// replaces /spec with the Go type written out, so domain.resources is
+// always there, at least as {}; on create it adds the template annotation
+// kubevirt.io/pci-topology-version (setDefaultPciTopologyVersion, when the
+// machine type supports PCIe hotplug), and fills firmware, architecture and
+// machine type. The list admits all of it.
 const templateFieldsSpec = `
 runStrategy
 instancetype
@@ -69,6 +78,8 @@ template
     creationTimestamp
     labels
       *
+    annotations
+      kubevirt.io/pci-topology-version
   spec
     architecture
     evictionStrategy
@@ -103,6 +114,7 @@ template
       containerDisk
         image
     domain
+      resources {}
       machine
         type
       firmware
