@@ -314,9 +314,9 @@ func zeroFunc(t reflect.Type) func(reflect.Value) bool {
 	return nil
 }
 
-// isEmptyValue is encoding/json's omitempty test, with the cheapest
+// IsEmptyValue is encoding/json's omitempty test, with the cheapest
 // accessor for each kind.
-func isEmptyValue(v reflect.Value) bool {
+func IsEmptyValue(v reflect.Value) bool {
 	switch v.Kind() {
 	case reflect.String:
 		return v.String() == ""
@@ -644,7 +644,7 @@ fields:
 			}
 			fv = fv.Field(x)
 		}
-		if f.omitEmpty && isEmptyValue(fv) || f.omitZero && (f.isZero == nil && fv.IsZero() || f.isZero != nil && f.isZero(fv)) {
+		if f.omitEmpty && IsEmptyValue(fv) || f.omitZero && (f.isZero == nil && fv.IsZero() || f.isZero != nil && f.isZero(fv)) {
 			continue
 		}
 		if top && f.name == "status" {

@@ -3,6 +3,7 @@ package rules
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -28,15 +29,15 @@ func celList(items []string) string {
 }
 
 // celMap writes a map of strings as a CEL map literal, keys sorted.
-func celMap(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+func celMap(m map[string]string) string { return celMapOf(m, celString) }
+
+// celMapOf writes a map as a CEL map literal, keys sorted, each value as
+// value writes it.
+func celMapOf[V any](m map[string]V, value func(V) string) string {
+	keys := slices.Sorted(maps.Keys(m))
 	q := make([]string, len(keys))
 	for i, k := range keys {
-		q[i] = celString(k) + ": " + celString(m[k])
+		q[i] = celString(k) + ": " + value(m[k])
 	}
 	return "{" + strings.Join(q, ", ") + "}"
 }
@@ -62,18 +63,7 @@ func celPoolLists(pools []PoolPlacement, list func(PoolPlacement) []string) stri
 
 // celMapOfLists writes a map of string lists as a CEL map literal, keys
 // sorted.
-func celMapOfLists(m map[string][]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	q := make([]string, len(keys))
-	for i, k := range keys {
-		q[i] = celString(k) + ": " + celList(m[k])
-	}
-	return "{" + strings.Join(q, ", ") + "}"
-}
+func celMapOfLists(m map[string][]string) string { return celMapOf(m, celList) }
 
 // celValue writes a JSON value (what an object's field holds in the API
 // server's eyes) as a CEL literal: objects as maps with sorted keys,
@@ -198,18 +188,11 @@ func sameCEL(reads []Read) string {
 // celMapOfInts writes a map of integer lists as a CEL map literal, keys
 // sorted.
 func celMapOfInts(m map[string][]int64) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	q := make([]string, len(keys))
-	for i, k := range keys {
-		vs := make([]string, len(m[k]))
-		for j, v := range m[k] {
+	return celMapOf(m, func(ints []int64) string {
+		vs := make([]string, len(ints))
+		for j, v := range ints {
 			vs[j] = fmt.Sprint(v)
 		}
-		q[i] = celString(k) + ": [" + strings.Join(vs, ", ") + "]"
-	}
-	return "{" + strings.Join(q, ", ") + "}"
+		return "[" + strings.Join(vs, ", ") + "]"
+	})
 }

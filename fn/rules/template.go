@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/virtc/virtc/fn/emit"
 )
 
 // templateFieldsSpec is the allow list of a VirtualMachine's spec: every
@@ -386,7 +388,7 @@ func walk(v reflect.Value, f *field, path string, out *[]string) {
 			// emit writes no empty struct (fn/emit encode.go), and what
 			// says it is zero (metav1.Time) as null, which the API server
 			// drops.
-			if sf.omitempty && isEmpty(fv) || fv.Kind() == reflect.Struct && fv.IsZero() || sf.zeroer && zeroer(fv) {
+			if sf.omitempty && emit.IsEmptyValue(fv) || fv.Kind() == reflect.Struct && fv.IsZero() || sf.zeroer && zeroer(fv) {
 				continue
 			}
 			c := f.child(sf.name)
@@ -475,23 +477,4 @@ func jsonName(sf reflect.StructField) (name string, omitempty, inline bool) {
 func zeroer(v reflect.Value) bool {
 	z, ok := v.Interface().(interface{ IsZero() bool })
 	return ok && (v.Kind() != reflect.Pointer || !v.IsNil()) && z.IsZero()
-}
-
-// isEmpty is encoding/json's omitempty test.
-func isEmpty(v reflect.Value) bool {
-	switch v.Kind() {
-	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
-		return v.Len() == 0
-	case reflect.Bool:
-		return !v.Bool()
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return v.Int() == 0
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return v.Uint() == 0
-	case reflect.Float32, reflect.Float64:
-		return v.Float() == 0
-	case reflect.Interface, reflect.Pointer:
-		return v.IsNil()
-	}
-	return false
 }
