@@ -12,11 +12,11 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/jsonnet"
-	"github.com/virtc/virtc/fn/source"
 	"github.com/virtc/virtc/fn/warnings"
 )
 
@@ -83,8 +83,7 @@ func compileArgsWith(name string, args []string, where place, tune func(*compile
 	if !ok {
 		return compile.Result{}, bf, compile.Options{}, ExitUsage, false
 	}
-	scopes, known := emit.ParseScope(*scope)
-	if !known {
+	if _, known := emit.ParseScope(*scope); !known {
 		fmt.Fprintf(stderr, "virtc %s: unknown scope %q (%s)\n", name, *scope, emit.ScopeHelp)
 		return compile.Result{}, bf, compile.Options{}, ExitUsage, false
 	}
@@ -98,25 +97,51 @@ func compileArgsWith(name string, args []string, where place, tune func(*compile
 		fs.Usage()
 		return compile.Result{}, bf, compile.Options{}, ExitUsage, false
 	}
-	inputs := slices.Concat(catalogs, paths)
-	if !where.plugin {
-		var noDefault bool
-		if inputs, noDefault, ok = withMarkers(catalogs, paths, stderr); !ok {
-			return compile.Result{}, bf, compile.Options{}, ExitFailed, false
-		}
-		*noDefaults = *noDefaults || noDefault
+	req, ok := request(api.CompilerSpec{
+		Paths:             paths,
+		CatalogDirs:       catalogs,
+		NoDefaultCatalog:  *noDefaults,
+		Scope:             *scope,
+		Tenant:            *tenant,
+		ExtStr:            ext,
+		WarningsConfigMap: bf.warnings,
+	}, where, stderr)
+	if !ok {
+		return compile.Result{}, bf, compile.Options{}, ExitFailed, false
 	}
+	req.AsOf = asOfDate
 	batchGC()
 	defer prof.start(stderr)()
 	diags := &diag.List{}
-	jopts := jsonnet.Options{ExtStr: ext}
-	docs := source.Read(inputs, source.Options{Evaluate: jopts.Evaluate, Base: where.base}, diags)
-	opts := compile.Options{Scopes: scopes, Tenant: *tenant, AsOf: asOfDate}
-	opts.Catalog.NoDefaults = *noDefaults
-	if tune != nil {
-		tune(&opts)
+	var opts compile.Options
+	res := compile.Run(req, func(o *compile.Options) {
+		if tune != nil {
+			tune(o)
+		}
+		opts = *o
+	}, diags)
+	return res, bf, opts, 0, true
+}
+
+// request is the compile.Request of a command that reads PATHs: spec,
+// with the catalogs of the marker files of the directories among its
+// paths (markerCatalogs), unless the plugin has put them in already, each
+// file or directory read once.
+func request(spec api.CompilerSpec, where place, stderr io.Writer) (compile.Request, bool) {
+	r := compile.Request{CompilerSpec: spec, Base: where.base}
+	if where.plugin {
+		return r, true
 	}
-	return compile.Compile(docs, opts, diags), bf, opts, 0, true
+	more, noDefault, ok := markerCatalogs(spec.Paths, stderr)
+	if !ok {
+		return r, false
+	}
+	catalogs := slices.Concat(spec.CatalogDirs, more)
+	all := distinctPaths(slices.Concat(catalogs, spec.Paths))
+	n := len(distinctPaths(catalogs))
+	r.CatalogDirs, r.Paths = all[:n:n], all[n:]
+	r.NoDefaultCatalog = r.NoDefaultCatalog || noDefault
+	return r, true
 }
 
 // markerCatalogs are the catalogs the marker files (virtc.yaml, the
@@ -149,15 +174,6 @@ func markerCatalogs(paths []string, stderr io.Writer) (catalogs []string, noDefa
 		noDefault = noDefault || spec.NoDefaultCatalog
 	}
 	return catalogs, noDefault, ok
-}
-
-// withMarkers are the inputs of a command that reads PATHs: catalogs, the
-// catalogs the marker files of the directories among paths name
-// (markerCatalogs), and paths, each once; noDefault says a marker leaves
-// the default catalog out.
-func withMarkers(catalogs, paths []string, stderr io.Writer) (inputs []string, noDefault, ok bool) {
-	more, noDefault, ok := markerCatalogs(paths, stderr)
-	return distinctPaths(slices.Concat(catalogs, more, paths)), noDefault, ok
 }
 
 // distinctPaths is paths with each file or directory once, the first time

@@ -12,9 +12,7 @@ import (
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/jsonnet"
 	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/source"
 	"github.com/virtc/virtc/fn/versions"
 )
 
@@ -107,15 +105,13 @@ func runCatalog(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "virtc catalog: unknown format %q (text or json)\n", *format)
 		return ExitUsage
 	}
-	inputs, noDefault, ok := withMarkers(nil, paths, stderr)
+	req, ok := request(api.CompilerSpec{Paths: paths, NoDefaultCatalog: *noDefaults, ExtStr: ext}, place{}, stderr)
 	if !ok {
 		return ExitFailed
 	}
-	*noDefaults = *noDefaults || noDefault
 	diags := &diag.List{}
-	docs := source.Read(inputs, source.Options{Evaluate: jsonnet.Options{ExtStr: ext}.Evaluate}, diags)
-	set := decode.Decode(docs, true, diags)
-	cat := catalog.Build(set, catalog.Options{NoDefaults: *noDefaults}, diags)
+	set := decode.Decode(req.Read(diags), true, diags)
+	cat := catalog.Build(set, catalog.Options{NoDefaults: req.NoDefaultCatalog}, diags)
 	var allow *resolve.Tenant
 	if *tenant != "" {
 		m := resolve.Resolve(set, cat, &diag.List{})

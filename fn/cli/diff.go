@@ -7,12 +7,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/diff"
 	"github.com/virtc/virtc/fn/emit"
 	"github.com/virtc/virtc/fn/jsonnet"
-	"github.com/virtc/virtc/fn/source"
 )
 
 // Colour modes of --color.
@@ -73,8 +73,7 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !slices.Contains([]string{colorAuto, colorAlways, colorNever}, *color) {
 		return usage("unknown --color %q (auto, always or never)", *color)
 	}
-	scopes, known := emit.ParseScope(*scope)
-	if !known {
+	if _, known := emit.ParseScope(*scope); !known {
 		return usage("unknown --scope %q (%s)", *scope, emit.ScopeHelp)
 	}
 	ext, err := jsonnet.ParseExtStr(extStr)
@@ -118,12 +117,11 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		head = diffSide{label: paths[1], paths: paths[1:], catalogs: catalogs, warnings: true, tree: paths[1]}
 	}
 
+	spec := api.CompilerSpec{NoDefaultCatalog: *noDefaults, Scope: *scope, ExtStr: ext}
 	// Pieces: each object serialized once, compared by its bytes.
-	opts := compile.Options{Scopes: scopes, Pieces: true}
-	opts.Catalog.NoDefaults = *noDefaults
-	read := source.Options{Evaluate: jsonnet.Options{ExtStr: ext}.Evaluate}
-	oldRes, oldOK := compileSide(old, opts, read, stderr)
-	headRes, headOK := compileSide(head, opts, read, stderr)
+	pieces := func(o *compile.Options) { o.Pieces = true }
+	oldRes, oldOK := compileSide(old, spec, pieces, stderr)
+	headRes, headOK := compileSide(head, spec, pieces, stderr)
 	if !oldOK || !headOK {
 		return ExitUsage
 	}
@@ -142,25 +140,33 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return ExitOK
 }
 
-// compileSide compiles one side and prints its diagnostics: errors of
-// either side, which stop the diff, and the head's warnings.
-func compileSide(s diffSide, opts compile.Options, read source.Options, stderr io.Writer) (compile.Result, bool) {
+// compileSide compiles one side (spec with the side's paths and
+// catalogs; tune, if not nil, sets the output's form) and prints its
+// diagnostics: errors of either side, which stop the diff, and the head's
+// warnings.
+func compileSide(s diffSide, spec api.CompilerSpec, tune func(*compile.Options), stderr io.Writer) (compile.Result, bool) {
 	diags := &diag.List{}
-	paths := s.paths
+	spec.Paths, spec.CatalogDirs = s.paths, s.catalogs
 	if s.optional {
-		paths = slices.DeleteFunc(slices.Clone(paths), func(p string) bool {
+		spec.Paths = slices.DeleteFunc(slices.Clone(spec.Paths), func(p string) bool {
 			_, err := os.Stat(p)
 			return os.IsNotExist(err)
 		})
 	}
-	read.Base = s.tree
 	// Each side's marker files name its catalog, as for virtc build.
-	inputs, noDefault, ok := withMarkers(s.catalogs, paths, stderr)
+	req, ok := request(spec, place{base: s.tree}, stderr)
 	if !ok {
 		return compile.Result{}, false
 	}
-	opts.Catalog.NoDefaults = opts.Catalog.NoDefaults || noDefault
-	docs := source.Read(inputs, read, diags)
+	opts, err := req.Options()
+	if err != nil {
+		fmt.Fprintf(stderr, "virtc diff: %v\n", err)
+		return compile.Result{}, false
+	}
+	if tune != nil {
+		tune(&opts)
+	}
+	docs := req.Read(diags)
 	var res compile.Result
 	if len(docs) == 0 && !diags.HasErrors() && s.optional {
 		// Nothing at the base: everything in the head is new.

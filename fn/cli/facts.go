@@ -5,11 +5,10 @@ import (
 	"io"
 	"strings"
 
+	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/eligibility"
-	"github.com/virtc/virtc/fn/jsonnet"
-	"github.com/virtc/virtc/fn/source"
 	"github.com/virtc/virtc/fn/yamlorder"
 )
 
@@ -27,16 +26,12 @@ func runFacts(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "virtc facts: name the platform repository's files or directories")
 		return ExitUsage
 	}
-	inputs, noDefault, ok := withMarkers(nil, paths, stderr)
+	req, ok := request(api.CompilerSpec{Paths: paths}, place{}, stderr)
 	if !ok {
 		return ExitFailed
 	}
-	diags := &diag.List{}
-	docs := source.Read(inputs, source.Options{Evaluate: jsonnet.Options{}.Evaluate}, diags)
 	// The facts are the Platform's: VMs that lack evidence do not stop them.
-	opts := compile.Options{GateWarnings: true}
-	opts.Catalog.NoDefaults = noDefault
-	res := compile.Compile(docs, opts, diags)
+	res := compile.Run(req, func(o *compile.Options) { o.GateWarnings = true }, &diag.List{})
 	if code := report(res, stderr); code != ExitOK {
 		return code
 	}

@@ -6,13 +6,13 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/diff"
 	"github.com/virtc/virtc/fn/importer"
 	"github.com/virtc/virtc/fn/live"
-	"github.com/virtc/virtc/fn/source"
 )
 
 // reportFile is the import report written beside the intents (not a YAML
@@ -49,7 +49,7 @@ func runImport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	diags := &diag.List{}
-	docs := source.Read(catalogs, source.Options{}, diags)
+	docs := compile.Request{CompilerSpec: api.CompilerSpec{CatalogDirs: catalogs}}.Read(diags)
 	if diags.HasErrors() {
 		io.WriteString(stderr, diag.Format(diags.Sorted()))
 		return ExitUsage
@@ -91,9 +91,7 @@ func runLiveDiff(export string, paths, catalogs []string, noDefaults bool, forma
 	if len(paths) == 0 {
 		paths = []string{"."}
 	}
-	opts := compile.Options{}
-	opts.Catalog.NoDefaults = noDefaults
-	res, ok := compileSide(diffSide{label: "git", paths: paths, catalogs: catalogs, warnings: true}, opts, source.Options{}, stderr)
+	res, ok := compileSide(diffSide{label: "git", paths: paths, catalogs: catalogs, warnings: true}, api.CompilerSpec{NoDefaultCatalog: noDefaults}, nil, stderr)
 	if !ok {
 		return ExitUsage
 	}

@@ -9,14 +9,13 @@ import (
 	"text/tabwriter"
 
 	"github.com/virtc/virtc/fn/alerts"
+	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/eligibility"
-	"github.com/virtc/virtc/fn/jsonnet"
 	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/placement"
 	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/source"
 )
 
 // vmReport is one row of `virtc report`, also its JSON form.
@@ -137,18 +136,15 @@ func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "virtc report: name at least one file or directory")
 		return ExitUsage
 	}
-	inputs, noDefault, ok := withMarkers(nil, paths, stderr)
+	req, ok := request(api.CompilerSpec{Paths: paths}, place{}, stderr)
 	if !ok {
 		return ExitFailed
 	}
+	req.AsOf = asOfDate
 	batchGC()
-	diags := &diag.List{}
-	docs := source.Read(inputs, source.Options{Evaluate: jsonnet.Options{}.Evaluate}, diags)
 	// The report reads the model; the manifests are rendered (and so
 	// checked) but not serialized: that was a third of its time.
-	opts := compile.Options{AsOf: asOfDate, GateWarnings: true, ObjectsOnly: true}
-	opts.Catalog.NoDefaults = noDefault
-	res := compile.Compile(docs, opts, diags)
+	res := compile.Run(req, func(o *compile.Options) { o.GateWarnings, o.ObjectsOnly = true, true }, &diag.List{})
 	if code := report(res, stderr); code != ExitOK {
 		return code
 	}

@@ -6,13 +6,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/compile"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/jsonnet"
 	"github.com/virtc/virtc/fn/render"
 	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/source"
 )
 
 func runRestorePlan(args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -58,15 +57,11 @@ func runRestorePlan(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "virtc restore-plan: --snapshot restores the VM in place from its snapshot: --backup and --to do not apply")
 		return ExitUsage
 	}
-	inputs, noDefault, ok := withMarkers(nil, positional, stderr)
+	req, ok := request(api.CompilerSpec{Paths: positional}, place{}, stderr)
 	if !ok {
 		return ExitFailed
 	}
-	diags := &diag.List{}
-	docs := source.Read(inputs, source.Options{Evaluate: jsonnet.Options{}.Evaluate}, diags)
-	var opts compile.Options
-	opts.Catalog.NoDefaults = noDefault
-	res := compile.Compile(docs, opts, diags)
+	res := compile.Run(req, nil, &diag.List{})
 	if code := report(res, stderr); code != ExitOK {
 		return code
 	}

@@ -30,7 +30,6 @@ import (
 	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/jsonnet"
 	"github.com/virtc/virtc/fn/par"
 	"github.com/virtc/virtc/fn/source"
 	"github.com/virtc/virtc/fn/warnings"
@@ -117,18 +116,19 @@ func process(rl *framework.ResourceList, diags *diag.List) error {
 // and the list's results.
 func compileList(rnItems []*kyaml.RNode, fc *kyaml.RNode, diags *diag.List) ([]byte, framework.Results) {
 	cfg := readConfig(fc, diags)
-	docs := source.Read(append(append([]string{}, cfg.CatalogDirs...), cfg.Paths...), source.Options{Evaluate: jsonnet.Options{ExtStr: cfg.ExtStr}.Evaluate}, diags)
+	req := compile.Request{CompilerSpec: cfg.Spec, PassThrough: true}
+	docs := req.Read(diags)
 	onDisk := len(docs)
 	items := readItems(rnItems, cfg, diags)
 	for _, it := range items {
 		docs = append(docs, it.doc)
 	}
-	opts := compile.Options{PassThrough: true}
-	opts.Catalog.NoDefaults = cfg.NoDefaultCatalog
-	if cfg.Scope != "" {
-		opts.Scopes, _ = emit.ParseScope(cfg.Scope)
+	opts, err := req.Options()
+	if err != nil {
+		// readConfig has reported the scope at its field.
+		req.Scope = ""
+		opts, _ = req.Options()
 	}
-	opts.Tenant = cfg.Tenant
 	res := compile.Compile(docs, opts, diags)
 	for _, d := range res.Other {
 		// Items that are not virtc objects never reach the compiler; these
