@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/virtc/virtc/fn/conform"
+	"github.com/virtc/virtc/test/conform"
 )
 
 // helper is what the test binary does when the driver measures it.

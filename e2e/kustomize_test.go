@@ -14,7 +14,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/virtc/virtc/fn/conform"
+	"github.com/virtc/virtc/test/conform"
 )
 
 func kustomizeBin(t *testing.T) string {

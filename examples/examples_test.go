@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/virtc/virtc/fn/cli"
-	"github.com/virtc/virtc/fn/conform"
+	"github.com/virtc/virtc/test/conform"
 )
 
 // builds are the examples `virtc build DIR` compiles as they are.

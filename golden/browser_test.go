@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/virtc/virtc/fn/conform"
+	"github.com/virtc/virtc/test/conform"
 )
 
 // chromiumBin is Debian's chromium (apt-get install chromium), as .ci/run

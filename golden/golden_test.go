@@ -29,8 +29,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/virtc/virtc/fn/cli"
-	"github.com/virtc/virtc/fn/conform"
 	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/test/conform"
 )
 
 var update = flag.Bool("update", false, "rewrite expected.yaml, errors.txt and warnings.txt from the current output")

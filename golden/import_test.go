@@ -13,9 +13,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/virtc/virtc/fn/cli"
-	"github.com/virtc/virtc/fn/conform"
 	"github.com/virtc/virtc/fn/diff"
 	"github.com/virtc/virtc/fn/live"
+	"github.com/virtc/virtc/test/conform"
 )
 
 // importDir holds the import scenarios: each folder has live.yaml, an

@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/virtc/virtc/fn/cli"
-	"github.com/virtc/virtc/fn/conform"
 	"github.com/virtc/virtc/fn/initrepo"
+	"github.com/virtc/virtc/test/conform"
 )
 
 // initDir holds the `virtc init` scenarios: each folder has args (the

@@ -19,12 +19,12 @@ import (
 	"github.com/virtc/virtc/fn/alerts"
 	"github.com/virtc/virtc/fn/api"
 	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/conform"
 	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/sizing"
 	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/test/conform"
 )
 
 // fleet is the golden scenario whose generated rules Prometheus's own rule

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/virtc/virtc/fn/conform"
+	"github.com/virtc/virtc/test/conform"
 )
 
 const tenantYAML = `apiVersion: virtc.dev/v1alpha1

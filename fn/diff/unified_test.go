@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/virtc/virtc/fn/conform"
+	"github.com/virtc/virtc/test/conform"
 )
 
 // apply applies a unified diff (as Unified writes it) to old.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/virtc/virtc/fn/conform"
 	. "github.com/virtc/virtc/fn/extapi"
+	"github.com/virtc/virtc/test/conform"
 )
 
 // Every field the local types declare must exist, under the same JSON name,

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/virtc/virtc/fn/cli"
-	"github.com/virtc/virtc/fn/conform"
 	"github.com/virtc/virtc/fn/fleet"
+	"github.com/virtc/virtc/test/conform"
 )
 
 func TestSameSeedSameBytes(t *testing.T) {

@@ -17,12 +17,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/virtc/virtc/fn/conform"
 	"github.com/virtc/virtc/fn/decode"
 	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/jsonnet"
 	"github.com/virtc/virtc/fn/source"
 	"github.com/virtc/virtc/schemas"
+	"github.com/virtc/virtc/test/conform"
 )
 
 const repo = "../.."

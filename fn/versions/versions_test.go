@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/virtc/virtc/fn/conform"
 	. "github.com/virtc/virtc/fn/versions"
+	"github.com/virtc/virtc/test/conform"
 )
 
 func TestLookup(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/virtc/virtc/fn/conform"
+	"github.com/virtc/virtc/test/conform"
 	"github.com/virtc/virtc/test/controllers"
 	"github.com/virtc/virtc/test/velero"
 )

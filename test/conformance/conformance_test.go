@@ -16,7 +16,7 @@ import (
 
 	"github.com/virtc/virtc/examples"
 	"github.com/virtc/virtc/fn/cli"
-	"github.com/virtc/virtc/fn/conform"
+	"github.com/virtc/virtc/test/conform"
 )
 
 // GateEnv must be 1 for the conformance tests to run: they start a

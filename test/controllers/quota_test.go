@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/virtc/virtc/fn/cli"
-	"github.com/virtc/virtc/fn/conform"
 	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/test/conform"
 	"github.com/virtc/virtc/test/conformance"
 )
 

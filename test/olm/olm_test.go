@@ -18,8 +18,8 @@ import (
 
 	"github.com/virtc/virtc/fn/approve"
 	"github.com/virtc/virtc/fn/cli"
-	"github.com/virtc/virtc/fn/conform"
 	"github.com/virtc/virtc/fn/versions"
+	"github.com/virtc/virtc/test/conform"
 	"github.com/virtc/virtc/test/conformance"
 )
 

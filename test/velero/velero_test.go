@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/virtc/virtc/fn/cli"
-	"github.com/virtc/virtc/fn/conform"
+	"github.com/virtc/virtc/test/conform"
 	"github.com/virtc/virtc/test/conformance"
 	"github.com/virtc/virtc/test/controllers"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/virtc/virtc/fn/conform"
+	"github.com/virtc/virtc/test/conform"
 )
 
 // TestReproducesSharedSchemas converts definitions whose schemas the

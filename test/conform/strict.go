@@ -1,6 +1,6 @@
 // Package conform checks generated manifests against the real API types:
 // every document must decode strictly (no unknown or misspelled field) into
-// the Go type of its kind. Tests and `virtc build --check` use it.
+// the Go type of its kind. The tests use it (it is no part of virtc).
 package conform
 
 import (
