@@ -113,14 +113,12 @@ func compileArgsWith(name string, args []string, where place, tune func(*compile
 	batchGC()
 	defer prof.start(stderr)()
 	diags := &diag.List{}
-	var opts compile.Options
-	res := compile.Run(req, func(o *compile.Options) {
-		if tune != nil {
-			tune(o)
-		}
-		opts = *o
-	}, diags)
-	return res, bf, opts, 0, true
+	// The scope was checked above: Options cannot fail here.
+	opts, _ := req.Options()
+	if tune != nil {
+		tune(&opts)
+	}
+	return compile.Compile(req.Read(diags), opts, diags), bf, opts, 0, true
 }
 
 // request is the compile.Request of a command that reads PATHs: spec,
