@@ -106,147 +106,13 @@ func (d *decoder) positive(path string, v *int64) {
 func validate(d *decoder, obj any) {
 	switch o := obj.(type) {
 	case *api.Tenant:
-		d.meta(o.Metadata, false)
-		d.dnsLabel("metadata.name", "tenant name", o.Metadata.Name)
-		if isClusterNamespace(o.Metadata.Name) {
-			d.fail("metadata.name", "namespace %q belongs to the cluster and cannot be a tenant", o.Metadata.Name)
-		}
-		for _, r := range []struct {
-			role   string
-			groups []string
-		}{{"admin", o.Spec.Access.Admin}, {"edit", o.Spec.Access.Edit}, {"view", o.Spec.Access.View}} {
-			for i, g := range r.groups {
-				if strings.TrimSpace(g) == "" {
-					d.fail(fmt.Sprintf("spec.access.%s[%d]", r.role, i), "group name must not be empty")
-				}
-			}
-		}
-		if q := o.Spec.Quota; q != nil {
-			d.positive("spec.quota.cpu", q.CPU)
-			d.positive("spec.quota.vms", q.VMs)
-			if q.Memory != nil && q.Memory.Sign() == 0 {
-				d.fail("spec.quota.memory", "must be greater than zero")
-			}
-			if q.Storage != nil && q.Storage.Sign() == 0 {
-				d.fail("spec.quota.storage", "must be greater than zero")
-			}
-		}
-		if o.Spec.Backup != "" {
-			d.catalogRef("spec.backup", o.Spec.Backup)
-		}
-		if a := o.Spec.Allow; a != nil {
-			for i, p := range a.Sizes {
-				if _, err := path.Match(p, ""); err != nil {
-					d.fail(fmt.Sprintf("spec.allow.sizes[%d]", i), "invalid pattern %q: %v", p, err)
-				}
-			}
-		}
+		d.validateTenant(o)
 	case *api.VM:
-		d.meta(o.Metadata, true)
-		d.dnsLabel("metadata.name", "VM name", o.Metadata.Name)
-		if o.Metadata.Namespace != "" {
-			d.dnsLabel("metadata.namespace", "namespace", o.Metadata.Namespace)
-		}
-		seen := map[string]int{}
-		for i, disk := range o.Spec.Disks {
-			path := fmt.Sprintf("spec.disks[%d]", i)
-			d.dnsLabel(path+".name", "disk name", disk.Name)
-			for _, r := range reservedDiskNames {
-				if disk.Name == r {
-					d.fail(path+".name", "disk name %q is reserved (virtc names the root and cloud-init disks); pick another", disk.Name)
-				}
-			}
-			if j, dup := seen[disk.Name]; dup {
-				d.fail(path+".name", "duplicate disk name %q (also spec.disks[%d])", disk.Name, j)
-			}
-			seen[disk.Name] = i
-			if disk.Size.Sign() == 0 {
-				d.fail(path+".size", "must be greater than zero")
-			}
-		}
-		nets := map[string]int{}
-		for i, n := range o.Spec.Networks {
-			if j, dup := nets[n]; dup {
-				d.fail(fmt.Sprintf("spec.networks[%d]", i), "network %q is listed twice (also spec.networks[%d])", n, j)
-			}
-			nets[n] = i
-		}
-		if o.Spec.Retired && o.Spec.RunStrategy != "" && o.Spec.RunStrategy != api.RunHalted {
-			d.fail("spec.runStrategy", "a retired VM is halted: remove spec.runStrategy %s (or set it to Halted)", o.Spec.RunStrategy)
-		}
-		if o.Spec.Pool != "" {
-			d.catalogRef("spec.pool", o.Spec.Pool)
-		}
-		if o.Spec.RootDisk != nil && o.Spec.RootDisk.Sign() == 0 {
-			d.fail("spec.rootDisk", "must be greater than zero")
-		}
-		if ci := o.Spec.CloudInit; ci != nil {
-			if ci.UserDataSecret != "" {
-				d.dnsSubdomain("spec.cloudInit.userDataSecret", "Secret name", ci.UserDataSecret)
-			}
-			if ci.NetworkDataSecret != "" {
-				d.dnsSubdomain("spec.cloudInit.networkDataSecret", "Secret name", ci.NetworkDataSecret)
-			}
-		}
-		for i, s := range o.Spec.SSHKeySecrets {
-			d.dnsSubdomain(fmt.Sprintf("spec.sshKeySecrets[%d]", i), "Secret name", s)
-		}
-		d.devices(o)
+		d.validateVM(o)
 	case *api.Size:
-		d.catalogMeta(o.Metadata)
-		if o.Spec.CPU <= 0 {
-			d.fail("spec.cpu", "must be at least 1 vCPU")
-		}
-		if o.Spec.Memory.Cmp(mustQuantity("1Mi")) < 0 {
-			d.fail("spec.memory", "must be at least 1Mi")
-		}
-		if p := o.Spec.MemoryOvercommitPercent; p < 0 || p > 100 {
-			d.fail("spec.memoryOvercommitPercent", "must be from 0 to 100 (KubeVirt's instance type memory.overcommitPercent)")
-		}
-		if in := o.Spec.Inline; in != nil {
-			if in.Sockets < 0 || in.Cores < 0 || in.Threads < 0 {
-				d.fail("spec.inline", "sockets, cores and threads are at least 1 when set")
-			} else if n := in.VCPUs(); n != o.Spec.CPU {
-				d.fail("spec.inline", "sockets × cores × threads is %d vCPUs, not spec.cpu %d (absent ones count 1)", n, o.Spec.CPU)
-			}
-			if o.Spec.Builtin || o.Spec.DedicatedCPU || o.Spec.Hugepages != "" || len(o.Spec.GPUs) > 0 || o.Spec.MemoryOvercommitPercent != 0 {
-				d.fail("spec.inline", "an inline size is a plain CPU and memory shape: not builtin, without dedicatedCPU, hugepages, gpus or memoryOvercommitPercent")
-			}
-		}
+		d.validateSize(o)
 	case *api.Image:
-		d.catalogMeta(o.Metadata)
-		sources := 0
-		for _, set := range []bool{o.Spec.DataSource != nil, o.Spec.Registry != nil, o.Spec.HTTP != nil} {
-			if set {
-				sources++
-			}
-		}
-		if sources != 1 {
-			d.fail("spec", "an image needs exactly one source: dataSource (a golden DataSource), registry (a digest-pinned container disk) or http (a URL with its checksum)")
-		}
-		if ds := o.Spec.DataSource; ds != nil {
-			d.dnsSubdomain("spec.dataSource.name", "DataSource name", ds.Name)
-			if ds.Namespace != "" {
-				d.dnsLabel("spec.dataSource.namespace", "namespace", ds.Namespace)
-			}
-		}
-		if r := o.Spec.Registry; r != nil && r.Schedule != "" {
-			if err := checkCron(r.Schedule); err != nil {
-				d.fail("spec.registry.schedule", "%v", err)
-			} else {
-				d.warnf("spec.registry.schedule", "has no effect: an image pinned by digest never changes, so it is imported once by a DataVolume, never polled (remove the field)")
-			}
-		}
-		if o.Spec.Registry != nil || o.Spec.HTTP != nil {
-			// The image's DataSource is named after it.
-			d.dnsLabel("metadata.name", "name of an imported image (it names its DataSource)", o.Metadata.Name)
-		}
-		if o.Spec.MinRootDisk.Sign() == 0 {
-			d.fail("spec.minRootDisk", "must be greater than zero")
-		}
-		if def := o.Spec.DefaultRootDisk; def != nil && def.Cmp(o.Spec.MinRootDisk) < 0 {
-			d.fail("spec.defaultRootDisk", "%s is below spec.minRootDisk %s", def.String(), o.Spec.MinRootDisk.String())
-		}
+		d.validateImage(o)
 	case *api.NetworkProfile:
 		d.catalogMeta(o.Metadata)
 		d.dnsLabel("metadata.name", "network profile name (it names interfaces and attachments)", o.Metadata.Name)
@@ -264,30 +130,9 @@ func validate(d *decoder, obj any) {
 			d.fail("spec.provenance", "a container disk needs its provenance record (doc 000, Images and provisioning: sources must be approved and traceable to a provenance record)")
 		}
 	case *api.Preference:
-		d.catalogMeta(o.Metadata)
-		if o.Spec.PersistentEFI && !strings.HasPrefix(o.Spec.Firmware, "efi") {
-			d.fail("spec.persistentEFI", "needs firmware efi or efi-secureboot (the EFI variable store is what persists)")
-		}
-		if r := o.Spec.Requirements; r != nil {
-			if r.CPU < 0 {
-				d.fail("spec.requirements.cpu", "must not be negative")
-			}
-			if r.Memory != nil && r.Memory.Sign() < 0 {
-				d.fail("spec.requirements.memory", "must not be negative")
-			}
-		}
+		d.validatePreference(o)
 	case *api.Platform:
-		d.meta(o.Metadata, false)
-		d.dnsLabel("metadata.name", "platform name", o.Metadata.Name)
-		if ns := o.Spec.GoldenImageNamespace; ns != "" {
-			d.dnsLabel("spec.goldenImageNamespace", "namespace", ns)
-		}
-		if p := o.Spec.MemoryOvercommitPercentage; p != nil && (*p < 10 || *p > 1000) {
-			d.fail("spec.memoryOvercommitPercentage", "must be from 10 to 1000 (100 means no overcommit)")
-		}
-		if dp := o.Spec.DataProtection; dp != nil {
-			d.dataProtection(dp)
-		}
+		d.validatePlatform(o)
 	case *api.StorageProfile:
 		d.catalogMeta(o.Metadata)
 		d.dnsSubdomain("spec.storageClass", "StorageClass name", o.Spec.StorageClass)
@@ -305,25 +150,7 @@ func validate(d *decoder, obj any) {
 		d.dnsSubdomain("metadata.name", "MigrationPolicy name", o.Metadata.Name)
 		d.migrationPolicy(o)
 	case *api.BackupPolicy:
-		d.catalogMeta(o.Metadata)
-		if o.Spec.Schedule != "" {
-			if err := checkCron(o.Spec.Schedule); err != nil {
-				d.fail("spec.schedule", "%v", err)
-			}
-			if o.Spec.Retention == "" {
-				d.fail("spec", "spec.retention is required with a schedule (for example 720h)")
-			}
-		}
-		if o.Spec.Retention != "" {
-			if _, err := ParseRetention(o.Spec.Retention); err != nil {
-				d.fail("spec.retention", "%v", err)
-			}
-		}
-		if o.Spec.DrillInterval != "" {
-			if _, err := ParseRetention(o.Spec.DrillInterval); err != nil {
-				d.fail("spec.drillInterval", "%v", err)
-			}
-		}
+		d.validateBackupPolicy(o)
 	case *api.PlatformFacts:
 		d.catalogMeta(o.Metadata)
 	case *api.Evidence:
@@ -336,6 +163,213 @@ func validate(d *decoder, obj any) {
 	}
 }
 
+// validateTenant checks a Tenant: its name, access groups, quota, backup policy and size patterns.
+func (d *decoder) validateTenant(o *api.Tenant) {
+	d.meta(o.Metadata, false)
+	d.dnsLabel("metadata.name", "tenant name", o.Metadata.Name)
+	if isClusterNamespace(o.Metadata.Name) {
+		d.fail("metadata.name", "namespace %q belongs to the cluster and cannot be a tenant", o.Metadata.Name)
+	}
+	for _, r := range []struct {
+		role   string
+		groups []string
+	}{{"admin", o.Spec.Access.Admin}, {"edit", o.Spec.Access.Edit}, {"view", o.Spec.Access.View}} {
+		for i, g := range r.groups {
+			if strings.TrimSpace(g) == "" {
+				d.fail(fmt.Sprintf("spec.access.%s[%d]", r.role, i), "group name must not be empty")
+			}
+		}
+	}
+	if q := o.Spec.Quota; q != nil {
+		d.positive("spec.quota.cpu", q.CPU)
+		d.positive("spec.quota.vms", q.VMs)
+		if q.Memory != nil && q.Memory.Sign() == 0 {
+			d.fail("spec.quota.memory", "must be greater than zero")
+		}
+		if q.Storage != nil && q.Storage.Sign() == 0 {
+			d.fail("spec.quota.storage", "must be greater than zero")
+		}
+	}
+	if o.Spec.Backup != "" {
+		d.catalogRef("spec.backup", o.Spec.Backup)
+	}
+	if a := o.Spec.Allow; a != nil {
+		for i, p := range a.Sizes {
+			if _, err := path.Match(p, ""); err != nil {
+				d.fail(fmt.Sprintf("spec.allow.sizes[%d]", i), "invalid pattern %q: %v", p, err)
+			}
+		}
+	}
+}
+
+// validateVM checks a VM: names, disks, networks, run strategy of a retired VM, pool, root disk, cloud-init and SSH key Secrets, devices.
+func (d *decoder) validateVM(o *api.VM) {
+	d.meta(o.Metadata, true)
+	d.dnsLabel("metadata.name", "VM name", o.Metadata.Name)
+	if o.Metadata.Namespace != "" {
+		d.dnsLabel("metadata.namespace", "namespace", o.Metadata.Namespace)
+	}
+	seen := map[string]int{}
+	for i, disk := range o.Spec.Disks {
+		path := fmt.Sprintf("spec.disks[%d]", i)
+		d.dnsLabel(path+".name", "disk name", disk.Name)
+		for _, r := range reservedDiskNames {
+			if disk.Name == r {
+				d.fail(path+".name", "disk name %q is reserved (virtc names the root and cloud-init disks); pick another", disk.Name)
+			}
+		}
+		if j, dup := seen[disk.Name]; dup {
+			d.fail(path+".name", "duplicate disk name %q (also spec.disks[%d])", disk.Name, j)
+		}
+		seen[disk.Name] = i
+		if disk.Size.Sign() == 0 {
+			d.fail(path+".size", "must be greater than zero")
+		}
+	}
+	nets := map[string]int{}
+	for i, n := range o.Spec.Networks {
+		if j, dup := nets[n]; dup {
+			d.fail(fmt.Sprintf("spec.networks[%d]", i), "network %q is listed twice (also spec.networks[%d])", n, j)
+		}
+		nets[n] = i
+	}
+	if o.Spec.Retired && o.Spec.RunStrategy != "" && o.Spec.RunStrategy != api.RunHalted {
+		d.fail("spec.runStrategy", "a retired VM is halted: remove spec.runStrategy %s (or set it to Halted)", o.Spec.RunStrategy)
+	}
+	if o.Spec.Pool != "" {
+		d.catalogRef("spec.pool", o.Spec.Pool)
+	}
+	if o.Spec.RootDisk != nil && o.Spec.RootDisk.Sign() == 0 {
+		d.fail("spec.rootDisk", "must be greater than zero")
+	}
+	if ci := o.Spec.CloudInit; ci != nil {
+		if ci.UserDataSecret != "" {
+			d.dnsSubdomain("spec.cloudInit.userDataSecret", "Secret name", ci.UserDataSecret)
+		}
+		if ci.NetworkDataSecret != "" {
+			d.dnsSubdomain("spec.cloudInit.networkDataSecret", "Secret name", ci.NetworkDataSecret)
+		}
+	}
+	for i, s := range o.Spec.SSHKeySecrets {
+		d.dnsSubdomain(fmt.Sprintf("spec.sshKeySecrets[%d]", i), "Secret name", s)
+	}
+	d.devices(o)
+}
+
+// validateSize checks a Size: CPU, memory, overcommit and an inline shape.
+func (d *decoder) validateSize(o *api.Size) {
+	d.catalogMeta(o.Metadata)
+	if o.Spec.CPU <= 0 {
+		d.fail("spec.cpu", "must be at least 1 vCPU")
+	}
+	if o.Spec.Memory.Cmp(mustQuantity("1Mi")) < 0 {
+		d.fail("spec.memory", "must be at least 1Mi")
+	}
+	if p := o.Spec.MemoryOvercommitPercent; p < 0 || p > 100 {
+		d.fail("spec.memoryOvercommitPercent", "must be from 0 to 100 (KubeVirt's instance type memory.overcommitPercent)")
+	}
+	if in := o.Spec.Inline; in != nil {
+		if in.Sockets < 0 || in.Cores < 0 || in.Threads < 0 {
+			d.fail("spec.inline", "sockets, cores and threads are at least 1 when set")
+		} else if n := in.VCPUs(); n != o.Spec.CPU {
+			d.fail("spec.inline", "sockets × cores × threads is %d vCPUs, not spec.cpu %d (absent ones count 1)", n, o.Spec.CPU)
+		}
+		if o.Spec.Builtin || o.Spec.DedicatedCPU || o.Spec.Hugepages != "" || len(o.Spec.GPUs) > 0 || o.Spec.MemoryOvercommitPercent != 0 {
+			d.fail("spec.inline", "an inline size is a plain CPU and memory shape: not builtin, without dedicatedCPU, hugepages, gpus or memoryOvercommitPercent")
+		}
+	}
+}
+
+// validateImage checks an Image: exactly one source, its names and schedule, root disk sizes.
+func (d *decoder) validateImage(o *api.Image) {
+	d.catalogMeta(o.Metadata)
+	sources := 0
+	for _, set := range []bool{o.Spec.DataSource != nil, o.Spec.Registry != nil, o.Spec.HTTP != nil} {
+		if set {
+			sources++
+		}
+	}
+	if sources != 1 {
+		d.fail("spec", "an image needs exactly one source: dataSource (a golden DataSource), registry (a digest-pinned container disk) or http (a URL with its checksum)")
+	}
+	if ds := o.Spec.DataSource; ds != nil {
+		d.dnsSubdomain("spec.dataSource.name", "DataSource name", ds.Name)
+		if ds.Namespace != "" {
+			d.dnsLabel("spec.dataSource.namespace", "namespace", ds.Namespace)
+		}
+	}
+	if r := o.Spec.Registry; r != nil && r.Schedule != "" {
+		if err := checkCron(r.Schedule); err != nil {
+			d.fail("spec.registry.schedule", "%v", err)
+		} else {
+			d.warnf("spec.registry.schedule", "has no effect: an image pinned by digest never changes, so it is imported once by a DataVolume, never polled (remove the field)")
+		}
+	}
+	if o.Spec.Registry != nil || o.Spec.HTTP != nil {
+		// The image's DataSource is named after it.
+		d.dnsLabel("metadata.name", "name of an imported image (it names its DataSource)", o.Metadata.Name)
+	}
+	if o.Spec.MinRootDisk.Sign() == 0 {
+		d.fail("spec.minRootDisk", "must be greater than zero")
+	}
+	if def := o.Spec.DefaultRootDisk; def != nil && def.Cmp(o.Spec.MinRootDisk) < 0 {
+		d.fail("spec.defaultRootDisk", "%s is below spec.minRootDisk %s", def.String(), o.Spec.MinRootDisk.String())
+	}
+}
+
+// validatePreference checks a Preference: persistent EFI needs EFI firmware, requirements are not negative.
+func (d *decoder) validatePreference(o *api.Preference) {
+	d.catalogMeta(o.Metadata)
+	if o.Spec.PersistentEFI && !strings.HasPrefix(o.Spec.Firmware, "efi") {
+		d.fail("spec.persistentEFI", "needs firmware efi or efi-secureboot (the EFI variable store is what persists)")
+	}
+	if r := o.Spec.Requirements; r != nil {
+		if r.CPU < 0 {
+			d.fail("spec.requirements.cpu", "must not be negative")
+		}
+		if r.Memory != nil && r.Memory.Sign() < 0 {
+			d.fail("spec.requirements.memory", "must not be negative")
+		}
+	}
+}
+
+// validatePlatform checks the Platform: names, memory overcommit, data protection.
+func (d *decoder) validatePlatform(o *api.Platform) {
+	d.meta(o.Metadata, false)
+	d.dnsLabel("metadata.name", "platform name", o.Metadata.Name)
+	if ns := o.Spec.GoldenImageNamespace; ns != "" {
+		d.dnsLabel("spec.goldenImageNamespace", "namespace", ns)
+	}
+	if p := o.Spec.MemoryOvercommitPercentage; p != nil && (*p < 10 || *p > 1000) {
+		d.fail("spec.memoryOvercommitPercentage", "must be from 10 to 1000 (100 means no overcommit)")
+	}
+	if dp := o.Spec.DataProtection; dp != nil {
+		d.dataProtection(dp)
+	}
+}
+
+// validateBackupPolicy checks a BackupPolicy: schedule with retention, durations.
+func (d *decoder) validateBackupPolicy(o *api.BackupPolicy) {
+	d.catalogMeta(o.Metadata)
+	if o.Spec.Schedule != "" {
+		if err := checkCron(o.Spec.Schedule); err != nil {
+			d.fail("spec.schedule", "%v", err)
+		}
+		if o.Spec.Retention == "" {
+			d.fail("spec", "spec.retention is required with a schedule (for example 720h)")
+		}
+	}
+	if o.Spec.Retention != "" {
+		if _, err := ParseRetention(o.Spec.Retention); err != nil {
+			d.fail("spec.retention", "%v", err)
+		}
+	}
+	if o.Spec.DrillInterval != "" {
+		if _, err := ParseRetention(o.Spec.DrillInterval); err != nil {
+			d.fail("spec.drillInterval", "%v", err)
+		}
+	}
+}
 func (d *decoder) catalogRef(path, name string) {
 	if !catalogName().MatchString(name) {
 		d.fail(path, "invalid catalog name %q (lowercase letters, digits, '-' and '.')", name)

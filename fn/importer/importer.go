@@ -450,7 +450,36 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 	}
 	tmpl := kv.Spec.Template.Spec
 
-	// Size: a published cluster instance type of the catalog.
+	pref := im.size(kv, spec, refuse)
+	lifecycle(kv, spec, refuse)
+
+	// Identity, and the firmware and devices the guest boots with.
+	if fw := tmpl.Domain.Firmware; fw != nil && (fw.UUID != "" || fw.Serial != "") {
+		spec.Firmware = &api.Firmware{UUID: string(fw.UUID), Serial: fw.Serial}
+	}
+	im.boot(tmpl, spec)
+	im.tuning(o.Body, tmpl, spec)
+
+	hasRoot := im.volumes(kv, o.Namespace, pref, spec, refuse)
+	if !hasRoot && len(why) == 0 {
+		refuse("spec.template.spec.volumes: no root disk (a DataVolume or claim that boots first)")
+	}
+
+	im.networks(o.Namespace, tmpl, spec, refuse)
+	access(tmpl, spec, refuse)
+	if len(why) > 0 {
+		return nil, why
+	}
+	slices.Sort(spec.KubeVirtDefaults)
+	return vm, nil
+}
+
+// size maps the VM's instance type and preference (a template VM's
+// preference is its image's), and returns the preference whose
+// needs its image must meet.
+func (im *importer) size(kv kubevirtv1.VirtualMachine, spec *api.VMSpec, refuse func(string, ...any)) string {
+	tmpl := kv.Spec.Template.Spec
+	// A published cluster instance type of the catalog.
 	kinds := &api.MatcherKinds{}
 	if it := kv.Spec.Instancetype; it != nil {
 		kinds.Instancetype = kindSpelling(it.Kind)
@@ -492,8 +521,13 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 	if d := tmpl.Domain; kv.Spec.Instancetype != nil && (d.CPU != nil || d.Memory != nil) || d.Resources.Requests != nil || d.Resources.Limits != nil {
 		refuse("spec.template.spec.domain: sets CPU, memory or resources beside the instance type, or resource requests or limits; virtc leaves them to the size")
 	}
+	return pref
+}
 
-	// Run strategy.
+// lifecycle maps the run strategy, and migration from the eviction
+// strategy.
+func lifecycle(kv kubevirtv1.VirtualMachine, spec *api.VMSpec, refuse func(string, ...any)) {
+	tmpl := kv.Spec.Template.Spec
 	switch {
 	case kv.Spec.RunStrategy != nil:
 		spec.RunStrategy = string(*kv.Spec.RunStrategy)
@@ -518,15 +552,13 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 	default:
 		refuse("spec.template.spec.evictionStrategy: %s has no virtc equivalent", *es)
 	}
+}
 
-	// Identity, and the firmware and devices the guest boots with.
-	if fw := tmpl.Domain.Firmware; fw != nil && (fw.UUID != "" || fw.Serial != "") {
-		spec.Firmware = &api.Firmware{UUID: string(fw.UUID), Serial: fw.Serial}
-	}
-	im.boot(tmpl, spec)
-	im.tuning(o.Body, tmpl, spec)
-
-	// Disks and volumes.
+// volumes maps the VM's disks and volumes: its root disk and image,
+// data disks, cloud-init and CD-ROMs. It says whether a root disk was
+// found.
+func (im *importer) volumes(kv kubevirtv1.VirtualMachine, namespace, pref string, spec *api.VMSpec, refuse func(string, ...any)) bool {
+	tmpl := kv.Spec.Template.Spec
 	disks := map[string]kubevirtv1.Disk{}
 	for _, d := range tmpl.Domain.Devices.Disks {
 		disks[d.Name] = d
@@ -573,7 +605,7 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 				refuse("spec.template.spec.volumes[%s].persistentVolumeClaim.readOnly: virtc does not write read-only disks", v.Name)
 			}
 		}
-		size, class, source, ok := im.claimFacts(kv, o.Namespace, cmp.Or(dvName, claim))
+		size, class, source, ok := im.claimFacts(kv, namespace, cmp.Or(dvName, claim))
 		if !ok {
 			refuse("spec.template.spec.volumes[%s]: DataVolume or claim %q is neither in the export nor a dataVolumeTemplate (export it with the VM)", v.Name, cmp.Or(dvName, claim))
 			continue
@@ -605,11 +637,12 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 		disk.Storage = im.storageProfile(class)
 		spec.Disks = append(spec.Disks, disk)
 	}
-	if !hasRoot && len(why) == 0 {
-		refuse("spec.template.spec.volumes: no root disk (a DataVolume or claim that boots first)")
-	}
+	return hasRoot
+}
 
-	// Networks.
+// networks maps the VM's networks and interfaces to network profiles,
+// their interface settings and MAC addresses.
+func (im *importer) networks(namespace string, tmpl kubevirtv1.VirtualMachineInstanceSpec, spec *api.VMSpec, refuse func(string, ...any)) {
 	ifaces := map[string]kubevirtv1.Interface{}
 	for _, i := range tmpl.Domain.Devices.Interfaces {
 		ifaces[i.Name] = i
@@ -621,7 +654,7 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 			refuse("spec.template.spec.networks[%s]: no interface of that name", n.Name)
 			continue
 		}
-		profile, sp := im.network(o.Namespace, n, i, refuse)
+		profile, sp := im.network(namespace, n, i, refuse)
 		if profile == "" {
 			continue
 		}
@@ -647,8 +680,11 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 	if !slices.Equal(nets, im.cat.DefaultNetworks) {
 		spec.Networks = nets
 	}
+}
 
-	// Guest access.
+// access maps guest access (SSH keys and how they reach the guest) and
+// the VM's GPUs and host devices.
+func access(tmpl kubevirtv1.VirtualMachineInstanceSpec, spec *api.VMSpec, refuse func(string, ...any)) {
 	noCloud, agent := false, false
 	for _, ac := range tmpl.AccessCredentials {
 		k := ac.SSHPublicKey
@@ -680,11 +716,6 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 	for _, h := range tmpl.Domain.Devices.HostDevices {
 		spec.HostDevices = append(spec.HostDevices, api.Device{Name: h.Name, DeviceName: h.DeviceName})
 	}
-	if len(why) > 0 {
-		return nil, why
-	}
-	slices.Sort(spec.KubeVirtDefaults)
-	return vm, nil
 }
 
 // boot maps what the guest boots with and sees beside its disks and

@@ -51,28 +51,23 @@ func Changes(desired []emit.Object, live []Object, m *resolve.Model) (*diff.Repo
 	return compare(desired, live, "", "", m, false)
 }
 
+// comparer builds one report of desired against live objects.
+type comparer struct {
+	r    *diff.Report
+	m    *resolve.Model
+	text bool
+	// vms are the report's VMs by namespace/name, in the order first seen.
+	vms     map[string]*diff.Subject
+	vmOrder []string
+}
+
 func compare(desired []emit.Object, live []Object, base, head string, m *resolve.Model, text bool) (*diff.Report, error) {
-	r := &diff.Report{Base: base, Head: head}
-	// textOf is the manifest of an object, when the report has text.
-	textOf := func(apiVersion, kind, namespace, name string, body func() map[string]any) (string, error) {
-		if !text {
-			return "", nil
-		}
-		return manifest(apiVersion, kind, namespace, name, body())
-	}
-	unified := func(a, b string) string {
-		if !text {
-			return ""
-		}
-		return diff.Unified(a, b)
-	}
+	c := &comparer{r: &diff.Report{Base: base, Head: head}, m: m, text: text, vms: map[string]*diff.Subject{}}
 	byRef := map[string]Object{}
 	for _, o := range live {
 		byRef[o.Kind+" "+o.Namespace+"/"+o.Name] = o
 	}
 	used := map[string]bool{}
-	vms := map[string]*diff.Subject{}
-	var vmOrder []string
 	notCompared := map[string]int{}
 	for _, d := range desired {
 		if !slices.Contains(exportedKinds, d.Kind) {
@@ -80,119 +75,21 @@ func compare(desired []emit.Object, live []Object, base, head string, m *resolve
 			continue
 		}
 		ref := d.Kind + " " + d.Namespace + "/" + d.Name
-		want, err := genericOf(d.Body)
-		if err != nil {
-			return nil, err
-		}
 		lo, ok := byRef[ref]
-		obj := diff.Object{APIVersion: d.APIVersion, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name}
-		vmName := vmOf(d.Kind, d.Name, want)
-		subject := func() *diff.Subject {
-			if vmName == "" {
-				return nil
-			}
-			k := d.Namespace + "/" + vmName
-			s, ok := vms[k]
-			if !ok {
-				s = &diff.Subject{Namespace: d.Namespace, Name: vmName, Status: diff.Unchanged}
-				vms[k] = s
-				vmOrder = append(vmOrder, k)
-			}
-			return s
-		}
-		if !ok {
-			r.Summary.Added++
-			obj.Status = diff.Added
-			text, err := textOf(d.APIVersion, d.Kind, d.Namespace, d.Name, func() map[string]any { return want })
-			if err != nil {
-				return nil, err
-			}
-			obj.Diff = unified("", text)
-			r.Objects = append(r.Objects, obj)
-			if s := subject(); s != nil {
-				s.Status = diff.Changed
-				s.Changes = append(s.Changes, diff.Change{Field: "object", Name: ref, Effect: diff.EffectCreated, Detail: ref + " is not in the export: Argo CD creates it"})
-			}
-			continue
-		}
-		used[ref] = true
-		diffs := Compare(want, lo.Body)
-		diffs = append(diffs, LastApplied(want, lo.Body)...)
-		if len(diffs) == 0 {
-			r.Summary.Unchanged++
-			continue
-		}
-		r.Summary.Changed++
-		obj.Status = diff.Changed
-		oldText, err := textOf(d.APIVersion, d.Kind, d.Namespace, d.Name, func() map[string]any { return Project(want, lo.Body) })
-		if err != nil {
+		used[ref] = ok
+		if err := c.desired(d, ref, lo, ok); err != nil {
 			return nil, err
-		}
-		newText, err := textOf(d.APIVersion, d.Kind, d.Namespace, d.Name, func() map[string]any { return want })
-		if err != nil {
-			return nil, err
-		}
-		obj.Diff = unified(oldText, newText)
-		r.Objects = append(r.Objects, obj)
-		var size *verdict
-		if d.Kind == "VirtualMachine" && slices.ContainsFunc(diffs, func(df Difference) bool { return sizePath(df.Path) && !df.Removed }) {
-			// Only a size difference reads it (classify).
-			size = sizeVerdict(m, d.Namespace, d.Name, lo.Body)
-		}
-		for _, df := range diffs {
-			ch := classify(d.Kind, df, size)
-			ch.Name = ref
-			if ch.Effect == diff.EffectRefused {
-				r.Refusals = append(r.Refusals, diff.Finding{Rule: "live-" + strings.ToLower(d.Kind), Object: ref, Message: ch.Detail,
-					Fix: "change the intent so that it compiles to the live value, or change the live object first"})
-			}
-			if s := subject(); s != nil {
-				s.Status = diff.Changed
-				s.Changes = append(s.Changes, ch)
-			} else if ch.Field != FieldOwnMetadata && ch.Effect != diff.EffectRefused {
-				r.Warnings = append(r.Warnings, diff.Finding{Rule: "live-change", Object: ref, Message: ch.Detail})
-			}
 		}
 	}
 	for _, o := range live {
-		ref := o.Ref()
-		if used[ref] || !slices.Contains(exportedKinds, o.Kind) {
+		if used[o.Ref()] || !slices.Contains(exportedKinds, o.Kind) {
 			continue
 		}
-		if owned(o) {
-			// A DataVolume or claim that KubeVirt or CDI made for a VM
-			// (owner reference): it goes with its owner. Argo CD never
-			// prunes an object with owner references itself: its managed
-			// live objects are the tracked ones without any (gitops-engine
-			// v3.6.1 pkg/cache/cluster.go GetManagedLiveObjs).
-			continue
-		}
-		how := tracked(o)
-		if how == "" {
-			r.Warnings = append(r.Warnings, diff.Finding{Rule: "live-unmanaged", Object: ref,
-				Message: ref + " is live but virtc does not write it and nothing marks it as Argo CD's (no " + TrackingAnnotation + " annotation, no " + InstanceLabel + " label, not managed by virtc): Argo CD leaves it alone (it prunes only what it tracks)"})
-			continue
-		}
-		gone := "is live, tracked by Argo CD (" + how + "), and virtc no longer writes it"
-		if vm, ok := diskOf(o, live); ok && diff.LabelsOf(o.Body)["virtc.dev/retired"] != "true" {
-			r.Refusals = append(r.Refusals, diff.DiskDeleted(o.Kind, o.Namespace, o.Name, vm, gone))
-			continue
-		}
-		r.Summary.Removed++
-		text, err := textOf(o.APIVersion, o.Kind, o.Namespace, o.Name, func() map[string]any { return o.Body })
-		if err != nil {
+		if err := c.gone(o, live); err != nil {
 			return nil, err
 		}
-		r.Objects = append(r.Objects, diff.Object{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Status: diff.Removed, Diff: unified(text, "")})
-		detail := ref + " " + gone + ": Argo CD prunes it (deletes it from the cluster) when the Application prunes"
-		if o.Kind == "VirtualMachine" {
-			for _, dv := range diff.TemplateNames(o.Body) {
-				r.Refusals = append(r.Refusals, diff.VMDiskDeleted(o.Namespace, o.Name, dv))
-			}
-			detail += "; the VM stops and is gone"
-		}
-		r.Warnings = append(r.Warnings, diff.Finding{Rule: "live-pruned", Object: ref, Message: detail})
 	}
+	r := c.r
 	if len(notCompared) > 0 {
 		var kinds []string
 		for _, k := range slices.Sorted(maps.Keys(notCompared)) {
@@ -201,12 +98,149 @@ func compare(desired []emit.Object, live []Object, base, head string, m *resolve
 		r.Warnings = append(r.Warnings, diff.Finding{Rule: "live-not-compared", Object: "objects of other kinds",
 			Message: "not compared (an export of vm,dv,pvc,nad does not hold these kinds): " + strings.Join(kinds, ", ")})
 	}
-	slices.Sort(vmOrder)
-	for _, k := range vmOrder {
-		r.VMs = append(r.VMs, *vms[k])
+	slices.Sort(c.vmOrder)
+	for _, k := range c.vmOrder {
+		r.VMs = append(r.VMs, *c.vms[k])
 	}
 	r.Finish()
 	return r, nil
+}
+
+// textOf is the manifest of an object, when the report has text.
+func (c *comparer) textOf(apiVersion, kind, namespace, name string, body func() map[string]any) (string, error) {
+	if !c.text {
+		return "", nil
+	}
+	return manifest(apiVersion, kind, namespace, name, body())
+}
+
+func (c *comparer) unified(a, b string) string {
+	if !c.text {
+		return ""
+	}
+	return diff.Unified(a, b)
+}
+
+// subject is the report's VM vmName in namespace (nil for an object of no
+// VM), added on first use.
+func (c *comparer) subject(namespace, vmName string) *diff.Subject {
+	if vmName == "" {
+		return nil
+	}
+	k := namespace + "/" + vmName
+	s, ok := c.vms[k]
+	if !ok {
+		s = &diff.Subject{Namespace: namespace, Name: vmName, Status: diff.Unchanged}
+		c.vms[k] = s
+		c.vmOrder = append(c.vmOrder, k)
+	}
+	return s
+}
+
+// desired compares one desired object with its live one (lo, when
+// exists): added, unchanged, or changed with each change classified.
+func (c *comparer) desired(d emit.Object, ref string, lo Object, exists bool) error {
+	r := c.r
+	want, err := genericOf(d.Body)
+	if err != nil {
+		return err
+	}
+	obj := diff.Object{APIVersion: d.APIVersion, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name}
+	vmName := vmOf(d.Kind, d.Name, want)
+	if !exists {
+		r.Summary.Added++
+		obj.Status = diff.Added
+		text, err := c.textOf(d.APIVersion, d.Kind, d.Namespace, d.Name, func() map[string]any { return want })
+		if err != nil {
+			return err
+		}
+		obj.Diff = c.unified("", text)
+		r.Objects = append(r.Objects, obj)
+		if s := c.subject(d.Namespace, vmName); s != nil {
+			s.Status = diff.Changed
+			s.Changes = append(s.Changes, diff.Change{Field: "object", Name: ref, Effect: diff.EffectCreated, Detail: ref + " is not in the export: Argo CD creates it"})
+		}
+		return nil
+	}
+	diffs := Compare(want, lo.Body)
+	diffs = append(diffs, LastApplied(want, lo.Body)...)
+	if len(diffs) == 0 {
+		r.Summary.Unchanged++
+		return nil
+	}
+	r.Summary.Changed++
+	obj.Status = diff.Changed
+	oldText, err := c.textOf(d.APIVersion, d.Kind, d.Namespace, d.Name, func() map[string]any { return Project(want, lo.Body) })
+	if err != nil {
+		return err
+	}
+	newText, err := c.textOf(d.APIVersion, d.Kind, d.Namespace, d.Name, func() map[string]any { return want })
+	if err != nil {
+		return err
+	}
+	obj.Diff = c.unified(oldText, newText)
+	r.Objects = append(r.Objects, obj)
+	var size *verdict
+	if d.Kind == "VirtualMachine" && slices.ContainsFunc(diffs, func(df Difference) bool { return sizePath(df.Path) && !df.Removed }) {
+		// Only a size difference reads it (classify).
+		size = sizeVerdict(c.m, d.Namespace, d.Name, lo.Body)
+	}
+	for _, df := range diffs {
+		ch := classify(d.Kind, df, size)
+		ch.Name = ref
+		if ch.Effect == diff.EffectRefused {
+			r.Refusals = append(r.Refusals, diff.Finding{Rule: "live-" + strings.ToLower(d.Kind), Object: ref, Message: ch.Detail,
+				Fix: "change the intent so that it compiles to the live value, or change the live object first"})
+		}
+		if s := c.subject(d.Namespace, vmName); s != nil {
+			s.Status = diff.Changed
+			s.Changes = append(s.Changes, ch)
+		} else if ch.Field != FieldOwnMetadata && ch.Effect != diff.EffectRefused {
+			r.Warnings = append(r.Warnings, diff.Finding{Rule: "live-change", Object: ref, Message: ch.Detail})
+		}
+	}
+	return nil
+}
+
+// gone reports a live object virtc no longer writes: left alone, refused
+// (a disk of a VM), or pruned by Argo CD.
+func (c *comparer) gone(o Object, live []Object) error {
+	r := c.r
+	ref := o.Ref()
+	if owned(o) {
+		// A DataVolume or claim that KubeVirt or CDI made for a VM
+		// (owner reference): it goes with its owner. Argo CD never
+		// prunes an object with owner references itself: its managed
+		// live objects are the tracked ones without any (gitops-engine
+		// v3.6.1 pkg/cache/cluster.go GetManagedLiveObjs).
+		return nil
+	}
+	how := tracked(o)
+	if how == "" {
+		r.Warnings = append(r.Warnings, diff.Finding{Rule: "live-unmanaged", Object: ref,
+			Message: ref + " is live but virtc does not write it and nothing marks it as Argo CD's (no " + TrackingAnnotation + " annotation, no " + InstanceLabel + " label, not managed by virtc): Argo CD leaves it alone (it prunes only what it tracks)"})
+		return nil
+	}
+	gone := "is live, tracked by Argo CD (" + how + "), and virtc no longer writes it"
+	if vm, ok := diskOf(o, live); ok && diff.LabelsOf(o.Body)["virtc.dev/retired"] != "true" {
+		r.Refusals = append(r.Refusals, diff.DiskDeleted(o.Kind, o.Namespace, o.Name, vm, gone))
+		return nil
+	}
+	r.Summary.Removed++
+	text, err := c.textOf(o.APIVersion, o.Kind, o.Namespace, o.Name, func() map[string]any { return o.Body })
+	if err != nil {
+		return err
+	}
+	r.Objects = append(r.Objects, diff.Object{APIVersion: o.APIVersion, Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, Status: diff.Removed, Diff: c.unified(text, "")})
+	detail := ref + " " + gone + ": Argo CD prunes it (deletes it from the cluster) when the Application prunes"
+	if o.Kind == "VirtualMachine" {
+		for _, dv := range diff.TemplateNames(o.Body) {
+			r.Refusals = append(r.Refusals, diff.VMDiskDeleted(o.Namespace, o.Name, dv))
+		}
+		detail += "; the VM stops and is gone"
+	}
+	r.Warnings = append(r.Warnings, diff.Finding{Rule: "live-pruned", Object: ref, Message: detail})
+	return nil
 }
 
 // genericOf is a desired object's body as JSON values (emit.Generic): a

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/fn/catalog"
 	"github.com/virtc/virtc/fn/eligibility"
 	"github.com/virtc/virtc/fn/model"
 	"github.com/virtc/virtc/fn/resolve"
@@ -193,6 +194,42 @@ func tenantAllowances(j *judge, t *resolve.Tenant) Allowances {
 	if a.Production {
 		tier = resolve.TierProduction
 	}
+	a.images(j, t, allow)
+	a.sizes(j, t)
+	a.storage(j, t, allow, tier)
+	a.LiveMigration = j.liveMigrationAccepted(j.hypothetical(t, func(vm *resolve.VM) { vm.Tier, vm.Migration = tier, api.MigrationRequired }))
+	a.AllowDevices = allow.Devices
+	a.devices(j, t)
+	a.networks(j, t, tier)
+	for _, n := range model.TenantNADs(m, t) {
+		a.NADs[n.Name] = n.Config
+	}
+	if u := model.TenantUDN(t); u != nil {
+		a.UDNs[u.Name] = jsonValue(u.Spec)
+	}
+	a.pools(cat, allow)
+	a.BackupPolicies = j.backupPolicies(j.hypothetical(t, func(vm *resolve.VM) { vm.Tier = tier }))
+	if !a.Production {
+		a.ProductionBackupPolicies = j.backupPolicies(j.hypothetical(t, func(vm *resolve.VM) { vm.Tier = resolve.TierProduction }))
+	}
+	for _, vm := range t.VMs {
+		if ci := model.CloudInit(vm); ci != nil && ci.UserDataBase64 != "" {
+			a.CloudInitBase64 = append(a.CloudInitBase64, ci.UserDataBase64)
+		}
+		a.vmGrants(j, vm, m)
+		a.RWXClaims = append(a.RWXClaims, rwxClaims(vm)...)
+	}
+	for _, l := range []*[]string{&a.CloudInitBase64, &a.DataSources, &a.Registries, &a.Sizes, &a.Preferences, &a.NonX86Preferences, &a.StorageClasses, &a.RWXClasses, &a.RWXClaims, &a.NonMigratableNetworks, &a.Devices, &a.BackupPolicies, &a.ProductionStorageClasses, &a.ProductionNetworks, &a.ProductionBackupPolicies, &a.ProductionDataSources, &a.ProductionVMs, &a.VMLiveMigration} {
+		slices.Sort(*l)
+		*l = slices.Compact(*l)
+	}
+	return a
+}
+
+// images records the golden images and container disks the tenant may
+// boot from, with the preferences they bring.
+func (a *Allowances) images(j *judge, t *resolve.Tenant, allow api.TenantAllow) {
+	cat := j.m.Catalog
 	for _, name := range cat.Images.Names() {
 		img, _ := cat.Images.Get(name)
 		p, _ := cat.Preferences.Get(img.Spec.Preference)
@@ -236,6 +273,12 @@ func tenantAllowances(j *judge, t *resolve.Tenant) Allowances {
 			a.ContainerDisks = append(a.ContainerDisks, cd.Spec.Image)
 		}
 	}
+}
+
+// sizes records the catalog sizes the tenant may use, and why the
+// others are refused.
+func (a *Allowances) sizes(j *judge, t *resolve.Tenant) {
+	cat := j.m.Catalog
 	for _, name := range cat.Sizes.Names() {
 		s, _ := cat.Sizes.Get(name)
 		rs := j.size(j.hypothetical(t, func(vm *resolve.VM) { vm.SizeName, vm.Size = name, s }))
@@ -256,6 +299,12 @@ func tenantAllowances(j *judge, t *resolve.Tenant) Allowances {
 		a.Sizes = append(a.Sizes, name)
 		a.SizeShapes[name] = []int64{s.Spec.CPU, s.Spec.Memory.Value()}
 	}
+}
+
+// storage records the storage classes the tenant's disks may use, in its
+// tier and in production.
+func (a *Allowances) storage(j *judge, t *resolve.Tenant, allow api.TenantAllow, tier string) {
+	cat := j.m.Catalog
 	storage := func(name string, always bool) {
 		p, ok := cat.StorageProfiles.Get(name)
 		if !ok || !always && !resolve.Allows(allow.Storage, name, p.Spec.Restricted) {
@@ -279,8 +328,11 @@ func tenantAllowances(j *judge, t *resolve.Tenant) Allowances {
 	if st, ok := resolve.StateStorage(cat); ok {
 		storage(st.Name, true)
 	}
-	a.LiveMigration = j.liveMigrationAccepted(j.hypothetical(t, func(vm *resolve.VM) { vm.Tier, vm.Migration = tier, api.MigrationRequired }))
-	a.AllowDevices = allow.Devices
+}
+
+// devices records the permitted devices the tenant may attach.
+func (a *Allowances) devices(j *judge, t *resolve.Tenant) {
+	m := j.m
 	if p := m.Platform; p != nil {
 		for _, d := range p.PermittedDevices() {
 			gpu := j.hypothetical(t, func(vm *resolve.VM) { vm.Spec.GPUs = []api.Device{{DeviceName: d}} })
@@ -293,6 +345,12 @@ func tenantAllowances(j *judge, t *resolve.Tenant) Allowances {
 			}
 		}
 	}
+}
+
+// networks records the additional networks the tenant's VMs may attach
+// to, in its tier and in production.
+func (a *Allowances) networks(j *judge, t *resolve.Tenant, tier string) {
+	cat := j.m.Catalog
 	for _, name := range cat.NetworkProfiles.Names() {
 		p, _ := cat.NetworkProfiles.Get(name)
 		if !p.Spec.Additional() || p.Spec.Type == api.NetworkUDNPrimary || !t.AllowsNetwork(name, p) {
@@ -320,12 +378,11 @@ func tenantAllowances(j *judge, t *resolve.Tenant) Allowances {
 			}
 		}
 	}
-	for _, n := range model.TenantNADs(m, t) {
-		a.NADs[n.Name] = n.Config
-	}
-	if u := model.TenantUDN(t); u != nil {
-		a.UDNs[u.Name] = jsonValue(u.Spec)
-	}
+}
+
+// pools records the placement (node selector, tolerations) of each
+// worker pool the tenant may use.
+func (a *Allowances) pools(cat *catalog.Catalog, allow api.TenantAllow) {
 	pools := cat.WorkerPools.Names()
 	if len(pools) == 0 {
 		a.Pools = []PoolPlacement{{}}
@@ -346,22 +403,6 @@ func tenantAllowances(j *judge, t *resolve.Tenant) Allowances {
 		slices.Sort(pp.Tolerations)
 		a.Pools = append(a.Pools, pp)
 	}
-	a.BackupPolicies = j.backupPolicies(j.hypothetical(t, func(vm *resolve.VM) { vm.Tier = tier }))
-	if !a.Production {
-		a.ProductionBackupPolicies = j.backupPolicies(j.hypothetical(t, func(vm *resolve.VM) { vm.Tier = resolve.TierProduction }))
-	}
-	for _, vm := range t.VMs {
-		if ci := model.CloudInit(vm); ci != nil && ci.UserDataBase64 != "" {
-			a.CloudInitBase64 = append(a.CloudInitBase64, ci.UserDataBase64)
-		}
-		a.vmGrants(j, vm, m)
-		a.RWXClaims = append(a.RWXClaims, rwxClaims(vm)...)
-	}
-	for _, l := range []*[]string{&a.CloudInitBase64, &a.DataSources, &a.Registries, &a.Sizes, &a.Preferences, &a.NonX86Preferences, &a.StorageClasses, &a.RWXClasses, &a.RWXClaims, &a.NonMigratableNetworks, &a.Devices, &a.BackupPolicies, &a.ProductionStorageClasses, &a.ProductionNetworks, &a.ProductionBackupPolicies, &a.ProductionDataSources, &a.ProductionVMs, &a.VMLiveMigration} {
-		slices.Sort(*l)
-		*l = slices.Compact(*l)
-	}
-	return a
 }
 
 // vmGrants records the verdicts on a VM of Git's own values that differ
