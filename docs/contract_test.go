@@ -222,47 +222,9 @@ func audit(text string, r repo) (rows []row, problems []string) {
 		case "counts":
 			counts = append(counts, countRow{n, c})
 		case "requirements":
-			if len(c) != 5 {
-				bad(n, "%d cells, want 5 (id, section, requirement, how virtc holds it, proof)", len(c))
-				continue
+			if rw, ok := requirement(n, doc, c, r, bad); ok {
+				rows = append(rows, rw)
 			}
-			rw := row{line: n, doc: doc, id: c[0], section: c[1], how: c[3]}
-			m := idPattern.FindStringSubmatch(rw.id)
-			switch {
-			case m == nil:
-				bad(n, "id %q is not DOC-RNN", rw.id)
-			case m[1] != doc:
-				bad(n, "id %s in the table of document %s", rw.id, doc)
-			}
-			if rw.section == "" || c[2] == "" {
-				bad(n, "%s: section and requirement must be given", rw.id)
-			}
-			sm := statusCell.FindStringSubmatch(rw.how)
-			if sm == nil || !slices.Contains(statuses, sm[1]) {
-				bad(n, "%s: how virtc holds it must start with **status**: one of %s", rw.id, strings.Join(statuses, ", "))
-			} else {
-				rw.status = sm[1]
-				if strings.TrimSpace(sm[2]) == "" {
-					bad(n, "%s: %s without saying how or why", rw.id, rw.status)
-				}
-			}
-			rest := proofToken.ReplaceAllString(c[4], "")
-			if strings.Trim(rest, ", ") != "" {
-				bad(n, "%s: the proof cell holds only `proofs`, separated by commas (found %q)", rw.id, strings.TrimSpace(rest))
-			}
-			for _, pm := range proofToken.FindAllStringSubmatch(c[4], -1) {
-				rw.proofs = append(rw.proofs, pm[1])
-				if why := r.checkProof(pm[1]); why != "" {
-					bad(n, "%s: %s", rw.id, why)
-				}
-			}
-			switch {
-			case slices.Contains(held, rw.status) && !slices.ContainsFunc(rw.proofs, isTestOrGolden):
-				bad(n, "%s is %s but names no golden or test that proves it", rw.id, rw.status)
-			case rw.status == "documented" && len(rw.proofs) == 0:
-				bad(n, "%s is documented but names no documentation section or file", rw.id)
-			}
-			rows = append(rows, rw)
 		}
 	}
 
@@ -328,6 +290,52 @@ func audit(text string, r repo) (rows []row, problems []string) {
 	}
 	slices.Sort(problems)
 	return rows, problems
+}
+
+// requirement checks one row (line n, cells c) of document doc's
+// requirements table; false when it is not a row at all.
+func requirement(n int, doc string, c []string, r repo, bad func(line int, format string, args ...any)) (row, bool) {
+	if len(c) != 5 {
+		bad(n, "%d cells, want 5 (id, section, requirement, how virtc holds it, proof)", len(c))
+		return row{}, false
+	}
+	rw := row{line: n, doc: doc, id: c[0], section: c[1], how: c[3]}
+	m := idPattern.FindStringSubmatch(rw.id)
+	switch {
+	case m == nil:
+		bad(n, "id %q is not DOC-RNN", rw.id)
+	case m[1] != doc:
+		bad(n, "id %s in the table of document %s", rw.id, doc)
+	}
+	if rw.section == "" || c[2] == "" {
+		bad(n, "%s: section and requirement must be given", rw.id)
+	}
+	sm := statusCell.FindStringSubmatch(rw.how)
+	if sm == nil || !slices.Contains(statuses, sm[1]) {
+		bad(n, "%s: how virtc holds it must start with **status**: one of %s", rw.id, strings.Join(statuses, ", "))
+	} else {
+		rw.status = sm[1]
+		if strings.TrimSpace(sm[2]) == "" {
+			bad(n, "%s: %s without saying how or why", rw.id, rw.status)
+		}
+	}
+	rest := proofToken.ReplaceAllString(c[4], "")
+	if strings.Trim(rest, ", ") != "" {
+		bad(n, "%s: the proof cell holds only `proofs`, separated by commas (found %q)", rw.id, strings.TrimSpace(rest))
+	}
+	for _, pm := range proofToken.FindAllStringSubmatch(c[4], -1) {
+		rw.proofs = append(rw.proofs, pm[1])
+		if why := r.checkProof(pm[1]); why != "" {
+			bad(n, "%s: %s", rw.id, why)
+		}
+	}
+	switch {
+	case slices.Contains(held, rw.status) && !slices.ContainsFunc(rw.proofs, isTestOrGolden):
+		bad(n, "%s is %s but names no golden or test that proves it", rw.id, rw.status)
+	case rw.status == "documented" && len(rw.proofs) == 0:
+		bad(n, "%s is documented but names no documentation section or file", rw.id)
+	}
+	return rw, true
 }
 
 // tally counts rows by status and document, with "all" totals.

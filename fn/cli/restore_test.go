@@ -201,33 +201,7 @@ func (c *cluster) step(n int, line, body string) {
 	t := c.t
 	switch {
 	case reAppPatch.MatchString(line):
-		m := reAppPatch.FindStringSubmatch(line)
-		if m[1] == "merge" {
-			var p map[string]any
-			if err := json.Unmarshal([]byte(m[2]), &p); err != nil {
-				t.Fatalf("%s: %v", line, err)
-			}
-			mergePatch(c.app, p)
-			return
-		}
-		var ops []struct{ Op, Path string }
-		if err := json.Unmarshal([]byte(m[2]), &ops); err != nil {
-			t.Fatalf("%s: %v", line, err)
-		}
-		for _, op := range ops {
-			parts := strings.Split(strings.TrimPrefix(op.Path, "/"), "/")
-			cur := c.app
-			for _, p := range parts[:len(parts)-1] {
-				cur = cur[p].(map[string]any)
-			}
-			if op.Op != "remove" {
-				t.Fatalf("%s: only remove is modelled", line)
-			}
-			if _, ok := cur[parts[len(parts)-1]]; !ok {
-				t.Fatalf("%s: JSON patch remove of a missing path fails (RFC 6902)", line)
-			}
-			delete(cur, parts[len(parts)-1])
-		}
+		c.patchApp(line)
 	case reDeleteVM.MatchString(line):
 		m := reDeleteVM.FindStringSubmatch(line)
 		// Foreground: the VM's dependents (its root DataVolume and that
@@ -252,65 +226,7 @@ func (c *cluster) step(n int, line, body string) {
 	case strings.HasPrefix(line, "kubectl apply -f - <<'EOF'"):
 		t.Errorf("step %d: kubectl apply of an object an earlier run left would change nothing, and its old status would pass for this run's", n)
 	case strings.HasPrefix(line, "kubectl create -f - <<'EOF'"):
-		var obj struct {
-			Kind string
-			Spec struct {
-				IncludedNamespaces     []string `yaml:"includedNamespaces"`
-				ExistingResourcePolicy string   `yaml:"existingResourcePolicy"`
-				LabelSelector          struct {
-					MatchLabels map[string]string `yaml:"matchLabels"`
-				} `yaml:"labelSelector"`
-				Target struct{ Name string }
-			}
-			Metadata struct {
-				Namespace string
-				Labels    map[string]string
-			}
-		}
-		if err := yaml.Unmarshal([]byte(body), &obj); err != nil {
-			t.Fatalf("%v", err)
-		}
-		if c.restoredAt == 0 {
-			c.restoredAt = n
-		}
-		switch obj.Kind {
-		case "Restore":
-			if obj.Spec.ExistingResourcePolicy != "none" {
-				t.Errorf("the Restore must never overwrite: existingResourcePolicy %q", obj.Spec.ExistingResourcePolicy)
-			}
-			vm := obj.Spec.LabelSelector.MatchLabels["virtc.dev/vm"]
-			policy := obj.Spec.LabelSelector.MatchLabels["virtc.dev/backup-policy"]
-			for _, k := range sortedKeys(c.objects) {
-				ns, rest, _ := strings.Cut(k, "/")
-				_, name, _ := strings.Cut(rest, "/")
-				owner := c.owner(ns, name)
-				if !slices.Contains(obj.Spec.IncludedNamespaces, ns) || vm != "" && owner != vm || policy != "" && c.policy[ns+"/"+owner] != policy {
-					continue
-				}
-				if c.objects[k] != "" {
-					c.skipped = append(c.skipped, k+" ("+c.objects[k]+")")
-					continue
-				}
-				c.objects[k] = "restored"
-				c.tracking[k] = cmp.Or(c.restoredTracking, c.appName())
-				if kind := strings.Split(k, "/")[1]; kind == "VirtualMachine" {
-					// The KubeVirt plugin's restore-run-strategy label
-					// (vm_restore_item_action.go); else the backed-up one,
-					// which is Git's.
-					c.runStrategy[ns+"/"+name] = cmp.Or(obj.Metadata.Labels["velero.kubevirt.io/restore-run-strategy"], c.git[ns+"/"+name])
-				}
-			}
-		case "VirtualMachineRestore":
-			k := obj.Metadata.Namespace + "/" + obj.Spec.Target.Name
-			if c.runStrategy[k] != "Halted" {
-				t.Errorf("the VirtualMachineRestore of %s runs while the VM's runStrategy is %s: KubeVirt refuses it (FailImmediate)", k, c.runStrategy[k])
-			}
-			for _, o := range sortedKeys(c.objects) {
-				if strings.HasPrefix(o, obj.Metadata.Namespace+"/") && strings.Contains(o, "/"+obj.Spec.Target.Name) {
-					c.objects[o] = "restored"
-				}
-			}
-		}
+		c.create(n, body)
 	case reTracking.MatchString(line):
 		m := reTracking.FindStringSubmatch(line)
 		groups := map[string]string{"virtualmachine": "kubevirt.io/VirtualMachine", "persistentvolumeclaim": "/PersistentVolumeClaim"}
@@ -329,56 +245,168 @@ func (c *cluster) step(n int, line, body string) {
 		m := rePatchRun.FindStringSubmatch(line)
 		c.runStrategy[m[1]+"/"+m[2]] = m[3]
 	case strings.HasPrefix(line, `argocd app get "$APP" --refresh`):
-		c.diffClean = true
-		for _, k := range sortedKeys(c.objects) {
-			if c.objects[k] == "" {
-				c.diffClean = false
-			}
-		}
-		for _, k := range sortedKeys(c.runStrategy) {
-			if c.runStrategy[k] != c.git[k] {
-				c.diffClean = false
-			}
-		}
-		// Argo CD v3 compares only the objects whose tracking id names the
-		// Application (getAppInstanceValue): one of Git's objects tracked
-		// by another Application is a difference, whatever its content.
-		// Git's objects of a VM are the VirtualMachine and its data disk
-		// claims (the root DataVolume and claim are KubeVirt's).
-		for _, k := range sortedKeys(c.objects) {
-			parts := strings.Split(k, "/")
-			inGit := parts[1] == "VirtualMachine" || parts[1] == "PersistentVolumeClaim" && !strings.HasSuffix(parts[2], "-root")
-			if inGit && c.objects[k] != "" && c.tracking[k] != c.appName() {
-				c.diffClean = false
-				t.Errorf("step %d: %s is tracked by Application %q, not %q", n, k, c.tracking[k], c.appName())
-			}
-		}
-		if !c.diffClean {
-			t.Errorf("step %d: the Application is not Synced after the refresh, the script stops before handing back", n)
-		}
+		c.refresh(n)
 	case strings.HasPrefix(line, "argocd app sync"):
-		// A sync of named resources creates them from Git: allowed only
-		// for VMs the plan does not restore (no backups).
-		args := strings.Fields(line)
-		if !slices.Contains(args, "--resource") {
-			t.Errorf("step %d: %q: a sync of the whole Application before the hand-back", n, line)
+		c.sync(n, line)
+	}
+}
+
+// patchApp models kubectl's patch of the Application (merge, or JSON
+// patch remove).
+func (c *cluster) patchApp(line string) {
+	t := c.t
+	m := reAppPatch.FindStringSubmatch(line)
+	if m[1] == "merge" {
+		var p map[string]any
+		if err := json.Unmarshal([]byte(m[2]), &p); err != nil {
+			t.Fatalf("%s: %v", line, err)
 		}
-		for i, a := range args {
-			if a != "--resource" || i+1 == len(args) {
+		mergePatch(c.app, p)
+		return
+	}
+	var ops []struct{ Op, Path string }
+	if err := json.Unmarshal([]byte(m[2]), &ops); err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	for _, op := range ops {
+		parts := strings.Split(strings.TrimPrefix(op.Path, "/"), "/")
+		cur := c.app
+		for _, p := range parts[:len(parts)-1] {
+			cur = cur[p].(map[string]any)
+		}
+		if op.Op != "remove" {
+			t.Fatalf("%s: only remove is modelled", line)
+		}
+		if _, ok := cur[parts[len(parts)-1]]; !ok {
+			t.Fatalf("%s: JSON patch remove of a missing path fails (RFC 6902)", line)
+		}
+		delete(cur, parts[len(parts)-1])
+	}
+}
+
+// create models kubectl create of a Velero Restore or a
+// VirtualMachineRestore (step n): what it restores, and what it refuses.
+func (c *cluster) create(n int, body string) {
+	t := c.t
+	var obj struct {
+		Kind string
+		Spec struct {
+			IncludedNamespaces     []string `yaml:"includedNamespaces"`
+			ExistingResourcePolicy string   `yaml:"existingResourcePolicy"`
+			LabelSelector          struct {
+				MatchLabels map[string]string `yaml:"matchLabels"`
+			} `yaml:"labelSelector"`
+			Target struct{ Name string }
+		}
+		Metadata struct {
+			Namespace string
+			Labels    map[string]string
+		}
+	}
+	if err := yaml.Unmarshal([]byte(body), &obj); err != nil {
+		t.Fatalf("%v", err)
+	}
+	if c.restoredAt == 0 {
+		c.restoredAt = n
+	}
+	switch obj.Kind {
+	case "Restore":
+		if obj.Spec.ExistingResourcePolicy != "none" {
+			t.Errorf("the Restore must never overwrite: existingResourcePolicy %q", obj.Spec.ExistingResourcePolicy)
+		}
+		vm := obj.Spec.LabelSelector.MatchLabels["virtc.dev/vm"]
+		policy := obj.Spec.LabelSelector.MatchLabels["virtc.dev/backup-policy"]
+		for _, k := range sortedKeys(c.objects) {
+			ns, rest, _ := strings.Cut(k, "/")
+			_, name, _ := strings.Cut(rest, "/")
+			owner := c.owner(ns, name)
+			if !slices.Contains(obj.Spec.IncludedNamespaces, ns) || vm != "" && owner != vm || policy != "" && c.policy[ns+"/"+owner] != policy {
 				continue
 			}
-			f := strings.SplitN(args[i+1], ":", 3)
-			ns, name, _ := strings.Cut(f[2], "/")
-			k := ns + "/" + f[1] + "/" + name
-			if state, ok := c.objects[k]; ok && state != "" {
-				t.Errorf("step %d: syncs %s, which is %s", n, k, state)
+			if c.objects[k] != "" {
+				c.skipped = append(c.skipped, k+" ("+c.objects[k]+")")
+				continue
 			}
-			c.objects[k] = "git"
-			c.tracking[k] = c.appName()
-			c.fromGit = append(c.fromGit, k)
-			if f[1] == "VirtualMachine" {
-				c.runStrategy[ns+"/"+name] = c.git[ns+"/"+name]
+			c.objects[k] = "restored"
+			c.tracking[k] = cmp.Or(c.restoredTracking, c.appName())
+			if kind := strings.Split(k, "/")[1]; kind == "VirtualMachine" {
+				// The KubeVirt plugin's restore-run-strategy label
+				// (vm_restore_item_action.go); else the backed-up one,
+				// which is Git's.
+				c.runStrategy[ns+"/"+name] = cmp.Or(obj.Metadata.Labels["velero.kubevirt.io/restore-run-strategy"], c.git[ns+"/"+name])
 			}
+		}
+	case "VirtualMachineRestore":
+		k := obj.Metadata.Namespace + "/" + obj.Spec.Target.Name
+		if c.runStrategy[k] != "Halted" {
+			t.Errorf("the VirtualMachineRestore of %s runs while the VM's runStrategy is %s: KubeVirt refuses it (FailImmediate)", k, c.runStrategy[k])
+		}
+		for _, o := range sortedKeys(c.objects) {
+			if strings.HasPrefix(o, obj.Metadata.Namespace+"/") && strings.Contains(o, "/"+obj.Spec.Target.Name) {
+				c.objects[o] = "restored"
+			}
+		}
+	}
+}
+
+// refresh models argocd app get --refresh (step n): the Application is
+// Synced when every object is back, as Git has it, and tracked by it.
+func (c *cluster) refresh(n int) {
+	t := c.t
+	c.diffClean = true
+	for _, k := range sortedKeys(c.objects) {
+		if c.objects[k] == "" {
+			c.diffClean = false
+		}
+	}
+	for _, k := range sortedKeys(c.runStrategy) {
+		if c.runStrategy[k] != c.git[k] {
+			c.diffClean = false
+		}
+	}
+	// Argo CD v3 compares only the objects whose tracking id names the
+	// Application (getAppInstanceValue): one of Git's objects tracked
+	// by another Application is a difference, whatever its content.
+	// Git's objects of a VM are the VirtualMachine and its data disk
+	// claims (the root DataVolume and claim are KubeVirt's).
+	for _, k := range sortedKeys(c.objects) {
+		parts := strings.Split(k, "/")
+		inGit := parts[1] == "VirtualMachine" || parts[1] == "PersistentVolumeClaim" && !strings.HasSuffix(parts[2], "-root")
+		if inGit && c.objects[k] != "" && c.tracking[k] != c.appName() {
+			c.diffClean = false
+			t.Errorf("step %d: %s is tracked by Application %q, not %q", n, k, c.tracking[k], c.appName())
+		}
+	}
+	if !c.diffClean {
+		t.Errorf("step %d: the Application is not Synced after the refresh, the script stops before handing back", n)
+	}
+}
+
+// sync models argocd app sync --resource (step n): it creates the named
+// objects from Git.
+func (c *cluster) sync(n int, line string) {
+	t := c.t
+	// A sync of named resources creates them from Git: allowed only
+	// for VMs the plan does not restore (no backups).
+	args := strings.Fields(line)
+	if !slices.Contains(args, "--resource") {
+		t.Errorf("step %d: %q: a sync of the whole Application before the hand-back", n, line)
+	}
+	for i, a := range args {
+		if a != "--resource" || i+1 == len(args) {
+			continue
+		}
+		f := strings.SplitN(args[i+1], ":", 3)
+		ns, name, _ := strings.Cut(f[2], "/")
+		k := ns + "/" + f[1] + "/" + name
+		if state, ok := c.objects[k]; ok && state != "" {
+			t.Errorf("step %d: syncs %s, which is %s", n, k, state)
+		}
+		c.objects[k] = "git"
+		c.tracking[k] = c.appName()
+		c.fromGit = append(c.fromGit, k)
+		if f[1] == "VirtualMachine" {
+			c.runStrategy[ns+"/"+name] = c.git[ns+"/"+name]
 		}
 	}
 }

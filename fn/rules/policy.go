@@ -1,4 +1,4 @@
-// Package policy holds the platform's rules that go beyond a single field:
+// Package rules holds the platform's rules that go beyond a single field:
 // what the cluster can actually do with a VM, and what fits in a tenant's
 // quota. Each rule reports at the intent field that breaks it.
 package rules

@@ -118,135 +118,15 @@ func newCluster(stream, ctxObjs []*object) (*cluster, error) {
 	for _, p := range prefs {
 		kvObjs["cp/"+p.Name] = p
 	}
-	var k8sObjs, cdiObjs []runtime.Object
-	dvNames := map[string]bool{}  // namespace/name of every DataVolume that will exist
-	pvcNames := map[string]bool{} // namespace/name of the stream's claims
-	cl.dvs, cl.pvcs = dvNames, pvcNames
+	ix := &indexed{kv: kvObjs, dvs: map[string]bool{}, pvcs: map[string]bool{}}
 	for _, o := range objs {
-		ns, name := o.Metadata.Namespace, o.Metadata.Name
-		switch {
-		case o.group() == "instancetype.kubevirt.io" && o.Kind == "VirtualMachineClusterInstancetype":
-			v, err := decode[instancetypev1beta1.VirtualMachineClusterInstancetype](o)
-			if err != nil {
-				return nil, err
-			}
-			kvObjs["cit/"+name] = v
-		case o.group() == "instancetype.kubevirt.io" && o.Kind == "VirtualMachineClusterPreference":
-			v, err := decode[instancetypev1beta1.VirtualMachineClusterPreference](o)
-			if err != nil {
-				return nil, err
-			}
-			kvObjs["cp/"+name] = v
-		case o.group() == "instancetype.kubevirt.io" && o.Kind == "VirtualMachineInstancetype":
-			v, err := decode[instancetypev1beta1.VirtualMachineInstancetype](o)
-			if err != nil {
-				return nil, err
-			}
-			kvObjs["it/"+ns+"/"+name] = v
-		case o.group() == "instancetype.kubevirt.io" && o.Kind == "VirtualMachinePreference":
-			v, err := decode[instancetypev1beta1.VirtualMachinePreference](o)
-			if err != nil {
-				return nil, err
-			}
-			kvObjs["p/"+ns+"/"+name] = v
-		case o.group() == "" && o.Kind == "PersistentVolumeClaim":
-			v, err := decode[corev1.PersistentVolumeClaim](o)
-			if err != nil {
-				return nil, err
-			}
-			k8sObjs = append(k8sObjs, v)
-			pvcNames[ns+"/"+name] = true
-		case o.group() == "" && o.Kind == "Namespace":
-			v, err := decode[corev1.Namespace](o)
-			if err != nil {
-				return nil, err
-			}
-			k8sObjs = append(k8sObjs, v)
-		case o.group() == "cdi.kubevirt.io" && o.Kind == "DataVolume":
-			v, err := decode[cdiv1.DataVolume](o)
-			if err != nil {
-				return nil, err
-			}
-			cdiObjs = append(cdiObjs, v)
-			dvNames[ns+"/"+name] = true
-		case o.group() == "cdi.kubevirt.io" && o.Kind == "DataSource":
-			v, err := decode[cdiv1.DataSource](o)
-			if err != nil {
-				return nil, err
-			}
-			cdiObjs = append(cdiObjs, v)
-		case o.group() == "kubevirt.io" && o.Kind == "VirtualMachine":
-			var vm struct {
-				Spec struct {
-					DataVolumeTemplates []struct {
-						Metadata metav1.ObjectMeta `json:"metadata"`
-					} `json:"dataVolumeTemplates"`
-				} `json:"spec"`
-			}
-			if err := json.Unmarshal(o.raw, &vm); err != nil {
-				return nil, err
-			}
-			for _, t := range vm.Spec.DataVolumeTemplates {
-				dvNames[ns+"/"+t.Metadata.Name] = true
-			}
-			// the VM itself, for the snapshot and restore admitters
-			v, err := decode[virtv1.VirtualMachine](o)
-			if err != nil {
-				return nil, err
-			}
-			v.UID = types.UID("uid-vm-" + ns + "-" + name)
-			kvObjs["vm/"+ns+"/"+name] = v
-		case o.group() == "snapshot.kubevirt.io" && o.Kind == "VirtualMachineSnapshot":
-			v, err := decode[snapshotv1.VirtualMachineSnapshot](o)
-			if err != nil {
-				return nil, err
-			}
-			// as the snapshot controller leaves it
-			// (pkg/storage/snapshot/snapshot.go, GetVMSnapshotContentName): the
-			// source VM's UID and the content's name
-			if v.Spec.Source.Kind == "VirtualMachine" {
-				uid := types.UID("uid-vm-" + ns + "-" + v.Spec.Source.Name)
-				content := "vmsnapshot-content-uid-vms-" + ns + "-" + name
-				v.Status = &snapshotv1.VirtualMachineSnapshotStatus{SourceUID: &uid, VirtualMachineSnapshotContentName: &content}
-			}
-			kvObjs["vms/"+ns+"/"+name] = v
+		if err := ix.add(o); err != nil {
+			return nil, err
 		}
 	}
-
-	// boot-source DataSources the platform provides
-	dsNS := cl.hc.bootImageNamespace()
-	var provided []string
-	if cl.hc.Spec.EnableCommonBootImageImport == nil || *cl.hc.Spec.EnableCommonBootImageImport {
-		provided = append(provided, clusterBootSources...)
-	}
-	for _, t := range cl.hc.Spec.DataImportCronTemplates {
-		var dic cdiv1.DataImportCron
-		if err := json.Unmarshal(t, &dic); err == nil && dic.Spec.ManagedDataSource != "" {
-			provided = append(provided, dic.Spec.ManagedDataSource)
-		}
-	}
-	have := map[string]bool{}
-	for _, o := range cdiObjs {
-		if ds, ok := o.(*cdiv1.DataSource); ok {
-			have[ds.Namespace+"/"+ds.Name] = true
-		}
-	}
-	for _, name := range provided {
-		key := dsNS + "/" + name
-		cl.provided[key] = true
-		if have[key] {
-			continue
-		}
-		have[key] = true
-		// as CDI's DataImportCron controller leaves it: the DataSource
-		// points at the newest imported claim
-		cdiObjs = append(cdiObjs, &cdiv1.DataSource{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: dsNS},
-			Spec: cdiv1.DataSourceSpec{Source: cdiv1.DataSourceSource{
-				PVC: &cdiv1.DataVolumeSourcePVC{Namespace: dsNS, Name: name + "-imported"},
-			}},
-		})
-	}
+	k8sObjs, dvNames, pvcNames := ix.k8s, ix.dvs, ix.pvcs
+	cl.dvs, cl.pvcs = dvNames, pvcNames
+	cdiObjs := cl.bootSources(ix.cdi)
 
 	var kvList []runtime.Object
 	for _, k := range sortedKeys(kvObjs) {
@@ -281,6 +161,127 @@ func newCluster(stream, ctxObjs []*object) (*cluster, error) {
 	}).Build()
 	cl.virt = &fakeVirtClient{cl: cl}
 	return cl, nil
+}
+
+// indexed are the objects of the fake clients, by client.
+type indexed struct {
+	kv       map[string]runtime.Object // KubeVirt's, by kind and name
+	k8s, cdi []runtime.Object
+	dvs      map[string]bool // namespace/name of every DataVolume that will exist
+	pvcs     map[string]bool // namespace/name of the stream's claims
+}
+
+// add decodes one object of the stream or context into its client's list.
+func (ix *indexed) add(o *object) error {
+	ns, name := o.Metadata.Namespace, o.Metadata.Name
+	kvAt := func(key string) func(runtime.Object) { return func(v runtime.Object) { ix.kv[key] = v } }
+	toK8s := func(v runtime.Object) { ix.k8s = append(ix.k8s, v) }
+	toCDI := func(v runtime.Object) { ix.cdi = append(ix.cdi, v) }
+	switch {
+	case o.group() == "instancetype.kubevirt.io" && o.Kind == "VirtualMachineClusterInstancetype":
+		return decodeTo[instancetypev1beta1.VirtualMachineClusterInstancetype](o, kvAt("cit/"+name))
+	case o.group() == "instancetype.kubevirt.io" && o.Kind == "VirtualMachineClusterPreference":
+		return decodeTo[instancetypev1beta1.VirtualMachineClusterPreference](o, kvAt("cp/"+name))
+	case o.group() == "instancetype.kubevirt.io" && o.Kind == "VirtualMachineInstancetype":
+		return decodeTo[instancetypev1beta1.VirtualMachineInstancetype](o, kvAt("it/"+ns+"/"+name))
+	case o.group() == "instancetype.kubevirt.io" && o.Kind == "VirtualMachinePreference":
+		return decodeTo[instancetypev1beta1.VirtualMachinePreference](o, kvAt("p/"+ns+"/"+name))
+	case o.group() == "" && o.Kind == "PersistentVolumeClaim":
+		ix.pvcs[ns+"/"+name] = true
+		return decodeTo[corev1.PersistentVolumeClaim](o, toK8s)
+	case o.group() == "" && o.Kind == "Namespace":
+		return decodeTo[corev1.Namespace](o, toK8s)
+	case o.group() == "cdi.kubevirt.io" && o.Kind == "DataVolume":
+		ix.dvs[ns+"/"+name] = true
+		return decodeTo[cdiv1.DataVolume](o, toCDI)
+	case o.group() == "cdi.kubevirt.io" && o.Kind == "DataSource":
+		return decodeTo[cdiv1.DataSource](o, toCDI)
+	case o.group() == "kubevirt.io" && o.Kind == "VirtualMachine":
+		var vm struct {
+			Spec struct {
+				DataVolumeTemplates []struct {
+					Metadata metav1.ObjectMeta `json:"metadata"`
+				} `json:"dataVolumeTemplates"`
+			} `json:"spec"`
+		}
+		if err := json.Unmarshal(o.raw, &vm); err != nil {
+			return err
+		}
+		for _, t := range vm.Spec.DataVolumeTemplates {
+			ix.dvs[ns+"/"+t.Metadata.Name] = true
+		}
+		// the VM itself, for the snapshot and restore admitters
+		v, err := decode[virtv1.VirtualMachine](o)
+		if err != nil {
+			return err
+		}
+		v.UID = types.UID("uid-vm-" + ns + "-" + name)
+		ix.kv["vm/"+ns+"/"+name] = v
+	case o.group() == "snapshot.kubevirt.io" && o.Kind == "VirtualMachineSnapshot":
+		v, err := decode[snapshotv1.VirtualMachineSnapshot](o)
+		if err != nil {
+			return err
+		}
+		// as the snapshot controller leaves it
+		// (pkg/storage/snapshot/snapshot.go, GetVMSnapshotContentName): the
+		// source VM's UID and the content's name
+		if v.Spec.Source.Kind == "VirtualMachine" {
+			uid := types.UID("uid-vm-" + ns + "-" + v.Spec.Source.Name)
+			content := "vmsnapshot-content-uid-vms-" + ns + "-" + name
+			v.Status = &snapshotv1.VirtualMachineSnapshotStatus{SourceUID: &uid, VirtualMachineSnapshotContentName: &content}
+		}
+		ix.kv["vms/"+ns+"/"+name] = v
+	}
+	return nil
+}
+
+// decodeTo decodes o as a T and hands it to put.
+func decodeTo[T any](o *object, put func(runtime.Object)) error {
+	v, err := decode[T](o)
+	if err != nil {
+		return err
+	}
+	put(any(v).(runtime.Object))
+	return nil
+}
+
+// bootSources are cdiObjs and the boot-source DataSources the platform
+// provides that they do not hold.
+func (cl *cluster) bootSources(cdiObjs []runtime.Object) []runtime.Object {
+	dsNS := cl.hc.bootImageNamespace()
+	var provided []string
+	if cl.hc.Spec.EnableCommonBootImageImport == nil || *cl.hc.Spec.EnableCommonBootImageImport {
+		provided = append(provided, clusterBootSources...)
+	}
+	for _, t := range cl.hc.Spec.DataImportCronTemplates {
+		var dic cdiv1.DataImportCron
+		if err := json.Unmarshal(t, &dic); err == nil && dic.Spec.ManagedDataSource != "" {
+			provided = append(provided, dic.Spec.ManagedDataSource)
+		}
+	}
+	have := map[string]bool{}
+	for _, o := range cdiObjs {
+		if ds, ok := o.(*cdiv1.DataSource); ok {
+			have[ds.Namespace+"/"+ds.Name] = true
+		}
+	}
+	for _, name := range provided {
+		key := dsNS + "/" + name
+		cl.provided[key] = true
+		if have[key] {
+			continue
+		}
+		have[key] = true
+		// as CDI's DataImportCron controller leaves it: the DataSource
+		// points at the newest imported claim
+		cdiObjs = append(cdiObjs, &cdiv1.DataSource{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: dsNS},
+			Spec: cdiv1.DataSourceSpec{Source: cdiv1.DataSourceSource{
+				PVC: &cdiv1.DataVolumeSourcePVC{Namespace: dsNS, Name: name + "-imported"},
+			}},
+		})
+	}
+	return cdiObjs
 }
 
 func splitKey(key string) (string, string) {

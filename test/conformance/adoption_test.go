@@ -186,36 +186,44 @@ func checkAdoption(t *testing.T, c *Cluster, dir string) int {
 			}
 		}
 	}
-	// The guardrails still judge what an adoption would not keep: a
-	// dataVolumeTemplate added to an adopted VM without a storage class is
-	// refused (only the templates a VM already has are not judged again).
 	if vm := firstImported(exported, imported); vm != nil && len(guardrails) > 0 {
-		op := `[{"op":"add","path":"/spec/dataVolumeTemplates/-","value":{"metadata":{"name":"extra"},"spec":{"source":{"blank":{}},"storage":{"resources":{"requests":{"storage":"1Gi"}}}}}}]`
-		if _, ok := after[vm.Key()].Doc["spec"].(map[string]any)["dataVolumeTemplates"]; !ok {
-			op = `[{"op":"add","path":"/spec/dataVolumeTemplates","value":[{"metadata":{"name":"extra"},"spec":{"source":{"blank":{}},"storage":{"resources":{"requests":{"storage":"1Gi"}}}}}]}]`
-		}
-		res, err := c.CP.Kubectl(ctx, nil, "patch", "virtualmachine", vm.Name, "-n", vm.Namespace, "--type=json", "-p", op, "--dry-run=server")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.ExitCode == 0 || !strings.Contains(string(res.Stderr), "virtc guardrail storage-class") {
-			t.Errorf("%s: a new dataVolumeTemplate without a storage class is not refused by the guardrails: %s", vm, res)
-		}
-		// Nor may a tenant mount a container disk the catalog does not
-		// approve (an adopted VM's approved drivers CD passed above).
-		cd := `[{"op":"add","path":"/spec/template/spec/volumes/-","value":{"name":"tools","containerDisk":{"image":"quay.io/example/tools@sha256:0000000000000000000000000000000000000000000000000000000000000000"}}}]`
-		res, err = c.CP.Kubectl(ctx, nil, "patch", "virtualmachine", vm.Name, "-n", vm.Namespace, "--type=json", "-p", cd, "--dry-run=server")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.ExitCode == 0 || !strings.Contains(string(res.Stderr), "virtc guardrail container-disks") {
-			t.Errorf("%s: a containerDisk of an unapproved image is not refused by the guardrails: %s", vm, res)
-		}
+		checkStillJudged(t, c, *vm, after[vm.Key()])
 	}
 	if checked != len(imported) {
 		t.Errorf("%d VMs imported, %d found in the export", len(imported), checked)
 	}
 	return checked
+}
+
+// checkStillJudged: the guardrails still judge what an adoption would not
+// keep on the adopted VM vm (live as after): a dataVolumeTemplate added
+// without a storage class is refused (only the templates a VM already has
+// are not judged again), and so is a container disk the catalog does not
+// approve.
+func checkStillJudged(t *testing.T, c *Cluster, vm, after Object) {
+	t.Helper()
+	ctx := t.Context()
+	op := `[{"op":"add","path":"/spec/dataVolumeTemplates/-","value":{"metadata":{"name":"extra"},"spec":{"source":{"blank":{}},"storage":{"resources":{"requests":{"storage":"1Gi"}}}}}}]`
+	if _, ok := after.Doc["spec"].(map[string]any)["dataVolumeTemplates"]; !ok {
+		op = `[{"op":"add","path":"/spec/dataVolumeTemplates","value":[{"metadata":{"name":"extra"},"spec":{"source":{"blank":{}},"storage":{"resources":{"requests":{"storage":"1Gi"}}}}}]}]`
+	}
+	res, err := c.CP.Kubectl(ctx, nil, "patch", "virtualmachine", vm.Name, "-n", vm.Namespace, "--type=json", "-p", op, "--dry-run=server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode == 0 || !strings.Contains(string(res.Stderr), "virtc guardrail storage-class") {
+		t.Errorf("%s: a new dataVolumeTemplate without a storage class is not refused by the guardrails: %s", vm, res)
+	}
+	// Nor may a tenant mount a container disk the catalog does not
+	// approve (an adopted VM's approved drivers CD passed above).
+	cd := `[{"op":"add","path":"/spec/template/spec/volumes/-","value":{"name":"tools","containerDisk":{"image":"quay.io/example/tools@sha256:0000000000000000000000000000000000000000000000000000000000000000"}}}]`
+	res, err = c.CP.Kubectl(ctx, nil, "patch", "virtualmachine", vm.Name, "-n", vm.Namespace, "--type=json", "-p", cd, "--dry-run=server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode == 0 || !strings.Contains(string(res.Stderr), "virtc guardrail container-disks") {
+		t.Errorf("%s: a containerDisk of an unapproved image is not refused by the guardrails: %s", vm, res)
+	}
 }
 
 // liveExport reads a scenario's live.yaml as objects to create: status and

@@ -50,65 +50,7 @@ func checkBypasses(t *testing.T, c *Cluster) {
 	waitEnforced(t, c, "plain")
 	waitEnforced(t, c, "lab")
 
-	// The cluster's other writers hold broad roles in a cluster
-	// (virt-operator's, cdi-operator's, OADP's, MTV's, OVN-Kubernetes'),
-	// and so do a cluster-admin and Argo CD: cluster-admin stands in for
-	// them here, so that only the policy decides. The tenants' groups hold
-	// what virtc's RoleBindings grant (edit and kubevirt.io:edit, with the
-	// upstream roles, installEditRoles), and NetworkAttachmentDefinitions
-	// and UserDefinedNetworks, which OpenShift may aggregate into edit: the
-	// policy must refuse them either way.
-	grants := `apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: virtc-test-writers}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}
-subjects:
-`
-	var privileged []vap.Identity
-	for _, e := range rules.Exempt {
-		privileged = append(privileged, vap.Identity{User: e})
-	}
-	privileged = append(privileged, vap.ClusterAdmin, vap.ArgoCD, vap.VirtHandler, vap.PVBinder)
-	for _, id := range privileged {
-		if ns, name, ok := serviceAccount(id.User); ok {
-			grants += fmt.Sprintf("- {kind: ServiceAccount, namespace: %s, name: %s}\n", ns, name)
-		} else {
-			grants += fmt.Sprintf("- {kind: User, apiGroup: rbac.authorization.k8s.io, name: %q}\n", id.User)
-		}
-	}
-	grants += `- {kind: ServiceAccount, namespace: plain, name: default}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: virtc-test-network-edit}
-rules:
-- apiGroups: [k8s.cni.cncf.io]
-  resources: [network-attachment-definitions]
-  verbs: [create, update, patch]
-- apiGroups: [k8s.ovn.org]
-  resources: [userdefinednetworks]
-  verbs: [create, update, patch]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: virtc-test-network-edit}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: virtc-test-network-edit}
-subjects:
-- {kind: Group, apiGroup: rbac.authorization.k8s.io, name: plain-devs}
-- {kind: Group, apiGroup: rbac.authorization.k8s.io, name: lab-devs}
-`
-	grantObjs, err := ParseObjects([]byte(grants))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Apply(ctx, []byte(grants)); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Delete(context.WithoutCancel(ctx), grantObjs); err != nil {
-			t.Errorf("clean up: %v", err)
-		}
-	})
+	grantWriters(t, c)
 
 	base := vap.Base{}
 	for _, o := range objs {
@@ -183,6 +125,71 @@ subjects:
 		}
 	}
 	t.Logf("%d attempts refused and %d legitimate writes admitted, and %d fields of the VirtualMachine type refused (%d of them by the CRD's schema first), by the API server", refused, len(cases)-refused-fields, fields, invalid)
+}
+
+// grantWriters binds the writers of the bypass suite. The cluster's other
+// writers hold broad roles in a cluster (virt-operator's, cdi-operator's,
+// OADP's, MTV's, OVN-Kubernetes'), and so do a cluster-admin and Argo CD:
+// cluster-admin stands in for them here, so that only the policy decides.
+// The tenants' groups hold what virtc's RoleBindings grant (edit and
+// kubevirt.io:edit, with the upstream roles, installEditRoles), and
+// NetworkAttachmentDefinitions and UserDefinedNetworks, which OpenShift may
+// aggregate into edit: the policy must refuse them either way.
+func grantWriters(t *testing.T, c *Cluster) {
+	t.Helper()
+	ctx := t.Context()
+	grants := `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: virtc-test-writers}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}
+subjects:
+`
+	var privileged []vap.Identity
+	for _, e := range rules.Exempt {
+		privileged = append(privileged, vap.Identity{User: e})
+	}
+	privileged = append(privileged, vap.ClusterAdmin, vap.ArgoCD, vap.VirtHandler, vap.PVBinder)
+	for _, id := range privileged {
+		if ns, name, ok := serviceAccount(id.User); ok {
+			grants += fmt.Sprintf("- {kind: ServiceAccount, namespace: %s, name: %s}\n", ns, name)
+		} else {
+			grants += fmt.Sprintf("- {kind: User, apiGroup: rbac.authorization.k8s.io, name: %q}\n", id.User)
+		}
+	}
+	grants += `- {kind: ServiceAccount, namespace: plain, name: default}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: virtc-test-network-edit}
+rules:
+- apiGroups: [k8s.cni.cncf.io]
+  resources: [network-attachment-definitions]
+  verbs: [create, update, patch]
+- apiGroups: [k8s.ovn.org]
+  resources: [userdefinednetworks]
+  verbs: [create, update, patch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: virtc-test-network-edit}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: virtc-test-network-edit}
+subjects:
+- {kind: Group, apiGroup: rbac.authorization.k8s.io, name: plain-devs}
+- {kind: Group, apiGroup: rbac.authorization.k8s.io, name: lab-devs}
+`
+	grantObjs, err := ParseObjects([]byte(grants))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Apply(ctx, []byte(grants)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Delete(context.WithoutCancel(ctx), grantObjs); err != nil {
+			t.Errorf("clean up: %v", err)
+		}
+	})
+
 }
 
 func cmpBool(a, b bool) int {

@@ -53,8 +53,21 @@ import (
 //     as fn/render/goldenimage.go says.
 func TestCDI(t *testing.T) {
 	e := start(t)
+	dvs := e.cdiGoldenImages(t)
+	// 5. what CDI's DataImportCron controller does with an image pinned by
+	// digest, which is why virtc imports such images with a DataVolume
+	// and emits no DataImportCron (fn/render/goldenimage.go)
+	e.pinnedCron(t, dvs)
 
-	// 1. golden images
+	vms := e.cdiTenant(t)
+	e.cdiRestored(t, vms)
+}
+
+// cdiGoldenImages (1): examples/platform's golden images imported by
+// cdi-controller, with the StorageProfile CDI writes and DataSources Ready
+// once their imports end. It returns the DataVolumes by namespace/name.
+func (e *env) cdiGoldenImages(t *testing.T) map[string]conformance.Object {
+	t.Helper()
 	platform := buildDir(t, filepath.Join(repoRoot, "examples", "platform"))
 	var golden []conformance.Object
 	dvs := map[string]conformance.Object{} // by namespace/name
@@ -174,13 +187,14 @@ func TestCDI(t *testing.T) {
 		t.Logf("DataSource %s/%s (by cdi-controller): Ready=%v %q, source claim %v", o.Namespace, o.Name, c["status"], c["message"], pvc["name"])
 	}
 
-	// 5. what CDI's DataImportCron controller does with an image pinned by
-	// digest, which is why virtc imports such images with a DataVolume
-	// and emits no DataImportCron (fn/render/goldenimage.go)
-	e.pinnedCron(t, dvs)
+	return dvs
+}
 
-	// 3. (and 2) a tenant's VMs, beside a DataVolume whose source does not
-	// exist
+// cdiTenant (3, and 2): a tenant's VMs, beside a DataVolume whose
+// source does not exist and a clone without cdi-apiserver's token. It
+// returns the VMs' names.
+func (e *env) cdiTenant(t *testing.T) []string {
+	t.Helper()
 	const tenant = "cdi-vms"
 	objs := build(t, tenant)
 	if err := PrepareGoldenImages(e.ctx, e.cp, objs); err != nil {
@@ -270,7 +284,13 @@ func TestCDI(t *testing.T) {
 		t.Logf("DataVolume %s/fedora-clone without a clone token (by cdi-controller): phase %q, no claim, %d reconcile errors \"token missing\", events: %s", untokened, phase(udv), tokenErrors, strings.Join(uevents, "; "))
 	}
 
-	// 4. a restored tenant: the root claims are there before the VMs
+	return vms
+}
+
+// cdiRestored (4): a restored tenant: the root claims are there before
+// the VMs, and CDI adopts them.
+func (e *env) cdiRestored(t *testing.T, vms []string) {
+	t.Helper()
 	const restored = "cdi-restored"
 	robjs := build(t, restored)
 	uids := map[string]string{}

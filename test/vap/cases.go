@@ -92,171 +92,210 @@ func (b Base) Find(kind, namespace, name string) map[string]any {
 // (the identities above), not from virtc's rules; FieldAttempts adds every
 // field of the VirtualMachine type outside virtc's allow list.
 func (b Base) Cases() []Case {
-	web := b.Find("VirtualMachine", "plain", "web01")
-	build := b.Find("VirtualMachine", "lab", "build01")
-	nad := b.Find("NetworkAttachmentDefinition", "lab", "lab-bridge")
-	vm := func(name string, edit func(v map[string]any)) map[string]any {
-		v := deepCopy(web)
-		rename(v, name)
-		if edit != nil {
-			edit(v)
-		}
-		return v
+	c := &cases{
+		web:   b.Find("VirtualMachine", "plain", "web01"),
+		build: b.Find("VirtualMachine", "lab", "build01"),
+		nad:   b.Find("NetworkAttachmentDefinition", "lab", "lab-bridge"),
+		tmpl:  "spec.template.spec",
 	}
-	labVM := func(name string, edit func(v map[string]any)) map[string]any {
-		v := deepCopy(build)
-		rename(v, name)
-		if edit != nil {
-			edit(v)
-		}
-		return v
-	}
-	tmpl := "spec.template.spec"
-	var cs []Case
-	refuse := func(name string, as Identity, obj map[string]any, rules ...string) {
-		cs = append(cs, Case{Name: name, As: as, Object: obj, Refused: rules})
-	}
-	refuseUpdate := func(name string, as Identity, old, obj map[string]any, rules ...string) {
-		cs = append(cs, Case{Name: name, As: as, Object: obj, Old: old, Refused: rules})
-	}
-	admit := func(name string, as Identity, obj map[string]any) {
-		cs = append(cs, Case{Name: name, As: as, Object: obj})
-	}
-	admitUpdate := func(name string, as Identity, old, obj map[string]any) {
-		cs = append(cs, Case{Name: name, As: as, Object: obj, Old: old})
-	}
+	c.virtcWrites()
+	c.fields()
+	c.values()
+	c.kinds()
+	c.disks()
+	c.networks()
+	c.writers()
+	return c.cs
+}
 
-	// What virtc writes, and writes a tenant may make on its own.
-	admit("the VM virtc writes, as a new VM", PlainUser, vm("copy", nil))
-	admit("the lab VM virtc writes: GPU, bridge and SR-IOV networks, GPU pool", LabUser, labVM("copy", nil))
-	admitUpdate("a tenant starts its VM (runStrategy)", PlainUser, web, with(web, "spec.runStrategy", "Halted"))
-	admitUpdate("a tenant adds a label", PlainUser, web, with(web, "metadata.labels.team", "blue"))
-	admit("a blank DataVolume on an allowed class", PlainUser, dataVolume("plain", "scratch", map[string]any{"blank": map[string]any{}}, "ocs-external-storagecluster-ceph-rbd"))
-	admit("a claim on an allowed class", PlainUser, claim("plain", "data", "ocs-external-storagecluster-ceph-rbd", nil, nil))
-	admit("a copy of its own claim", PlainUser, claim("plain", "copy", "ocs-external-storagecluster-ceph-rbd", nil, map[string]any{"kind": "PersistentVolumeClaim", "name": "data"}))
-	admitUpdate("the network attachment virtc writes, as it writes it", LabUser, nad, with(nad, "metadata.labels.team", "blue"))
-	admit("a VirtualMachineRestore of a snapshot, as it is", PlainUser, restore("plain", "back", nil, nil))
-	admit("a VirtualMachineClone of its VM, as it is", PlainUser, clone("plain", "twin", nil))
+// cases collects Cases, from the base's VMs and attachment.
+type cases struct {
+	web, build, nad map[string]any
+	tmpl            string
+	cs              []Case
+}
 
-	// Fields of KubeVirt's VirtualMachine that virtc does not write.
-	refuse("priorityClassName (preempts other tenants' VMs when a pool is full)", PlainUser, with(web, tmpl+".priorityClassName", "openshift-user-critical"), "template-fields")
-	refuse("schedulerName", PlainUser, with(web, tmpl+".schedulerName", "my-scheduler"), "template-fields")
-	refuse("dedicated CPUs beside an instance type", PlainUser, with(web, tmpl+".domain.cpu.dedicatedCpuPlacement", true), "template-fields")
-	refuse("huge pages beside an instance type", PlainUser, with(web, tmpl+".domain.memory.hugepages", map[string]any{"pageSize": "1Gi"}), "template-fields")
-	refuse("launchSecurity (a confidential VM)", PlainUser, with(web, tmpl+".domain.launchSecurity", map[string]any{"sev": map[string]any{}}), "confidential", "template-fields")
-	refuse("kernel boot from a container image", PlainUser, with(web, tmpl+".domain.firmware.kernelBoot", map[string]any{"container": map[string]any{"image": "quay.io/evil/kernel:1", "kernelPath": "/vmlinuz"}}), "template-fields")
-	refuse("hook sidecar with an arbitrary image", PlainUser, with(web, "spec.template.metadata.annotations", map[string]any{"hooks.kubevirt.io/hookSidecars": `[{"image": "quay.io/evil/hook:1"}]`}), "template-fields")
-	refuse("a network through a template annotation", PlainUser, with(web, "spec.template.metadata.annotations", map[string]any{"k8s.v1.cni.cncf.io/networks": "default/other-tenant-net"}), "template-fields")
-	refuse("hostDisk on node storage", PlainUser, appendTo(web, tmpl+".volumes", map[string]any{"name": "node", "hostDisk": map[string]any{"path": "/var/lib/data.img", "type": "DiskOrCreate", "capacity": "1Ti"}}), "template-fields")
-	refuse("a large emptyDisk", PlainUser, appendTo(web, tmpl+".volumes", map[string]any{"name": "scratch", "emptyDisk": map[string]any{"capacity": "2Ti"}}), "template-fields")
-	refuse("devices requested through domain.resources", PlainUser, with(web, tmpl+".domain.resources", map[string]any{"limits": map[string]any{"nvidia.com/A100": "1"}}), "template-fields")
-	refuse("architecture arm64", PlainUser, with(web, tmpl+".architecture", "arm64"), "architecture")
-	refuse("a SCSI LUN disk (passthrough)", PlainUser, appendTo(web, tmpl+".domain.devices.disks", map[string]any{"name": "lun", "lun": map[string]any{}}), "template-fields")
-	refuse("virtiofs file systems", PlainUser, with(web, tmpl+".domain.devices.filesystems", []any{map[string]any{"name": "fs", "virtiofs": map[string]any{}}}), "template-fields")
-	refuse("USB redirection (clientPassthrough)", PlainUser, with(web, tmpl+".domain.devices.clientPassthrough", map[string]any{}), "template-fields")
-	refuse("a multus network as the default network", PlainUser, with(web, tmpl+".networks", []any{map[string]any{"name": "default", "multus": map[string]any{"networkName": "lab/lab-bridge", "default": true}}}), "template-fields")
-	refuse("a DataVolume template with a priority class", PlainUser, with(web, "spec.dataVolumeTemplates", []any{with(get(web, "spec.dataVolumeTemplates").([]any)[0].(map[string]any), "spec.priorityClassName", "system-cluster-critical")}), "template-fields")
-	refuse("hostname and DNS of its own", PlainUser, with(web, tmpl+".dnsConfig", map[string]any{"nameservers": []any{"10.0.0.1"}}), "template-fields")
-	refuse("topology spread constraints (placement of its own)", PlainUser, with(web, tmpl+".topologySpreadConstraints", []any{map[string]any{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule"}}), "template-fields")
+// vm is a copy of web01 under another name, edited.
+func (c *cases) vm(name string, edit func(v map[string]any)) map[string]any {
+	return renamed(c.web, name, edit)
+}
 
-	// Values a rule judges.
-	refuse("an excluded size (dedicated CPUs and huge pages)", PlainUser, with(web, "spec.instancetype.name", "cx1.large"), "instancetype")
-	refuse("an excluded size (dedicated CPUs)", PlainUser, with(web, "spec.instancetype.name", "d1.medium"), "instancetype")
-	refuse("a size the tenant's allow list does not name", LabUser, with(build, "spec.instancetype.name", "o1.medium"), "instancetype")
-	refuse("a namespaced instance type of its own", PlainUser, with(web, "spec.instancetype", map[string]any{"kind": "VirtualMachineInstancetype", "name": "u1.small"}), "instancetype")
-	refuse("no instance type (CPU and memory of its own)", PlainUser, without(with(web, tmpl+".domain.memory", map[string]any{"guest": "256Gi"}), "spec.instancetype"), "instancetype")
-	refuse("an instance type revision of its own (another VM's revision)", PlainUser, with(web, "spec.instancetype.revisionName", "other-vm-u1.2xlarge-v1beta1-1"), "instancetype")
-	refuse("a preference revision of its own", PlainUser, with(web, "spec.preference.revisionName", "other-vm-rhel.9-1"), "preference")
-	refuse("a preference of an image it may not use", PlainUser, with(web, "spec.preference.name", "windows.11"), "preference")
-	refuse("a GPU without entitlement", PlainUser, with(web, tmpl+".domain.devices.gpus", []any{map[string]any{"name": "g", "deviceName": "nvidia.com/A100"}}), "devices")
-	refuse("a host device the lab is not entitled to", LabUser, with(build, tmpl+".domain.devices.hostDevices", []any{map[string]any{"name": "q", "deviceName": "intel.com/qat"}}), "devices")
-	refuse("a GPU the cluster does not permit", LabUser, with(build, tmpl+".domain.devices.gpus", []any{map[string]any{"name": "g", "deviceName": "nvidia.com/H100"}}), "devices")
-	refuse("another tenant's network", PlainUser, withNetwork(web, "lab", map[string]any{"bridge": map[string]any{}}, "lab/lab-bridge"), "networks")
-	refuse("an SR-IOV interface on a bridge network", LabUser, withNetwork(build, "fast", map[string]any{"sriov": map[string]any{}}, "lab-bridge"), "sriov")
-	refuse("an SR-IOV interface without an SR-IOV network", PlainUser, with(web, tmpl+".domain.devices.interfaces", []any{map[string]any{"name": "default", "sriov": map[string]any{}}}), "sriov")
-	refuse("a node selector of its own", PlainUser, with(web, tmpl+".nodeSelector", map[string]any{"kubernetes.io/hostname": "node-7"}), "placement")
-	refuse("a pool it may not use", PlainUser, with(web, tmpl+".nodeSelector", map[string]any{"node-role.kubernetes.io/virt": "", "pool.example.com/gpu": ""}), "placement")
-	refuse("a toleration of its own", PlainUser, with(web, tmpl+".tolerations", []any{map[string]any{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}}), "placement")
-	refuse("a node affinity of its own", PlainUser, with(web, tmpl+".affinity", map[string]any{"nodeAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{"nodeSelectorTerms": []any{map[string]any{"matchExpressions": []any{map[string]any{"key": "kubernetes.io/hostname", "operator": "In", "values": []any{"node-7"}}}}}}}}), "placement")
-	refuse("a password in inline cloud-init", PlainUser, appendTo(web, tmpl+".volumes", map[string]any{"name": "cloudinitdisk", "cloudInitNoCloud": map[string]any{"userData": "#cloud-config\npassword: hunter2\nchpasswd: {expire: false}\n"}}), "cloud-init-secrets")
-	refuse("a private key in base64 cloud-init", PlainUser, appendTo(web, tmpl+".volumes", map[string]any{"name": "cloudinitdisk", "cloudInitNoCloud": map[string]any{"userDataBase64": "I2Nsb3VkLWNvbmZpZwp3cml0ZV9maWxlczoKLSBjb250ZW50OiB8CiAgICAtLS0tLUJFR0lOIE9QRU5TU0ggUFJJVkFURSBLRVktLS0tLQo="}}), "cloud-init-secrets")
-	refuse("a container disk of its own", PlainUser, appendTo(web, tmpl+".volumes", map[string]any{"name": "tools", "containerDisk": map[string]any{"image": "quay.io/evil/tools:latest"}}), "container-disks")
-	refuse("a root disk from another DataSource", PlainUser, with(web, "spec.dataVolumeTemplates", []any{with(get(web, "spec.dataVolumeTemplates").([]any)[0].(map[string]any), "spec.sourceRef", map[string]any{"kind": "DataSource", "namespace": "plain", "name": "my-image"})}), "image-source")
-	refuse("a root disk from a URL", PlainUser, with(web, "spec.dataVolumeTemplates", []any{with(without(get(web, "spec.dataVolumeTemplates").([]any)[0].(map[string]any), "spec.sourceRef"), "spec.source", map[string]any{"http": map[string]any{"url": "https://example.com/evil.qcow2"}})}), "image-source")
-	refuse("a root disk on a class it may not use", PlainUser, with(web, "spec.dataVolumeTemplates", []any{with(get(web, "spec.dataVolumeTemplates").([]any)[0].(map[string]any), "spec.storage.storageClassName", "lvms-vg1")}), "storage-class")
-	refuse("a DataVolume template with CDI's import annotation", PlainUser, with(web, "spec.dataVolumeTemplates", []any{with(get(web, "spec.dataVolumeTemplates").([]any)[0].(map[string]any), "metadata.annotations", map[string]any{"cdi.kubevirt.io/storage.import.endpoint": "https://example.com/evil.qcow2"})}), "cdi-annotations")
-	refuse("a DataVolume template whose importer runs as another service account", PlainUser, with(web, "spec.dataVolumeTemplates", []any{with(get(web, "spec.dataVolumeTemplates").([]any)[0].(map[string]any), "metadata.annotations", map[string]any{"cdi.kubevirt.io/storage.pod.serviceAccountName": "builder"})}), "cdi-annotations")
-	refuse("evictionStrategy External", PlainUser, with(web, tmpl+".evictionStrategy", "External"), "eviction")
-	refuse("live migration for a VM with a GPU", LabUser, with(build, tmpl+".evictionStrategy", "LiveMigrate"), "eviction")
-	refuse("the cluster's live migration for a VM with a GPU (no strategy of its own)", LabUser, without(build, tmpl+".evictionStrategy"), "eviction")
-	refuse("live migration of a disk that is not ReadWriteMany", PlainUser, with(with(web, tmpl+".evictionStrategy", "LiveMigrate"), "spec.dataVolumeTemplates", []any{with(get(web, "spec.dataVolumeTemplates").([]any)[0].(map[string]any), "spec.storage.accessModes", []any{"ReadWriteOnce"})}), "eviction")
-	refuse("more data disks than the platform allows", PlainUser, withDataDisks(web, 17), "disk-limits")
-	refuse("out of every backup (VM label)", PlainUser, with(web, "metadata.labels.velero\\.io/exclude-from-backup", "true"), "backup")
-	refuse("a root disk out of every backup", PlainUser, with(web, "spec.dataVolumeTemplates", []any{with(get(web, "spec.dataVolumeTemplates").([]any)[0].(map[string]any), "metadata.labels.velero\\.io/exclude-from-backup", "true")}), "backup")
-	refuseUpdate("a VM of Git taken out of its backups", PlainUser, web, with(web, "metadata.labels.velero\\.io/exclude-from-backup", "true"), "backup")
-	refuseUpdate("a VM of Git given a field virtc does not write", PlainUser, web, with(web, tmpl+".priorityClassName", "openshift-user-critical"), "template-fields")
+// labVM is a copy of build01 under another name, edited.
+func (c *cases) labVM(name string, edit func(v map[string]any)) map[string]any {
+	return renamed(c.build, name, edit)
+}
 
-	// Kinds a tenant does not write.
-	refuse("a VirtualMachineInstance of its own", PlainUser, vmi("plain", "raw"), "workload-kind")
-	refuse("a VirtualMachineInstanceReplicaSet", PlainUser, kind("kubevirt.io/v1", "VirtualMachineInstanceReplicaSet", "plain", "rs", map[string]any{"replicas": 2, "selector": map[string]any{"matchLabels": map[string]any{"a": "b"}}, "template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"a": "b"}}, "spec": map[string]any{"domain": map[string]any{"devices": map[string]any{}}}}}), "workload-kind")
-	refuse("a VirtualMachinePool", PlainUser, kind("pool.kubevirt.io/v1beta1", "VirtualMachinePool", "plain", "pool", map[string]any{"replicas": 2, "selector": map[string]any{"matchLabels": map[string]any{"a": "b"}}, "virtualMachineTemplate": map[string]any{"metadata": map[string]any{"labels": map[string]any{"a": "b"}}, "spec": get(web, "spec")}}), "workload-kind")
-	refuse("a VirtualMachineInstancePreset that rewrites the tenant's VMIs", PlainUser, kind("kubevirt.io/v1", "VirtualMachineInstancePreset", "plain", "more-cpus", map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"virtc.dev/vm": "web01"}}, "domain": map[string]any{"cpu": map[string]any{"dedicatedCpuPlacement": true}, "devices": map[string]any{}}}), "workload-kind")
-	content := snapshotContent("plain", "web01-snap-content", web)
-	refuse("a VirtualMachineSnapshotContent of its own (the VM a restore would create)", PlainUser, with(content, "spec.source.virtualMachine.spec.template.spec.nodeSelector", map[string]any{"kubernetes.io/hostname": "node-7"}), "snapshot-contents")
-	refuseUpdate("a snapshot content edited (the VM a restore would create)", PlainUser, content, with(content, "spec.source.virtualMachine.spec.template.spec.priorityClassName", "openshift-user-critical"), "snapshot-contents")
-	refuse("a DataImportCron of its own", PlainUser, kind("cdi.kubevirt.io/v1beta1", "DataImportCron", "plain", "evil", map[string]any{"schedule": "0 * * * *", "managedDataSource": "evil", "template": map[string]any{"spec": map[string]any{"source": map[string]any{"registry": map[string]any{"url": "docker://quay.io/evil/disk:latest"}}}}}), "import-source")
-	refuse("a VolumeImportSource", PlainUser, kind("cdi.kubevirt.io/v1beta1", "VolumeImportSource", "plain", "evil", map[string]any{"source": map[string]any{"http": map[string]any{"url": "https://example.com/evil.qcow2"}}}), "import-source")
-	refuse("a VolumeUploadSource", PlainUser, kind("cdi.kubevirt.io/v1beta1", "VolumeUploadSource", "plain", "evil", map[string]any{"contentType": "kubevirt"}), "import-source")
-	refuse("a restore with patches", PlainUser, restore("plain", "patched", []any{`{"op": "add", "path": "/spec/template/spec/nodeSelector", "value": {"kubernetes.io/hostname": "node-7"}}`}, nil), "copies")
-	refuse("a restore that adds CDI's import annotation to the claims", PlainUser, restore("plain", "import", nil, []any{map[string]any{"volumeName": "rootdisk", "annotations": map[string]any{"cdi.kubevirt.io/storage.import.endpoint": "https://example.com/evil.qcow2"}}}), "copies")
-	refuse("a restore that takes the claims out of backups", PlainUser, restore("plain", "nobackup", nil, []any{map[string]any{"volumeName": "rootdisk", "labels": map[string]any{"velero.io/exclude-from-backup": "true"}}}), "copies")
-	refuse("a clone with patches", PlainUser, clone("plain", "patched", []any{`{"op": "replace", "path": "/spec/template/spec/domain/cpu", "value": {"dedicatedCpuPlacement": true}}`}), "copies")
+func renamed(src map[string]any, name string, edit func(v map[string]any)) map[string]any {
+	v := deepCopy(src)
+	rename(v, name)
+	if edit != nil {
+		edit(v)
+	}
+	return v
+}
 
-	// Disks and claims.
-	refuse("a DataVolume from a URL", PlainUser, dataVolume("plain", "url", map[string]any{"http": map[string]any{"url": "https://example.com/evil.qcow2"}}, "ocs-external-storagecluster-ceph-rbd"), "image-source")
-	refuse("a DataVolume from a registry image the catalog does not pin", PlainUser, dataVolume("plain", "reg", map[string]any{"registry": map[string]any{"url": "docker://quay.io/evil/disk:latest"}}, "ocs-external-storagecluster-ceph-rbd"), "image-source")
-	refuse("a DataVolume cloning another tenant's claim", PlainUser, dataVolume("plain", "steal", map[string]any{"pvc": map[string]any{"namespace": "lab", "name": "build01-root"}}, "ocs-external-storagecluster-ceph-rbd"), "image-source")
-	refuse("a DataVolume on a class it may not use", PlainUser, dataVolume("plain", "sc", map[string]any{"blank": map[string]any{}}, "lvms-vg1"), "storage-class")
-	refuse("a DataVolume with CDI's import annotation", PlainUser, with(dataVolume("plain", "ann", map[string]any{"blank": map[string]any{}}, "ocs-external-storagecluster-ceph-rbd"), "metadata.annotations", map[string]any{"cdi.kubevirt.io/storage.import.endpoint": "https://example.com/evil.qcow2"}), "cdi-annotations")
-	refuse("a claim on a class it may not use", PlainUser, claim("plain", "sc", "lvms-vg1", nil, nil), "storage-class")
-	refuse("a claim CDI fills from a URL (annotation)", PlainUser, claim("plain", "imp", "ocs-external-storagecluster-ceph-rbd", map[string]any{"cdi.kubevirt.io/storage.import.endpoint": "https://example.com/evil.qcow2"}, nil), "cdi-annotations")
-	refuse("a claim filled by a VolumeImportSource", PlainUser, claim("plain", "pop", "ocs-external-storagecluster-ceph-rbd", nil, map[string]any{"apiGroup": "cdi.kubevirt.io", "kind": "VolumeImportSource", "name": "evil"}), "claim-source")
-	refuse("a claim cloning another tenant's claim", PlainUser, claim("plain", "steal", "ocs-external-storagecluster-ceph-rbd", nil, map[string]any{"kind": "PersistentVolumeClaim", "name": "build01-root", "namespace": "lab"}), "claim-source")
-	refuse("a claim bound to an existing volume and its data", PlainUser, with(claim("plain", "bind", "ocs-external-storagecluster-ceph-rbd", nil, nil), "spec.volumeName", "pvc-3f1e-other-tenant"), "claim-source")
-	refuse("a claim larger than the platform allows", PlainUser, with(claim("plain", "big", "ocs-external-storagecluster-ceph-rbd", nil, nil), "spec.resources.requests.storage", "32Ti"), "disk-limits")
+func (c *cases) refuse(name string, as Identity, obj map[string]any, rules ...string) {
+	c.cs = append(c.cs, Case{Name: name, As: as, Object: obj, Refused: rules})
+}
+
+func (c *cases) refuseUpdate(name string, as Identity, old, obj map[string]any, rules ...string) {
+	c.cs = append(c.cs, Case{Name: name, As: as, Object: obj, Old: old, Refused: rules})
+}
+
+func (c *cases) admit(name string, as Identity, obj map[string]any) {
+	c.cs = append(c.cs, Case{Name: name, As: as, Object: obj})
+}
+
+func (c *cases) admitUpdate(name string, as Identity, old, obj map[string]any) {
+	c.cs = append(c.cs, Case{Name: name, As: as, Object: obj, Old: old})
+}
+
+// virtcWrites: what virtc writes, and the writes a tenant may make on its
+// own.
+func (c *cases) virtcWrites() {
+	c.admit("the VM virtc writes, as a new VM", PlainUser, c.vm("copy", nil))
+	c.admit("the lab VM virtc writes: GPU, bridge and SR-IOV networks, GPU pool", LabUser, c.labVM("copy", nil))
+	c.admitUpdate("a tenant starts its VM (runStrategy)", PlainUser, c.web, with(c.web, "spec.runStrategy", "Halted"))
+	c.admitUpdate("a tenant adds a label", PlainUser, c.web, with(c.web, "metadata.labels.team", "blue"))
+	c.admit("a blank DataVolume on an allowed class", PlainUser, dataVolume("plain", "scratch", map[string]any{"blank": map[string]any{}}, "ocs-external-storagecluster-ceph-rbd"))
+	c.admit("a claim on an allowed class", PlainUser, claim("plain", "data", "ocs-external-storagecluster-ceph-rbd", nil, nil))
+	c.admit("a copy of its own claim", PlainUser, claim("plain", "copy", "ocs-external-storagecluster-ceph-rbd", nil, map[string]any{"kind": "PersistentVolumeClaim", "name": "data"}))
+	c.admitUpdate("the network attachment virtc writes, as it writes it", LabUser, c.nad, with(c.nad, "metadata.labels.team", "blue"))
+	c.admit("a VirtualMachineRestore of a snapshot, as it is", PlainUser, restore("plain", "back", nil, nil))
+	c.admit("a VirtualMachineClone of its VM, as it is", PlainUser, clone("plain", "twin", nil))
+}
+
+// fields: fields of KubeVirt's VirtualMachine that virtc does not write.
+func (c *cases) fields() {
+	c.refuse("priorityClassName (preempts other tenants' VMs when a pool is full)", PlainUser, with(c.web, c.tmpl+".priorityClassName", "openshift-user-critical"), "template-fields")
+	c.refuse("schedulerName", PlainUser, with(c.web, c.tmpl+".schedulerName", "my-scheduler"), "template-fields")
+	c.refuse("dedicated CPUs beside an instance type", PlainUser, with(c.web, c.tmpl+".domain.cpu.dedicatedCpuPlacement", true), "template-fields")
+	c.refuse("huge pages beside an instance type", PlainUser, with(c.web, c.tmpl+".domain.memory.hugepages", map[string]any{"pageSize": "1Gi"}), "template-fields")
+	c.refuse("launchSecurity (a confidential VM)", PlainUser, with(c.web, c.tmpl+".domain.launchSecurity", map[string]any{"sev": map[string]any{}}), "confidential", "template-fields")
+	c.refuse("kernel boot from a container image", PlainUser, with(c.web, c.tmpl+".domain.firmware.kernelBoot", map[string]any{"container": map[string]any{"image": "quay.io/evil/kernel:1", "kernelPath": "/vmlinuz"}}), "template-fields")
+	c.refuse("hook sidecar with an arbitrary image", PlainUser, with(c.web, "spec.template.metadata.annotations", map[string]any{"hooks.kubevirt.io/hookSidecars": `[{"image": "quay.io/evil/hook:1"}]`}), "template-fields")
+	c.refuse("a network through a template annotation", PlainUser, with(c.web, "spec.template.metadata.annotations", map[string]any{"k8s.v1.cni.cncf.io/networks": "default/other-tenant-net"}), "template-fields")
+	c.refuse("hostDisk on node storage", PlainUser, appendTo(c.web, c.tmpl+".volumes", map[string]any{"name": "node", "hostDisk": map[string]any{"path": "/var/lib/data.img", "type": "DiskOrCreate", "capacity": "1Ti"}}), "template-fields")
+	c.refuse("a large emptyDisk", PlainUser, appendTo(c.web, c.tmpl+".volumes", map[string]any{"name": "scratch", "emptyDisk": map[string]any{"capacity": "2Ti"}}), "template-fields")
+	c.refuse("devices requested through domain.resources", PlainUser, with(c.web, c.tmpl+".domain.resources", map[string]any{"limits": map[string]any{"nvidia.com/A100": "1"}}), "template-fields")
+	c.refuse("architecture arm64", PlainUser, with(c.web, c.tmpl+".architecture", "arm64"), "architecture")
+	c.refuse("a SCSI LUN disk (passthrough)", PlainUser, appendTo(c.web, c.tmpl+".domain.devices.disks", map[string]any{"name": "lun", "lun": map[string]any{}}), "template-fields")
+	c.refuse("virtiofs file systems", PlainUser, with(c.web, c.tmpl+".domain.devices.filesystems", []any{map[string]any{"name": "fs", "virtiofs": map[string]any{}}}), "template-fields")
+	c.refuse("USB redirection (clientPassthrough)", PlainUser, with(c.web, c.tmpl+".domain.devices.clientPassthrough", map[string]any{}), "template-fields")
+	c.refuse("a multus network as the default network", PlainUser, with(c.web, c.tmpl+".networks", []any{map[string]any{"name": "default", "multus": map[string]any{"networkName": "lab/lab-bridge", "default": true}}}), "template-fields")
+	c.refuse("a DataVolume template with a priority class", PlainUser, with(c.web, "spec.dataVolumeTemplates", []any{with(get(c.web, "spec.dataVolumeTemplates").([]any)[0].(map[string]any), "spec.priorityClassName", "system-cluster-critical")}), "template-fields")
+	c.refuse("hostname and DNS of its own", PlainUser, with(c.web, c.tmpl+".dnsConfig", map[string]any{"nameservers": []any{"10.0.0.1"}}), "template-fields")
+	c.refuse("topology spread constraints (placement of its own)", PlainUser, with(c.web, c.tmpl+".topologySpreadConstraints", []any{map[string]any{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule"}}), "template-fields")
+}
+
+// values: values a rule judges.
+func (c *cases) values() {
+	c.refuse("an excluded size (dedicated CPUs and huge pages)", PlainUser, with(c.web, "spec.instancetype.name", "cx1.large"), "instancetype")
+	c.refuse("an excluded size (dedicated CPUs)", PlainUser, with(c.web, "spec.instancetype.name", "d1.medium"), "instancetype")
+	c.refuse("a size the tenant's allow list does not name", LabUser, with(c.build, "spec.instancetype.name", "o1.medium"), "instancetype")
+	c.refuse("a namespaced instance type of its own", PlainUser, with(c.web, "spec.instancetype", map[string]any{"kind": "VirtualMachineInstancetype", "name": "u1.small"}), "instancetype")
+	c.refuse("no instance type (CPU and memory of its own)", PlainUser, without(with(c.web, c.tmpl+".domain.memory", map[string]any{"guest": "256Gi"}), "spec.instancetype"), "instancetype")
+	c.refuse("an instance type revision of its own (another VM's revision)", PlainUser, with(c.web, "spec.instancetype.revisionName", "other-vm-u1.2xlarge-v1beta1-1"), "instancetype")
+	c.refuse("a preference revision of its own", PlainUser, with(c.web, "spec.preference.revisionName", "other-vm-rhel.9-1"), "preference")
+	c.refuse("a preference of an image it may not use", PlainUser, with(c.web, "spec.preference.name", "windows.11"), "preference")
+	c.refuse("a GPU without entitlement", PlainUser, with(c.web, c.tmpl+".domain.devices.gpus", []any{map[string]any{"name": "g", "deviceName": "nvidia.com/A100"}}), "devices")
+	c.refuse("a host device the lab is not entitled to", LabUser, with(c.build, c.tmpl+".domain.devices.hostDevices", []any{map[string]any{"name": "q", "deviceName": "intel.com/qat"}}), "devices")
+	c.refuse("a GPU the cluster does not permit", LabUser, with(c.build, c.tmpl+".domain.devices.gpus", []any{map[string]any{"name": "g", "deviceName": "nvidia.com/H100"}}), "devices")
+	c.refuse("another tenant's network", PlainUser, withNetwork(c.web, "lab", map[string]any{"bridge": map[string]any{}}, "lab/lab-bridge"), "networks")
+	c.refuse("an SR-IOV interface on a bridge network", LabUser, withNetwork(c.build, "fast", map[string]any{"sriov": map[string]any{}}, "lab-bridge"), "sriov")
+	c.refuse("an SR-IOV interface without an SR-IOV network", PlainUser, with(c.web, c.tmpl+".domain.devices.interfaces", []any{map[string]any{"name": "default", "sriov": map[string]any{}}}), "sriov")
+	c.refuse("a node selector of its own", PlainUser, with(c.web, c.tmpl+".nodeSelector", map[string]any{"kubernetes.io/hostname": "node-7"}), "placement")
+	c.refuse("a pool it may not use", PlainUser, with(c.web, c.tmpl+".nodeSelector", map[string]any{"node-role.kubernetes.io/virt": "", "pool.example.com/gpu": ""}), "placement")
+	c.refuse("a toleration of its own", PlainUser, with(c.web, c.tmpl+".tolerations", []any{map[string]any{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}}), "placement")
+	c.refuse("a node affinity of its own", PlainUser, with(c.web, c.tmpl+".affinity", map[string]any{"nodeAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{"nodeSelectorTerms": []any{map[string]any{"matchExpressions": []any{map[string]any{"key": "kubernetes.io/hostname", "operator": "In", "values": []any{"node-7"}}}}}}}}), "placement")
+	c.refuse("a password in inline cloud-init", PlainUser, appendTo(c.web, c.tmpl+".volumes", map[string]any{"name": "cloudinitdisk", "cloudInitNoCloud": map[string]any{"userData": "#cloud-config\npassword: hunter2\nchpasswd: {expire: false}\n"}}), "cloud-init-secrets")
+	c.refuse("a private key in base64 cloud-init", PlainUser, appendTo(c.web, c.tmpl+".volumes", map[string]any{"name": "cloudinitdisk", "cloudInitNoCloud": map[string]any{"userDataBase64": "I2Nsb3VkLWNvbmZpZwp3cml0ZV9maWxlczoKLSBjb250ZW50OiB8CiAgICAtLS0tLUJFR0lOIE9QRU5TU0ggUFJJVkFURSBLRVktLS0tLQo="}}), "cloud-init-secrets")
+	c.refuse("a container disk of its own", PlainUser, appendTo(c.web, c.tmpl+".volumes", map[string]any{"name": "tools", "containerDisk": map[string]any{"image": "quay.io/evil/tools:latest"}}), "container-disks")
+	c.refuse("a root disk from another DataSource", PlainUser, with(c.web, "spec.dataVolumeTemplates", []any{with(get(c.web, "spec.dataVolumeTemplates").([]any)[0].(map[string]any), "spec.sourceRef", map[string]any{"kind": "DataSource", "namespace": "plain", "name": "my-image"})}), "image-source")
+	c.refuse("a root disk from a URL", PlainUser, with(c.web, "spec.dataVolumeTemplates", []any{with(without(get(c.web, "spec.dataVolumeTemplates").([]any)[0].(map[string]any), "spec.sourceRef"), "spec.source", map[string]any{"http": map[string]any{"url": "https://example.com/evil.qcow2"}})}), "image-source")
+	c.refuse("a root disk on a class it may not use", PlainUser, with(c.web, "spec.dataVolumeTemplates", []any{with(get(c.web, "spec.dataVolumeTemplates").([]any)[0].(map[string]any), "spec.storage.storageClassName", "lvms-vg1")}), "storage-class")
+	c.refuse("a DataVolume template with CDI's import annotation", PlainUser, with(c.web, "spec.dataVolumeTemplates", []any{with(get(c.web, "spec.dataVolumeTemplates").([]any)[0].(map[string]any), "metadata.annotations", map[string]any{"cdi.kubevirt.io/storage.import.endpoint": "https://example.com/evil.qcow2"})}), "cdi-annotations")
+	c.refuse("a DataVolume template whose importer runs as another service account", PlainUser, with(c.web, "spec.dataVolumeTemplates", []any{with(get(c.web, "spec.dataVolumeTemplates").([]any)[0].(map[string]any), "metadata.annotations", map[string]any{"cdi.kubevirt.io/storage.pod.serviceAccountName": "builder"})}), "cdi-annotations")
+	c.refuse("evictionStrategy External", PlainUser, with(c.web, c.tmpl+".evictionStrategy", "External"), "eviction")
+	c.refuse("live migration for a VM with a GPU", LabUser, with(c.build, c.tmpl+".evictionStrategy", "LiveMigrate"), "eviction")
+	c.refuse("the cluster's live migration for a VM with a GPU (no strategy of its own)", LabUser, without(c.build, c.tmpl+".evictionStrategy"), "eviction")
+	c.refuse("live migration of a disk that is not ReadWriteMany", PlainUser, with(with(c.web, c.tmpl+".evictionStrategy", "LiveMigrate"), "spec.dataVolumeTemplates", []any{with(get(c.web, "spec.dataVolumeTemplates").([]any)[0].(map[string]any), "spec.storage.accessModes", []any{"ReadWriteOnce"})}), "eviction")
+	c.refuse("more data disks than the platform allows", PlainUser, withDataDisks(c.web, 17), "disk-limits")
+	c.refuse("out of every backup (VM label)", PlainUser, with(c.web, "metadata.labels.velero\\.io/exclude-from-backup", "true"), "backup")
+	c.refuse("a root disk out of every backup", PlainUser, with(c.web, "spec.dataVolumeTemplates", []any{with(get(c.web, "spec.dataVolumeTemplates").([]any)[0].(map[string]any), "metadata.labels.velero\\.io/exclude-from-backup", "true")}), "backup")
+	c.refuseUpdate("a VM of Git taken out of its backups", PlainUser, c.web, with(c.web, "metadata.labels.velero\\.io/exclude-from-backup", "true"), "backup")
+	c.refuseUpdate("a VM of Git given a field virtc does not write", PlainUser, c.web, with(c.web, c.tmpl+".priorityClassName", "openshift-user-critical"), "template-fields")
+}
+
+// kinds: kinds a tenant does not write.
+func (c *cases) kinds() {
+	c.refuse("a VirtualMachineInstance of its own", PlainUser, vmi("plain", "raw"), "workload-kind")
+	c.refuse("a VirtualMachineInstanceReplicaSet", PlainUser, kind("kubevirt.io/v1", "VirtualMachineInstanceReplicaSet", "plain", "rs", map[string]any{"replicas": 2, "selector": map[string]any{"matchLabels": map[string]any{"a": "b"}}, "template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"a": "b"}}, "spec": map[string]any{"domain": map[string]any{"devices": map[string]any{}}}}}), "workload-kind")
+	c.refuse("a VirtualMachinePool", PlainUser, kind("pool.kubevirt.io/v1beta1", "VirtualMachinePool", "plain", "pool", map[string]any{"replicas": 2, "selector": map[string]any{"matchLabels": map[string]any{"a": "b"}}, "virtualMachineTemplate": map[string]any{"metadata": map[string]any{"labels": map[string]any{"a": "b"}}, "spec": get(c.web, "spec")}}), "workload-kind")
+	c.refuse("a VirtualMachineInstancePreset that rewrites the tenant's VMIs", PlainUser, kind("kubevirt.io/v1", "VirtualMachineInstancePreset", "plain", "more-cpus", map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"virtc.dev/vm": "web01"}}, "domain": map[string]any{"cpu": map[string]any{"dedicatedCpuPlacement": true}, "devices": map[string]any{}}}), "workload-kind")
+	content := snapshotContent("plain", "web01-snap-content", c.web)
+	c.refuse("a VirtualMachineSnapshotContent of its own (the VM a restore would create)", PlainUser, with(content, "spec.source.virtualMachine.spec.template.spec.nodeSelector", map[string]any{"kubernetes.io/hostname": "node-7"}), "snapshot-contents")
+	c.refuseUpdate("a snapshot content edited (the VM a restore would create)", PlainUser, content, with(content, "spec.source.virtualMachine.spec.template.spec.priorityClassName", "openshift-user-critical"), "snapshot-contents")
+	c.refuse("a DataImportCron of its own", PlainUser, kind("cdi.kubevirt.io/v1beta1", "DataImportCron", "plain", "evil", map[string]any{"schedule": "0 * * * *", "managedDataSource": "evil", "template": map[string]any{"spec": map[string]any{"source": map[string]any{"registry": map[string]any{"url": "docker://quay.io/evil/disk:latest"}}}}}), "import-source")
+	c.refuse("a VolumeImportSource", PlainUser, kind("cdi.kubevirt.io/v1beta1", "VolumeImportSource", "plain", "evil", map[string]any{"source": map[string]any{"http": map[string]any{"url": "https://example.com/evil.qcow2"}}}), "import-source")
+	c.refuse("a VolumeUploadSource", PlainUser, kind("cdi.kubevirt.io/v1beta1", "VolumeUploadSource", "plain", "evil", map[string]any{"contentType": "kubevirt"}), "import-source")
+	c.refuse("a restore with patches", PlainUser, restore("plain", "patched", []any{`{"op": "add", "path": "/spec/template/spec/nodeSelector", "value": {"kubernetes.io/hostname": "node-7"}}`}, nil), "copies")
+	c.refuse("a restore that adds CDI's import annotation to the claims", PlainUser, restore("plain", "import", nil, []any{map[string]any{"volumeName": "rootdisk", "annotations": map[string]any{"cdi.kubevirt.io/storage.import.endpoint": "https://example.com/evil.qcow2"}}}), "copies")
+	c.refuse("a restore that takes the claims out of backups", PlainUser, restore("plain", "nobackup", nil, []any{map[string]any{"volumeName": "rootdisk", "labels": map[string]any{"velero.io/exclude-from-backup": "true"}}}), "copies")
+	c.refuse("a clone with patches", PlainUser, clone("plain", "patched", []any{`{"op": "replace", "path": "/spec/template/spec/domain/cpu", "value": {"dedicatedCpuPlacement": true}}`}), "copies")
+}
+
+// disks: disks and claims.
+func (c *cases) disks() {
+	c.refuse("a DataVolume from a URL", PlainUser, dataVolume("plain", "url", map[string]any{"http": map[string]any{"url": "https://example.com/evil.qcow2"}}, "ocs-external-storagecluster-ceph-rbd"), "image-source")
+	c.refuse("a DataVolume from a registry image the catalog does not pin", PlainUser, dataVolume("plain", "reg", map[string]any{"registry": map[string]any{"url": "docker://quay.io/evil/disk:latest"}}, "ocs-external-storagecluster-ceph-rbd"), "image-source")
+	c.refuse("a DataVolume cloning another tenant's claim", PlainUser, dataVolume("plain", "steal", map[string]any{"pvc": map[string]any{"namespace": "lab", "name": "build01-root"}}, "ocs-external-storagecluster-ceph-rbd"), "image-source")
+	c.refuse("a DataVolume on a class it may not use", PlainUser, dataVolume("plain", "sc", map[string]any{"blank": map[string]any{}}, "lvms-vg1"), "storage-class")
+	c.refuse("a DataVolume with CDI's import annotation", PlainUser, with(dataVolume("plain", "ann", map[string]any{"blank": map[string]any{}}, "ocs-external-storagecluster-ceph-rbd"), "metadata.annotations", map[string]any{"cdi.kubevirt.io/storage.import.endpoint": "https://example.com/evil.qcow2"}), "cdi-annotations")
+	c.refuse("a claim on a class it may not use", PlainUser, claim("plain", "sc", "lvms-vg1", nil, nil), "storage-class")
+	c.refuse("a claim CDI fills from a URL (annotation)", PlainUser, claim("plain", "imp", "ocs-external-storagecluster-ceph-rbd", map[string]any{"cdi.kubevirt.io/storage.import.endpoint": "https://example.com/evil.qcow2"}, nil), "cdi-annotations")
+	c.refuse("a claim filled by a VolumeImportSource", PlainUser, claim("plain", "pop", "ocs-external-storagecluster-ceph-rbd", nil, map[string]any{"apiGroup": "cdi.kubevirt.io", "kind": "VolumeImportSource", "name": "evil"}), "claim-source")
+	c.refuse("a claim cloning another tenant's claim", PlainUser, claim("plain", "steal", "ocs-external-storagecluster-ceph-rbd", nil, map[string]any{"kind": "PersistentVolumeClaim", "name": "build01-root", "namespace": "lab"}), "claim-source")
+	c.refuse("a claim bound to an existing volume and its data", PlainUser, with(claim("plain", "bind", "ocs-external-storagecluster-ceph-rbd", nil, nil), "spec.volumeName", "pvc-3f1e-other-tenant"), "claim-source")
+	c.refuse("a claim larger than the platform allows", PlainUser, with(claim("plain", "big", "ocs-external-storagecluster-ceph-rbd", nil, nil), "spec.resources.requests.storage", "32Ti"), "disk-limits")
 	cloned := cdiClonedClaim("plain", "web01-root")
-	refuseUpdate("a claim grown beyond what the platform allows", PlainUser, cloned, with(cloned, "spec.resources.requests.storage", "17Ti"), "disk-limits")
-	refuseUpdate("a claim given CDI's import annotation", PlainUser, cloned, with(cloned, "metadata.annotations.cdi\\.kubevirt\\.io/storage\\.import\\.endpoint", "https://example.com/evil.qcow2"), "cdi-annotations")
-	refuseUpdate("a claim taken out of backups", PlainUser, cloned, with(cloned, "metadata.labels.velero\\.io/exclude-from-backup", "true"), "backup")
-	admitUpdate("the tenant grows its root disk, a claim CDI cloned (virtc diff's advice)", PlainUser, cloned, with(cloned, "spec.resources.requests.storage", "60Gi"))
-	admitUpdate("a cluster-admin grows the same claim", ClusterAdmin, cloned, with(cloned, "spec.resources.requests.storage", "60Gi"))
-	admitUpdate("the tenant labels a claim CDI cloned", PlainUser, cloned, with(cloned, "metadata.labels.team", "blue"))
+	c.refuseUpdate("a claim grown beyond what the platform allows", PlainUser, cloned, with(cloned, "spec.resources.requests.storage", "17Ti"), "disk-limits")
+	c.refuseUpdate("a claim given CDI's import annotation", PlainUser, cloned, with(cloned, "metadata.annotations.cdi\\.kubevirt\\.io/storage\\.import\\.endpoint", "https://example.com/evil.qcow2"), "cdi-annotations")
+	c.refuseUpdate("a claim taken out of backups", PlainUser, cloned, with(cloned, "metadata.labels.velero\\.io/exclude-from-backup", "true"), "backup")
+	c.admitUpdate("the tenant grows its root disk, a claim CDI cloned (virtc diff's advice)", PlainUser, cloned, with(cloned, "spec.resources.requests.storage", "60Gi"))
+	c.admitUpdate("a cluster-admin grows the same claim", ClusterAdmin, cloned, with(cloned, "spec.resources.requests.storage", "60Gi"))
+	c.admitUpdate("the tenant labels a claim CDI cloned", PlainUser, cloned, with(cloned, "metadata.labels.team", "blue"))
+}
 
-	// Networks.
-	refuse("a network attachment of its own", PlainUser, with(without(nad, "metadata.resourceVersion"), "metadata.namespace", "plain"), "network-attachment")
-	refuseUpdate("the network attachment virtc writes, changed", LabUser, nad, with(nad, "spec.config", strings.Replace(get(nad, "spec.config").(string), `"vlan":120`, `"vlan":1`, 1)), "network-attachment")
-	refuse("a UserDefinedNetwork of its own", PlainUser, kind("k8s.ovn.org/v1", "UserDefinedNetwork", "plain", "mine", map[string]any{"topology": "Layer2", "layer2": map[string]any{"role": "Secondary", "subnets": []any{"10.200.0.0/16"}}}), "user-defined-network")
+// networks: network attachments and user-defined networks.
+func (c *cases) networks() {
+	c.refuse("a network attachment of its own", PlainUser, with(without(c.nad, "metadata.resourceVersion"), "metadata.namespace", "plain"), "network-attachment")
+	c.refuseUpdate("the network attachment virtc writes, changed", LabUser, c.nad, with(c.nad, "spec.config", strings.Replace(get(c.nad, "spec.config").(string), `"vlan":120`, `"vlan":1`, 1)), "network-attachment")
+	c.refuse("a UserDefinedNetwork of its own", PlainUser, kind("k8s.ovn.org/v1", "UserDefinedNetwork", "plain", "mine", map[string]any{"topology": "Layer2", "layer2": map[string]any{"role": "Secondary", "subnets": []any{"10.200.0.0/16"}}}), "user-defined-network")
+}
 
-	// Who writes: the guardrails judge everyone but the controllers that
-	// write for the tenant from what was judged.
-	refuse("a cluster-admin's priorityClassName", ClusterAdmin, with(web, tmpl+".priorityClassName", "openshift-user-critical"), "template-fields")
-	refuse("Argo CD writing a VM with a GPU (a repository outside virtc)", ArgoCD, with(web, tmpl+".domain.devices.gpus", []any{map[string]any{"name": "g", "deviceName": "nvidia.com/A100"}}), "devices")
-	refuse("the tenant's own service account", TenantSA, vmi("plain", "bot"), "workload-kind")
-	admit("KubeVirt's controller creates the DataVolume of a template", VirtController, dataVolume("plain", "web01-root", map[string]any{"pvc": map[string]any{"namespace": "openshift-virtualization-os-images", "name": "rhel9-a1b2c3"}}, "ocs-external-storagecluster-ceph-rbd"))
-	admit("KubeVirt's controller writes a snapshot content", VirtController, content)
-	admit("KubeVirt's controller restores the VM a content holds", VirtController, vm("restored", nil))
-	admit("virt-handler updates a VMI", VirtHandler, vmi("plain", "web01"))
-	admit("CDI's controller creates a clone's claim (populator and annotations)", CDI, cloned)
-	admit("kube-controller-manager binds a claim (volumeName)", PVBinder, with(claim("plain", "bound", "ocs-external-storagecluster-ceph-rbd", nil, nil), "spec.volumeName", "pvc-0a1b"))
-	admit("Velero restores a VM as it was backed up", Velero, with(vm("restored", nil), "metadata.labels.velero\\.io/restore-name", "web01-restore"))
+// writers: who writes. The guardrails judge everyone but the controllers
+// that write for the tenant from what was judged.
+func (c *cases) writers() {
+	content := snapshotContent("plain", "web01-snap-content", c.web)
+	cloned := cdiClonedClaim("plain", "web01-root")
+	c.refuse("a cluster-admin's priorityClassName", ClusterAdmin, with(c.web, c.tmpl+".priorityClassName", "openshift-user-critical"), "template-fields")
+	c.refuse("Argo CD writing a VM with a GPU (a repository outside virtc)", ArgoCD, with(c.web, c.tmpl+".domain.devices.gpus", []any{map[string]any{"name": "g", "deviceName": "nvidia.com/A100"}}), "devices")
+	c.refuse("the tenant's own service account", TenantSA, vmi("plain", "bot"), "workload-kind")
+	c.admit("KubeVirt's controller creates the DataVolume of a template", VirtController, dataVolume("plain", "web01-root", map[string]any{"pvc": map[string]any{"namespace": "openshift-virtualization-os-images", "name": "rhel9-a1b2c3"}}, "ocs-external-storagecluster-ceph-rbd"))
+	c.admit("KubeVirt's controller writes a snapshot content", VirtController, content)
+	c.admit("KubeVirt's controller restores the VM a content holds", VirtController, c.vm("restored", nil))
+	c.admit("virt-handler updates a VMI", VirtHandler, vmi("plain", "web01"))
+	c.admit("CDI's controller creates a clone's claim (populator and annotations)", CDI, cloned)
+	c.admit("kube-controller-manager binds a claim (volumeName)", PVBinder, with(claim("plain", "bound", "ocs-external-storagecluster-ceph-rbd", nil, nil), "spec.volumeName", "pvc-0a1b"))
+	c.admit("Velero restores a VM as it was backed up", Velero, with(c.vm("restored", nil), "metadata.labels.velero\\.io/restore-name", "web01-restore"))
 	mtvVM, mtvDV, mtvClaim := mtvMigration("plain", "legacy01")
-	admit("MTV's controller creates a migrated VM (no instance type)", Forklift, mtvVM)
-	admit("MTV's controller creates a VDDK DataVolume", Forklift, mtvDV)
-	admit("MTV's controller creates a populator claim", Forklift, mtvClaim)
-	admitUpdate("a tenant starts a VM MTV migrated (its fields kept)", PlainUser, mtvVM, with(mtvVM, "spec.runStrategy", "Always"))
-	refuseUpdate("a tenant adds a field to a VM MTV migrated", PlainUser, mtvVM, with(mtvVM, tmpl+".priorityClassName", "openshift-user-critical"), "template-fields")
-	admit("OVN-Kubernetes creates the attachment of a ClusterUserDefinedNetwork", OVNKubernetes, cudnAttachment("plain", "tenant-l2"))
-	return cs
+	c.admit("MTV's controller creates a migrated VM (no instance type)", Forklift, mtvVM)
+	c.admit("MTV's controller creates a VDDK DataVolume", Forklift, mtvDV)
+	c.admit("MTV's controller creates a populator claim", Forklift, mtvClaim)
+	c.admitUpdate("a tenant starts a VM MTV migrated (its fields kept)", PlainUser, mtvVM, with(mtvVM, "spec.runStrategy", "Always"))
+	c.refuseUpdate("a tenant adds a field to a VM MTV migrated", PlainUser, mtvVM, with(mtvVM, c.tmpl+".priorityClassName", "openshift-user-critical"), "template-fields")
+	c.admit("OVN-Kubernetes creates the attachment of a ClusterUserDefinedNetwork", OVNKubernetes, cudnAttachment("plain", "tenant-l2"))
 }
 
 // The objects the cases write.

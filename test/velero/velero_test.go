@@ -103,48 +103,7 @@ func TestVeleroRestoresVirtcBackups(t *testing.T) {
 	e.apply(objs)
 	pvs := e.provision(objs)
 
-	var dpa DPA
-	var dpaObj conformance.Object
-	for _, o := range objs {
-		if o.Kind == "DataProtectionApplication" {
-			dpaObj = o
-		}
-	}
-	if dpaObj.Name == "" {
-		t.Fatal("examples/platform emits no DataProtectionApplication")
-	}
-	e.getJSON("/apis/oadp.openshift.io/v1alpha1/namespaces/"+dpaObj.Namespace+"/dataprotectionapplications/"+dpaObj.Name, &dpa)
-	bsls := BackupStorageLocations(dpa)
-	if len(bsls) != 1 {
-		t.Fatalf("DataProtectionApplication %s: %d backup locations, want examples/platform's one", dpa.Metadata.Name, len(bsls))
-	}
-	loc := bsls[0]["spec"].(map[string]any)
-	cred := loc["credential"].(map[string]any)
-	storage := loc["objectStorage"].(map[string]any)
-	bucket, prefix := storage["bucket"].(string), storage["prefix"].(string)
-	bslName := bsls[0]["metadata"].(map[string]any)["name"].(string)
-	// the credential Secret the platform team creates beside the DPA (not
-	// in Git): the AWS shared credentials file format the plugin reads
-	e.create(map[string]any{"apiVersion": "v1", "kind": "Secret",
-		"metadata":   map[string]any{"name": cred["name"], "namespace": Namespace},
-		"stringData": map[string]any{cred["key"].(string): "[default]\naws_access_key_id=virtc\naws_secret_access_key=virtc-e2e\n"}})
-	for _, b := range bsls {
-		e.create(b)
-	}
-	e.create(Deployment(dpa))
-	if e.velero, err = StartServer(e.ctx, e.cp, e.tools(), filepath.Join(e.dir, "velero"), ServerArgs(dpa)...); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("velero log:\n%s", e.velero.Tail())
-		}
-		e.velero.Stop()
-	})
-	if err := WaitAvailable(e.ctx, e.cp, e.velero, bslName); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("BackupStorageLocation %s Available: bucket %s prefix %s at %s", bslName, bucket, prefix, e.store.URL)
+	bucket, prefix := e.startVelero(t, objs)
 
 	// 2. a backup from virtc's Schedule
 	const tenant, vmName, schedule = "payments", "ledger-db", "payments-daily"
@@ -254,6 +213,59 @@ func TestVeleroRestoresVirtcBackups(t *testing.T) {
 	if _, err := e.cp.Get(e.ctx, vmPath); err == nil {
 		t.Errorf("VM %s exists after a Restore that selects nothing", vmName)
 	}
+}
+
+// startVelero starts Velero as OADP would for the output's
+// DataProtectionApplication (its one backup location, the credential
+// Secret the platform team creates beside it, the Deployment object) and
+// waits for the location to be Available. It returns the location's
+// bucket and prefix.
+func (e *env) startVelero(t *testing.T, objs []conformance.Object) (bucket, prefix string) {
+	t.Helper()
+	var err error
+	var dpa DPA
+	var dpaObj conformance.Object
+	for _, o := range objs {
+		if o.Kind == "DataProtectionApplication" {
+			dpaObj = o
+		}
+	}
+	if dpaObj.Name == "" {
+		t.Fatal("examples/platform emits no DataProtectionApplication")
+	}
+	e.getJSON("/apis/oadp.openshift.io/v1alpha1/namespaces/"+dpaObj.Namespace+"/dataprotectionapplications/"+dpaObj.Name, &dpa)
+	bsls := BackupStorageLocations(dpa)
+	if len(bsls) != 1 {
+		t.Fatalf("DataProtectionApplication %s: %d backup locations, want examples/platform's one", dpa.Metadata.Name, len(bsls))
+	}
+	loc := bsls[0]["spec"].(map[string]any)
+	cred := loc["credential"].(map[string]any)
+	storage := loc["objectStorage"].(map[string]any)
+	bucket, prefix = storage["bucket"].(string), storage["prefix"].(string)
+	bslName := bsls[0]["metadata"].(map[string]any)["name"].(string)
+	// the credential Secret the platform team creates beside the DPA (not
+	// in Git): the AWS shared credentials file format the plugin reads
+	e.create(map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata":   map[string]any{"name": cred["name"], "namespace": Namespace},
+		"stringData": map[string]any{cred["key"].(string): "[default]\naws_access_key_id=virtc\naws_secret_access_key=virtc-e2e\n"}})
+	for _, b := range bsls {
+		e.create(b)
+	}
+	e.create(Deployment(dpa))
+	if e.velero, err = StartServer(e.ctx, e.cp, e.tools(), filepath.Join(e.dir, "velero"), ServerArgs(dpa)...); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("velero log:\n%s", e.velero.Tail())
+		}
+		e.velero.Stop()
+	})
+	if err := WaitAvailable(e.ctx, e.cp, e.velero, bslName); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("BackupStorageLocation %s Available: bucket %s prefix %s at %s", bslName, bucket, prefix, e.store.URL)
+	return bucket, prefix
 }
 
 func start(t *testing.T) *env {
