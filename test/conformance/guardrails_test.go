@@ -54,6 +54,7 @@ func TestGuardrailPolicies(t *testing.T) {
 			installEditRoles(t, c)
 			if version == platformVersions[0] {
 				t.Run("bypasses", func(t *testing.T) { checkBypasses(t, c) })
+				t.Run("compile-refusals", func(t *testing.T) { checkCompileRefusals(t, c) })
 			}
 			admitted := 0
 			for _, o := range forGuardrails(t, outputs, version) {

@@ -10,14 +10,7 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 
-	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/diag"
 	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/jsonnet"
-	"github.com/virtc/virtc/fn/render"
-	"github.com/virtc/virtc/fn/resolve"
 	"github.com/virtc/virtc/fn/rules"
 	"github.com/virtc/virtc/fn/source"
 )
@@ -87,30 +80,23 @@ func holds(t *testing.T, dir string) int {
 		t.Fatal(err)
 	}
 	t.Setenv(source.BaseEnv, abs)
-	diags := &diag.List{}
-	docs := source.Read([]string{abs}, source.Options{Evaluate: jsonnet.Options{}.Evaluate, Base: abs}, diags)
-	res := compile.Compile(docs, compile.Options{}, diags)
-	if res.Model == nil {
+	r, err := CompileRefused(abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Model == nil {
 		return 0
 	}
-	// The refusals of the stages before the rules: intents and catalogs
-	// that are malformed or name what does not exist describe no object
-	// the cluster could be asked to admit.
-	before := &diag.List{}
-	beforeDocs := source.Read([]string{abs}, source.Options{Evaluate: jsonnet.Options{}.Evaluate, Base: abs}, before)
-	set := decode.Decode(beforeDocs, false, before)
-	resolve.Resolve(set, catalog.Build(set, catalog.Options{}, before), before)
 	intentErrors := map[string]bool{}
 	intentRefused := map[string]bool{}
-	for _, d := range before.Errors() {
+	for _, d := range r.Before.Errors() {
 		intentErrors[d.String()] = true
-		if vm := vmAt(res.Model, docs, d); vm != "" {
+		if vm := r.VMAt(d); vm != "" {
 			intentRefused[vm] = true
 		}
 	}
-	policies, vmObjs := render.Unchecked(res.Model)
 	compiled := map[string]*Policy{}
-	for ns, o := range policies {
+	for ns, o := range r.Policies {
 		p := o.Body.(*admissionv1.ValidatingAdmissionPolicy)
 		c, err := Compile(p)
 		if err != nil {
@@ -121,7 +107,7 @@ func holds(t *testing.T, dir string) int {
 	// The cluster's refusals of each VM's objects, by rule.
 	cluster := map[string][]string{}
 	messages := map[string][]string{}
-	for vm, objs := range vmObjs {
+	for vm, objs := range r.VMs {
 		p := compiled[vm.Namespace]
 		if p == nil {
 			continue
@@ -142,16 +128,11 @@ func holds(t *testing.T, dir string) int {
 			}
 		}
 	}
-	compiled2 := map[string][]string{}
-	refusedVMs := map[string]bool{}
+	_, refusedVMs := r.Guardrails()
 	n := 0
-	for _, d := range diags.Errors() {
-		vm := vmAt(res.Model, docs, d)
-		if vm == "" {
-			continue
-		}
-		refusedVMs[vm] = true
-		if intentErrors[d.String()] {
+	for _, d := range r.Diags.Errors() {
+		vm := r.VMAt(d)
+		if vm == "" || intentErrors[d.String()] {
 			continue
 		}
 		if d.Rule == "" {
@@ -179,7 +160,6 @@ func holds(t *testing.T, dir string) int {
 			t.Errorf("the compile refuses VM %s by %s (%s), the cluster does not (its refusals: %v)", vm, d.Rule, d.Message, rs)
 			continue
 		}
-		compiled2[vm] = append(compiled2[vm], d.Rule)
 		n++
 	}
 	keys := make([]string, 0, len(cluster))
@@ -193,31 +173,6 @@ func holds(t *testing.T, dir string) int {
 		}
 	}
 	return n
-}
-
-// vmAt is the VM ("namespace/name") whose intent document holds the
-// diagnostic's position, or "".
-func vmAt(m *resolve.Model, docs []*source.Doc, d diag.Diagnostic) string {
-	if d.Subject != "" {
-		return d.Subject
-	}
-	var at *source.Doc
-	for _, doc := range docs {
-		if doc.File != d.File || doc.Node == nil || doc.Node.Line > d.Line {
-			continue
-		}
-		if at == nil || doc.Node.Line > at.Node.Line {
-			at = doc
-		}
-	}
-	for _, t := range m.Tenants {
-		for _, vm := range t.VMs {
-			if at != nil && vm.Doc == at {
-				return vm.Namespace + "/" + vm.Name
-			}
-		}
-	}
-	return ""
 }
 
 func notGuardrail(message string) string {
