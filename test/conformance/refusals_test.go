@@ -69,7 +69,7 @@ func checkCompileRefusals(t *testing.T, c *Cluster) {
 	for i, b := range batches {
 		t.Run(fmt.Sprintf("batch-%d", i+1), func(t *testing.T) { held += refusalsHeld(t, c, b) })
 	}
-	t.Logf("%d scenarios in %d batches: %d VMs the compile refuses by a guardrail refused by the API server, by the same rule", len(all), len(batches), held)
+	t.Logf("%d scenarios in %d batches: %d VMs the compile refuses by a guardrail refused by the API server (each object by the first rule of the policy's CEL)", len(all), len(batches), held)
 	if held == 0 {
 		t.Fatal("no refusal checked")
 	}
