@@ -361,8 +361,8 @@ func checkOutput(t *testing.T, c *Cluster, o output) int {
 	if diff != "" {
 		t.Errorf("re-applying the output would change objects:\n%s", diff)
 	}
-	if _, err := c.Apply(ctx, o.yaml); err != nil {
-		t.Fatalf("re-apply: %v", err)
+	if err := c.Reapply(ctx, objs); err != nil {
+		t.Fatal(err)
 	}
 	second, ownersAfter := liveOwnedOrFail(t, c, objs)
 	for _, obj := range objs {
@@ -392,8 +392,8 @@ func checkOutput(t *testing.T, c *Cluster, o output) int {
 	// v1.37.2, every PVC, even a minimal one). So resourceVersions are
 	// compared from the second re-apply on; the comparison above covers
 	// the first.
-	if _, err := c.Apply(ctx, o.yaml); err != nil {
-		t.Fatalf("re-apply: %v", err)
+	if err := c.Reapply(ctx, objs); err != nil {
+		t.Fatal(err)
 	}
 	third := liveOrFail(t, c, objs)
 	for _, obj := range objs {
