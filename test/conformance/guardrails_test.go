@@ -73,13 +73,7 @@ func TestGuardrailPolicies(t *testing.T) {
 // an output's creates once more per older version would repeat the same
 // judgement (about 80 of the suite's 140 outputs, a third of its time).
 func forGuardrails(t *testing.T, outputs []output, version string) []output {
-	var out []output
-	for _, o := range forVersion(t, outputs, version) {
-		if p, _ := o.platform(); p == version || version == platformVersions[0] {
-			out = append(out, o)
-		}
-	}
-	return out
+	return selectOutputs(t, outputs, version, version == platformVersions[0])
 }
 
 // installEditRoles installs KubeVirt's and CDI's edit roles and

@@ -126,29 +126,15 @@ func (c *Cluster) Apply(ctx context.Context, stream []byte) ([]Object, error) {
 
 // Reapply applies objs again as `kubectl apply --server-side
 // --field-manager=virtc --validate=strict` does, without the kubectl
-// process: per object in order, a server-side apply PATCH
-// (application/apply-patch+yaml, fieldValidation=Strict, force=false; the
-// requests kubectl v1.37.2 pkg/cmd/apply sends), every object as a dry run
-// first, then for real. The first apply of an output stays kubectl's
+// process: per object in order, kubectl's server-side apply request
+// (serverSideApply), every object as a dry run first, then for real. The first apply of an output stays kubectl's
 // (Apply): this serves the re-applies, which check that the same output
 // changes nothing, and saves their kubectl start-up (its discovery and
 // OpenAPI parse) on every output of every version.
 func (c *Cluster) Reapply(ctx context.Context, objs []Object) error {
 	for _, dryRun := range []bool{true, false} {
 		for _, o := range objs {
-			path, err := c.objectPath(ctx, o)
-			if err != nil {
-				return err
-			}
-			body, err := json.Marshal(o.Doc)
-			if err != nil {
-				return err
-			}
-			q := url.Values{"fieldManager": {FieldManager}, "fieldValidation": {"Strict"}, "force": {"false"}}
-			if dryRun {
-				q.Set("dryRun", "All")
-			}
-			if _, err := c.send(ctx, http.MethodPatch, path, q, "application/apply-patch+yaml", body, nil); err != nil {
+			if err := c.serverSideApply(ctx, o, dryRun); err != nil {
 				return fmt.Errorf("re-apply %s: %w", o, err)
 			}
 		}

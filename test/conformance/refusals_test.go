@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,17 +33,13 @@ import (
 // a VM by to the same rule of the CEL, offline, for every scenario: with
 // this, each compile refusal holds on the real server.
 func checkCompileRefusals(t *testing.T, c *Cluster) {
-	dirs, err := filepath.Glob(filepath.Join(repoRoot, "golden", "*", "errors.txt"))
+	dirs, err := vap.RefusedDirs(filepath.Join(repoRoot, "golden"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	grantWriters(t, c)
 	var all []*refusedScenario
-	for _, e := range dirs {
-		dir := filepath.Dir(e)
-		if exists(filepath.Join(dir, "command")) || exists(filepath.Join(dir, "flags")) {
-			continue
-		}
+	for _, dir := range dirs {
 		if s := refusedScenarioOf(t, dir); s != nil {
 			all = append(all, s)
 		}
@@ -73,11 +68,6 @@ func checkCompileRefusals(t *testing.T, c *Cluster) {
 	if held == 0 {
 		t.Fatal("no refusal checked")
 	}
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }
 
 func overlaps(a, b []string) bool {

@@ -190,6 +190,26 @@ func (c *Cluster) create(ctx context.Context, o Object, dryRun bool, header http
 	return err
 }
 
+// serverSideApply applies o as one request of `kubectl apply --server-side
+// --field-manager=virtc --validate=strict` (kubectl v1.37.2 pkg/cmd/apply):
+// an apply PATCH, fieldValidation=Strict, force=false.
+func (c *Cluster) serverSideApply(ctx context.Context, o Object, dryRun bool) error {
+	path, err := c.objectPath(ctx, o)
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(o.Doc)
+	if err != nil {
+		return err
+	}
+	q := url.Values{"fieldManager": {FieldManager}, "fieldValidation": {"Strict"}, "force": {"false"}}
+	if dryRun {
+		q.Set("dryRun", "All")
+	}
+	_, err = c.send(ctx, http.MethodPatch, path, q, "application/apply-patch+yaml", body, nil)
+	return err
+}
+
 // remove deletes o as `kubectl delete --wait=false` does (background
 // propagation); with ignoreMissing, as with --ignore-not-found, an absent
 // object is no error.

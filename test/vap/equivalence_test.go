@@ -1,7 +1,6 @@
 package vap
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -50,21 +49,13 @@ var notGuardrails = map[string]string{
 // rule of the tenant's policy, as the API server evaluates it), and the
 // cluster refuses no VM the compile admits.
 func TestCompileRefusalsHoldInTheCluster(t *testing.T) {
-	dirs, err := filepath.Glob("../../golden/*/errors.txt")
+	dirs, err := RefusedDirs("../../golden")
 	if err != nil {
 		t.Fatal(err)
 	}
 	held := 0
-	for _, e := range dirs {
-		dir := filepath.Dir(e)
-		name := filepath.Base(dir)
-		if _, err := os.Stat(filepath.Join(dir, "command")); err == nil {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(dir, "flags")); err == nil {
-			continue
-		}
-		t.Run(name, func(t *testing.T) { held += holds(t, dir) })
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) { held += holds(t, dir) })
 	}
 	t.Logf("%d refusals of guardrails held by the cluster's policies", held)
 	if held == 0 {
@@ -87,14 +78,7 @@ func holds(t *testing.T, dir string) int {
 	if r.Model == nil {
 		return 0
 	}
-	intentErrors := map[string]bool{}
-	intentRefused := map[string]bool{}
-	for _, d := range r.Before.Errors() {
-		intentErrors[d.String()] = true
-		if vm := r.VMAt(d); vm != "" {
-			intentRefused[vm] = true
-		}
-	}
+	intentErrors, intentRefused := r.IntentRefusals()
 	compiled := map[string]*Policy{}
 	for ns, o := range r.Policies {
 		p := o.Body.(*admissionv1.ValidatingAdmissionPolicy)

@@ -2,6 +2,7 @@ package vap
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -32,6 +33,30 @@ type Refused struct {
 	Policies map[string]emit.Object
 	// VMs are each VM's objects (its data disks and the VM).
 	VMs map[*resolve.VM][]emit.Object
+}
+
+// RefusedDirs are the golden scenarios (below golden) the compile refuses
+// on its own inputs: those with an errors.txt, less those run as another
+// command or with flags.
+func RefusedDirs(golden string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(golden, "*", "errors.txt"))
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for _, f := range files {
+		dir := filepath.Dir(f)
+		if exists(filepath.Join(dir, "command")) || exists(filepath.Join(dir, "flags")) {
+			continue
+		}
+		dirs = append(dirs, dir)
+	}
+	return dirs, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // CompileRefused compiles the golden scenario in dir. Its Model is nil
@@ -82,6 +107,20 @@ func (r *Refused) VMAt(d diag.Diagnostic) string {
 	return ""
 }
 
+// IntentRefusals are the refusals of decoding and resolving (by their
+// text), and the VMs ("namespace/name") they concern: intents and
+// catalogs that are malformed or name what does not exist.
+func (r *Refused) IntentRefusals() (errs, vms map[string]bool) {
+	errs, vms = map[string]bool{}, map[string]bool{}
+	for _, d := range r.Before.Errors() {
+		errs[d.String()] = true
+		if vm := r.VMAt(d); vm != "" {
+			vms[vm] = true
+		}
+	}
+	return errs, vms
+}
+
 // Guardrails are the rules of guardrails by which the compile refuses
 // each VM ("namespace/name"), and Refused every VM it refuses at all.
 func (r *Refused) Guardrails() (guardrails map[string][]string, refused map[string]bool) {
@@ -89,10 +128,7 @@ func (r *Refused) Guardrails() (guardrails map[string][]string, refused map[stri
 	if r.Model == nil {
 		return guardrails, refused
 	}
-	intentErrors := map[string]bool{}
-	for _, d := range r.Before.Errors() {
-		intentErrors[d.String()] = true
-	}
+	intentErrors, _ := r.IntentRefusals()
 	for _, d := range r.Diags.Errors() {
 		vm := r.VMAt(d)
 		if vm == "" {
