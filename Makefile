@@ -148,16 +148,20 @@ admission: build
 	cd test/admission && VIRTC_BIN=$(CURDIR)/bin/virtc $(GO) test -count=1 -timeout 30m ./...
 
 ## conformance-tools: etcd, kube-apiserver and kubectl built from the Go
-## module proxy, then kube-controller-manager of the same Kubernetes (for
-## e2e-argocd), cached by version in ${XDG_CACHE_HOME:-~/.cache}/virtc-tools
-## (cold: 13-19 minutes on 2 cores, kube-controller-manager about 10 more;
-## cached: seconds)
+## module proxy, cached by version in ${XDG_CACHE_HOME:-~/.cache}/virtc-tools
+## (cold: 13-19 minutes on 2 cores; cached: seconds)
+## kcm-tools: kube-controller-manager of the same Kubernetes, for the
+## suites with controllers (after conformance-tools, whose build cache it
+## shares: about 5 minutes more), not make conformance
 KUBE_VERSION  := v1.37.2
 ETCD_VERSION  := v3.7.3
 export KUBE_VERSION ETCD_VERSION
 
+.PHONY: kcm-tools
 conformance-tools:
-	GO=$(GO) nice -n 15 test/conformance/tools/build.sh all
+	GO=$(GO) nice -n 15 test/conformance/tools/build.sh control-plane
+kcm-tools:
+	GO=$(GO) nice -n 15 test/conformance/tools/build.sh kcm
 
 ## argocd-tools: a real Argo CD (CLI, API server, repo-server, CMP server,
 ## application controller, ApplicationSet controller in one binary) built from the Go module proxy with Go 1.27,
@@ -175,7 +179,7 @@ argocd-tools:
 ## kube-controller-manager, in-cluster and east with KubeVirt's virt-api and
 ## virt-controller and CDI's cdi-controller (test/argocd; a few minutes once
 ## the tools are cached)
-e2e-argocd: tools conformance-tools argocd-tools controllers-tools olm-tools cdi-tools boot-launcher
+e2e-argocd: tools conformance-tools kcm-tools argocd-tools controllers-tools olm-tools cdi-tools boot-launcher
 	VIRTC_E2E_ARGOCD=1 $(GO) test -count=1 -timeout 45m -v -run 'TestArgoCD$$' ./test/argocd/
 
 ## e2e-drills: virtc's restore plans run as a person runs them (bash, with
@@ -188,7 +192,7 @@ e2e-argocd: tools conformance-tools argocd-tools controllers-tools olm-tools cdi
 ## tracking step fail the checks
 ## (test/argocd TestRestoreDrill; about 6 minutes once the tools are cached)
 .PHONY: e2e-drills
-e2e-drills: tools conformance-tools argocd-tools controllers-tools olm-tools cdi-tools velero-tools
+e2e-drills: tools conformance-tools kcm-tools argocd-tools controllers-tools olm-tools cdi-tools velero-tools
 	VIRTC_E2E_ARGOCD=1 $(GO) test -count=1 -timeout 20m -v -run 'TestRestoreDrill$$' ./test/argocd/
 
 ## controllers-tools: KubeVirt's real virt-controller and virt-api built from
@@ -236,7 +240,7 @@ velero-tools:
 ## object store on loopback: the DPA's location Available, a backup from
 ## virtc's Schedule holding what it selects, the restore plan's Restore
 ## (test/velero)
-e2e-velero: conformance-tools velero-tools
+e2e-velero: conformance-tools kcm-tools velero-tools
 	VIRTC_E2E_VELERO=1 $(GO) test -count=1 -timeout 15m -v ./test/velero/
 
 ## e2e-controllers: virtc's output handled by the real controllers beside a
@@ -247,7 +251,7 @@ e2e-velero: conformance-tools velero-tools
 ## (test/controllers); the Platform installed and upgraded by OLM's own
 ## resolver and InstallPlans from a catalog generated from virtc's version
 ## table, approved by virtc's approver (test/olm)
-e2e-controllers: conformance-tools controllers-tools olm-tools cdi-tools
+e2e-controllers: conformance-tools kcm-tools controllers-tools olm-tools cdi-tools
 	VIRTC_E2E_CONTROLLERS=1 $(GO) test -count=1 -timeout 20m -v ./test/controllers/ ./test/olm/
 
 ## conformance: every golden output and example output applied to a real

@@ -24,7 +24,7 @@ func FindControllerManager() (string, error) {
 	bin := envOr("KUBE_CONTROLLER_MANAGER_BIN",
 		filepath.Join(cache, "kcm-"+envOr("KUBE_VERSION", DefaultKubeVersion), "kube-controller-manager"))
 	if st, err := os.Stat(bin); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-		return bin, fmt.Errorf("kube-controller-manager missing at %s (build it with `make conformance-tools`)", bin)
+		return bin, fmt.Errorf("kube-controller-manager missing at %s (build it with `make kcm-tools`)", bin)
 	}
 	return bin, nil
 }

@@ -13,7 +13,8 @@
 # k8s.io/kubernetes and replaces every staging module (read from
 # kubernetes' own go.mod in the module cache) with its published version.
 #
-# Usage: build.sh [kube|kcm|etcd|all]   (default all; prints the cache dirs)
+# Usage: build.sh [kube|kcm|etcd|control-plane|all]   (default all;
+# control-plane is etcd and kube; prints the cache dirs)
 set -euo pipefail
 
 KUBE_VERSION="${KUBE_VERSION:-v1.37.2}"
@@ -147,6 +148,7 @@ case "$what" in
   kube) build_kube ;;
   kcm) build_kcm ;;
   etcd) build_etcd ;;
+  control-plane) build_etcd; build_kube ;;
   all) build_etcd; build_kube; build_kcm ;;
-  *) echo "usage: $0 [kube|kcm|etcd|all]" >&2; exit 2 ;;
+  *) echo "usage: $0 [kube|kcm|etcd|control-plane|all]" >&2; exit 2 ;;
 esac
