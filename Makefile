@@ -10,7 +10,7 @@ KUSTOMIZE_VERSION   := v5.8.2
 # checks and unit-tests the alerting rules virtc generates.
 PROMTOOL_VERSION    := v0.316.0
 VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS       := -s -w -X github.com/virtc/virtc/fn/cli.Version=$(VERSION)
+LDFLAGS       := -s -w -X github.com/virtc/virtc/internal/cli.Version=$(VERSION)
 export VIRTC_SCHEMAS ?= $(abspath $(CURDIR)/../shared/schemas-upstream)
 export PATH   := $(TOOLS):$(PATH)
 
@@ -18,7 +18,7 @@ export PATH   := $(TOOLS):$(PATH)
 .PHONY: conformance conformance-tools admission
 
 # Fuzz targets: package and function.
-FUZZ_TARGETS := ./fn/compile:FuzzCompile ./fn/decode:FuzzDecode ./fn/emit:FuzzScalarRoundTrip ./fn/source:FuzzFastParse ./fn/emit:FuzzNeedsQuotes ./fn/decode:FuzzNameChecks ./fn/emit:FuzzDecodeGeneric ./fn/importer:FuzzMarshalGeneric
+FUZZ_TARGETS := ./internal/compile:FuzzCompile ./internal/decode:FuzzDecode ./internal/emit:FuzzScalarRoundTrip ./internal/source:FuzzFastParse ./internal/emit:FuzzNeedsQuotes ./internal/decode:FuzzNameChecks ./internal/emit:FuzzDecodeGeneric ./internal/importer:FuzzMarshalGeneric
 FUZZTIME ?= 2m
 
 all: build
@@ -59,13 +59,13 @@ fuzz-short:
 vet:
 	$(GO) vet ./...
 
-## generate: the JSON Schemas in schemas/, from the Go types of fn/api, and
+## generate: the JSON Schemas in schemas/, from the Go types of api, and
 ## the builtin sizes and preferences in catalog/common-instancetypes.yaml,
 ## from the common-instancetypes bundle of KubeVirt (go mod download), and
 ## prometheus-operator's PrometheusRule and AlertmanagerConfig CRDs in
 ## test/schemas/prometheus-operator, from its module (go mod download)
 generate:
-	$(GO) run ./cmd/schemagen -api fn/api -out schemas
+	$(GO) run ./cmd/schemagen -api api -out schemas
 	$(GO) run ./cmd/instancetypegen -out catalog/common-instancetypes.yaml
 	$(GO) run ./cmd/promcrdgen -out test/schemas/prometheus-operator
 

@@ -27,7 +27,7 @@ type Evidence struct {
 type EvidenceSpec struct {
 	// Check is the identifier of the check of the matrix this evidence
 	// satisfies, as a requirement's check names it: one of the eligibility
-	// matrix's (fn/eligibility/matrix.yaml: migration-test,
+	// matrix's (internal/eligibility/matrix.yaml: migration-test,
 	// network-failover, security-review, storage-validation,
 	// worker-role-design, node-drain-test, capacity-plan,
 	// supportability-review), one the platform's catalog defines

@@ -1,3 +1,7 @@
+// Package bench holds the stage benchmarks (make bench-stages): one fleet
+// carried through every stage of the compile, each benchmark timing its own
+// stage on the previous stage's real output. The driver behind make bench
+// is internal/bench.
 package bench
 
 import (
@@ -8,16 +12,17 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/fleet"
-	"github.com/virtc/virtc/fn/render"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/rules"
-	"github.com/virtc/virtc/fn/source"
+	harness "github.com/virtc/virtc/internal/bench"
+	"github.com/virtc/virtc/internal/catalog"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/fleet"
+	"github.com/virtc/virtc/internal/render"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/rules"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // benchSizes are the fleet sizes of the stage benchmarks, in VMs.
@@ -41,13 +46,8 @@ var (
 	tmpRoot  string
 )
 
-// TestMain removes the fleets written for the source benchmarks. Started
-// with BENCH_HELPER set, the test binary is instead a process for the
-// driver to measure (see helper in driver_test.go).
+// TestMain removes the fleets written for the source benchmarks.
 func TestMain(m *testing.M) {
-	if mode := os.Getenv("BENCH_HELPER"); mode != "" {
-		os.Exit(helper(mode))
-	}
 	code := m.Run()
 	if tmpRoot != "" {
 		os.RemoveAll(tmpRoot)
@@ -69,7 +69,7 @@ func prepare(b *testing.B, vms int) *stages {
 		}
 	}
 	s := &stages{dir: filepath.Join(tmpRoot, fmt.Sprint(vms))}
-	files, err := fleet.Write(s.dir, FleetOptions(vms))
+	files, err := fleet.Write(s.dir, harness.FleetOptions(vms))
 	if err != nil {
 		b.Fatal(err)
 	}

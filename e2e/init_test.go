@@ -11,7 +11,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
-	"github.com/virtc/virtc/fn/initrepo"
+	"github.com/virtc/virtc/internal/initrepo"
 )
 
 // TestCMPInit runs the Argo CD wiring `virtc init` writes the way

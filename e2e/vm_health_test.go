@@ -71,7 +71,7 @@ var vmHealthCases = []vmHealthCase{
 	// Ready once the guest runs).
 	{"running, ready", vmObj("Always", false, vmStatus("Running", true, true, readyTrue, agentUp)), "Healthy", "Running", ""},
 	// virtc adds a guest-agent readiness probe for images with the agent
-	// (fn/render/placement.go): while the guest boots, or when its agent
+	// (internal/render/placement.go): while the guest boots, or when its agent
 	// does not answer, the pod is not Ready and neither is the VM.
 	{"running, guest not ready yet", vmObj("Always", false, vmStatus("Running", true, false, podNotReady)), "Healthy", "Running, guest not ready (ContainersNotReady: containers with unready status: [compute]); guest agent not connected", "Progressing"},
 	{"running, agent up, probe failing", vmObj("Always", false, vmStatus("Running", true, false, podNotReady, agentUp)), "Healthy", "guest not ready", "Progressing"},
@@ -85,8 +85,8 @@ var vmHealthCases = []vmHealthCase{
 	// (argo-cd PR #29664); every release before says Suspended.
 	{"halted", vmObj("Halted", false, vmStatus("Stopped", false, false, noVMI)), "Healthy", "Stopped as declared (runStrategy Halted)", ""},
 	{"halted, no status yet", vmObj("Halted", false, nil), "Progressing", "waiting for KubeVirt", ""},
-	// A retired VM: fn/resolve sets runStrategy Halted and
-	// fn/render labels it virtc.dev/retired.
+	// A retired VM: internal/resolve sets runStrategy Halted and
+	// internal/render labels it virtc.dev/retired.
 	{"retired", vmObj("Halted", true, vmStatus("Stopped", false, false, noVMI)), "Healthy", "Retired: stopped", ""},
 	{"retired, still stopping", vmObj("Halted", true, vmStatus("Stopping", true, false, guestNotReady)), "Progressing", "Stopping (runStrategy Halted)", ""},
 	// RerunOnFailure / Once after the guest shut itself down: the VMI

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/virtc/virtc/fn/cli"
+	"github.com/virtc/virtc/internal/cli"
 	"github.com/virtc/virtc/test/conform"
 )
 

@@ -11,10 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/jsonnet"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/jsonnet"
+	"github.com/virtc/virtc/internal/source"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/fleet-jsonnet.yaml from examples/fleet-jsonnet")

@@ -28,8 +28,8 @@ import (
 	"github.com/google/go-jsonnet"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/virtc/virtc/fn/cli"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/cli"
+	"github.com/virtc/virtc/internal/source"
 	"github.com/virtc/virtc/test/conform"
 )
 

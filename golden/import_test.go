@@ -12,9 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/virtc/virtc/fn/cli"
-	"github.com/virtc/virtc/fn/diff"
-	"github.com/virtc/virtc/fn/live"
+	"github.com/virtc/virtc/internal/cli"
+	"github.com/virtc/virtc/internal/diff"
+	"github.com/virtc/virtc/internal/live"
 	"github.com/virtc/virtc/test/conform"
 )
 
@@ -350,7 +350,7 @@ func withSize(t *testing.T, file, name, size string) string {
 }
 
 // diff --live classifies a size difference as virtc diff does
-// (fn/diff/kubevirt.go sizeChange, after KubeVirt v1.8.4
+// (internal/diff/kubevirt.go sizeChange, after KubeVirt v1.8.4
 // pkg/virt-controller/watch/vm/vm.go handleCPUChangeRequest and
 // handleMemoryHotplugRequest): web01 runs as u1.large (2 vCPUs, 8Gi) and
 // Git says u1.medium (1 vCPU, 4Gi): KubeVirt hot-unplugs neither CPU
@@ -405,7 +405,7 @@ func writeList(t *testing.T, items []any) string {
 // TestImportIsDeterministic imports import/mixed-key-order, whose intent
 // has a map (spec.macAddresses) keyed net1b, net6 and net16, keys on which
 // yaml.v2's order is not transitive, many times: every run writes
-// expected/ byte for byte (fn/yamlorder). With sigs.k8s.io/yaml's
+// expected/ byte for byte (internal/yamlorder). With sigs.k8s.io/yaml's
 // JSONToYAML the keys came out in an order that changed from run to run.
 func TestImportIsDeterministic(t *testing.T) {
 	dir := filepath.Join(importDir, "mixed-key-order")

@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/virtc/virtc/fn/cli"
-	"github.com/virtc/virtc/fn/initrepo"
+	"github.com/virtc/virtc/internal/cli"
+	"github.com/virtc/virtc/internal/initrepo"
 	"github.com/virtc/virtc/test/conform"
 )
 
@@ -246,7 +246,7 @@ func TestInitSidecarPatchIsTheExample(t *testing.T) {
 		}
 		return s[i:]
 	}
-	tmpl := body("fn/initrepo/templates/argocd/repo-server-patch.yaml")
+	tmpl := body("internal/initrepo/templates/argocd/repo-server-patch.yaml")
 	if !strings.Contains(tmpl, "image: REGISTRY/virtc@sha256:SET-ME") {
 		t.Errorf("init's repo-server patch does not ask for the image to be set")
 	}

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/virtc/virtc/bench"
+	"github.com/virtc/virtc/internal/bench"
 )
 
 func main() {

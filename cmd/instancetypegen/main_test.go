@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/virtc/virtc/fn/versions"
+	"github.com/virtc/virtc/internal/versions"
 )
 
 // TestGeneratedCatalogIsCurrent holds catalog/common-instancetypes.yaml to

@@ -19,7 +19,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/virtc/virtc/cmd/k8sschemagen/convert"
+	"github.com/virtc/virtc/cmd/k8sschemagen/internal/convert"
 )
 
 func main() {

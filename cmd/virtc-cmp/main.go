@@ -1,6 +1,6 @@
 // Command virtc-cmp is the generate command of virtc's Argo CD config
 // management plugin (examples/argocd/plugin.yaml): it answers a call the
-// plugin's output cache holds (package fn/cmp) and otherwise runs
+// plugin's output cache holds (package internal/cmp) and otherwise runs
 // `virtc cmp` with the same arguments and environment, in its place (exec:
 // the same process, the same standard streams, virtc's exit status).
 //
@@ -15,9 +15,9 @@
 // millisecond, but starting virtc's 30 MB binary costs 2 to 3 ms of CPU
 // before any of it (the runtime's own start-up grows with the binary: its
 // function table is checked and its itabs and GC programs laid out, then
-// dozens of packages are initialised even when package fn/cmp/hit answers
+// dozens of packages are initialised even when package internal/cmp/hit answers
 // from virtc's init). This command links the standard library and
-// package fn/cmp only.
+// package internal/cmp only.
 package main
 
 import (
@@ -26,7 +26,7 @@ import (
 	"path"
 	"syscall"
 
-	"github.com/virtc/virtc/fn/cmp"
+	"github.com/virtc/virtc/internal/cmp"
 )
 
 func main() {

@@ -11,10 +11,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/virtc/virtc/fn/cli"
+	"github.com/virtc/virtc/internal/cli"
 	// As in command virtc: a cached `virtc cmp` is answered in init.
-	_ "github.com/virtc/virtc/fn/cmp/hit"
-	"github.com/virtc/virtc/fn/fleet"
+	_ "github.com/virtc/virtc/internal/cmp/hit"
+	"github.com/virtc/virtc/internal/fleet"
 )
 
 // The test binary is both commands, by the name it runs under: copied to

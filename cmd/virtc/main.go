@@ -5,9 +5,9 @@ package main
 import (
 	"os"
 
-	"github.com/virtc/virtc/fn/cli"
+	"github.com/virtc/virtc/internal/cli"
 	// Answers a cached `virtc cmp` call before the rest is initialised.
-	_ "github.com/virtc/virtc/fn/cmp/hit"
+	_ "github.com/virtc/virtc/internal/cmp/hit"
 )
 
 func main() {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/virtc/virtc/fn/fleet"
+	"github.com/virtc/virtc/internal/fleet"
 )
 
 // The test binary is virtc when asked: hit's init runs in it as in

@@ -4,7 +4,7 @@
 // and make e2e-argocd run. The repo-server patch is not embedded: it holds
 // the digest of virtc's own image, which would then change with every pin
 // (make image-pin) and never match; init's template of it
-// (fn/initrepo/templates/argocd) is held to it by golden/init_test.go.
+// (internal/initrepo/templates/argocd) is held to it by golden/init_test.go.
 package argocd
 
 import "embed"

@@ -20,11 +20,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/eligibility"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/sizing"
-	"github.com/virtc/virtc/fn/versions"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/eligibility"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/sizing"
+	"github.com/virtc/virtc/internal/versions"
 )
 
 // Where the rules go and what they are called.

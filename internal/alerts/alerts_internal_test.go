@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/api"
 )
 
 func TestCronInterval(t *testing.T) {

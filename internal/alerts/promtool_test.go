@@ -16,14 +16,14 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/virtc/virtc/fn/alerts"
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/sizing"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/alerts"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/sizing"
+	"github.com/virtc/virtc/internal/source"
 	"github.com/virtc/virtc/test/conform"
 )
 

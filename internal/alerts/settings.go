@@ -11,8 +11,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/virtc/virtc/api"
 	defaults "github.com/virtc/virtc/catalog"
-	"github.com/virtc/virtc/fn/api"
 )
 
 // Settings are the thresholds and severities in force: the default

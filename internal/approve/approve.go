@@ -34,7 +34,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/virtc/virtc/fn/versions"
+	"github.com/virtc/virtc/internal/versions"
 )
 
 // Plan is what the approver reads of an InstallPlan.

@@ -74,7 +74,7 @@ type bundle struct{ name, replaces, skipRange string }
 // minor's z-streams, each replacing the one before and skipping the
 // earlier ones of its minor, a minor's first bundle replacing the previous
 // minor's last (4.20.21, 4.21.8). It is written out here, not taken from
-// fn/versions, so that the approver is tested against OLM's rules rather
+// internal/versions, so that the approver is tested against OLM's rules rather
 // than against its own model. Red Hat may have published z-streams the
 // version table does not know yet (4.22.7).
 func hcoCatalog(head string) []bundle {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/virtc/virtc/fn/fleet"
+	"github.com/virtc/virtc/internal/fleet"
 )
 
 // Config is one benchmark session.

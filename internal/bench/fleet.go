@@ -1,9 +1,10 @@
-// Package bench measures virtc: stage benchmarks (go test -bench) on
-// generated fleets, and the driver behind `make bench`, which times whole
-// processes (virtc build, kustomize with and without virtc) side by side.
+// Package bench is the driver behind `make bench` (cmd/benchrun), which
+// times whole processes (virtc build, kustomize with and without virtc)
+// side by side on generated fleets, and the shape of those fleets, which
+// the stage benchmarks in bench/ share.
 package bench
 
-import "github.com/virtc/virtc/fn/fleet"
+import "github.com/virtc/virtc/internal/fleet"
 
 // VMsPerTenant is the average tenant size of benchmark fleets.
 const VMsPerTenant = 20

@@ -13,7 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/virtc/virtc/fn/fleet"
+	"github.com/virtc/virtc/internal/fleet"
 )
 
 // FnRow is one fleet of the function-against-build comparison: virtc build

@@ -15,7 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/virtc/virtc/fn/fleet"
+	"github.com/virtc/virtc/internal/fleet"
 )
 
 // Mode names, in table order.

@@ -13,11 +13,11 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/jsonnet"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/jsonnet"
+	"github.com/virtc/virtc/internal/source"
 
 	defaults "github.com/virtc/virtc/catalog"
 )

@@ -3,7 +3,7 @@ package catalog
 import (
 	"fmt"
 
-	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/internal/diag"
 )
 
 // checkPlacement verifies that worker pools name profiles of the catalog

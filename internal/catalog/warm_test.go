@@ -4,8 +4,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/diag"
 )
 
 // TestQuantitiesReadOnlyAfterBuild formats every size's memory from many

@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/virtc/virtc/fn/approve"
+	"github.com/virtc/virtc/internal/approve"
 )
 
 // runApprove is `virtc approve-installplan`, what the approver Job of a

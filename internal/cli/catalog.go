@@ -7,13 +7,13 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/versions"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/catalog"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/versions"
 )
 
 // catalogView is what `virtc catalog` shows, also as JSON.

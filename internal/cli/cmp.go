@@ -8,12 +8,12 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/virtc/virtc/fn/cmp"
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/krm"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/cmp"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/krm"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // environ is the process environment; a variable so tests can set it.
@@ -41,7 +41,7 @@ func runCMPEnv(args, env []string, stdin io.Reader, stdout, stderr io.Writer) in
 		return ExitUsage
 	}
 	// A call the cache answers reads no input (the hook in package
-	// fn/cmp/hit answers most before virtc is initialised).
+	// internal/cmp/hit answers most before virtc is initialised).
 	call, cached := cmp.Prepare(args, env)
 	if cached {
 		if served, err := call.Serve(stdout, stderr); served {

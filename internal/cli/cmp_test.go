@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/virtc/virtc/fn/krm"
+	"github.com/virtc/virtc/internal/krm"
 )
 
 // The Argo CD plugin runs in the application's directory of a repository

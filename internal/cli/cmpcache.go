@@ -10,15 +10,15 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 
-	"github.com/virtc/virtc/fn/cmp"
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/model"
+	"github.com/virtc/virtc/internal/cmp"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/model"
 )
 
 // CacheEnv names the directory of the plugin's output cache
-// (cmp.CacheEnv; package fn/cmp describes the cache).
+// (cmp.CacheEnv; package internal/cmp describes the cache).
 const CacheEnv = cmp.CacheEnv
 
 // splitTenant removes --tenant from build's flags (those before "--")

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/virtc/virtc/fn/cmp"
-	"github.com/virtc/virtc/fn/fleet"
+	"github.com/virtc/virtc/internal/cmp"
+	"github.com/virtc/virtc/internal/fleet"
 )
 
 // cmpRun runs the plugin's generate in the working directory with the

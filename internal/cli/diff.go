@@ -7,12 +7,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/diff"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/jsonnet"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/diff"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/jsonnet"
 )
 
 // Colour modes of --color.

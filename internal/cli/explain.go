@@ -8,10 +8,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/schema"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/schema"
 	"github.com/virtc/virtc/schemas"
 )
 

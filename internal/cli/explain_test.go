@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/schema"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/schema"
 	"github.com/virtc/virtc/schemas"
 )
 

@@ -5,11 +5,11 @@ import (
 	"io"
 	"strings"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/eligibility"
-	"github.com/virtc/virtc/fn/yamlorder"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/eligibility"
+	"github.com/virtc/virtc/internal/yamlorder"
 )
 
 // runFacts prints the PlatformFacts of the Platform among the inputs: the

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/virtc/virtc/fn/fleet"
+	"github.com/virtc/virtc/internal/fleet"
 )
 
 // runGenFleet writes a seeded synthetic fleet for benchmarks and load tests.

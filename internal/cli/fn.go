@@ -6,8 +6,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/krm"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/krm"
 )
 
 // runFn runs virtc as a KRM function. kustomize and kpt exec a function

@@ -6,13 +6,13 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/diff"
-	"github.com/virtc/virtc/fn/importer"
-	"github.com/virtc/virtc/fn/live"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/catalog"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/diff"
+	"github.com/virtc/virtc/internal/importer"
+	"github.com/virtc/virtc/internal/live"
 )
 
 // reportFile is the import report written beside the intents (not a YAML

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 
-	"github.com/virtc/virtc/fn/initrepo"
+	"github.com/virtc/virtc/internal/initrepo"
 )
 
 // dnsLabel is a Kubernetes namespace name (RFC 1123 label): what a tenant

@@ -8,14 +8,14 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/virtc/virtc/fn/alerts"
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/eligibility"
-	"github.com/virtc/virtc/fn/model"
-	"github.com/virtc/virtc/fn/placement"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/alerts"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/eligibility"
+	"github.com/virtc/virtc/internal/model"
+	"github.com/virtc/virtc/internal/placement"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 // vmReport is one row of `virtc report`, also its JSON form.

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/virtc/virtc/fn/model"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/rules"
+	"github.com/virtc/virtc/internal/model"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/rules"
 )
 
 // guardrailsReport says which of virtc's rules the cluster itself

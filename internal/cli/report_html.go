@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/placement"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/sizing"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/placement"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/sizing"
 )
 
 // reportHTMLText is the page `virtc report --format html` writes: one

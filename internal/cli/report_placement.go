@@ -5,10 +5,10 @@ import (
 	"io"
 	"strings"
 
-	"github.com/virtc/virtc/fn/model"
-	"github.com/virtc/virtc/fn/placement"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/sizing"
+	"github.com/virtc/virtc/internal/model"
+	"github.com/virtc/virtc/internal/placement"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/sizing"
 )
 
 func guestHealth(vm *resolve.VM) string {

@@ -5,9 +5,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/schema"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/schema"
 	"github.com/virtc/virtc/schemas"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/virtc/virtc/fn/warnings"
+	"github.com/virtc/virtc/internal/warnings"
 )
 
 func lastDoc(t *testing.T, out string) map[string]any {

@@ -9,16 +9,16 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 
-	"github.com/virtc/virtc/fn/alerts"
-	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/model"
-	"github.com/virtc/virtc/fn/render"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/rules"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/alerts"
+	"github.com/virtc/virtc/internal/catalog"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/model"
+	"github.com/virtc/virtc/internal/render"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/rules"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // Options configure a compile.

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/source"
 )
 
 func examplesDir(name string) string {

@@ -8,8 +8,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // seeds adds every golden input file as a seed.

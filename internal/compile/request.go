@@ -5,11 +5,11 @@ import (
 	"slices"
 	"time"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/jsonnet"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/jsonnet"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // Request is one compile as every entry point asks for it: the options of

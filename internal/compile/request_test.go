@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // A Request compiles what its options say, as the options of a compile

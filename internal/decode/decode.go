@@ -8,10 +8,10 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/par"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/par"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // Tenant is a decoded Tenant with the document it came from.
@@ -79,7 +79,7 @@ var kindTypes = map[string]reflect.Type{
 	"Compiler":        reflect.TypeFor[api.Compiler](),
 }
 
-// Into decodes one document strictly into v (a pointer to an fn/api type),
+// Into decodes one document strictly into v (a pointer to an api type),
 // with the same rules and messages as every other virtc document. It
 // reports whether the document decoded without structural errors.
 func Into(doc *source.Doc, v any, diags *diag.List) bool {

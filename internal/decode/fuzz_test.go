@@ -3,8 +3,8 @@ package decode
 import (
 	"testing"
 
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // Decoding any bytes reports problems with a file and field, and never

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/api"
 )
 
 // workerPool checks a pool's own values; references to profiles are

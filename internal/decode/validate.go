@@ -14,8 +14,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // reservedDiskNames are volume names virtc uses itself.

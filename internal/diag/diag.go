@@ -43,7 +43,7 @@ type Diagnostic struct {
 	// Field is the field path inside the object, for example spec.disks[0].size.
 	Field   string
 	Message string
-	// Rule names the guardrail (fn/rules) whose compile-time check made
+	// Rule names the guardrail (internal/rules) whose compile-time check made
 	// this refusal: the cluster's policy refuses the same object by the
 	// same rule. Empty for a problem that is not a guardrail's.
 	Rule string

@@ -15,11 +15,11 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/eligibility"
-	"github.com/virtc/virtc/fn/placement"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/internal/catalog"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/eligibility"
+	"github.com/virtc/virtc/internal/placement"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 // Object statuses.

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/model"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/model"
 )
 
 // RuleDiskDeleted is the object-level safety net's rule.

@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/api"
 )
 
 func size(cpu int64, mem string) *api.Size {

@@ -6,8 +6,8 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/par"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/par"
 )
 
 // objectKey identifies a generated object across the two sides.

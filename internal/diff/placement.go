@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/virtc/virtc/fn/model"
-	"github.com/virtc/virtc/fn/placement"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/internal/model"
+	"github.com/virtc/virtc/internal/placement"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 func poolName(vm *resolve.VM) string {

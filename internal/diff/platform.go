@@ -6,11 +6,11 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/versions"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/catalog"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/versions"
 )
 
 // platform checks the cluster side: the OpenShift Virtualization version

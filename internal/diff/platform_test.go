@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/versions"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/versions"
 )
 
 func platformAt(t *testing.T, version string) *resolve.Platform {

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 // TestSafetyPoints: a snapshotBefore or backupBefore added (or given a new
@@ -14,7 +14,7 @@ import (
 // or of anything that restarts, starts, stops or live-updates it, is
 // refused; alone, or with a change that leaves the running VM alone (its
 // labels), or already merged, it is not. The snapshot and the backup are
-// at sync wave 3, the VM at wave 2 (fn/render/meta.go syncWaves).
+// at sync wave 3, the VM at wave 2 (internal/render/meta.go syncWaves).
 func TestSafetyPoints(t *testing.T) {
 	vm := func(snapshot, backup string) *resolve.VM {
 		v := &resolve.VM{VM: decode.VM{VM: &api.VM{}}, Name: "db01", Namespace: "shop"}

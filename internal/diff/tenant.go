@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/model"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/internal/catalog"
+	"github.com/virtc/virtc/internal/model"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 func (c *comparison) tenants(base, head []*resolve.Tenant) {

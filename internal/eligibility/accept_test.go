@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/eligibility"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/eligibility"
+	"github.com/virtc/virtc/internal/source"
 )
 
 const intents = `apiVersion: virtc.dev/v1alpha1

@@ -3,8 +3,8 @@ package eligibility
 import (
 	"fmt"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 // criteria implements the criteria matrix.yaml names: each returns why the
@@ -48,7 +48,7 @@ var criteria = map[string]func(vm *resolve.VM) []Reason{
 	},
 	"non-x86": func(vm *resolve.VM) []Reason {
 		// The architecture is the image's preference's, as virtc writes it
-		// on the VM's template (fn/render Architecture) and as KubeVirt
+		// on the VM's template (internal/render Architecture) and as KubeVirt
 		// v1.8.4 would set an empty VMI spec.architecture from the
 		// preference's preferredArchitecture
 		// (pkg/instancetype/preference/apply/architecture.go

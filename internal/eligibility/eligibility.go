@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/virtc/virtc/fn/decode"
+	"github.com/virtc/virtc/internal/decode"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 // Classify places a resolved VM in the matrix: every row it matches, most

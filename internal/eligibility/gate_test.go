@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/eligibility"
-	"github.com/virtc/virtc/fn/versions"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/eligibility"
+	"github.com/virtc/virtc/internal/versions"
 )
 
 // TestJudgeCompatibilityGate: each check of the exact-version gate (doc

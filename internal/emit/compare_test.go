@@ -6,11 +6,11 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/fleet"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/fleet"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // Every kind virtc renders, from a generated fleet and the platform

@@ -8,11 +8,11 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/fleet"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/fleet"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // referenceGeneric is what decodeGeneric replaces: the JSON decoder with

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/virtc/virtc/fn/par"
+	"github.com/virtc/virtc/internal/par"
 )
 
 // Scope says which repository (and so which Argo CD Application) an object

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/virtc/virtc/fn/par"
+	"github.com/virtc/virtc/internal/par"
 )
 
 // chunkSize is how many objects one goroutine writes at a time.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	. "github.com/virtc/virtc/fn/extapi"
+	. "github.com/virtc/virtc/internal/extapi"
 	"github.com/virtc/virtc/test/conform"
 )
 

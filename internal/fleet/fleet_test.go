@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/virtc/virtc/fn/cli"
-	"github.com/virtc/virtc/fn/fleet"
+	"github.com/virtc/virtc/internal/cli"
+	"github.com/virtc/virtc/internal/fleet"
 	"github.com/virtc/virtc/test/conform"
 )
 

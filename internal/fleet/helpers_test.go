@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/virtc/virtc/fn/fleet"
+	"github.com/virtc/virtc/internal/fleet"
 )
 
 func readFile(t *testing.T, path string) []byte {

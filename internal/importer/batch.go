@@ -8,12 +8,12 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/model"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/catalog"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/model"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // batchRounds bounds the compiles of compileAll: each round drops the VMs
@@ -31,14 +31,14 @@ const batchRounds = 3
 // network its VMs use (a superset of each VM's own), and the other VMs
 // and their entries besides. What the batch adds can only add errors,
 // never take one away: a rule over several VMs refuses more of them
-// (a spread group, a quota, one primary network per namespace: fn/rules
-// placement.go, policy.go, fn/resolve resolve.go), an allow list that
+// (a spread group, a quota, one primary network per namespace: internal/rules
+// placement.go, policy.go, internal/resolve resolve.go), an allow list that
 // names more networks admits more, and an entry no VM of its own names
 // is never looked up. So a batch without errors means that each of its
 // VMs compiles alone without errors too. Its objects are then the same:
 // a VM's VirtualMachine and claims are rendered from the VM, its tenant's
 // tier, environment and primary network, and the platform
-// (fn/render virtualmachine.go, disk.go), none of which another VM
+// (internal/render virtualmachine.go, disk.go), none of which another VM
 // changes when nothing is refused. The import tests hold the outcome
 // equal to compiling every VM alone (TestBatchIsEachAlone).
 //
@@ -136,7 +136,7 @@ func (im *importer) compileAll(cands []*candidate, catalogDocs []*source.Doc, op
 // vmsObjects are the objects of each VM of a compile (namespace, name), as
 // vmObjects selects them from a compile of the VM alone: its
 // VirtualMachine and the claims of its data disks (labelled with the VM:
-// fn/render disk.go, the only claims virtc renders), in output order.
+// internal/render disk.go, the only claims virtc renders), in output order.
 func vmsObjects(objs []emit.Object) map[[2]string][]emit.Object {
 	out := map[[2]string][]emit.Object{}
 	for _, o := range objs {

@@ -8,12 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/fleet"
-	"github.com/virtc/virtc/fn/live"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/catalog"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/fleet"
+	"github.com/virtc/virtc/internal/live"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // goldenImports are the export, user catalog and options of every import

@@ -7,15 +7,15 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/live"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/source"
-	"github.com/virtc/virtc/fn/yamlorder"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/catalog"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/live"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/source"
+	"github.com/virtc/virtc/internal/yamlorder"
 )
 
 // compileVM compiles one VM's intent with its tenant, the catalog entries it
@@ -289,7 +289,7 @@ func guestVisible(p string, o live.Object) bool {
 }
 
 // placement reports a live VM path that the tenant's placement guardrail
-// judges (fn/render validatingadmissionpolicy.go, rule placement): a node
+// judges (internal/render validatingadmissionpolicy.go, rule placement): a node
 // selector, a toleration, a node or pod affinity. Client-side apply keeps
 // such a field the intent does not write on the VM, where the guardrail
 // refuses it (test/conformance TestImportAdoption).

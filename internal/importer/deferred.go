@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/live"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/catalog"
+	"github.com/virtc/virtc/internal/live"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // Options of an import.

@@ -9,12 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/live"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/catalog"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/live"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // Never a live field dropped silently (issue 25): for every VM that an

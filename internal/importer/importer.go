@@ -26,15 +26,15 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/live"
-	"github.com/virtc/virtc/fn/sizing"
-	"github.com/virtc/virtc/fn/source"
-	"github.com/virtc/virtc/fn/yamlorder"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/catalog"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/live"
+	"github.com/virtc/virtc/internal/sizing"
+	"github.com/virtc/virtc/internal/source"
+	"github.com/virtc/virtc/internal/yamlorder"
 )
 
 // Result is what an import writes and reports.

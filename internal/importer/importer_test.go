@@ -14,11 +14,11 @@ import (
 
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
-	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/live"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/catalog"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/live"
+	"github.com/virtc/virtc/internal/source"
 )
 
 func goldenExport(t *testing.T, name string) []live.Object {

@@ -7,7 +7,7 @@ import (
 )
 
 // marshalGeneric is json.Marshal of a live object's value (maps, lists,
-// strings, json.Numbers, booleans and nulls, as fn/live reads an export):
+// strings, json.Numbers, booleans and nulls, as internal/live reads an export):
 // the same bytes, written directly for what it can write plainly (keys
 // sorted as json.Marshal sorts a map's; strings of printable ASCII that
 // json.Marshal does not escape; numbers in JSON's grammar), each other

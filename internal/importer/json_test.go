@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/virtc/virtc/fn/fleet"
-	"github.com/virtc/virtc/fn/live"
+	"github.com/virtc/virtc/internal/fleet"
+	"github.com/virtc/virtc/internal/live"
 )
 
 func sameAsMarshal(t *testing.T, name string, v any) {

@@ -7,8 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/sizing"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/sizing"
 )
 
 // namespaceQuota is the quota, in VM terms, of a namespace in which some VMs

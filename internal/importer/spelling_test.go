@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
-	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/api"
 )
 
 func ptr[T any](v T) *T { return &v }

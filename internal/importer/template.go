@@ -5,8 +5,8 @@ import (
 
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/diag"
 )
 
 // templateOSAnnotation is the annotation the common templates put on a

@@ -8,9 +8,9 @@ import (
 
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/fleet"
-	"github.com/virtc/virtc/fn/yamlorder"
+	"github.com/virtc/virtc/internal/catalog"
+	"github.com/virtc/virtc/internal/fleet"
+	"github.com/virtc/virtc/internal/yamlorder"
 )
 
 // yamlorder.JSONToYAML writes what sigs.k8s.io/yaml's JSONToYAML writes: for every
@@ -23,7 +23,7 @@ func TestJSONToYAMLIsSigsYAML(t *testing.T) {
 		if !definedOrder(t, js) {
 			// yaml.v2's own order of some map's keys depends on the
 			// order it is given them (golden import/mixed-key-order):
-			// fn/yamlorder's tests cover those.
+			// internal/yamlorder's tests cover those.
 			return
 		}
 		want, werr := sigsyaml.JSONToYAML(js)
@@ -72,7 +72,7 @@ func TestJSONToYAMLIsSigsYAML(t *testing.T) {
 				// Keys of letters: yaml.v2 orders keys with digits in them
 				// by a comparison that is not transitive ("16b", "1c",
 				// "6b"), so JSONToYAML itself writes those in an order
-				// that changes from run to run (fn/yamlorder's tests compare
+				// that changes from run to run (internal/yamlorder's tests compare
 				// such keys wherever yaml.v2's order is defined).
 				m[string(rune('a'+r.IntN(6)))+string(rune('A'+r.IntN(3)))] = value(depth + 1)
 			}

@@ -15,7 +15,7 @@ import (
 
 	defaults "github.com/virtc/virtc/catalog"
 	"github.com/virtc/virtc/examples/argocd"
-	"github.com/virtc/virtc/fn/versions"
+	"github.com/virtc/virtc/internal/versions"
 )
 
 // templates are the repository's files. A path segment CLUSTER is the

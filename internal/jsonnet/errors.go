@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-jsonnet/ast"
 	"github.com/google/go-jsonnet/toolutils"
 
-	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/internal/diag"
 )
 
 // staticError is go-jsonnet's (internal) error of parsing and static

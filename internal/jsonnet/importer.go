@@ -11,7 +11,7 @@ import (
 
 	jsonnet "github.com/google/go-jsonnet"
 
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/source"
 	"github.com/virtc/virtc/lib"
 )
 

@@ -20,8 +20,8 @@ import (
 
 	jsonnet "github.com/google/go-jsonnet"
 
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // Default limits of one evaluation.

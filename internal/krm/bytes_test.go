@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/virtc/virtc/fn/cli"
-	"github.com/virtc/virtc/fn/krm"
+	"github.com/virtc/virtc/internal/cli"
+	"github.com/virtc/virtc/internal/krm"
 )
 
 func mustRead(t *testing.T, name string) []byte {

@@ -9,11 +9,11 @@ import (
 	"go.yaml.in/yaml/v3"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/source"
-	"github.com/virtc/virtc/fn/warnings"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/source"
+	"github.com/virtc/virtc/internal/warnings"
 )
 
 // Kind is the kind of the function's configuration; its apiVersion is

@@ -13,9 +13,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/par"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/par"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // The fast path of the protocol. kyaml's framework.Execute parses the whole

@@ -26,13 +26,13 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/par"
-	"github.com/virtc/virtc/fn/source"
-	"github.com/virtc/virtc/fn/warnings"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/par"
+	"github.com/virtc/virtc/internal/source"
+	"github.com/virtc/virtc/internal/warnings"
 )
 
 // Annotations of the KRM function protocol that virtc reads.

@@ -13,9 +13,9 @@ import (
 	"go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
-	"github.com/virtc/virtc/fn/cli"
-	"github.com/virtc/virtc/fn/krm"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/cli"
+	"github.com/virtc/virtc/internal/krm"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // resourceList builds a ResourceList from documents, each given as YAML.

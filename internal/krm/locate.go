@@ -11,8 +11,8 @@ import (
 	"go.yaml.in/yaml/v3"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // maxKustomizationDepth bounds how far the locator follows directory

@@ -11,11 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/diff"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/catalog"
+	"github.com/virtc/virtc/internal/diff"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 // FieldOwnMetadata is the Change.Field of a label or annotation that virtc

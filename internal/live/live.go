@@ -46,7 +46,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // Object is one live object, cleaned of what the server alone writes.

@@ -8,8 +8,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/virtc/virtc/fn/diff"
-	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/internal/diff"
+	"github.com/virtc/virtc/internal/emit"
 )
 
 func body(t *testing.T, js string) map[string]any {

@@ -10,9 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/extapi"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/extapi"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 var evictionStrategies = map[string]kubevirtv1.EvictionStrategy{

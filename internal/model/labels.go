@@ -3,9 +3,9 @@ package model
 import (
 	"maps"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/eligibility"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/eligibility"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 // VMLabels are the labels of the VirtualMachine: the intent's and virtc's.

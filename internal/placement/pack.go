@@ -6,10 +6,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/sizing"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/sizing"
 )
 
 // SearchBudget bounds the exhaustive search that follows a failed

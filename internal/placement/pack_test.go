@@ -9,10 +9,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/placement"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/sizing"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/placement"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/sizing"
 )
 
 const gib = 1 << 30
@@ -258,7 +258,7 @@ func TestPackCPUAndBudget(t *testing.T) {
 }
 
 // TestPackDedicatedCPU: a VM with dedicated CPUs requests a whole CPU per
-// vCPU and one for its emulator thread (fn/sizing, KubeVirt v1.8.4
+// vCPU and one for its emulator thread (internal/sizing, KubeVirt v1.8.4
 // pkg/virt-controller/services/renderresources.go): four cx1.xlarge VMs
 // (4 vCPUs, 5015m per launcher pod) on 8-CPU nodes go one to a node. Their
 // 2Mi huge pages are not packed (a pool states no hugepage allocatable):

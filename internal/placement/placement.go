@@ -14,10 +14,10 @@ import (
 
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/model"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/sizing"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/model"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/sizing"
 )
 
 const gi = 1 << 30

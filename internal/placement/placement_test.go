@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/placement"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/placement"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/source"
 )
 
 func analyze(t *testing.T, yaml string) (*resolve.Model, *placement.Result) {

@@ -1,10 +1,10 @@
 package render
 
 import (
-	"github.com/virtc/virtc/fn/alerts"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/extapi"
-	"github.com/virtc/virtc/fn/model"
+	"github.com/virtc/virtc/internal/alerts"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/extapi"
+	"github.com/virtc/virtc/internal/model"
 )
 
 // AlertmanagerConfig renders the route of a tenant's alerts to its

@@ -8,10 +8,10 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/model"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/versions"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/model"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/versions"
 )
 
 // Argo CD's hook annotations (argo-cd v3.6.1 gitops-engine/pkg/sync/hook).
@@ -30,7 +30,7 @@ const (
 type approval struct {
 	namespace, subscription string
 	// csv is the pinned CSV; head the CSV at the head of the catalog's
-	// channel, in which the approver models OLM's route (fn/approve).
+	// channel, in which the approver models OLM's route (internal/approve).
 	csv, head string
 }
 
@@ -52,7 +52,7 @@ func oadpApproval(p *resolve.Platform) approval {
 // ServiceAccount, a Role that may only get, list and patch InstallPlans,
 // get the operator's Subscription and get the pinned CSV in the operator's
 // namespace, its RoleBinding, and an Argo CD Sync hook Job in the
-// Subscription's wave that runs `virtc approve-installplan` (fn/approve).
+// Subscription's wave that runs `virtc approve-installplan` (internal/approve).
 //
 // The Job shares the Subscription's wave because Argo CD moves to the next
 // wave only when every resource of this one is healthy (gitops-engine
@@ -104,7 +104,7 @@ func Approver(p *resolve.Platform, a approval) []emit.Object {
 	deadline := (timeout + 5) * 60
 	// No second pod: the approver retries transient API errors itself,
 	// within --timeout, and a permanent error or a refusal would fail a
-	// second pod the same way (fn/approve, Transient).
+	// second pod the same way (internal/approve, Transient).
 	var backoff int32
 	job := &batchv1.Job{
 		TypeMeta:   typeMeta("batch/v1", "Job"),

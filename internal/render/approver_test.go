@@ -9,13 +9,13 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/extapi"
-	"github.com/virtc/virtc/fn/model"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/source"
-	"github.com/virtc/virtc/fn/versions"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/extapi"
+	"github.com/virtc/virtc/internal/model"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/source"
+	"github.com/virtc/virtc/internal/versions"
 )
 
 func approverPlatform(t *testing.T, version string) *resolve.Platform {

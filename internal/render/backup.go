@@ -5,12 +5,12 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/extapi"
-	"github.com/virtc/virtc/fn/model"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/extapi"
+	"github.com/virtc/virtc/internal/model"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 // defaultOnDemandRetention keeps a one-off backup whose VM's policy takes

@@ -4,11 +4,11 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/model"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/catalog"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/model"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 const instancetypeAPI = "instancetype.kubevirt.io/v1beta1"

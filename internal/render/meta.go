@@ -12,11 +12,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/virtc/virtc/fn/alerts"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/model"
-	"github.com/virtc/virtc/fn/par"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/internal/alerts"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/model"
+	"github.com/virtc/virtc/internal/par"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 // Sync waves of the cluster side: the operator first, then the

@@ -3,11 +3,11 @@ package render
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/extapi"
-	"github.com/virtc/virtc/fn/model"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/versions"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/extapi"
+	"github.com/virtc/virtc/internal/model"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/versions"
 )
 
 // DataProtection renders the OADP install and its DataProtectionApplication:

@@ -3,10 +3,10 @@ package render
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/virtc/virtc/fn/alerts"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/extapi"
-	"github.com/virtc/virtc/fn/model"
+	"github.com/virtc/virtc/internal/alerts"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/extapi"
+	"github.com/virtc/virtc/internal/model"
 )
 
 // LabelClusterMonitoring marks a namespace whose ServiceMonitors and

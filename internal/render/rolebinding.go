@@ -3,9 +3,9 @@ package render
 import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/model"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/model"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 // accessRoles binds each access level to Kubernetes' role and KubeVirt's:

@@ -3,14 +3,14 @@ package render
 import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/model"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/rules"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/model"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/rules"
 )
 
 // ValidatingAdmissionPolicy is the tenant's guardrails policy: the rules
-// of fn/rules as the API server evaluates them (CEL), in the tenant's
+// of internal/rules as the API server evaluates them (CEL), in the tenant's
 // namespace (rules.PolicySpec).
 func ValidatingAdmissionPolicy(m *resolve.Model, t *resolve.Tenant) emit.Object {
 	name := model.GuardrailPolicyName(t.Name)

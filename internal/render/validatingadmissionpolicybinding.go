@@ -3,9 +3,9 @@ package render
 import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/model"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/model"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 // ValidatingAdmissionPolicyBinding puts the tenant's guardrails policy

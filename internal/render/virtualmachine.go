@@ -14,10 +14,10 @@ import (
 	kubevirtv1 "kubevirt.io/api/core/v1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/model"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/model"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 // VirtualMachine renders the VM with its root disk as a dataVolumeTemplate
@@ -148,7 +148,7 @@ type withoutACPI struct {
 // VM's metadata through metav1.Object.
 var _ metav1.Object = withoutACPI{}
 
-// Unwrap is the VirtualMachine (fn/rules reads it).
+// Unwrap is the VirtualMachine (internal/rules reads it).
 func (w withoutACPI) Unwrap() *kubevirtv1.VirtualMachine { return w.VirtualMachine }
 
 // MarshalJSON writes the VM as encoding/json does, without

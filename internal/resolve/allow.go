@@ -3,7 +3,7 @@ package resolve
 import (
 	"path"
 
-	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/api"
 )
 
 func (t *Tenant) allowSizes() []string {

@@ -5,7 +5,7 @@ import (
 	"path"
 	"slices"
 
-	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/internal/diag"
 )
 
 // hostDevices checks the Platform's permitted host devices: each is a PCI

@@ -3,9 +3,9 @@ package resolve
 import (
 	"cmp"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/catalog"
+	"github.com/virtc/virtc/internal/diag"
 )
 
 // resolvePlacement binds the VM to its worker pool and applies the

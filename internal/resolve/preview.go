@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/virtc/virtc/fn/versions"
+	"github.com/virtc/virtc/internal/versions"
 )
 
 // PreviewUse is a preview feature (a HyperConverged feature gate that is

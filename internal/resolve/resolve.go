@@ -15,10 +15,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/catalog"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/diag"
 )
 
 // Model is the resolved input: tenants in name order, each with its VMs in
@@ -38,7 +38,7 @@ type Model struct {
 	// Evidence that concerns its subject (eligibility.Context.AsOf).
 	AsOf time.Time
 	// Memo holds what later stages derive from the model once per
-	// compile and read several times (fn/rules' tenant allowances).
+	// compile and read several times (internal/rules' tenant allowances).
 	Memo sync.Map
 }
 

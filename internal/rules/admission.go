@@ -7,9 +7,9 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/virtc/virtc/fn/model"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/rules/secret"
+	"github.com/virtc/virtc/internal/model"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/rules/secret"
 )
 
 // A tenant's guardrails hold in the cluster too: one

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/eligibility"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/rules/secret"
-	"github.com/virtc/virtc/fn/versions"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/eligibility"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/rules/secret"
+	"github.com/virtc/virtc/internal/versions"
 )
 
 // Default limits when the Platform sets none.

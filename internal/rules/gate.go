@@ -5,10 +5,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/eligibility"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/eligibility"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 // EnvironmentLab is the Tenant spec.environment of a tenant that is not
@@ -29,7 +29,7 @@ const EnvironmentLab = "lab"
 // refused rather than let through. A tenant in the lab environment relaxes
 // the conditional rows, visibly (a warning per VM), never in production.
 // A VM in the non-x86 row is refused here; the other excluded rows are
-// refused by excluded (fn/rules/baseline.go).
+// refused by excluded (internal/rules/baseline.go).
 func gate(vm *resolve.VM, ctx eligibility.Context, opts Options, diags *diag.List) {
 	refuse := diags.Errorf
 	if opts.GateWarns {

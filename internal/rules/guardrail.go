@@ -1,9 +1,9 @@
 package rules
 
 import (
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 // A Guardrail is one rule of a tenant's boundary with its two enforcers

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/placement"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/placement"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 // placementRules refuses what can never schedule (a VM whose networks or

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 // backupField is where a VM's backup policy is chosen: the VM's

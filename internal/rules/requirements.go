@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 // Fits reports whether a size meets a preference's requirements (KubeVirt

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/model"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/model"
 )
 
 // Guardrails are the rules of a tenant's boundary, in the order the policy

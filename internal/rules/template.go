@@ -9,11 +9,11 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 
-	"github.com/virtc/virtc/fn/emit"
+	"github.com/virtc/virtc/internal/emit"
 )
 
 // templateFieldsSpec is the allow list of a VirtualMachine's spec: every
-// field virtc writes (fn/render virtualmachine.go, disk.go, placement.go,
+// field virtc writes (internal/render virtualmachine.go, disk.go, placement.go,
 // for its own VMs and the adopted VMs of virtc import), one per line,
 // indented under its parent. A name ending in [] is a list of the entries
 // below it; "*" below a field admits any key (labels, a node selector,
@@ -418,7 +418,7 @@ func walk(v reflect.Value, f *field, path string, out *[]string) {
 				walk(fv, f, path, out)
 				continue
 			}
-			// emit writes no empty struct (fn/emit encode.go), and what
+			// emit writes no empty struct (internal/emit encode.go), and what
 			// says it is zero (metav1.Time) as null, which the API server
 			// drops.
 			if sf.omitempty && emit.IsEmptyValue(fv) || fv.Kind() == reflect.Struct && fv.IsZero() || sf.zeroer && zeroer(fv) {

@@ -5,13 +5,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/virtc/virtc/fn/api"
+	"github.com/virtc/virtc/api"
 
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/eligibility"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/source"
-	"github.com/virtc/virtc/fn/versions"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/eligibility"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/source"
+	"github.com/virtc/virtc/internal/versions"
 )
 
 // productionVMs are the build's production VMs, in tenant and name order

@@ -1,5 +1,5 @@
 // Package schema generates the JSON Schemas of the virtc kinds from the Go
-// types in fn/api: structure, required fields and enums from the decoder's
+// types in api: structure, required fields and enums from the decoder's
 // own field list (decode.Fields), descriptions from the doc comments of the
 // Go source, patterns for names and quantities.
 //
@@ -21,8 +21,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/decode"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/decode"
 )
 
 // Draft is the JSON Schema dialect of the generated schemas.
@@ -50,7 +50,7 @@ const (
 	QuantityPattern = `^\+?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][-+]?[0-9]+)?$`
 )
 
-// Kinds whose metadata differs from a catalog entry's (fn/decode/validate.go):
+// Kinds whose metadata differs from a catalog entry's (internal/decode/validate.go):
 // Tenant, VM, Platform and NetworkProfile names are DNS-1123 labels (they
 // name a namespace, a VirtualMachine, interfaces), and a VM names its Tenant
 // in metadata.namespace. Every other kind, as kinds added later, is a
@@ -97,7 +97,7 @@ var rules = map[string]rule{
 }
 
 // Generate returns the schema files, by file name: one per kind of
-// decode.Kinds and AllFile. apiDir holds the Go source of fn/api, read for
+// decode.Kinds and AllFile. apiDir holds the Go source of api, read for
 // the doc comments.
 func Generate(apiDir string) (map[string][]byte, error) {
 	docs, err := readDocs(apiDir)
@@ -147,7 +147,7 @@ func Generate(apiDir string) (map[string][]byte, error) {
 	return files, nil
 }
 
-// docs are the doc comments of fn/api: "Type" and "Type.Field".
+// docs are the doc comments of api: "Type" and "Type.Field".
 type docs map[string]string
 
 func readDocs(dir string) (docs, error) {
@@ -214,7 +214,7 @@ type generator struct{ docs docs }
 
 func (g *generator) fieldDoc(typ, field string) string { return g.docs[typ+"."+field] }
 
-// typeDoc is the doc comment of a named type of fn/api, if t is one.
+// typeDoc is the doc comment of a named type of api, if t is one.
 func (g *generator) typeDoc(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
 		t = t.Elem()

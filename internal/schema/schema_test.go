@@ -17,10 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/jsonnet"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/jsonnet"
+	"github.com/virtc/virtc/internal/source"
 	"github.com/virtc/virtc/schemas"
 	"github.com/virtc/virtc/test/conform"
 )
@@ -30,7 +30,7 @@ const repo = "../.."
 // TestUpToDate: the committed schemas are what the generator writes from
 // the current Go types (else: make generate).
 func TestUpToDate(t *testing.T) {
-	files, err := Generate(filepath.Join(repo, "fn/api"))
+	files, err := Generate(filepath.Join(repo, "api"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 // linuxVM is a 1-vCPU/2Gi VM with its 30Gi root disk on rbd (Block, RWX)

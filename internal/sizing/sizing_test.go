@@ -5,9 +5,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 // The expected figures were computed with KubeVirt's own arithmetic

@@ -3,8 +3,8 @@ package sizing
 import (
 	"testing"
 
-	"github.com/virtc/virtc/fn/api"
-	"github.com/virtc/virtc/fn/decode"
+	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/decode"
 )
 
 // A VM without a preference (spec.preference none: a common-template VM)

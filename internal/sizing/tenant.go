@@ -5,8 +5,8 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/resolve"
 )
 
 // Usage is what a tenant's VMs need, in VM terms and in pod terms.

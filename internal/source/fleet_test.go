@@ -3,8 +3,8 @@ package source_test
 import (
 	"testing"
 
-	"github.com/virtc/virtc/fn/fleet"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/fleet"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // Generated fleets are what the fast parser is for: it takes every tenant

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/virtc/virtc/fn/diag"
+	"github.com/virtc/virtc/internal/diag"
 )
 
 // BaseEnv names the environment variable that fixes the directory
@@ -92,7 +92,7 @@ func repoTop(dir string) string {
 // confined reports whether file, found under the input root root, stays
 // inside it once symlinks are followed, and reports the file when it does
 // not: a symlink whose target leaves the root is refused, like a Jsonnet
-// import that leaves it (fn/jsonnet/importer.go).
+// import that leaves it (internal/jsonnet/importer.go).
 func confined(root, file string, diags *diag.List) bool {
 	info, err := os.Lstat(file)
 	if err != nil || info.Mode()&os.ModeSymlink == 0 {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/source"
 )
 
 const tenantYAML = "apiVersion: virtc.dev/v1alpha1\nkind: Tenant\nmetadata:\n  name: a\nspec: {}\n"
@@ -93,7 +93,7 @@ func TestSourcePathIsStable(t *testing.T) {
 // A symlink is followed only inside the input root: one that leads out of
 // it (evil.yaml -> /etc/passwd) is refused, naming the link and its
 // target, like a Jsonnet import that leaves the root
-// (fn/jsonnet/importer.go); links inside the root are read.
+// (internal/jsonnet/importer.go); links inside the root are read.
 func TestSymlinkOutsideRootRefused(t *testing.T) {
 	t.Setenv(source.BaseEnv, "")
 	top := t.TempDir()

@@ -19,8 +19,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/par"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/par"
 )
 
 // MaxFileSize bounds one input file. Intents are small; a file this large is a
@@ -75,7 +75,7 @@ func (d *Doc) Pos(field string) diag.Pos {
 func (d *Doc) Shadows(field string) bool {
 	if d == nil {
 		// A VM the rules judge that no document describes (the cluster's
-		// tenant-wide allowances, fn/rules).
+		// tenant-wide allowances, internal/rules).
 		return false
 	}
 	for _, b := range d.Broken {

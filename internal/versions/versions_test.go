@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	. "github.com/virtc/virtc/fn/versions"
+	. "github.com/virtc/virtc/internal/versions"
 	"github.com/virtc/virtc/test/conform"
 )
 

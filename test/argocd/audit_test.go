@@ -262,7 +262,7 @@ func checkOrder(c *cluster, objs []conformance.Object, since time.Time, all bool
 }
 
 // safetyPointFirst holds Argo CD's writes to the order spec.snapshotBefore
-// promises (docs/data-protection.md "VM snapshots"; fn/diff rule safety-point-same-change):
+// promises (docs/data-protection.md "VM snapshots"; internal/diff rule safety-point-same-change):
 // the safety point created by Argo CD, its create answered before the
 // first write of the VM it guards that the API server received at or after
 // change (the commit that changes the VM). point and vm are

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/virtc/virtc/fn/versions"
+	"github.com/virtc/virtc/internal/versions"
 )
 
 // Upgrades of the east Platform through Argo CD and the real OLM
@@ -14,7 +14,7 @@ import (
 // (applicationset.yaml) syncs a commit that moves spec.version, its
 // approver Job approves OLM's own InstallPlans on the way to the pin, OLM
 // installs them. East serves the redhat-operators index of OpenShift 4.22
-// (head 4.22.6, with the 4.21 and 4.20 bundles before it: fn/versions
+// (head 4.22.6, with the 4.21 and 4.20 bundles before it: internal/versions
 // HCOChannel), and its Platform starts one minor behind, on 4.21.3
 // (applicationSet): OpenShift Virtualization is upgraded after the
 // cluster, one minor at a time: a z-stream upgrade within 4.21, then the

@@ -21,7 +21,7 @@ import (
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/virtc/virtc/fn/extapi"
+	"github.com/virtc/virtc/internal/extapi"
 )
 
 // types maps apiVersion/kind to the Go type that decodes it.

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/virtc/virtc/fn/versions"
+	"github.com/virtc/virtc/internal/versions"
 )
 
 // Skip skips t for a missing tool or data set, unless CI requires it.

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/virtc/virtc/fn/rules"
+	"github.com/virtc/virtc/internal/rules"
 	"github.com/virtc/virtc/test/vap"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/virtc/virtc/examples"
-	"github.com/virtc/virtc/fn/cli"
+	"github.com/virtc/virtc/internal/cli"
 	"github.com/virtc/virtc/test/conform"
 )
 

@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/virtc/virtc/fn/model"
+	"github.com/virtc/virtc/internal/model"
 	"sigs.k8s.io/yaml"
 )
 
 // TestGuardrailPolicies applies the tenants' guardrails policies
-// (ValidatingAdmissionPolicies, fn/rules/admission.go) to
+// (ValidatingAdmissionPolicies, internal/rules/admission.go) to
 // a real API server and checks what issue 24 asks of them:
 //
 //   - a tenant's user, holding exactly the RoleBindings virtc emits (and

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/virtc/virtc/fn/cli"
+	"github.com/virtc/virtc/internal/cli"
 )
 
 // upgradeSteps are the platform upgrades applied on each version's server:

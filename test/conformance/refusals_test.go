@@ -13,8 +13,8 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/resolve"
 	"github.com/virtc/virtc/test/vap"
 )
 
@@ -209,7 +209,7 @@ func (s *refusedScenario) check(t *testing.T, c *Cluster) int {
 	return held
 }
 
-// objectsOf is objs as virtc writes them (fn/emit), as the API server
+// objectsOf is objs as virtc writes them (internal/emit), as the API server
 // receives them.
 func objectsOf(t *testing.T, objs []emit.Object) []Object {
 	t.Helper()

@@ -14,7 +14,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/virtc/virtc/fn/cli"
+	"github.com/virtc/virtc/internal/cli"
 	"github.com/virtc/virtc/test/conformance"
 )
 
@@ -22,7 +22,7 @@ import (
 // for CDI, with stand-ins only for what needs a node, a CSI driver or
 // cdi-apiserver (standin.go: Volumes, Clones):
 //
-//  1. examples/platform's golden images (fn/render/goldenimage.go: per
+//  1. examples/platform's golden images (internal/render/goldenimage.go: per
 //     image a registry DataVolume by digest, size only, and a DataSource
 //     naming its claim): CDI creates each DataVolume's claim with the
 //     access mode and volume mode of the default class's StorageProfile
@@ -44,19 +44,19 @@ import (
 //     KubeVirt's restore leaves it (kubevirt v1.8.4 pkg/storage/snapshot/
 //     restore.go: annotated cdi.kubevirt.io/storage.populatedFor with its
 //     DataVolume's name; virtc's restore plan relies on it,
-//     fn/render/restore.go vmRestore): CDI adopts that very claim (same
+//     internal/render/restore.go vmRestore): CDI adopts that very claim (same
 //     UID) without importing or cloning anything;
 //  5. a DataImportCron for a registry URL pinned by digest: CDI creates
 //     its poller CronJob and, once the poller (a stand-in) reports the
 //     digest, imports "<url>@<digest>", a reference with two digests
 //     (pkg/controller/dataimportcron-controller.go newSourceDataVolume),
-//     as fn/render/goldenimage.go says.
+//     as internal/render/goldenimage.go says.
 func TestCDI(t *testing.T) {
 	e := start(t)
 	dvs := e.cdiGoldenImages(t)
 	// 5. what CDI's DataImportCron controller does with an image pinned by
 	// digest, which is why virtc imports such images with a DataVolume
-	// and emits no DataImportCron (fn/render/goldenimage.go)
+	// and emits no DataImportCron (internal/render/goldenimage.go)
 	e.pinnedCron(t, dvs)
 
 	vms := e.cdiTenant(t)
@@ -560,7 +560,7 @@ func (e *env) pinnedCron(t *testing.T, dvs map[string]conformance.Object) {
 		}
 		if imported != "" {
 			if want := url + "@" + digest; imported != want {
-				t.Errorf("CDI imports %q for a DataImportCron of %q; fn/render/goldenimage.go says it imports %q (and so emits no DataImportCron for a pinned image)", imported, url, want)
+				t.Errorf("CDI imports %q for a DataImportCron of %q; internal/render/goldenimage.go says it imports %q (and so emits no DataImportCron for a pinned image)", imported, url, want)
 			}
 			// the DataSource the controller manages names a claim only
 			// once an import has succeeded (dataimportcron-controller.go

@@ -18,7 +18,7 @@ import (
 // virtc's ResourceQuota, the one kind of CDI worker pod that lands in a
 // tenant's namespace, and the API server decide on it. virtc's tenant
 // DataVolumes are the VMs' root disks, each a clone of a golden image's
-// DataSource in the image namespace (fn/render/virtualmachine.go). CDI
+// DataSource in the image namespace (internal/render/virtualmachine.go). CDI
 // v1.65.0 clones with volume populators where the class's CSI driver has a
 // CSIDriver object, and then makes its temporary claim and runs every pod
 // in the source namespace (pkg/controller/clone/planner.go

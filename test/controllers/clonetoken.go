@@ -45,7 +45,7 @@ const AnnCloneToken = "cdi.kubevirt.io/storage.clone.token"
 //
 // It writes as CDI's own ServiceAccount (cdi.Kubeconfig), as the webhook's
 // mutation is part of the creator's request: virtc's guardrail policy
-// exempts both virt-controller and CDI (fn/render/
+// exempts both virt-controller and CDI (internal/render/
 // validatingadmissionpolicy.go), and judges an admin's later write of a
 // DataVolume whose spec.source names the image namespace.
 func CloneToken(ctx context.Context, cp *conformance.ControlPlane, cdi *CDIController, namespace, name string) error {

@@ -166,7 +166,7 @@ func (e *env) runHotplug(t *testing.T, nodes *Node, namespace string, override m
 // requests.cpu is exactly what they request plus one attachment pod more,
 // the spare a change of the hot-plugged volumes needs (volume-hotplug.go
 // cleanupAttachmentPods: the new pod starts before the old one goes;
-// fn/sizing Usage.AttachmentPods). With requests.cpu one millicore below
+// internal/sizing Usage.AttachmentPods). With requests.cpu one millicore below
 // what the four rendered pods request, the API server refuses the last
 // one, the target's attachment pod, as virt-controller reports on the
 // VMI. CPU is the step: attachment pods request 10m of it and 2M of

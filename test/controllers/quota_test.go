@@ -14,8 +14,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/virtc/virtc/fn/cli"
-	"github.com/virtc/virtc/fn/resolve"
+	"github.com/virtc/virtc/internal/cli"
+	"github.com/virtc/virtc/internal/resolve"
 	"github.com/virtc/virtc/test/conform"
 	"github.com/virtc/virtc/test/conformance"
 )

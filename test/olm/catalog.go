@@ -4,9 +4,9 @@
 // built from the Go module proxy at the versions OpenShift 4.22 ships
 // (tools/build-olm.sh), against a real kube-apiserver and
 // kube-controller-manager (test/conformance). OLM's own resolver proposes
-// the InstallPlans; virtc's approver (fn/approve) approves them under the
+// the InstallPlans; virtc's approver (internal/approve) approves them under the
 // Role virtc renders; OLM installs the CSVs. What the suite holds is what
-// OLM does, not virtc's model of it (fn/versions/olm.go).
+// OLM does, not virtc's model of it (internal/versions/olm.go).
 package olm
 
 import (
@@ -19,11 +19,11 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/virtc/virtc/fn/versions"
+	"github.com/virtc/virtc/internal/versions"
 )
 
 // The file-based catalog the suite serves is generated from virtc's version
-// table (catalog/versions/versions.yaml, fn/versions HCOChannel and
+// table (catalog/versions/versions.yaml, internal/versions HCOChannel and
 // OADPChannel): one bundle per version the table models, with the
 // `replaces` and `olm.skipRange` edges the table describes, in the
 // declarative config format of operator-registry v1.65.0

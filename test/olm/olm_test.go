@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/virtc/virtc/fn/approve"
-	"github.com/virtc/virtc/fn/cli"
-	"github.com/virtc/virtc/fn/versions"
+	"github.com/virtc/virtc/internal/approve"
+	"github.com/virtc/virtc/internal/cli"
+	"github.com/virtc/virtc/internal/versions"
 	"github.com/virtc/virtc/test/conform"
 	"github.com/virtc/virtc/test/conformance"
 )
@@ -350,7 +350,7 @@ func (e *env) approvedPlans(namespace string) []string {
 // unreachable pin is refused before anything is approved, a minor upgrade
 // and a z-stream upgrade each land exactly on the pin. At
 // each step OLM's own proposal is held against virtc's model of it
-// (fn/versions Channel.Next), so the model cannot drift from OLM.
+// (internal/versions Channel.Next), so the model cannot drift from OLM.
 func TestOLMInstallsAndUpgradesOnThePin(t *testing.T) {
 	e := start(t)
 	var err error

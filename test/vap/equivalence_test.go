@@ -9,9 +9,9 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/rules"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/rules"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // notGuardrails are the refusals of the golden scenarios, at a VM's field,
@@ -168,7 +168,7 @@ func notGuardrail(message string) string {
 	return ""
 }
 
-// asMap is an object as virtc writes it (fn/emit: empty structs and null
+// asMap is an object as virtc writes it (internal/emit: empty structs and null
 // timestamps dropped), as the API server receives it.
 func asMap(t *testing.T, o emit.Object) map[string]any {
 	t.Helper()

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 
-	"github.com/virtc/virtc/fn/rules"
+	"github.com/virtc/virtc/internal/rules"
 )
 
 // FieldAttempts are the writes a tenant could make to its VM with a field

@@ -6,15 +6,15 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/virtc/virtc/fn/catalog"
-	"github.com/virtc/virtc/fn/compile"
-	"github.com/virtc/virtc/fn/decode"
-	"github.com/virtc/virtc/fn/diag"
-	"github.com/virtc/virtc/fn/emit"
-	"github.com/virtc/virtc/fn/jsonnet"
-	"github.com/virtc/virtc/fn/render"
-	"github.com/virtc/virtc/fn/resolve"
-	"github.com/virtc/virtc/fn/source"
+	"github.com/virtc/virtc/internal/catalog"
+	"github.com/virtc/virtc/internal/compile"
+	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/jsonnet"
+	"github.com/virtc/virtc/internal/render"
+	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // Refused is a golden scenario the compile refuses, as a cluster would

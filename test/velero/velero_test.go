@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/virtc/virtc/fn/cli"
+	"github.com/virtc/virtc/internal/cli"
 	"github.com/virtc/virtc/test/conform"
 	"github.com/virtc/virtc/test/conformance"
 	"github.com/virtc/virtc/test/controllers"

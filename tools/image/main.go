@@ -75,7 +75,7 @@ func BuildBinary(repo, file, version, arch string) error {
 		return err
 	}
 	for _, b := range []struct{ out, ldflags, pkg string }{
-		{file, "-s -w -X github.com/virtc/virtc/fn/cli.Version=" + version, "./cmd/virtc"},
+		{file, "-s -w -X github.com/virtc/virtc/internal/cli.Version=" + version, "./cmd/virtc"},
 		{filepath.Join(filepath.Dir(file), "virtc-cmp"), "-s -w", "./cmd/virtc-cmp"},
 	} {
 		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags", b.ldflags, "-o", b.out, b.pkg)

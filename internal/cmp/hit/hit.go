@@ -5,18 +5,18 @@
 // Go initialises packages one at a time, in the order of their import
 // paths, each as soon as every package it imports is initialised (the Go
 // specification, "Program initialization"). This package and package
-// fn/cmp import the standard library only, so this init runs before the
+// internal/cmp import the standard library only, so this init runs before the
 // Kubernetes API types, kyaml, kube-openapi's formats and Jsonnet are
 // initialised (4 to 5 ms of a call that otherwise needs 1 to 2 ms to
 // read its answer). A call the cache cannot answer returns from init and
-// runs as before: `virtc cmp` in package fn/cli, which tries the cache
+// runs as before: `virtc cmp` in package internal/cli, which tries the cache
 // again (another call may have filled it meanwhile), compiles and stores.
 package hit
 
 import (
 	"os"
 
-	"github.com/virtc/virtc/fn/cmp"
+	"github.com/virtc/virtc/internal/cmp"
 )
 
 func init() {

@@ -1,14 +1,14 @@
 // Package secret holds the patterns of secret material that inline
-// cloud-init data must not hold: the compile check (fn/rules,
+// cloud-init data must not hold: the compile check (internal/rules,
 // inlineSecrets) and the cluster's ValidatingAdmissionPolicies
-// (fn/render) both read them.
+// (internal/render) both read them.
 package secret
 
 // Pattern is one kind of secret material that inline cloud-init data
 // must not hold.
 type Pattern struct {
 	// Pattern is an RE2 regular expression: Go's regexp and CEL's
-	// matches() (the ValidatingAdmissionPolicies of fn/render) read the
+	// matches() (the ValidatingAdmissionPolicies of internal/render) read the
 	// same syntax, so the compile check and the cluster's hold the same
 	// rule.
 	Pattern string
