@@ -36,10 +36,10 @@ demo:
 ## test: unit, golden and validation tests (race detector on), then each
 ## fuzz target briefly
 test: vet
-	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v '/test/vap$$')
-	@# test/vap evaluates the policies' CEL thousands of times on one
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v '/test/internal/vap$$')
+	@# test/internal/vap evaluates the policies' CEL thousands of times on one
 	@# goroutine: the race detector finds nothing there and makes it 10x slower.
-	$(GO) test -count=1 ./test/vap
+	$(GO) test -count=1 ./test/internal/vap
 	$(MAKE) fuzz-short
 
 ## fuzz: each fuzz target for $(FUZZTIME) (a duration, or a count such as 20000x)
@@ -226,22 +226,22 @@ cdi-tools:
 
 ## velero-tools: Velero (server and CLI), velero-plugin-for-aws and gofakes3
 ## (an S3 server) built from the Go module proxy, cached by version in
-## ${XDG_CACHE_HOME:-~/.cache}/virtc-tools (test/velero/tools/build-velero.sh)
+## ${XDG_CACHE_HOME:-~/.cache}/virtc-tools (test/internal/velero/tools/build-velero.sh)
 VELERO_VERSION := v1.18.3
 AWS_PLUGIN_VERSION := v1.14.3
 GOFAKES3_VERSION := v1.2.0
 export VELERO_VERSION AWS_PLUGIN_VERSION GOFAKES3_VERSION
 .PHONY: velero-tools e2e-velero
 velero-tools:
-	GO=$(GO) nice -n 15 test/velero/tools/build-velero.sh
+	GO=$(GO) nice -n 15 test/internal/velero/tools/build-velero.sh
 
 ## e2e-velero: virtc's OADP objects taken and restored by the real Velero
 ## and its AWS plugin against a conformance control plane, with an S3
 ## object store on loopback: the DPA's location Available, a backup from
 ## virtc's Schedule holding what it selects, the restore plan's Restore
-## (test/velero)
+## (test/internal/velero)
 e2e-velero: conformance-tools kcm-tools velero-tools
-	VIRTC_E2E_VELERO=1 $(GO) test -count=1 -timeout 15m -v ./test/velero/
+	VIRTC_E2E_VELERO=1 $(GO) test -count=1 -timeout 15m -v ./test/internal/velero/
 
 ## e2e-controllers: virtc's output handled by the real controllers beside a
 ## conformance control plane: launcher pods rendered by virt-controller,
@@ -250,9 +250,9 @@ e2e-velero: conformance-tools kcm-tools velero-tools
 ## clones' upload pods admitted or refused under virtc's ResourceQuota
 ## (test/controllers); the Platform installed and upgraded by OLM's own
 ## resolver and InstallPlans from a catalog generated from virtc's version
-## table, approved by virtc's approver (test/olm)
+## table, approved by virtc's approver (test/internal/olm)
 e2e-controllers: conformance-tools kcm-tools controllers-tools olm-tools cdi-tools
-	VIRTC_E2E_CONTROLLERS=1 $(GO) test -count=1 -timeout 20m -v ./test/controllers/ ./test/olm/
+	VIRTC_E2E_CONTROLLERS=1 $(GO) test -count=1 -timeout 20m -v ./test/controllers/ ./test/internal/olm/
 
 ## conformance: every golden output and example output applied to a real
 ## kube-apiserver with the real CRDs, per platform version; and the tenants'

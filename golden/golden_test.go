@@ -198,16 +198,7 @@ func TestGolden(t *testing.T) {
 }
 
 func writeGolden(t *testing.T, dir string, code int, stdout, stderr string, wantErrors bool) {
-	write := func(file, content string) {
-		path := filepath.Join(dir, file)
-		if content == "" {
-			os.Remove(path)
-			return
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(file, content string) { writeOrRemove(t, filepath.Join(dir, file), content) }
 	if code == 0 && !wantErrors {
 		write(expectedFile, stdout)
 		write(warningsFile, stderr)
@@ -219,19 +210,22 @@ func writeGolden(t *testing.T, dir string, code int, stdout, stderr string, want
 	write(warningsFile, "")
 }
 
+// writeOrRemove writes a golden file, or removes it when it would be empty.
+func writeOrRemove(t *testing.T, path, content string) {
+	t.Helper()
+	if content == "" {
+		os.Remove(path)
+		return
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // writeCommandGolden records a non-build command's exit code, stdout and
 // stderr (errors.txt when it failed, warnings.txt otherwise).
 func writeCommandGolden(t *testing.T, dir string, code int, stdout, stderr string) {
-	write := func(file, content string) {
-		path := filepath.Join(dir, file)
-		if content == "" {
-			os.Remove(path)
-			return
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(file, content string) { writeOrRemove(t, filepath.Join(dir, file), content) }
 	write(exitFile, strconv.Itoa(code)+"\n")
 	write(expectedTextFile, stdout)
 	if code == 0 {

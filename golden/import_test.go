@@ -270,6 +270,17 @@ func deferredChanges(report string) map[string]bool {
 // configuration annotation on VMs.
 func withoutLastApplied(t *testing.T, file string) string {
 	t.Helper()
+	return editedVMs(t, file, func(vm live.Object) {
+		meta := vm.Body["metadata"].(map[string]any)
+		if ann, ok := meta["annotations"].(map[string]any); ok {
+			delete(ann, live.LastAppliedAnnotation)
+		}
+	})
+}
+
+// editedVMs writes the export with edit applied to each VirtualMachine.
+func editedVMs(t *testing.T, file string, edit func(vm live.Object)) string {
+	t.Helper()
 	objs, err := live.Read([]string{file}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -277,10 +288,7 @@ func withoutLastApplied(t *testing.T, file string) string {
 	var items []any
 	for _, o := range objs {
 		if o.Kind == "VirtualMachine" {
-			meta := o.Body["metadata"].(map[string]any)
-			if ann, ok := meta["annotations"].(map[string]any); ok {
-				delete(ann, live.LastAppliedAnnotation)
-			}
+			edit(o)
 		}
 		items = append(items, o.Body)
 	}
@@ -333,20 +341,13 @@ func readTree(t *testing.T, root string) map[string]string {
 // withSize writes the export with VM name's instance type replaced.
 func withSize(t *testing.T, file, name, size string) string {
 	t.Helper()
-	objs, err := live.Read([]string{file}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var items []any
-	for _, o := range objs {
-		if o.Kind == "VirtualMachine" && o.Name == name {
-			it := o.Body["spec"].(map[string]any)["instancetype"].(map[string]any)
+	return editedVMs(t, file, func(vm live.Object) {
+		if vm.Name == name {
+			it := vm.Body["spec"].(map[string]any)["instancetype"].(map[string]any)
 			it["name"] = size
 			delete(it, "revisionName")
 		}
-		items = append(items, o.Body)
-	}
-	return writeList(t, items)
+	})
 }
 
 // diff --live classifies a size difference as virtc diff does

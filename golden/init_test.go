@@ -18,9 +18,9 @@ import (
 
 // initDir holds the `virtc init` scenarios: each folder has args (the
 // init flags, one line), expected/ the files init writes from its
-// templates, copied.txt the files it copies unchanged (path, then the
-// repository file it equals: the embedded catalog's and examples/argocd's,
-// checked byte for byte rather than held twice), errors.txt what the
+// templates, copied.txt the files it writes equal to a repository file
+// (path, then that file: the embedded catalog's, and examples/argocd's
+// plugin and argocd-cm patch, which init's templates hold a copy of), errors.txt what the
 // build of the new repository prints while the approver image is the
 // placeholder, and build.yaml what it prints once the image is set
 // (validated with kubeconform).
@@ -171,8 +171,10 @@ func TestInit(t *testing.T) {
 	}
 }
 
-// copiedFiles are the files init copies unchanged, each with the
-// repository file it equals.
+// copiedFiles are the files init writes equal to a repository file, each
+// with that file: a change to examples/argocd's plugin.yaml or
+// argocd-cm-patch.yaml must be made in internal/initrepo/templates/argocd
+// too, and this test says so.
 func copiedFiles() [][2]string {
 	var out [][2]string
 	for _, f := range []string{"argocd-cm-patch.yaml", "plugin.yaml"} {

@@ -255,7 +255,7 @@ func step(ctx context.Context, c Cluster, o Options, ch *versions.Channel, pin v
 		// OLM has not resolved the next step yet. That plan may still be
 		// Installing after its CSV succeeded (catalog-operator finishes a
 		// CRD step, WaitingForApi, after olm-operator installed the CSV:
-		// seen with OLM v0.42.0 in test/olm); OLM never proposes the
+		// seen with OLM v0.42.0 in test/internal/olm); OLM never proposes the
 		// installed CSV again, so it is not a proposal to judge.
 		return false, fmt.Sprintf("OLM's next InstallPlan after %s (installed: %s)", p.Name, orNone(sub.InstalledCSV)), nil
 	}

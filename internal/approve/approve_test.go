@@ -406,7 +406,7 @@ func TestRefusesANewerInstalledCSVAndFailures(t *testing.T) {
 }
 
 // A CSV OLM fails because its requirements are no longer met (seen in
-// test/olm: the replaced CSV's garbage collection) is checked again by
+// test/internal/olm: the replaced CSV's garbage collection) is checked again by
 // OLM: the approver waits for it instead of failing.
 func TestWaitsOnCSVRequirementsNotMet(t *testing.T) {
 	f := &fake{sub: Subscription{InstalledCSV: v4213}, csv: map[string]string{v4213: "Failed"}, csvReason: map[string]string{v4213: csvRequirementsNotMet}}
@@ -488,7 +488,7 @@ func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o60
 
 // OLM v0.42.0 may leave the plan of a CSV it has installed Installing for
 // a while (catalog-operator finishes a CRD step, WaitingForApi, after
-// olm-operator installed the CSV: seen in test/olm), and the Subscription
+// olm-operator installed the CSV: seen in test/internal/olm), and the Subscription
 // names that plan until the next one is resolved. Mid-route (4.21.8 →
 // 4.22.0 → 4.22.6) the approver waits for the next plan instead of taking
 // the installed CSV's plan for a proposal off the route.

@@ -149,25 +149,9 @@ func writePlacementText(w io.Writer, rows []vmReport, pl *placement.Result) {
 				fmt.Fprintf(w, "    - %s\n", c)
 			}
 		}
-		for _, pp := range pl.Pools {
-			fmt.Fprintf(w, "\nPool %s:\n", pp.Pool.Name)
-			for _, l := range reserveLines(pp) {
-				fmt.Fprintf(w, "  %s\n", l.text)
-				for _, sub := range l.sub {
-					fmt.Fprintf(w, "    - %s\n", sub)
-				}
-			}
-		}
+		writePools(w, pl.Pools, "\nPool %s:\n", "  %s\n", "    - %s\n")
 	}
-	var none []string
-	for _, r := range rows {
-		if r.GuestHealth == "none" {
-			none = append(none, r.Tenant+"/"+r.VM)
-		}
-	}
-	if len(none) > 0 {
-		fmt.Fprintf(w, "\nWithout guest-level health (their images declare no guest agent): %s\n", strings.Join(none, ", "))
-	}
+	writeWithoutGuestHealth(w, rows)
 }
 
 func writePlacementMarkdown(w io.Writer, rows []vmReport, pl *placement.Result) {
@@ -187,16 +171,28 @@ func writePlacementMarkdown(w io.Writer, rows []vmReport, pl *placement.Result) 
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Tenant, r.VM, p.Pool, eligible,
 				strings.Join(p.Constraints, "<br>"), cmpOr(r.MigrationPolicy, "none"), r.GuestHealth)
 		}
-		for _, pp := range pl.Pools {
-			fmt.Fprintf(w, "\n### Pool %s\n\n", pp.Pool.Name)
-			for _, l := range reserveLines(pp) {
-				fmt.Fprintf(w, "- %s\n", l.text)
-				for _, sub := range l.sub {
-					fmt.Fprintf(w, "  - %s\n", sub)
-				}
+		writePools(w, pl.Pools, "\n### Pool %s\n\n", "- %s\n", "  - %s\n")
+	}
+	writeWithoutGuestHealth(w, rows)
+}
+
+// writePools writes each pool's reserve lines, in the formats of the
+// pool's heading, a line and a line under it.
+func writePools(w io.Writer, pools []*placement.Pool, heading, line, sub string) {
+	for _, pp := range pools {
+		fmt.Fprintf(w, heading, pp.Pool.Name)
+		for _, l := range reserveLines(pp) {
+			fmt.Fprintf(w, line, l.text)
+			for _, s := range l.sub {
+				fmt.Fprintf(w, sub, s)
 			}
 		}
 	}
+}
+
+// writeWithoutGuestHealth names the VMs whose images declare no guest
+// agent, in text and Markdown alike.
+func writeWithoutGuestHealth(w io.Writer, rows []vmReport) {
 	var none []string
 	for _, r := range rows {
 		if r.GuestHealth == "none" {

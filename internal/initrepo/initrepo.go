@@ -1,6 +1,8 @@
 // Package initrepo writes a new GitOps repository for a platform (virtc
-// init): the templates under templates/ (kept as data), the editable part
-// of the embedded catalog, and the Argo CD wiring of examples/argocd.
+// init): the templates under templates/ (kept as data) and the editable
+// part of the embedded catalog. The Argo CD wiring it writes is
+// examples/argocd's, which golden/init_test.go holds byte for byte to
+// what init writes.
 package initrepo
 
 import (
@@ -14,7 +16,6 @@ import (
 	"text/template"
 
 	defaults "github.com/virtc/virtc/catalog"
-	"github.com/virtc/virtc/examples/argocd"
 	"github.com/virtc/virtc/internal/versions"
 )
 
@@ -115,17 +116,6 @@ func Files(o Options) ([]File, error) {
 			return nil, err
 		}
 		out = append(out, File{Path: path.Join("platform", name), Data: b})
-	}
-	wiring, err := fs.ReadDir(argocd.Wiring, ".")
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range wiring {
-		b, err := argocd.Wiring.ReadFile(e.Name())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, File{Path: path.Join("argocd", e.Name()), Data: b})
 	}
 	slices.SortFunc(out, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil

@@ -1,6 +1,7 @@
 package jsonnet
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,13 +13,20 @@ import (
 	jsonnet "github.com/google/go-jsonnet"
 
 	"github.com/virtc/virtc/internal/source"
-	"github.com/virtc/virtc/lib"
 )
 
-// embeddedLib is the name the embedded library has in messages.
-const embeddedLib = "<embedded>/lib/" + lib.Name
+// libName is the name by which every Jsonnet input imports the library
+// shipped in the binary: virtc.libsonnet, with helpers for the common
+// shapes of intents and catalogs.
+const libName = "virtc.libsonnet"
 
-var libContents = jsonnet.MakeContents(lib.Virtc)
+//go:embed virtc.libsonnet
+var libText string
+
+// embeddedLib is the name the embedded library has in messages.
+const embeddedLib = "<embedded>/lib/" + libName
+
+var libContents = jsonnet.MakeContents(libText)
 
 // importer resolves imports of one evaluation. A relative import is looked
 // up beside the importing file, then at the input root; it must stay inside
@@ -107,7 +115,7 @@ func (im *importer) isUser(name string) bool {
 }
 
 func (im *importer) refuse(format string, args ...any) imported {
-	where := "and to " + lib.Name
+	where := "and to " + libName
 	if im.root != "" {
 		where = "inside the input root " + im.root + " " + where
 	}
@@ -115,17 +123,17 @@ func (im *importer) refuse(format string, args ...any) imported {
 }
 
 func (im *importer) resolve(from, path string) imported {
-	if path == lib.Name {
+	if path == libName {
 		return imported{contents: libContents, foundAt: embeddedLib}
 	}
 	if from == embeddedLib {
-		return imported{err: fmt.Errorf("the embedded %s imports nothing else", lib.Name)}
+		return imported{err: fmt.Errorf("the embedded %s imports nothing else", libName)}
 	}
 	if filepath.IsAbs(path) || strings.HasPrefix(path, "/") {
 		return im.refuse("it is an absolute path")
 	}
 	if im.root == "" {
-		return imported{err: fmt.Errorf("refused: files cannot be imported here, only %s", lib.Name)}
+		return imported{err: fmt.Errorf("refused: files cannot be imported here, only %s", libName)}
 	}
 	candidates := []string{filepath.Join(filepath.Dir(from), path)}
 	if atRoot := filepath.Join(im.root, path); atRoot != candidates[0] {

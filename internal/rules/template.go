@@ -264,11 +264,7 @@ func (g *celGen) check(f *field, cur, old string) string {
 		if c.leaf() || c.any {
 			continue
 		}
-		sub := cur + "." + c.name
-		var oldSub string
-		if old != "" {
-			oldSub = old + ".?" + c.name + ".orValue(" + zero(c) + ")"
-		}
+		sub, oldSub := childPaths(c, cur, old)
 		var t string
 		if c.list {
 			e := g.v()
@@ -286,6 +282,16 @@ func (g *celGen) check(f *field, cur, old string) string {
 		terms = append(terms, "(!has("+sub+") || "+t+")")
 	}
 	return "(" + strings.Join(terms, " && ") + ")"
+}
+
+// childPaths are the CEL paths of child c under cur, and under old (when
+// the update's old object is judged too: "" when it is not).
+func childPaths(c *field, cur, old string) (sub, oldSub string) {
+	sub = cur + "." + c.name
+	if old != "" {
+		oldSub = old + ".?" + c.name + ".orValue(" + zero(c) + ")"
+	}
+	return sub, oldSub
 }
 
 func zero(f *field) string {
@@ -312,11 +318,7 @@ func (g *celGen) offenders(f *field, cur, old, path string) []string {
 		if c.leaf() || c.any {
 			continue
 		}
-		sub := cur + "." + c.name
-		var oldSub string
-		if old != "" {
-			oldSub = old + ".?" + c.name + ".orValue(" + zero(c) + ")"
-		}
+		sub, oldSub := childPaths(c, cur, old)
 		if c.list {
 			// An entry a write adds or changes with a field outside the
 			// list: the entry's own keys that are not admitted, or the

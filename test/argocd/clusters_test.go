@@ -11,7 +11,7 @@ import (
 
 	"github.com/virtc/virtc/test/conformance"
 	"github.com/virtc/virtc/test/controllers"
-	"github.com/virtc/virtc/test/olm"
+	"github.com/virtc/virtc/test/internal/olm"
 )
 
 // cluster is one control plane Argo CD deploys to: the one it runs in
@@ -72,7 +72,7 @@ type clusterSpec struct {
 	// and VMIs, and the HostClones and Volumes stand-ins what CDI needs
 	// that cannot run here.
 	kubevirt bool
-	// olm runs OLM (test/olm) with the redhat-operators catalog of the
+	// olm runs OLM (test/internal/olm) with the redhat-operators catalog of the
 	// version's OpenShift minor, generated from virtc's version table:
 	// OLM's resolver proposes the InstallPlans the approver Job approves,
 	// and installs the CSVs, instead of the status stand-in.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/virtc/virtc/test/conform"
 	"github.com/virtc/virtc/test/controllers"
-	"github.com/virtc/virtc/test/velero"
+	"github.com/virtc/virtc/test/internal/velero"
 )
 
 // The drill restores VM shop/web01 of the in-cluster Application
@@ -41,7 +41,7 @@ const (
 // unchanged, with bash: the real argocd CLI logged in to the real Argo CD
 // API server of this suite, kubectl, and the velero CLI against the real
 // Velero v1.18 server with its AWS plugin and an S3 store on loopback
-// (test/velero StartExternal: examples/argocd's platforms install OADP
+// (test/internal/velero StartExternal: examples/argocd's platforms install OADP
 // outside Git, dataProtection.external). `make e2e-drills` runs it alone,
 // on one cluster (in-cluster, with KubeVirt's virt-api and
 // virt-controller):

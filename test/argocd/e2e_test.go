@@ -30,7 +30,7 @@ import (
 	"github.com/virtc/virtc/test/conform"
 	"github.com/virtc/virtc/test/conformance"
 	"github.com/virtc/virtc/test/controllers"
-	"github.com/virtc/virtc/test/olm"
+	"github.com/virtc/virtc/test/internal/olm"
 )
 
 // GateEnv must be 1 for the test to run.
@@ -1572,7 +1572,7 @@ func (e *env) olmInstalled(cl *cluster, pin string) {
 		cl.name, pin, sub.State, sub.CurrentCSV, pending)
 }
 
-// (11) The east platform Application and the real OLM (test/olm), on
+// (11) The east platform Application and the real OLM (test/internal/olm), on
 // 4.22.0 after the minor upgrade: a pin OLM cannot land on (4.22.5: from
 // the installed 4.22.0 OLM offers the channel head 4.22.6, whose
 // olm.skipRange covers 4.22.0), merged although `virtc diff` refuses it

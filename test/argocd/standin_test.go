@@ -27,7 +27,7 @@ type standIn struct {
 	// kubevirt: KubeVirt and CDI run on this cluster: virt-controller
 	// writes the VMs' status itself, and cdi-controller the DataVolumes'.
 	kubevirt bool
-	// olm: OLM runs on this cluster (test/olm) and installs the
+	// olm: OLM runs on this cluster (test/internal/olm) and installs the
 	// Subscriptions' CSVs itself.
 	olm bool
 }

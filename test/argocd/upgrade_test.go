@@ -10,7 +10,7 @@ import (
 )
 
 // Upgrades of the east Platform through Argo CD and the real OLM
-// (test/olm): the platform Application virtc-east-platform
+// (test/internal/olm): the platform Application virtc-east-platform
 // (applicationset.yaml) syncs a commit that moves spec.version, its
 // approver Job approves OLM's own InstallPlans on the way to the pin, OLM
 // installs them. East serves the redhat-operators index of OpenShift 4.22
@@ -33,7 +33,7 @@ import (
 // here: the Go module proxy serves no version of HCO's module (403 "not
 // available"), so it cannot be built in CI. So the z-stream upgrade runs
 // within 4.21 (4.21.3 → 4.21.8), and a z-stream within 4.22 (4.22.0 →
-// 4.22.6) runs in test/olm, where no HyperConverged exists.
+// 4.22.6) runs in test/internal/olm, where no HyperConverged exists.
 
 const (
 	eastPlatformApp  = "virtc-east-platform"
@@ -76,7 +76,7 @@ func (e *env) zStreamUpgrade() {
 // InstallPlan (4.22.0 replaces 4.21.8); the sync completes on 4.22.0.
 // 4.22.3 could not be the pin: from 4.21.8 OLM offers 4.22.0 and from
 // there the head 4.22.6, past it (the approver refuses such a pin before
-// any approval: scenario 11, and test/olm).
+// any approval: scenario 11, and test/internal/olm).
 func (e *env) minorUpgrade() {
 	e.upgradeEast("4.21.8", "4.22.0", []string{"4.22.0"})
 }

@@ -14,14 +14,14 @@ import (
 	"testing"
 
 	"github.com/virtc/virtc/internal/rules"
-	"github.com/virtc/virtc/test/vap"
+	"github.com/virtc/virtc/test/internal/vap"
 )
 
 // checkBypasses writes, as each writer, every case of the bypass suite
-// (test/vap Cases: attempts around Git by field, kind, verb and identity,
+// (test/internal/vap Cases: attempts around Git by field, kind, verb and identity,
 // and the legitimate writes of the tenants and of the cluster's other
 // writers) and every field of KubeVirt's VirtualMachine type outside
-// virtc's allow list (test/vap FieldAttempts), into the tenants of
+// virtc's allow list (test/internal/vap FieldAttempts), into the tenants of
 // golden/guardrails-platform, on a real kube-apiserver: an attempt is
 // refused by the policy with the rule's message, a legitimate write is
 // admitted. Writes are server-side dry runs; an update's object exists
@@ -56,10 +56,10 @@ func checkBypasses(t *testing.T, c *Cluster) {
 	for _, o := range objs {
 		base.Objects = append(base.Objects, o.Doc)
 	}
-	// What the same policies' CEL decides in test/vap: the API server
+	// What the same policies' CEL decides in test/internal/vap: the API server
 	// reports the first refusal of a policy's validations, which must be
-	// the first test/vap gives (the order of the rules is the cluster's
-	// too), and admits what test/vap admits.
+	// the first test/internal/vap gives (the order of the rules is the cluster's
+	// too), and admits what test/internal/vap admits.
 	policies, err := vap.Policies(base.Objects)
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func checkBypasses(t *testing.T, c *Cluster) {
 		t.Run(tc.Name, func(t *testing.T) {
 			want := decide(t, tc)
 			if (want == "") != (len(tc.Refused) == 0) {
-				t.Fatalf("test/vap's CEL decides %q, the case wants refused by %v", want, tc.Refused)
+				t.Fatalf("test/internal/vap's CEL decides %q, the case wants refused by %v", want, tc.Refused)
 			}
 			tryCase(t, c, tc, want)
 		})
@@ -206,7 +206,7 @@ func cmpBool(a, b bool) int {
 // VirtualMachine CRD's schema refuses before the policy judges it (a
 // value outside an enum, a field the CRD of this platform does not have),
 // with what the schema says: the write cannot be made with that value,
-// and test/vap shows the policy refuses the field whatever its value.
+// and test/internal/vap shows the policy refuses the field whatever its value.
 var schemaRefused = map[string]string{
 	// In CDI's DataVolumeSpec that kubevirt.io/api v1.8.4 builds on, not
 	// in the DataVolume template schema of KubeVirt v1.8.4's CRD: strict

@@ -15,20 +15,20 @@ import (
 
 	"github.com/virtc/virtc/internal/emit"
 	"github.com/virtc/virtc/internal/resolve"
-	"github.com/virtc/virtc/test/vap"
+	"github.com/virtc/virtc/test/internal/vap"
 )
 
 // checkCompileRefusals holds every refusal of a guardrail in the goldens
 // to the same refusal by a real API server (issue 39): each golden
 // scenario in which the compile refuses a VM by a guardrail is rendered as
-// the compile would have rendered it (test/vap CompileRefused: the
+// the compile would have rendered it (test/internal/vap CompileRefused: the
 // tenants' Namespaces, policies and bindings, each VM's disks and VM),
 // the tenants' guardrails are put in force, and each VM's objects are
 // created (server-side dry runs) as a cluster-admin, whom the policies
-// judge. The API server must refuse an object by the first rule test/vap's
+// judge. The API server must refuse an object by the first rule test/internal/vap's
 // CEL gives it (it reports only the first), and admit it when that gives
 // none; a VM the compile refuses by a guardrail has an object the server
-// refuses, and a VM of the scenario the compile admits has none. test/vap's
+// refuses, and a VM of the scenario the compile admits has none. test/internal/vap's
 // TestCompileRefusalsHoldInTheCluster holds each rule the compile refuses
 // a VM by to the same rule of the CEL, offline, for every scenario: with
 // this, each compile refusal holds on the real server.
@@ -87,7 +87,7 @@ type refusedScenario struct {
 }
 
 // refusedScenarioOf compiles the scenario in dir; nil when no VM of it is
-// refused by a guardrail (test/vap holds the other direction offline too),
+// refused by a guardrail (test/internal/vap holds the other direction offline too),
 // or when a tenant's name is one the API server refuses (the compile
 // refuses the name itself: there is no namespace to judge in).
 func refusedScenarioOf(t *testing.T, dir string) *refusedScenario {

@@ -49,7 +49,7 @@ var notGuardrails = map[string]string{
 // rule of the tenant's policy, as the API server evaluates it), and the
 // cluster refuses no VM the compile admits.
 func TestCompileRefusalsHoldInTheCluster(t *testing.T) {
-	dirs, err := RefusedDirs("../../golden")
+	dirs, err := RefusedDirs("../../../golden")
 	if err != nil {
 		t.Fatal(err)
 	}

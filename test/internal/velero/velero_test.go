@@ -23,7 +23,7 @@ import (
 const GateEnv = "VIRTC_E2E_VELERO"
 
 const (
-	repoRoot        = "../.."
+	repoRoot        = "../../.."
 	platformVersion = "4.22"
 	waitFor         = 3 * time.Minute
 )

@@ -10,7 +10,7 @@ import (
 // base is golden/guardrails-platform's output with its policies.
 func base(t *testing.T) (Base, map[string]*Policy) {
 	t.Helper()
-	data, err := os.ReadFile("../../golden/guardrails-platform/expected.yaml")
+	data, err := os.ReadFile("../../../golden/guardrails-platform/expected.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

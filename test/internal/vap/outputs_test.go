@@ -17,7 +17,7 @@ type Output struct {
 func GoldenOutputs(t testing.TB) []Output {
 	t.Helper()
 	var files []string
-	for _, pattern := range []string{"../../golden/*/expected.yaml", "../../golden/*/*/build.yaml"} {
+	for _, pattern := range []string{"../../../golden/*/expected.yaml", "../../golden/*/*/build.yaml"} {
 		m, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatal(err)
@@ -34,7 +34,7 @@ func GoldenOutputs(t testing.TB) []Output {
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		rel, _ := filepath.Rel("../../golden", f)
+		rel, _ := filepath.Rel("../../../golden", f)
 		out = append(out, Output{Name: filepath.ToSlash(rel), Objects: objs})
 	}
 	return out
