@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -76,38 +73,11 @@ func forGuardrails(t *testing.T, outputs []output, version string) []output {
 	return selectOutputs(t, outputs, version, version == platformVersions[0])
 }
 
-// installEditRoles installs KubeVirt's and CDI's edit roles and
-// aggregates every ClusterRole labelled aggregate-to-edit into edit, as
-// kube-controller-manager's clusterrole-aggregation controller does
-// (the test server runs no controller manager).
+// installEditRoles installs the upstream edit roles
+// (testdata/upstream-edit-roles.yaml, Cluster.InstallEditRoles).
 func installEditRoles(t *testing.T, c *Cluster) {
 	t.Helper()
-	ctx := t.Context()
-	roles, err := os.ReadFile(filepath.Join("testdata", "upstream-edit-roles.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Apply(ctx, roles); err != nil {
-		t.Fatal(err)
-	}
-	out, err := c.CP.Get(ctx, "/apis/rbac.authorization.k8s.io/v1/clusterroles?labelSelector="+url.QueryEscape("rbac.authorization.k8s.io/aggregate-to-edit=true"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var list struct {
-		Items []struct {
-			Rules []any `json:"rules"`
-		} `json:"items"`
-	}
-	if err := yaml.Unmarshal(out, &list); err != nil {
-		t.Fatal(err)
-	}
-	var rules []any
-	for _, r := range list.Items {
-		rules = append(rules, r.Rules...)
-	}
-	edit := Object{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "edit"}
-	if err := c.mergePatch(ctx, edit, "", mustJSON(t, map[string]any{"rules": rules})); err != nil {
+	if err := c.InstallEditRoles(t.Context(), EditRoles); err != nil {
 		t.Fatal(err)
 	}
 }

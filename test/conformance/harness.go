@@ -17,6 +17,47 @@ import (
 // FieldManager is the server-side apply field manager of every apply.
 const FieldManager = "virtc"
 
+// EditRoles is, relative to this package, the file of KubeVirt's and CDI's
+// edit roles as virt-operator and cdi-operator install them: the rights a
+// tenant's RoleBindings grant (testdata/upstream-edit-roles.yaml).
+const EditRoles = "testdata/upstream-edit-roles.yaml"
+
+// InstallEditRoles installs the upstream edit roles of file and
+// aggregates every ClusterRole labelled aggregate-to-edit into edit, as
+// kube-controller-manager's clusterrole-aggregation controller does (a
+// test server runs no controller manager, or not that controller).
+func (c *Cluster) InstallEditRoles(ctx context.Context, file string) error {
+	roles, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	if _, err := c.Apply(ctx, roles); err != nil {
+		return err
+	}
+	out, err := c.CP.Get(ctx, "/apis/rbac.authorization.k8s.io/v1/clusterroles?labelSelector="+url.QueryEscape("rbac.authorization.k8s.io/aggregate-to-edit=true"))
+	if err != nil {
+		return err
+	}
+	var list struct {
+		Items []struct {
+			Rules []any `json:"rules"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		return err
+	}
+	var rules []any
+	for _, r := range list.Items {
+		rules = append(rules, r.Rules...)
+	}
+	patch, err := json.Marshal(map[string]any{"rules": rules})
+	if err != nil {
+		return err
+	}
+	edit := Object{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "edit"}
+	return c.mergePatch(ctx, edit, "", patch)
+}
+
 // Cluster applies manifests to a control plane the way a GitOps tool
 // does (server-side apply, one field manager), and inspects the result.
 type Cluster struct {

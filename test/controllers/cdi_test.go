@@ -400,24 +400,8 @@ func (e *env) get(path string) map[string]any {
 // path (nil while it has none) and returns it.
 func (e *env) waitCondition(path, typ string, ok func(map[string]any) bool) map[string]any {
 	e.t.Helper()
-	deadline := time.Now().Add(waitFor)
-	for {
-		var c map[string]any
-		if data, err := e.cp.Get(e.ctx, path); err == nil {
-			var o map[string]any
-			if err := json.Unmarshal(data, &o); err != nil {
-				e.t.Fatal(err)
-			}
-			c = condition(o, typ)
-		}
-		if ok(c) {
-			return c
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("%s: condition %s is %v after %v", path, typ, c, waitFor)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	o := e.waitFor(path, "condition "+typ+" as wanted", func(o map[string]any) bool { return ok(condition(o, typ)) })
+	return condition(o, typ)
 }
 
 // condition is the status condition typ of o (nil without one).

@@ -347,12 +347,7 @@ func (e *env) settle(namespace string, vms []string) (map[string]map[string]any,
 	e.t.Helper()
 	deadline := time.Now().Add(waitFor)
 	for {
-		if err := e.clones.Sync(e.ctx, namespace); err != nil {
-			e.t.Fatal(err)
-		}
-		if err := e.volumes.Sync(e.ctx, namespace); err != nil {
-			e.t.Fatal(err)
-		}
+		e.syncStorage(namespace)
 		vmis := map[string]map[string]any{}
 		for _, v := range e.list("/apis/kubevirt.io/v1/namespaces/" + namespace + "/virtualmachineinstances") {
 			vmis[name(v)] = v
@@ -603,6 +598,18 @@ func (e *env) migrateLargest(t *testing.T, nodes *Node, namespace string, vms []
 			t.Fatalf("%s: after %v no target pod and no refusal for %s\n%s", namespace, waitFor, strings.Join(waiting, ", "), out)
 		}
 		time.Sleep(time.Second)
+	}
+}
+
+// syncStorage lets the clone and volume stand-ins do once, in namespace,
+// what CDI's clone pods and a CSI driver would.
+func (e *env) syncStorage(namespace string) {
+	e.t.Helper()
+	if err := e.clones.Sync(e.ctx, namespace); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.volumes.Sync(e.ctx, namespace); err != nil {
+		e.t.Fatal(err)
 	}
 }
 
