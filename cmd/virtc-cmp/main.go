@@ -38,9 +38,14 @@ func main() {
 		os.Exit(1) // cli.ExitFailed
 	}
 	if regular(virtc) {
-		if code, ok := cmp.Answer(virtc, args, env, os.Stdout, os.Stderr); ok {
+		// A miss while another call of the commit compiles waits here, in
+		// this small process, and is answered from that call's entry; the
+		// call that compiles hands the commit's lock to virtc (cmp.Front).
+		code, ok, execEnv := cmp.Front(virtc, args, env, os.Stdout, os.Stderr)
+		if ok {
 			os.Exit(code)
 		}
+		env = execEnv
 	}
 	err = syscall.Exec(virtc, append([]string{"virtc", "cmp"}, args...), env)
 	fmt.Fprintf(os.Stderr, "virtc-cmp: run %s: %v\n", virtc, err)

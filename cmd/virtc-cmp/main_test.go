@@ -25,9 +25,32 @@ func TestMain(m *testing.M) {
 	case "virtc-cmp":
 		main()
 	case "virtc":
-		os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		code := cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+		if f := os.Getenv(buildsEnv); f != "" && cli.FullBuilds() > 0 {
+			if err := appendLine(f, fmt.Sprint(cli.FullBuilds())); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+		}
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
+}
+
+// buildsEnv names a file to which the test binary, run as virtc, adds a
+// line for each process that compiled the whole directory for the cache.
+const buildsEnv = "VIRTC_TEST_FULL_BUILDS"
+
+func appendLine(file, line string) error {
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(line + "\n"); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // install copies the test binary into a new directory as virtc-cmp and
@@ -155,12 +178,15 @@ func TestFrontRunsVirtc(t *testing.T) {
 }
 
 // Concurrent calls of every tenant on an empty cache (Argo CD refreshes a
-// commit's Applications in parallel): each prints its tenant's output,
-// whether it compiled, found another call's entry, or lost the rename.
+// commit's Applications in parallel): each prints its tenant's output, and
+// the directory is compiled once: the first call's front command hands the
+// commit's lock to its virtc, the others wait in their front commands and
+// serve its entry (cmp.Front).
 func TestFrontConcurrent(t *testing.T) {
 	bin := install(t)
 	app, tenants := fleetApp(t)
 	cache := filepath.Join(t.TempDir(), "cache")
+	builds := filepath.Join(t.TempDir(), "builds")
 	want := map[string]string{}
 	for _, tenant := range tenants {
 		_, out, _ := run(t, filepath.Join(bin, "virtc"), app, env(tenant, "off"), "cmp")
@@ -176,6 +202,7 @@ func TestFrontConcurrent(t *testing.T) {
 				cmd := exec.Command(filepath.Join(bin, "virtc-cmp"))
 				cmd.Dir = app
 				cmd.Env = append(os.Environ(), env(tenant, cache)...)
+				cmd.Env = append(cmd.Env, buildsEnv+"="+builds)
 				cmd.Stderr = io.Discard
 				out, err := cmd.Output()
 				if err != nil || string(out) != want[tenant] {
@@ -197,6 +224,13 @@ func TestFrontConcurrent(t *testing.T) {
 		if strings.HasPrefix(e.Name(), ".tmp-") {
 			t.Errorf("a temporary entry is left: %s", e.Name())
 		}
+	}
+	data, err := os.ReadFile(builds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), "\n"); n != 1 {
+		t.Errorf("%d calls at once compiled the directory in %d processes, want one", 3*len(tenants), n)
 	}
 }
 

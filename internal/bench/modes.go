@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -30,7 +31,18 @@ const (
 	ModeGenerator   = "fn (generator)"
 	ModeTransformer = "fn (transformer)"
 	ModeCMP         = "cmp, every tenant"
+	ModeCMPAtOnce   = "cmp, 20 at once"
 )
+
+// atOnce is how many plugin calls ModeCMPAtOnce starts together: the
+// status processors of Argo CD's application controller (argo-cd v3.6.1
+// cmd/argocd-application-controller/commands/
+// argocd_application_controller.go, --status-processors default 20),
+// which refresh the Applications of a commit at once; the repo server's
+// parallelism limit is 0, unlimited (cmd/argocd-repo-server/commands/
+// argocd_repo_server.go), and a plugin source allows concurrent
+// processing.
+const atOnce = 20
 
 // ModeRow is one fleet measured in every mode, each beside virtc build of
 // the same fleet in the same rounds.
@@ -61,7 +73,11 @@ type ModeRow struct {
 // one commit do (plugin parameters scope vms and the tenant, and the
 // commit of the copied tree as ARGOCD_APP_REVISION), in a fresh copy of
 // the repository each time and with a cache that starts empty every
-// round; its time and CPU are the sums, its RSS the largest.
+// round; its time and CPU are the sums, its RSS the largest. cmp, 20 at
+// once, starts 20 such calls together (the first 20 tenants, each in its
+// own copy, the copies made before the clock starts): its time is from the
+// start to the last call's end, its CPU the sum, its RSS the sum of the
+// calls' peaks (an upper bound of what they hold together).
 func RunModes(cfg Config, sizes []int) ([]ModeRow, error) {
 	var rows []ModeRow
 	noLimit := 24 * time.Hour
@@ -145,7 +161,7 @@ func RunModes(cfg Config, sizes []int) ([]ModeRow, error) {
 		if err != nil {
 			return rows, err
 		}
-		var cmpRuns []Sample
+		var cmpRuns, atOnceRuns []Sample
 		generate := Command{Name: cfg.CMP}
 		if cfg.CMP == "" {
 			generate = Command{Name: v, Args: []string{"cmp"}}
@@ -155,12 +171,20 @@ func RunModes(cfg Config, sizes []int) ([]ModeRow, error) {
 		for r := range runs {
 			var done []string
 			for _, m := range row.Modes {
-				if m == ModeCMP {
-					x, err := cmpAll(generate, repo, "fleet", revision, tenants, filepath.Join(dir, "cmp"))
+				if m == ModeCMP || m == ModeCMPAtOnce {
+					calls := tenants
+					if m == ModeCMPAtOnce {
+						calls = slices.Repeat(tenants, (atOnce+len(tenants)-1)/len(tenants))[:atOnce]
+					}
+					x, err := cmpCalls(generate, repo, "fleet", revision, calls, m == ModeCMPAtOnce, filepath.Join(dir, "cmp"))
 					if err != nil {
 						return rows, err
 					}
-					cmpRuns = append(cmpRuns, x)
+					if m == ModeCMP {
+						cmpRuns = append(cmpRuns, x)
+					} else {
+						atOnceRuns = append(atOnceRuns, x)
+					}
 					done = append(done, fmt.Sprintf("%s %s", m, formatDuration(x.Wall)))
 					continue
 				}
@@ -176,6 +200,7 @@ func RunModes(cfg Config, sizes []int) ([]ModeRow, error) {
 			row.Results[m] = s.summary()
 		}
 		row.Results[ModeCMP] = Summarize(cmpRuns, noLimit)
+		row.Results[ModeCMPAtOnce] = Summarize(atOnceRuns, noLimit)
 		rows = append(rows, row)
 		os.RemoveAll(dir)
 	}
@@ -183,7 +208,7 @@ func RunModes(cfg Config, sizes []int) ([]ModeRow, error) {
 }
 
 // AllModes are the modes RunModes times, in the order of each round.
-var AllModes = []string{ModeBuild, ModeValidate, ModeReport, ModeDiff, ModeDiffBase, ModeDiffLive, ModeImport, ModeGenerator, ModeTransformer, ModeCMP}
+var AllModes = []string{ModeBuild, ModeValidate, ModeReport, ModeDiff, ModeDiffBase, ModeDiffLive, ModeImport, ModeGenerator, ModeTransformer, ModeCMP, ModeCMPAtOnce}
 
 // PrepareCommand is the driver's hidden first argument that writes the
 // export and the transformer list of RunModes in a child process:
@@ -330,20 +355,22 @@ func treeCommit(repo string) (string, error) {
 	return "", fmt.Errorf("%s: no commit", repo)
 }
 
-// cmpAll runs the plugin's generate command for every tenant, one after another,
-// each in a fresh copy of the repository (as Argo CD's CMP server unpacks
-// one per call; the copying is not timed), sharing a cache that starts
-// empty. It returns the summed wall and CPU time and the largest RSS.
-func cmpAll(generate Command, repo, appPath, revision string, tenants []string, dir string) (Sample, error) {
+// cmpCalls runs the plugin's generate command for each of tenants, one
+// after another or all at once, each in a fresh copy of the repository (as
+// Argo CD's CMP server unpacks one per call; the copies are made before
+// the clock starts), sharing a cache that starts empty. In turn, it returns
+// the summed wall time; at once, the time from the start to the last end;
+// CPU is the sum, RSS the largest in turn and the sum at once.
+func cmpCalls(generate Command, repo, appPath, revision string, tenants []string, together bool, dir string) (Sample, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return Sample{}, err
 	}
+	defer os.RemoveAll(dir)
 	cache := filepath.Join(dir, "cache")
-	var total Sample
-	for i, t := range tenants {
+	call := func(i int, t string) (Command, error) {
 		work := filepath.Join(dir, fmt.Sprintf("call-%d", i))
 		if err := copyTree(repo, work); err != nil {
-			return total, err
+			return Command{}, err
 		}
 		env := append(os.Environ(),
 			"ARGOCD_APP_SOURCE_PATH="+appPath,
@@ -359,17 +386,52 @@ func cmpAll(generate Command, repo, appPath, revision string, tenants []string, 
 			"PARAM_SCOPE=vms",
 			"PARAM_TENANT="+t,
 			"VIRTC_CMP_CACHE="+cache)
-		x, err := Measure(Command{Name: generate.Name, Args: generate.Args, Dir: filepath.Join(work, appPath), Env: env}, 24*time.Hour)
+		return Command{Name: generate.Name, Args: generate.Args, Dir: filepath.Join(work, appPath), Env: env}, nil
+	}
+	var total Sample
+	if !together {
+		for i, t := range tenants {
+			c, err := call(i, t)
+			if err != nil {
+				return total, err
+			}
+			x, err := Measure(c, 24*time.Hour)
+			if err != nil {
+				return total, err
+			}
+			os.RemoveAll(filepath.Join(dir, fmt.Sprintf("call-%d", i)))
+			total.Wall += x.Wall
+			total.CPU += x.CPU
+			total.Output += x.Output
+			total.PeakRSS = max(total.PeakRSS, x.PeakRSS)
+		}
+		return total, nil
+	}
+	cmds := make([]Command, len(tenants))
+	for i, t := range tenants {
+		c, err := call(i, t)
 		if err != nil {
 			return total, err
 		}
-		os.RemoveAll(work)
-		total.Wall += x.Wall
+		cmds[i] = c
+	}
+	samples := make([]Sample, len(cmds))
+	errs := make([]error, len(cmds))
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, c := range cmds {
+		wg.Go(func() { samples[i], errs[i] = Measure(c, 24*time.Hour) })
+	}
+	wg.Wait()
+	total.Wall = time.Since(start)
+	for i, x := range samples {
+		if errs[i] != nil {
+			return total, errs[i]
+		}
 		total.CPU += x.CPU
 		total.Output += x.Output
-		total.PeakRSS = max(total.PeakRSS, x.PeakRSS)
+		total.PeakRSS += x.PeakRSS
 	}
-	os.RemoveAll(dir)
 	return total, nil
 }
 

@@ -43,13 +43,22 @@ func runCMPEnv(args, env []string, stdin io.Reader, stdout, stderr io.Writer) in
 	// A call the cache answers reads no input (the hook in package
 	// internal/cmp/hit answers most before virtc is initialised).
 	call, cached := cmp.Prepare(args, env)
+	release := func() {}
 	if cached {
-		if served, err := call.Serve(stdout, stderr); served {
-			if err != nil {
-				fmt.Fprintf(stderr, "virtc: %v\n", err)
-				return ExitFailed
-			}
-			return ExitOK
+		if code, served := serve(call, stdout, stderr); served {
+			return code
+		}
+		// Concurrent misses of this key compile once: wait for the one
+		// compiling, then serve its entry. Without one (its build could not
+		// be stored), each compiles again, at once rather than in turn.
+		var waited bool
+		release, waited = call.Lock(env)
+		defer release()
+		if waited {
+			release()
+		}
+		if code, served := serve(call, stdout, stderr); served {
+			return code
 		}
 	}
 	specFlags, paths, ok := markerArgs(stderr)
@@ -63,7 +72,20 @@ func runCMPEnv(args, env []string, stdin io.Reader, stdout, stderr io.Writer) in
 	if !cached {
 		return runBuildAt(build, where, stdin, stdout, stderr)
 	}
-	return cmpBuild(call, build, specFlags, paths, where, stdin, stdout, stderr)
+	return cmpBuild(call, release, build, specFlags, paths, where, stdin, stdout, stderr)
+}
+
+// serve answers the call from the cache's entry, if it has one.
+func serve(call *cmp.Call, stdout, stderr io.Writer) (code int, served bool) {
+	served, err := call.Serve(stdout, stderr)
+	if !served {
+		return 0, false
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "virtc: %v\n", err)
+		return ExitFailed, true
+	}
+	return ExitOK, true
 }
 
 // AppPathEnv is the application's path in its repository (cmp.AppPathEnv).

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 
@@ -20,6 +21,14 @@ import (
 // CacheEnv names the directory of the plugin's output cache
 // (cmp.CacheEnv; package internal/cmp describes the cache).
 const CacheEnv = cmp.CacheEnv
+
+// fullBuilds counts the plugin's full builds for the cache in this
+// process.
+var fullBuilds atomic.Int64
+
+// FullBuilds is how many full builds for the plugin's cache this process
+// has run: the tests of concurrent calls count compiles with it.
+func FullBuilds() int64 { return fullBuilds.Load() }
 
 // splitTenant removes --tenant from build's flags (those before "--")
 // and returns the tenant named last.
@@ -46,24 +55,30 @@ func splitTenant(build []string) (tenant string, rest []string) {
 
 // cmpBuild is runBuildAt for a plugin call the cache could answer but
 // did not: it compiles the whole directory once, stores every tenant's
-// output and prints the call's tenant's.
-func cmpBuild(call *cmp.Call, build, specFlags, paths []string, where place, stdin io.Reader, stdout, stderr io.Writer) int {
+// output and prints the call's tenant's. It holds the key's lock
+// (Call.Lock) until the entry is stored; release lets it go early, when
+// the call builds its tenant alone and stores nothing.
+func cmpBuild(call *cmp.Call, release func(), build, specFlags, paths []string, where place, stdin io.Reader, stdout, stderr io.Writer) int {
 	_, rest := splitTenant(build)
 	if wd, err := os.Getwd(); err != nil || !cmp.InTree(slices.Concat(specFlags, paths), wd, where.base) {
+		release()
 		return runBuildAt(build, where, stdin, stdout, stderr)
 	}
 	var msgs bytes.Buffer
+	fullBuilds.Add(1)
 	res, bf, opts, _, ok := compileArgsWith("build", rest, where, func(o *compile.Options) { o.Pieces = true }, &msgs)
 	if !ok || res.Diags.HasErrors() || bf.warnings != "" || !hasTenant(res, call.Tenant) ||
 		len(opts.Scopes) > 0 && !slices.ContainsFunc(opts.Scopes, func(s emit.Scope) bool { return s != emit.Cluster }) {
 		// What the full build cannot answer for the tenant (errors, an
 		// unknown tenant, a scope with no tenant objects, the warnings
 		// ConfigMap) the tenant's own build reports.
+		release()
 		return runBuildAt(build, where, stdin, stdout, stderr)
 	}
 	diags := diag.Format(located(res, where))
 	outputs := tenantOutputs(res)
 	call.Store(specFlags, paths, diags, outputs)
+	release()
 	io.WriteString(stderr, diags)
 	i := slices.IndexFunc(outputs, func(o cmp.Output) bool { return o.Tenant == call.Tenant })
 	if _, err := stdout.Write(bytes.Join(outputs[i].Parts, nil)); err != nil {

@@ -66,7 +66,9 @@ func TestCMPCache(t *testing.T) {
 	}
 
 	// Concurrent calls, all missing at first: each prints its tenant's
-	// output, and one entry is left.
+	// output, one entry is left, and the directory was compiled once (the
+	// others waited for the key's lock, then served the entry).
+	before := fullBuilds.Load()
 	var wg sync.WaitGroup
 	for i := range 3 * len(tenants) {
 		tn := tenants[i%len(tenants)]
@@ -80,6 +82,9 @@ func TestCMPCache(t *testing.T) {
 	wg.Wait()
 	if got := entries(t, cache); len(got) != 1 {
 		t.Fatalf("cache entries %v, want one", got)
+	}
+	if n := fullBuilds.Load() - before; n != 1 {
+		t.Errorf("%d concurrent misses of one key compiled the directory %d times, want once", 3*len(tenants), n)
 	}
 
 	// A hit is served from the entry: storing a marked one shows it.

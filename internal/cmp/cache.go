@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -39,9 +40,14 @@ import (
 // each call compiles again and reports its errors itself.
 //
 // Entries are written to a temporary file and renamed into place, so a
-// reader sees a whole entry or none and needs no lock; concurrent misses
-// both compile and rename the same bytes. A reader that finds an entry
-// removed by pruning compiles instead.
+// reader sees a whole entry or none and needs no lock. Concurrent misses
+// of one key (Argo CD refreshes every Application of a commit at once:
+// argo-cd v3.6.1 runs 20 status processors, and a plugin source's calls
+// are not serialised) compile once: the first takes the key's lock
+// (Call.Lock, an flock(2) on a small file beside the entries) and compiles
+// while the others wait for it, then serve its entry. A call that dies
+// releases the lock with its process. A reader that finds an entry removed
+// by pruning compiles instead.
 
 // CacheEnv names the directory of the plugin's output cache (the sidecar
 // container's environment, not a plugin env entry); "off" turns the cache
@@ -490,14 +496,63 @@ func copyRange(w io.Writer, f *os.File, off, n int64) error {
 // Answer serves a plugin call of the virtc binary at exe (PrepareFor)
 // from the cache, if it holds the call's entry: ok is whether it did, code
 // the exit status (1 when the output could not be written, as `virtc
-// cmp` exits then). Command virtc (package hit) and the plugin's front
-// command (cmd/virtc-cmp) start with it.
+// cmp` exits then). Command virtc (package hit) starts with it. When
+// another call of the same key is compiling (it holds the key's lock),
+// Answer waits for it and serves its entry, unless the plugin's front
+// command has waited already (LockEnv is set).
 func Answer(exe string, args, env []string, stdout, stderr io.Writer) (code int, ok bool) {
 	call, ok := PrepareFor(exe, args, env)
 	if !ok {
 		return 0, false
 	}
-	served, err := call.Serve(stdout, stderr)
+	if code, ok := call.answer(stdout, stderr); ok || lookupEnv(env, LockEnv) != "" {
+		return code, ok
+	}
+	release, waited := call.Lock(nil)
+	release()
+	if !waited {
+		return 0, false // none compiling: the caller compiles
+	}
+	return call.answer(stdout, stderr)
+}
+
+// Front is Answer for the plugin's front command (cmd/virtc-cmp), which
+// execs virtc in its place when the cache cannot answer: on a miss it
+// waits for a call of the same key that is compiling, in its own small
+// process, and serves that call's entry; when none is compiling it takes
+// the key's lock and hands it to the virtc it execs (execEnv holds
+// LockEnv, the descriptor survives the exec), so that no other call
+// starts a compile of the key between its lock and virtc's. execEnv is
+// env when there is nothing to hand over.
+func Front(exe string, args, env []string, stdout, stderr io.Writer) (code int, answered bool, execEnv []string) {
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, LockEnv+"=") })
+	call, ok := PrepareFor(exe, args, env)
+	if !ok {
+		return 0, false, env
+	}
+	if code, ok := call.answer(stdout, stderr); ok {
+		return code, true, env
+	}
+	if err := os.MkdirAll(call.dir, 0o700); err != nil {
+		return 0, false, env
+	}
+	fd, waited, ok := lockFile(path.Join(call.dir, lockPrefix+call.key), true)
+	if !ok {
+		return 0, false, env
+	}
+	if !waited {
+		return 0, false, append(env, LockEnv+"="+strconv.Itoa(fd))
+	}
+	closeFD(fd)
+	if code, ok := call.answer(stdout, stderr); ok {
+		return code, true, env
+	}
+	return 0, false, append(env, LockEnv+"=none")
+}
+
+// answer serves the call from its entry, if the cache holds it.
+func (c *Call) answer(stdout, stderr io.Writer) (code int, ok bool) {
+	served, err := c.Serve(stdout, stderr)
 	if !served {
 		return 0, false
 	}
@@ -508,14 +563,70 @@ func Answer(exe string, args, env []string, stdout, stderr io.Writer) (code int,
 	return 0, true
 }
 
+// Lock takes the lock of the call's key, waiting while another call of
+// the same key holds it (it is compiling the entry). waited says whether it
+// had to wait: a call that waited and still finds no entry knows that the
+// first one could not store it (its build failed, say), and should let the
+// lock go at once rather than make the calls after it wait in turn. The
+// lock costs nothing to leave behind: flock(2) is released when its file
+// is closed or its process ends, and prune removes the file an hour after
+// it was made. Where there is no flock(2), or the file cannot be made,
+// release is a no-op and waited false.
+//
+// In env (os.Environ form), LockEnv is what the plugin's front command
+// handed over (Front): the descriptor holding the lock already, which
+// Lock takes over, or "none" (waited, and nothing to hold).
+func (c *Call) Lock(env []string) (release func(), waited bool) {
+	noop := func() {}
+	switch v := lookupEnv(env, LockEnv); v {
+	case "":
+	case "none":
+		return noop, true
+	default:
+		fd, err := strconv.Atoi(v)
+		if err != nil || fd < 3 || !adoptFD(fd) {
+			break
+		}
+		var once sync.Once
+		return func() { once.Do(func() { closeFD(fd) }) }, false
+	}
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return noop, false
+	}
+	fd, waited, ok := lockFile(path.Join(c.dir, lockPrefix+c.key), false)
+	if !ok {
+		return noop, false
+	}
+	var once sync.Once
+	return func() { once.Do(func() { closeFD(fd) }) }, waited
+}
+
+// LockEnv hands the key's lock from the plugin's front command to the
+// virtc it execs in its place (Front, Call.Lock): the number of the
+// inherited descriptor that holds it, or "none" when the front waited for
+// another call of the key that then stored no entry.
+const LockEnv = "VIRTC_CMP_LOCK"
+
+// lockPrefix starts the name of a key's lock file.
+const lockPrefix = ".lock-"
+
+// lookupEnv is the value of name in env (os.Environ form), "" if unset.
+func lookupEnv(env []string, name string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
 // Store writes the call's entry: the full build's diagnostics, the
 // Compiler's flags and paths, and every tenant's output; then it prunes
 // the oldest entries. The cache is an optimisation: a failure to write it
 // leaves the build's result as it is.
 //
 // The entry is written to a temporary file and renamed into place, so a
-// reader opens a whole entry or none; concurrent misses of one key each
-// rename the same bytes over the other's.
+// reader opens a whole entry or none.
 func (c *Call) Store(specFlags, paths []string, diags string, outputs []Output) {
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		return
@@ -560,7 +671,9 @@ func (c *Call) prune() {
 		}
 		p := path.Join(c.dir, e.Name())
 		switch {
-		case strings.HasPrefix(e.Name(), ".tmp-"):
+		case strings.HasPrefix(e.Name(), ".tmp-"), strings.HasPrefix(e.Name(), lockPrefix):
+			// a lock file removed while held costs at most one more
+			// compile of its key
 			if time.Since(info.ModTime()) > time.Hour {
 				os.RemoveAll(p)
 			}
