@@ -423,14 +423,8 @@ func (v *vmChange) rootDisk() {
 }
 
 func (v *vmChange) dataDisks() {
-	oldBy := map[string]resolve.Disk{}
-	for _, d := range v.old.Disks {
-		oldBy[d.Name] = d
-	}
-	newBy := map[string]resolve.Disk{}
-	for _, d := range v.new.Disks {
-		newBy[d.Name] = d
-	}
+	diskName := func(d resolve.Disk) string { return d.Name }
+	oldBy, newBy := byName(v.old.Disks, diskName), byName(v.new.Disks, diskName)
 	for _, od := range v.old.Disks {
 		nd, ok := newBy[od.Name]
 		if !ok {
@@ -517,14 +511,8 @@ func (v *vmChange) diskChanged(od, nd resolve.Disk) {
 // the VM (rather than marked state: absent) or a pod network added needs a
 // restart; a secondary interface added is hot-plugged.
 func (v *vmChange) networks() {
-	oldBy := map[string]resolve.Network{}
-	for _, n := range v.old.Networks {
-		oldBy[n.Name] = n
-	}
-	newBy := map[string]resolve.Network{}
-	for _, n := range v.new.Networks {
-		newBy[n.Name] = n
-	}
+	netName := func(n resolve.Network) string { return n.Name }
+	oldBy, newBy := byName(v.old.Networks, netName), byName(v.new.Networks, netName)
 	for _, n := range v.new.Networks {
 		if _, ok := oldBy[n.Name]; ok {
 			continue
@@ -714,4 +702,13 @@ func (c *comparison) immutableDataVolumes() {
 			fmt.Sprintf("the spec of %s changes in place: CDI rejects every update of a DataVolume's spec, so Argo CD's sync of it would fail on every attempt", o.Ref()),
 			"a DataVolume's spec is fixed at creation: a different import is a new DataVolume under another name")
 	}
+}
+
+// byName indexes items by their names.
+func byName[T any](items []T, name func(T) string) map[string]T {
+	m := make(map[string]T, len(items))
+	for _, it := range items {
+		m[name(it)] = it
+	}
+	return m
 }

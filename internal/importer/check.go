@@ -410,25 +410,22 @@ func (r Result) Report() string {
 			fmt.Fprintf(&b, "  %s\n", why)
 		}
 	}
-	if len(r.Quotas) > 0 {
-		fmt.Fprintf(&b, "\nquota (VMs of these namespaces are refused and keep running: the Tenant's quota counts them from their live spec, so the compiled ResourceQuota is never below what the namespace's live VMs use; lower it only after the refused VMs are gone or imported):\n")
-		for _, q := range r.Quotas {
-			fmt.Fprintf(&b, "  %s\n", q)
-		}
-	}
-	if len(r.NextStart) > 0 {
-		fmt.Fprintf(&b, "\nchanged at a VM's next start (the NetworkAttachmentDefinitions of the imported VMs' networks, as virtc writes them from their NetworkProfiles; Multus reads a NAD when a VM's pod starts, so running VMs keep theirs and a VM started after the first sync gets virtc's: review each difference before merging):\n")
-		for _, l := range r.NextStart {
-			fmt.Fprintf(&b, "  %s\n", l)
-		}
-	}
-	if len(r.Left) > 0 {
-		fmt.Fprintf(&b, "\nnot imported (no imported VM uses them; virtc leaves them alone):\n")
-		for _, ref := range r.Left {
-			fmt.Fprintf(&b, "  %s\n", ref)
-		}
-	}
+	reportSection(&b, "quota (VMs of these namespaces are refused and keep running: the Tenant's quota counts them from their live spec, so the compiled ResourceQuota is never below what the namespace's live VMs use; lower it only after the refused VMs are gone or imported)", r.Quotas)
+	reportSection(&b, "changed at a VM's next start (the NetworkAttachmentDefinitions of the imported VMs' networks, as virtc writes them from their NetworkProfiles; Multus reads a NAD when a VM's pod starts, so running VMs keep theirs and a VM started after the first sync gets virtc's: review each difference before merging)", r.NextStart)
+	reportSection(&b, "not imported (no imported VM uses them; virtc leaves them alone)", r.Left)
 	return b.String()
+}
+
+// reportSection writes a heading and its lines, indented, when there are
+// any.
+func reportSection(b *strings.Builder, heading string, lines []string) {
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n%s:\n", heading)
+	for _, l := range lines {
+		fmt.Fprintf(b, "  %s\n", l)
+	}
 }
 
 // listAt is the list at a path of a live object (nil if there is none).
