@@ -155,13 +155,17 @@ admission: build
 ## shares: about 5 minutes more), not make conformance
 KUBE_VERSION  := v1.37.2
 ETCD_VERSION  := v3.7.3
+# The tool builds run niced, beside whatever else a developer runs; .ci/run
+# builds them at the default priority, first, in the order its suites need
+# them (TOOL_NICE=0).
+TOOL_NICE     ?= 15
 export KUBE_VERSION ETCD_VERSION
 
 .PHONY: kcm-tools
 conformance-tools:
-	GO=$(GO) nice -n 15 test/conformance/tools/build.sh control-plane
+	GO=$(GO) nice -n $(TOOL_NICE) test/conformance/tools/build.sh control-plane
 kcm-tools:
-	GO=$(GO) nice -n 15 test/conformance/tools/build.sh kcm
+	GO=$(GO) nice -n $(TOOL_NICE) test/conformance/tools/build.sh kcm
 
 ## argocd-tools: a real Argo CD (CLI, API server, repo-server, CMP server,
 ## application controller, ApplicationSet controller in one binary) built from the Go module proxy with Go 1.27,
@@ -171,7 +175,7 @@ ARGOCD_VERSION := v3.6.1
 export ARGOCD_VERSION
 .PHONY: argocd-tools e2e-argocd
 argocd-tools:
-	GO=$(GO) nice -n 15 test/argocd/tools/build.sh
+	GO=$(GO) nice -n $(TOOL_NICE) test/argocd/tools/build.sh
 
 ## e2e-argocd: that Argo CD (with redis-server and the pinned kustomize)
 ## syncing a git copy of examples/ through plugin.yaml, kustomize and the
@@ -202,7 +206,7 @@ KUBEVIRT_VERSION := v1.8.4
 export KUBEVIRT_VERSION
 .PHONY: controllers-tools e2e-controllers
 controllers-tools:
-	GO=$(GO) nice -n 15 test/controllers/tools/build.sh
+	GO=$(GO) nice -n $(TOOL_NICE) test/controllers/tools/build.sh
 
 ## olm-tools: OLM's olm-operator and catalog-operator and operator-registry's
 ## opm, built from the Go module proxy at the versions OpenShift 4.22 ships,
@@ -213,7 +217,7 @@ OPM_VERSION := v1.65.0
 export OLM_VERSION OPM_VERSION
 .PHONY: olm-tools
 olm-tools:
-	GO=$(GO) nice -n 15 test/controllers/tools/build-olm.sh
+	GO=$(GO) nice -n $(TOOL_NICE) test/controllers/tools/build-olm.sh
 
 ## cdi-tools: CDI's real cdi-controller built from the Go module proxy,
 ## cached by version in ${XDG_CACHE_HOME:-~/.cache}/virtc-tools
@@ -222,7 +226,7 @@ CDI_VERSION := v1.65.0
 export CDI_VERSION
 .PHONY: cdi-tools
 cdi-tools:
-	GO=$(GO) nice -n 15 test/controllers/tools/build-cdi.sh
+	GO=$(GO) nice -n $(TOOL_NICE) test/controllers/tools/build-cdi.sh
 
 ## velero-tools: Velero (server and CLI), velero-plugin-for-aws and gofakes3
 ## (an S3 server) built from the Go module proxy, cached by version in
@@ -233,7 +237,7 @@ GOFAKES3_VERSION := v1.2.0
 export VELERO_VERSION AWS_PLUGIN_VERSION GOFAKES3_VERSION
 .PHONY: velero-tools e2e-velero
 velero-tools:
-	GO=$(GO) nice -n 15 test/internal/velero/tools/build-velero.sh
+	GO=$(GO) nice -n $(TOOL_NICE) test/internal/velero/tools/build-velero.sh
 
 ## e2e-velero: virtc's OADP objects taken and restored by the real Velero
 ## and its AWS plugin against a conformance control plane, with an S3
