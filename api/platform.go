@@ -22,8 +22,9 @@ type PlatformSpec struct {
 	// upgrade-path release (4.20, 4.21) is on its way to. Only the
 	// baseline release is a production target (doc 000, Summary): on an
 	// upgrade-path release production VMs are refused unless the Platform
-	// says, with this field, that it is passing through. Absent on the
-	// baseline release.
+	// says, with this field, that it is passing through, and the exact
+	// compatibility gate of this version has its Evidence already (the
+	// gate is never skipped on the way). Absent on the baseline release.
 	UpgradingTo string `json:"upgradingTo,omitempty" pattern:"^[0-9]+\\.[0-9]+\\.[0-9]+$" hint:"an exact baseline version such as 4.22.5"`
 	// Channel is the OLM channel. Absent: the version's default (stable).
 	Channel string `json:"channel,omitempty"`
@@ -431,9 +432,10 @@ type PlatformFactsSpec struct {
 	// a Platform on an earlier release is on its way to, which lets
 	// production VMs stay while it upgrades.
 	UpgradingTo string `json:"upgradingTo,omitempty" pattern:"^[0-9]+\\.[0-9]+\\.[0-9]+$" hint:"an exact baseline version such as 4.22.5"`
-	// CompatibilityGate lists the checks of the release's exact-version
-	// compatibility gate that the platform repository's Evidence accepts on
-	// Version, each with the Evidence that accepts it (the gate's Evidence
+	// CompatibilityGate lists the checks of the exact-version compatibility
+	// gate that the platform repository's Evidence accepts, each with the
+	// Evidence that accepts it: the gate of Version on the baseline
+	// release, of UpgradingTo on a release of the upgrade path (the gate's Evidence
 	// is platform-wide, so it lives in the platform repository). A tenant
 	// repository's production VMs need every check of the gate listed.
 	CompatibilityGate []GateFact `json:"compatibilityGate,omitempty"`

@@ -55,9 +55,9 @@ func runFacts(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "  %s\n", line)
 		}
 	}
-	if p.Release.Baseline {
+	if gateVersion, judged := eligibility.PlatformGate(res.Model); gateVersion != "" {
 		var accepted, missing []eligibility.Judged
-		for _, j := range eligibility.JudgeCompatibilityGate(p.Release.CompatibilityGate, eligibility.ContextOf(res.Model)) {
+		for _, j := range judged {
 			if j.Evidence != "" {
 				accepted = append(accepted, j)
 			} else {
@@ -72,7 +72,7 @@ func runFacts(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			}
 		}
 		for _, j := range missing {
-			fmt.Fprintf(stderr, "virtc facts: warning: the compatibility gate's check %s lacks evidence on %s (%s): tenant builds refuse production VMs until it is recorded and the facts published again\n", j.Check, p.Version, j.Why)
+			fmt.Fprintf(stderr, "virtc facts: warning: the compatibility gate's check %s lacks evidence on %s (%s): tenant builds refuse production VMs until it is recorded and the facts published again\n", j.Check, gateVersion, j.Why)
 		}
 	}
 	return ExitOK

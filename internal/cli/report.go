@@ -196,13 +196,11 @@ func reportRows(m *resolve.Model, pl *placement.Result) []vmReport {
 		clusterNodes += pp.Pool.Spec.Nodes
 		reserves[pp.Pool.Name] = reserveOf(pp)
 	}
-	// A production VM on the baseline release also needs the release's
-	// exact-version compatibility gate (the build refuses it without; the
-	// report shows it per VM so the acceptance column is the whole truth).
-	var gate []eligibility.Judged
-	if p := m.Platform; p != nil && p.Release.Baseline {
-		gate = eligibility.JudgeCompatibilityGate(p.Release.CompatibilityGate, ctx)
-	}
+	// A production VM also needs the exact-version compatibility gate of
+	// the baseline version its Platform is on or upgrading to (the build
+	// refuses it without; the report shows it per VM so the acceptance
+	// column is the whole truth).
+	_, gate := eligibility.PlatformGate(m)
 	for _, t := range m.Tenants {
 		for _, vm := range t.VMs {
 			r := eligibility.Classify(vm)

@@ -193,6 +193,26 @@ func JudgeCompatibilityGate(gate []versions.GateCheck, ctx Context) []Judged {
 	return out
 }
 
+// PlatformGate judges the compatibility gate the build's Platform's
+// production VMs need (versions.GateVersion: the Platform's exact version
+// on the baseline release, the baseline version in spec.upgradingTo on a
+// release of the upgrade path), with Evidence recorded on that exact
+// version. version is empty when the build has no Platform or there is no
+// gate to pass.
+func PlatformGate(m *resolve.Model) (version string, judged []Judged) {
+	p := m.Platform
+	if p == nil {
+		return "", nil
+	}
+	r, exact, ok := versions.GateVersion(p.Version.String(), p.Obj.Spec.UpgradingTo)
+	if !ok {
+		return "", nil
+	}
+	ctx := ContextOf(m)
+	ctx.PlatformVersion = exact
+	return exact, JudgeCompatibilityGate(r.CompatibilityGate, ctx)
+}
+
 // judgeClusterWide judges a requirement only evidence for the whole
 // cluster meets, saying so when the only evidence is narrowed.
 func judgeClusterWide(q Requirement, ctx Context, why string) Judged {

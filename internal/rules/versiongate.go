@@ -90,16 +90,16 @@ func compatibilityGate(m *resolve.Model, opts Options, diags *diag.List) {
 		publishedGate(m, opts, diags)
 		return
 	}
-	if !p.Release.Baseline || len(p.Release.CompatibilityGate) == 0 {
+	version, judged := eligibility.PlatformGate(m)
+	if version == "" {
 		return
 	}
 	prod := productionVMs(m)
 	if len(prod) == 0 {
 		return
 	}
-	version := p.Version.String()
 	var missing []string
-	for _, j := range eligibility.JudgeCompatibilityGate(p.Release.CompatibilityGate, eligibility.ContextOf(m)) {
+	for _, j := range judged {
 		switch {
 		case j.Evidence != "":
 		case j.Why == "no evidence":
@@ -115,6 +115,14 @@ func compatibilityGate(m *resolve.Model, opts Options, diags *diag.List) {
 	refuse := diags.Errorf
 	if opts.GateWarns {
 		refuse = diags.Warnf
+	}
+	if version != p.Version.String() {
+		// On the upgrade path: the gate of the version it is upgrading to
+		// holds already, or production would run ungated for as long as
+		// spec.upgradingTo stays.
+		refuse(p.Doc.Pos("spec.upgradingTo"), "spec.upgradingTo", "platform %q on %s runs production %s on its way to %s, but the exact-version compatibility gate of %s lacks evidence: %s (doc 000: an exact 4.22.z compatibility gate before promotion; record an Evidence for each check with spec.covers.platformVersion: %s, or keep the VMs at tier standard until the gate passes)",
+			p.Name, p.Version.String(), what, version, version, strings.Join(missing, "; "), version)
+		return
 	}
 	refuse(p.Doc.Pos("spec.version"), "spec.version", "platform %q runs production %s but the exact-version compatibility gate of %s lacks evidence: %s (record an Evidence for each check with spec.covers.platformVersion: %s, or keep the VMs at tier standard)",
 		p.Name, what, version, strings.Join(missing, "; "), version)
@@ -137,8 +145,8 @@ func publishedGate(m *resolve.Model, opts Options, diags *diag.List) {
 		return
 	}
 	f := m.Facts
-	release, _, err := versions.Lookup(f.Obj.Spec.Version)
-	if err != nil || !release.Baseline || len(release.CompatibilityGate) == 0 {
+	release, version, ok := versions.GateVersion(f.Obj.Spec.Version, f.Obj.Spec.UpgradingTo)
+	if !ok {
 		return
 	}
 	prod := productionVMs(m)
@@ -159,11 +167,15 @@ func publishedGate(m *resolve.Model, opts Options, diags *diag.List) {
 		refuse = diags.Warnf
 	}
 	field := "spec.compatibilityGate"
-	if len(f.Obj.Spec.CompatibilityGate) == 0 {
+	switch {
+	case len(f.Obj.Spec.CompatibilityGate) > 0:
+	case version != f.Obj.Spec.Version:
+		field = "spec.upgradingTo"
+	default:
 		field = "spec.version"
 	}
 	refuse(f.Doc.Pos(field), field, "the published facts of platform %q list no accepted Evidence on %s for the compatibility gate's checks %s, and the build has production %s (record them in the platform repository and publish the facts again with virtc facts, or keep the VMs at tier standard)",
-		f.Obj.Metadata.Name, f.Obj.Spec.Version, strings.Join(missing, ", "), productionWhat(prod))
+		f.Obj.Metadata.Name, version, strings.Join(missing, ", "), productionWhat(prod))
 }
 
 // productionMonitoring refuses production VMs on a Platform that turns the

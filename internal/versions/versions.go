@@ -107,6 +107,30 @@ type GateCheck struct {
 	Description string `yaml:"description"`
 }
 
+// GateVersion is the release and exact version whose compatibility gate
+// the production VMs of a platform on version, on its way to upgradingTo
+// (a Platform's spec.upgradingTo, or empty), need: on the baseline
+// release its own; on a release of the upgrade path the baseline version
+// it is upgrading to, so that passing through 4.20 or 4.21 never skips
+// the gate (doc 000, Summary: "an exact 4.22.z compatibility gate ...
+// before promotion"). ok is false where there is none: an upgrade-path
+// release without upgradingTo (its production VMs are refused for that),
+// an unknown version, a release without a gate.
+func GateVersion(version, upgradingTo string) (r Release, exact string, ok bool) {
+	r, _, err := Lookup(version)
+	if err != nil {
+		return Release{}, "", false
+	}
+	exact = version
+	if !r.Baseline && upgradingTo != "" {
+		if r, _, err = Lookup(upgradingTo); err != nil {
+			return Release{}, "", false
+		}
+		exact = upgradingTo
+	}
+	return r, exact, r.Baseline && len(r.CompatibilityGate) > 0
+}
+
 // BaselineRelease is the product baseline release.
 func BaselineRelease() (Release, bool) {
 	for _, r := range load() {
