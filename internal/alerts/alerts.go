@@ -507,12 +507,17 @@ func quotaRule(s Settings, tenant, tier string, need sizing.Pod) Rule {
 
 // drillRules warn before the evidence of a restore drill that a VM's
 // acceptance rests on expires (its backup policy's drillInterval after
-// its date): from the Evidence in Git, no metric.
+// its date): from the Evidence in Git, no metric. They also fire while the
+// Evidence's date is still in the future: a build without a date (no
+// --as-of or SOURCE_DATE_EPOCH) has no clock and judges as of the newest
+// Evidence, so a mistyped year (2099) would count for ever there; the
+// cluster's clock tells (issue 46). A day of slack keeps a drill recorded
+// today in a time zone ahead of UTC quiet.
 func drillRules(m *resolve.Model, s Settings) []Rule {
 	ctx := eligibility.ContextOf(m)
 	type drill struct {
 		policy, evidence string
-		expires          time.Time
+		date, expires    time.Time
 		tier             string
 	}
 	found := map[string]*drill{}
@@ -539,7 +544,7 @@ func drillRules(m *resolve.Model, s Settings) []Rule {
 					d.tier = higher(s, d.tier, vm.Tier)
 					continue
 				}
-				found[key] = &drill{policy: j.BackupPolicy, evidence: j.Evidence, expires: date.Add(j.ValidFor), tier: vm.Tier}
+				found[key] = &drill{policy: j.BackupPolicy, evidence: j.Evidence, date: date, expires: date.Add(j.ValidFor), tier: vm.Tier}
 			}
 		}
 	}
@@ -559,11 +564,11 @@ func drillRules(m *resolve.Model, s Settings) []Rule {
 		}
 		rules = append(rules, Rule{
 			Alert:  "VirtcRestoreDrillExpiring",
-			Expr:   fmt.Sprintf("vector(time()) > %d", d.expires.Add(-warn).Unix()),
+			Expr:   fmt.Sprintf("vector(time()) > %d or vector(time()) < %d", d.expires.Add(-warn).Unix(), d.date.Add(-24*time.Hour).Unix()),
 			Labels: map[string]string{LabelSeverity: ta.Severity, LabelTier: ta.Tier, "backup_policy": d.policy, "evidence": d.evidence},
 			Annotations: map[string]string{
-				"summary":     "Restore drill evidence " + d.evidence + " expires on " + d.expires.Format(time.DateOnly),
-				"description": fmt.Sprintf("The restore drill of backup policy %s (Evidence %s) counts until %s: do the drill again and record its Evidence, or the build refuses the %s VMs that rely on it.", d.policy, d.evidence, d.expires.Format(time.DateOnly), ta.Tier),
+				"summary":     "Restore drill evidence " + d.evidence + " of " + d.date.Format(time.DateOnly) + " expires on " + d.expires.Format(time.DateOnly),
+				"description": fmt.Sprintf("The restore drill of backup policy %s (Evidence %s, dated %s) counts until %s: do the drill again and record its Evidence, or the build refuses the %s VMs that rely on it. Firing before %s: the Evidence is dated in the future, which no drill can be (record the day the drill was done).", d.policy, d.evidence, d.date.Format(time.DateOnly), d.expires.Format(time.DateOnly), ta.Tier, d.date.Format(time.DateOnly)),
 			},
 		})
 	}

@@ -636,8 +636,14 @@ func (g *gen) drills() {
 		day := 24 * time.Hour
 		u := g.test(f, "restore drill "+e.Obj.Metadata.Name, day)
 		u.step = day
+		labels := map[string]string{"severity": ta.Severity, "virtc_tier": tier, "backup_policy": policy, "evidence": e.Obj.Metadata.Name}
+		// Dated in the future (a mistyped year): firing until the day
+		// before its date, quiet from then until the warning.
+		dated := time.Duration(date.Unix()) * time.Second
+		g.expect(u, dated-2*day, "VirtcRestoreDrillExpiring", labels)
+		g.expect(u, dated, "VirtcRestoreDrillExpiring")
 		g.expect(u, warnAt-day, "VirtcRestoreDrillExpiring")
-		g.expect(u, warnAt+day, "VirtcRestoreDrillExpiring", map[string]string{"severity": ta.Severity, "virtc_tier": tier, "backup_policy": policy, "evidence": e.Obj.Metadata.Name})
+		g.expect(u, warnAt+day, "VirtcRestoreDrillExpiring", labels)
 	}
 }
 

@@ -107,11 +107,41 @@ func AsOf(evidence []decode.Entry[api.Evidence], keep func(api.EvidenceCovers) b
 func platformWide(c api.EvidenceCovers) bool { return c.Tenant == "" && c.VM == "" && c.Size == "" }
 
 // AsOfTenant is the day a VM of the tenant is judged on without a given
-// date: the newest date of the Evidence that concerns the tenant.
-func AsOfTenant(evidence []decode.Entry[api.Evidence], tenant string) time.Time {
+// date: the newest date of the Evidence that concerns the tenant. That is
+// Evidence platform-wide or narrowed to the tenant or one of its VMs, and
+// about the platform as a whole or about something its VMs use (a storage
+// profile, a network profile, a backup policy, a size): another team's
+// record about a profile this tenant does not use never moves its date
+// (issue 46), as another tenant's own Evidence never does (issue 26). also
+// are VMs judged beside the tenant's own (a VM the guardrails ask about,
+// which the tenant could write).
+func AsOfTenant(evidence []decode.Entry[api.Evidence], t *resolve.Tenant, also ...*resolve.VM) time.Time {
+	storage, networks, backups, sizes := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, vm := range append(slices.Clip(t.VMs), also...) {
+		storage[vm.RootStorage.Name] = true
+		for _, d := range vm.Disks {
+			storage[d.Storage.Name] = true
+		}
+		if vm.StateStorage != nil {
+			storage[vm.StateStorage.Name] = true
+		}
+		for _, n := range vm.Networks {
+			networks[n.Name] = true
+		}
+		backups[vm.Backup.Name] = true
+		sizes[vm.SizeName] = true
+	}
 	return AsOf(evidence, func(c api.EvidenceCovers) bool {
 		vmTenant, _, _ := strings.Cut(c.VM, "/")
-		return (c.Tenant == "" || c.Tenant == tenant) && (c.VM == "" || vmTenant == tenant)
+		if c.Tenant != "" && c.Tenant != t.Name || c.VM != "" && vmTenant != t.Name {
+			return false
+		}
+		if c.StorageProfile != "" && !storage[c.StorageProfile] ||
+			c.BackupPolicy != "" && !backups[c.BackupPolicy] ||
+			c.Size != "" && !sizes[c.Size] {
+			return false
+		}
+		return len(c.NetworkProfiles) == 0 || slices.ContainsFunc(c.NetworkProfiles, func(n string) bool { return networks[n] })
 	})
 }
 
@@ -234,7 +264,7 @@ func judgeClusterWide(q Requirement, ctx Context, why string) Judged {
 
 func judge(vm *resolve.VM, r Result, q Requirement, ctx Context) Judged {
 	if ctx.AsOf.IsZero() {
-		ctx.AsOf = AsOfTenant(ctx.Evidence, vm.Namespace)
+		ctx.AsOf = AsOfTenant(ctx.Evidence, vm.Tenant, vm)
 	}
 	return judgeWith(q, ctx, func(c api.EvidenceCovers) bool { return applies(c, vm, r) })
 }

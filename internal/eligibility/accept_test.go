@@ -55,8 +55,12 @@ func judge(t *testing.T, asOf string, extra ...string) map[string]eligibility.Ju
 		opts.AsOf, _ = time.Parse(time.DateOnly, asOf)
 	}
 	res := compile.Compile(source.Read([]string{dir}, source.Options{}, diags), opts, diags)
-	if diags.HasErrors() {
-		t.Fatal(diag.Format(diags.Sorted()))
+	for _, d := range diags.Sorted() {
+		// Evidence dated after the as-of day is also refused by the build
+		// (golden err-evidence-future); here it is judged.
+		if d.Severity == diag.Error && d.Field != "spec.date" {
+			t.Fatal(diag.Format(diags.Sorted()))
+		}
 	}
 	out := map[string]eligibility.Judged{}
 	ctx := eligibility.ContextOf(res.Model)
@@ -97,6 +101,12 @@ func TestAcceptEvidence(t *testing.T) {
 			evidence("e", "restore-drill", "backupPolicy: daily", "2026-09-15"),
 			evidence("other", "security-review", "tenant: other", "2026-12-20"),
 			evidence("other-vm", "migration-test", "vm: other/x", "2026-12-21")}, "e", "e"},
+		{"platform-wide evidence about a profile no VM of the tenant uses does not move the date", "", []string{
+			evidence("e", "restore-drill", "backupPolicy: daily", "2026-09-15"),
+			evidence("weekly", "restore-drill", "backupPolicy: weekly", "2026-12-20")}, "e", "e"},
+		{"platform-wide evidence about a profile the tenant uses moves it", "", []string{
+			evidence("e", "restore-drill", "backupPolicy: daily", "2026-09-15"),
+			evidence("ceph-later", "storage-failover", "storageProfile: ceph-rbd", "2026-12-20")}, "why:counted until 2026-12-14", "why:counted until 2026-12-14"},
 		{"the tenant's own later evidence moves it", "", []string{
 			evidence("e", "restore-drill", "backupPolicy: daily", "2026-09-15"),
 			evidence("mine", "security-review", "tenant: shop", "2026-12-20")}, "why:counted until 2026-12-14", "why:counted until 2026-12-14"},

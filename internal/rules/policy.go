@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/virtc/virtc/api"
 	"github.com/virtc/virtc/internal/diag"
@@ -33,6 +34,7 @@ func CheckWith(m *resolve.Model, opts Options, diags *diag.List) {
 	j := newJudge(m)
 	ctx := j.ctx
 	evidenceNames(m, diags)
+	futureEvidence(m, opts, diags)
 	previewGates(m, ctx, diags)
 	placementRules(m, diags)
 	bootImageOwners(m, diags)
@@ -249,6 +251,30 @@ func evidenceNames(m *resolve.Model, diags *diag.List) {
 				warn("spec.covers.feature", diag.UnknownName(fmt.Sprintf("feature of check %s", e.Obj.Spec.Check), f, known))
 			}
 		}
+	}
+}
+
+// futureEvidence refuses an Evidence dated after the day the build is
+// judged as of (--as-of, SOURCE_DATE_EPOCH): no check is done in the
+// future, and a mistyped year (2099) would count for ever, its expiry
+// moving with it (issue 46). Without a date the build has no clock; the
+// restore drills' alerts fire in the cluster instead (alerts drillRules).
+func futureEvidence(m *resolve.Model, opts Options, diags *diag.List) {
+	if m.AsOf.IsZero() {
+		return
+	}
+	refuse := diags.Errorf
+	if opts.GateWarns {
+		// virtc report --as-of a past day shows what was accepted then.
+		refuse = diags.Warnf
+	}
+	for _, e := range m.Evidence {
+		d, err := time.Parse(time.DateOnly, e.Obj.Spec.Date)
+		if err != nil || !d.After(m.AsOf) {
+			continue
+		}
+		refuse(e.Doc.Pos("spec.date"), "spec.date", "evidence %s is dated %s, after %s, the day the build is judged as of (--as-of, or SOURCE_DATE_EPOCH): no check is done in the future, and a mistyped date would count for ever (record the day the check was done)",
+			e.Obj.Metadata.Name, e.Obj.Spec.Date, m.AsOf.Format(time.DateOnly))
 	}
 }
 
