@@ -20,6 +20,7 @@ import (
 // on) pools without maintenance reserve.
 func placementRules(m *resolve.Model, diags *diag.List) {
 	poolsUnderWorkloads(m, diags)
+	dedicatedPool(m, diags)
 	if len(m.Catalog.WorkerPools.Names()) == 0 {
 		for _, t := range m.Tenants {
 			for _, vm := range t.VMs {
@@ -241,4 +242,63 @@ func gib(b int64) string {
 		return humanBytes(b)
 	}
 	return fmt.Sprintf("%.1fGi", float64(b)/(1<<30))
+}
+
+// archLabel is the node label of the CPU architecture (kubelet sets it;
+// amd64 on x86).
+const archLabel = "kubernetes.io/arch"
+
+// dedicatedPool refuses production VMs that do not run on a dedicated x86
+// worker pool. Doc 000, Compute and Decisions ("a dedicated x86
+// worker-pool ... hosts virtualization workloads"; the eligible class is
+// the "Standard x86 business VM"): a production VM needs a pool (a
+// catalog WorkerPool, or with none the Platform's spec.workloads
+// placement, which is where virt-handler runs and so where any VM can
+// start: a nodeSelector and a toleration, the nodes' taint), whose nodes are x86 (no kubernetes.io/arch other than amd64
+// selected) and dedicated (tainted, so that nothing else schedules
+// there: a pool without taints shares its nodes with every pod). Each
+// tenant or VM whose spec.tier makes VMs production is reported once per
+// reason. A tenant-only build is judged by the platform repository's
+// build, which has the pools.
+func dedicatedPool(m *resolve.Model, diags *diag.List) {
+	if m.Platform == nil {
+		return
+	}
+	pools := len(m.Catalog.WorkerPools.Names()) > 0
+	var w api.Placement
+	if p := m.Platform.Obj.Spec.Workloads; p != nil {
+		w = *p
+	}
+	seen := map[string]bool{}
+	refuse := func(vm *resolve.VM, why, fix string) {
+		doc, field := vm.Doc, "spec.tier"
+		if vm.Spec.Tier == "" {
+			doc = vm.Tenant.Doc
+		}
+		pos := doc.Pos(field)
+		key := fmt.Sprint(pos) + why
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+		diags.Errorf(pos, field, "VM %s/%s is production tier but %s (doc 000, Compute: production runs on a dedicated x86 worker pool; %s, or use tier standard)", vm.Namespace, vm.Name, why, fix)
+	}
+	for _, vm := range productionVMs(m) {
+		switch p := vm.Pool; {
+		case !pools && (len(w.NodeSelector) == 0 || len(w.Tolerations) == 0):
+			refuse(vm, fmt.Sprintf("platform %q has no worker pool in its catalog and its spec.workloads selects no tainted nodes (a nodeSelector and the toleration of their taint), so its VMs schedule onto any worker", m.Platform.Name),
+				"add a WorkerPool of the dedicated nodes (their nodeSelector and taints) to the catalog, or place spec.workloads on them")
+		case !pools && w.NodeSelector[archLabel] != "" && w.NodeSelector[archLabel] != "amd64":
+			refuse(vm, fmt.Sprintf("the Platform's spec.workloads.nodeSelector selects %s=%s, not x86 (amd64)", archLabel, w.NodeSelector[archLabel]),
+				"select amd64 nodes")
+		case p == nil:
+			// resolvePlacement refused it: no pool named and no default.
+		case p.Spec.NodeSelector[archLabel] != "" && p.Spec.NodeSelector[archLabel] != "amd64":
+			refuse(vm, fmt.Sprintf("its pool %q selects %s=%s, not x86 (amd64)", p.Name, archLabel, p.Spec.NodeSelector[archLabel]),
+				"put it on a pool of amd64 nodes")
+		case !slices.ContainsFunc(p.Spec.Taints, func(t api.Taint) bool { return t.Effect == "NoSchedule" || t.Effect == "NoExecute" }):
+			refuse(vm, fmt.Sprintf("its pool %q has no NoSchedule or NoExecute taint, so any pod schedules onto its nodes: it is not dedicated", p.Name),
+				"taint the pool's nodes and list the taint in its spec.taints")
+		}
+	}
 }
