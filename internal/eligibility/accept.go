@@ -71,6 +71,11 @@ type Context struct {
 	// records for its own tenant never moves this tenant's date (issue #26:
 	// one team's later drill expired every other team's).
 	AsOf time.Time
+	// Published are the compatibility gate's checks that the platform's
+	// published facts list as accepted on PlatformVersion, in a tenant-only
+	// build (the gate's Evidence stays in the platform repository): a
+	// platform-wide requirement they list counts.
+	Published []api.GateFact
 }
 
 // ContextOf is the context of a model: its Evidence, its Platform's
@@ -81,7 +86,13 @@ func ContextOf(m *resolve.Model) Context {
 	case m.Platform != nil:
 		c.PlatformVersion = m.Platform.Version.String()
 	case m.Facts != nil:
-		c.PlatformVersion = m.Facts.Obj.Spec.Version
+		f := m.Facts.Obj.Spec
+		c.PlatformVersion = f.Version
+		if _, exact, ok := versions.GateVersion(f.Version, f.UpgradingTo); ok && exact == f.Version {
+			// On the upgrade path the facts list the gate of the version
+			// it is upgrading to, not of the one it runs.
+			c.Published = f.CompatibilityGate
+		}
 	}
 	return c
 }
@@ -263,6 +274,12 @@ func judgeClusterWide(q Requirement, ctx Context, why string) Judged {
 }
 
 func judge(vm *resolve.VM, r Result, q Requirement, ctx Context) Judged {
+	if q.PlatformWide {
+		if i := slices.IndexFunc(ctx.Published, func(g api.GateFact) bool { return g.Check == q.Check && g.Evidence != "" }); i >= 0 {
+			return Judged{Requirement: q, Evidence: ctx.Published[i].Evidence}
+		}
+		return judgeClusterWide(q, ctx, "the check is about the whole platform")
+	}
 	if ctx.AsOf.IsZero() {
 		ctx.AsOf = AsOfTenant(ctx.Evidence, vm.Tenant, vm)
 	}

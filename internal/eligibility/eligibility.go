@@ -206,6 +206,8 @@ func (r Result) requirements(vm *resolve.VM) []Requirement {
 				}
 				add(Requirement{Check: e.Check, Description: fmt.Sprintf(e.Description, vm.RootStorage.Name, strings.Join(nets, ", ")),
 					StorageProfile: vm.RootStorage.Name, NetworkProfiles: nets, Row: m.Class.Name})
+			case AboutPlatform:
+				add(Requirement{Check: e.Check, Description: e.Description, PlatformWide: true, Row: m.Class.Name})
 			case AboutFeature:
 				// One assessment per excluded feature the VM uses.
 				for _, f := range Features(vm) {

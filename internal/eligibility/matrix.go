@@ -26,6 +26,9 @@ const (
 	AboutNetwork          = "network"
 	AboutMigrationProfile = "migrationProfile"
 	AboutFeature          = "feature"
+	// AboutPlatform: the whole platform on its exact version (one of the
+	// compatibility gate's checks), asked by the row in every tier.
+	AboutPlatform = "platform"
 )
 
 // Class is a row of the eligibility matrix.
@@ -47,7 +50,8 @@ type Class struct {
 // RowEvidence is a check a row asks for, and what its evidence covers.
 type RowEvidence struct {
 	api.EvidenceRequirement `yaml:",inline"`
-	// About is class, storage, network, migrationProfile or feature.
+	// About is class, storage, network, migrationProfile, feature or
+	// platform.
 	About string `yaml:"about"`
 }
 
@@ -124,7 +128,7 @@ func (m Matrix) check() error {
 		}
 		for _, e := range r.Evidence {
 			switch e.About {
-			case AboutClass, AboutStorage, AboutNetwork, AboutMigrationProfile, AboutFeature:
+			case AboutClass, AboutStorage, AboutNetwork, AboutMigrationProfile, AboutFeature, AboutPlatform:
 			default:
 				return fmt.Errorf("row %q, check %q: unknown about %q", r.Name, e.Check, e.About)
 			}
