@@ -16,10 +16,11 @@ import (
 var update = flag.Bool("update", false, "rewrite the counts table of contract.md from its rows")
 
 // The statuses of the table's "how virtc holds it" column. held are the
-// ones that claim virtc holds the requirement, so need a golden or a test.
+// ones that claim virtc holds the requirement (partial: part of it), so
+// need a golden or a test; a partial row also names what is missing.
 var (
-	statuses = []string{"refused", "generated", "reported", "documented", "out of scope", "gap"}
-	held     = []string{"refused", "generated", "reported"}
+	statuses = []string{"refused", "generated", "reported", "partial", "documented", "out of scope", "gap"}
+	held     = []string{"refused", "generated", "reported", "partial"}
 	// documents are the three design documents, in table order.
 	documents = []string{"000", "001", "003"}
 )
@@ -334,6 +335,8 @@ func requirement(n int, doc string, c []string, r repo, bad func(line int, forma
 		bad(n, "%s is %s but names no golden or test that proves it", rw.id, rw.status)
 	case rw.status == "documented" && len(rw.proofs) == 0:
 		bad(n, "%s is documented but names no documentation section or file", rw.id)
+	case rw.status == "partial" && !strings.Contains(rw.how, "missing:"):
+		bad(n, "%s is partial but does not say what is missing (\"missing: ...\")", rw.id)
 	}
 	return rw, true
 }
@@ -436,7 +439,7 @@ func TestAuditCatchesBadTables(t *testing.T) {
 		"| 000-R02 | S | A decision. | **out of scope**: a person's decision. | |"
 	good001 := "| 001-R01 | S | A rule. | **documented**: README says so. | `README.md#data-protection` |"
 	good003 := "| 003-R01 | S | A rule. | **gap**: not yet. | |"
-	goodCounts := [][5]int{{1, 0, 0, 1}, {}, {}, {0, 1, 0, 1}, {1, 0, 0, 1}, {0, 0, 1, 1}, {2, 1, 1, 4}}
+	goodCounts := [][5]int{{1, 0, 0, 1}, {}, {}, {}, {0, 1, 0, 1}, {1, 0, 0, 1}, {0, 0, 1, 1}, {2, 1, 1, 4}}
 	goodOut := "- A person's decision: 000-R02."
 
 	if _, problems := audit(table(good000, good001, good003, goodOut, goodCounts), r); len(problems) > 0 {
@@ -474,6 +477,10 @@ func TestAuditCatchesBadTables(t *testing.T) {
 		{name: "missing file",
 			r001: strings.Replace(good001, "README.md#data-protection", "examples/none.yaml", 1),
 			want: "no file examples/none.yaml"},
+		{name: "partial without what is missing",
+			r000: strings.Replace(good000, "**refused**: by a check.", "**partial**: by a check, not all of it.", 1),
+			counts: [][5]int{{}, {}, {}, {1, 0, 0, 1}, {0, 1, 0, 1}, {1, 0, 0, 1}, {0, 0, 1, 1}, {2, 1, 1, 4}},
+			want:   "000-R01 is partial but does not say what is missing"},
 		{name: "unknown status",
 			r003: strings.Replace(good003, "**gap**", "**partly**", 1),
 			want: "must start with **status**"},
@@ -499,7 +506,7 @@ func TestAuditCatchesBadTables(t *testing.T) {
 			out:  goodOut + " 000-R01.",
 			want: "000-R01 is listed under"},
 		{name: "wrong count",
-			counts: [][5]int{{2, 0, 0, 2}, {}, {}, {0, 1, 0, 1}, {1, 0, 0, 1}, {0, 0, 1, 1}, {2, 1, 1, 4}},
+			counts: [][5]int{{2, 0, 0, 2}, {}, {}, {}, {0, 1, 0, 1}, {1, 0, 0, 1}, {0, 0, 1, 1}, {2, 1, 1, 4}},
 			want:   "count of refused in 000 is 2, the table has 1"},
 	}
 	for _, tc := range cases {
