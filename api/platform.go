@@ -147,11 +147,13 @@ type PlatformSpec struct {
 	// would delete the VMs and disks in them, get Prune=confirm,Delete=false:
 	// deleting the Application never deletes them. Absent: true.
 	ConfirmDeletion *bool `json:"confirmDeletion,omitempty"`
-	// RequireMaintenanceReserve refuses production-tier VMs on a worker
+	// RequireMaintenanceReserve refuses the VMs of every tier on a worker
 	// pool that fails its maintenance checks: after losing its largest
 	// node (or one zone, when the pool spans zones) its VMs no longer fit,
-	// or a drain of one node cannot complete. Absent: false, the failed
-	// checks are warnings (and shown by virtc report).
+	// or a drain of one node cannot complete. Production VMs on such a
+	// pool are refused in any case (a production pool survives the loss of
+	// a node). Absent: false, the failed checks are warnings for
+	// standard-tier VMs (and shown by virtc report).
 	RequireMaintenanceReserve bool `json:"requireMaintenanceReserve,omitempty"`
 	// Monitoring is the alerting virtc compiles with the build, for
 	// OpenShift's monitoring stack (prometheus-operator's PrometheusRule

@@ -214,16 +214,20 @@ func reserveRules(m *resolve.Model, pp *placement.Pool, diags *diag.List) {
 	}
 	e, _ := m.Catalog.WorkerPools.Entry(pp.Pool.Name)
 	require := m.Platform != nil && m.Platform.Obj.Spec.RequireMaintenanceReserve
-	var production []*resolve.VM
+	var refused []*resolve.VM
 	for _, v := range pp.VMs {
-		if v.VM.Tier == resolve.TierProduction {
-			production = append(production, v.VM)
+		if v.VM.Tier == resolve.TierProduction || require {
+			refused = append(refused, v.VM)
 		}
 	}
-	if require && len(production) > 0 {
-		for _, vm := range production {
-			diags.Errorf(vm.Doc.Pos("spec"), "spec.pool", "production VM %s/%s is on pool %q, which has no maintenance reserve: %s (the Platform requires it: add nodes, move VMs to another pool, or lift spec.requireMaintenanceReserve)",
-				vm.Namespace, vm.Name, pp.Pool.Name, strings.Join(problems, "; "))
+	if len(refused) > 0 {
+		for _, vm := range refused {
+			why := "a production VM's pool survives the loss of a node (doc 000, Compute: capacity and maintenance behavior; doc 001: planned maintenance needs capacity reserve): add nodes, or move VMs to another pool"
+			if vm.Tier != resolve.TierProduction {
+				why = "the Platform requires it of every tier: add nodes, move VMs to another pool, or lift spec.requireMaintenanceReserve"
+			}
+			diags.Errorf(vm.Doc.Pos("spec"), "spec.pool", "%s VM %s/%s is on pool %q, which has no maintenance reserve: %s (%s)",
+				vm.Tier, vm.Namespace, vm.Name, pp.Pool.Name, strings.Join(problems, "; "), why)
 		}
 		return
 	}
