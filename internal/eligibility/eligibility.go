@@ -50,6 +50,11 @@ func Classify(vm *resolve.VM) Result {
 // for the VMs that use it.
 const AssessmentCheck = "architecture-assessment"
 
+// RestoreDrillCheck is the check that proves a backup policy restores:
+// every production VM that takes backups needs one, unexpired, for its
+// policy.
+const RestoreDrillCheck = "restore-drill"
+
 // Features are the excluded hardware features a VM uses, as an
 // assessment's covers.feature names them: each passed-through device by
 // its resource name, then sriov, dedicatedCPU and hugepages.
@@ -259,6 +264,14 @@ func (r Result) requirements(vm *resolve.VM) []Requirement {
 		}
 		for _, e := range p.Spec.Evidence {
 			add(Requirement{Check: e.Check, Description: e.Description, BackupPolicy: vm.Backup.Name, ValidFor: valid, ValidForText: p.Spec.DrillInterval})
+		}
+		if vm.Tier == resolve.TierProduction && vm.TakesBackups() && !slices.ContainsFunc(p.Spec.Evidence, func(e api.EvidenceRequirement) bool { return e.Check == RestoreDrillCheck }) {
+			// A production VM's protection is proven by a restore drill
+			// whether or not the policy's catalog entry lists one (doc 000,
+			// Data Protection: "restore evidence is mandatory before
+			// production onboarding"; issue 46).
+			add(Requirement{Check: RestoreDrillCheck, Description: fmt.Sprintf("restore drill for backup policy %s (virtc restore-plan, in place and as a copy; the policy's catalog entry lists none, but production needs one)", vm.Backup.Name),
+				BackupPolicy: vm.Backup.Name, ValidFor: valid, ValidForText: p.Spec.DrillInterval})
 		}
 	}
 	return out
