@@ -61,6 +61,11 @@ type EvidenceCovers struct {
 	StorageProfile string `json:"storageProfile,omitempty"`
 	// NetworkProfiles are the network profiles the check covered.
 	NetworkProfiles []string `json:"networkProfiles,omitempty"`
+	// Pool is the worker pool the check ran on: the compute profile (its
+	// nodes and CPU model) a migration test covers, which a VM on that pool
+	// needs (design document 000: "on its exact storage/network/compute
+	// profile").
+	Pool string `json:"pool,omitempty"`
 	// BackupPolicy is the backup policy the check covered (a restore drill).
 	BackupPolicy string `json:"backupPolicy,omitempty"`
 	// Class is the workload class of the eligibility matrix the check

@@ -361,6 +361,9 @@ func covers(c api.EvidenceCovers, q Requirement) bool {
 			return false
 		}
 	}
+	if q.Pool != "" && c.Pool != q.Pool {
+		return false
+	}
 	if q.BackupPolicy != "" && c.BackupPolicy != q.BackupPolicy {
 		return false
 	}

@@ -147,7 +147,9 @@ type Requirement struct {
 	// What the evidence must cover (empty: not part of the requirement).
 	StorageProfile  string
 	NetworkProfiles []string
-	BackupPolicy    string
+	// Pool is the worker pool (compute profile) the check must have run on.
+	Pool         string
+	BackupPolicy string
 	Class           string
 	// Feature is the excluded feature an assessment covers.
 	Feature string
@@ -172,6 +174,9 @@ func (r Requirement) Subject() string {
 	if len(r.NetworkProfiles) > 0 {
 		parts = append(parts, "network profiles "+strings.Join(r.NetworkProfiles, ", "))
 	}
+	if r.Pool != "" {
+		parts = append(parts, "pool "+r.Pool)
+	}
 	if r.BackupPolicy != "" {
 		parts = append(parts, "backup policy "+r.BackupPolicy)
 	}
@@ -185,6 +190,18 @@ func (r Requirement) Subject() string {
 		parts = append(parts, "the whole platform")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// migrationStorage are the storage profiles of a VM's root and data disks,
+// root first, each once.
+func migrationStorage(vm *resolve.VM) []string {
+	out := []string{vm.RootStorage.Name}
+	for _, d := range vm.Disks {
+		if d.Storage.StorageProfile != nil && !slices.Contains(out, d.Storage.Name) {
+			out = append(out, d.Storage.Name)
+		}
+	}
+	return out
 }
 
 func (r Result) requirements(vm *resolve.VM) []Requirement {
@@ -205,12 +222,26 @@ func (r Result) requirements(vm *resolve.VM) []Requirement {
 			case AboutClass:
 				add(Requirement{Check: e.Check, Description: e.Description, Class: m.Class.Name, Row: m.Class.Name})
 			case AboutMigrationProfile:
+				// The VM's whole profile migrates: each storage profile of
+				// its disks (one test per profile), its networks and, on a
+				// worker pool, its compute (the pool's nodes and CPU
+				// model). Doc 000: "on its exact storage/network/compute
+				// profile".
 				var nets []string
 				for _, n := range vm.Networks {
 					nets = append(nets, n.Name)
 				}
-				add(Requirement{Check: e.Check, Description: fmt.Sprintf(e.Description, vm.RootStorage.Name, strings.Join(nets, ", ")),
-					StorageProfile: vm.RootStorage.Name, NetworkProfiles: nets, Row: m.Class.Name})
+				pool := ""
+				if vm.Pool != nil {
+					pool = vm.Pool.Name
+				}
+				for _, st := range migrationStorage(vm) {
+					d := fmt.Sprintf(e.Description, st, strings.Join(nets, ", "))
+					if pool != "" {
+						d += " on pool " + pool
+					}
+					add(Requirement{Check: e.Check, Description: d, StorageProfile: st, NetworkProfiles: nets, Pool: pool, Row: m.Class.Name})
+				}
 			case AboutPlatform:
 				add(Requirement{Check: e.Check, Description: e.Description, PlatformWide: true, Row: m.Class.Name})
 			case AboutFeature:

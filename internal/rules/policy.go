@@ -223,6 +223,11 @@ func evidenceNames(m *resolve.Model, diags *diag.List) {
 				warn(fmt.Sprintf("spec.covers.networkProfiles[%d]", i), m.Catalog.NetworkProfiles.Unknown("network profile", n))
 			}
 		}
+		if c.Pool != "" {
+			if _, ok := m.Catalog.WorkerPools.Get(c.Pool); !ok {
+				warn("spec.covers.pool", m.Catalog.WorkerPools.Unknown("worker pool", c.Pool))
+			}
+		}
 		if c.BackupPolicy != "" {
 			if _, ok := m.Catalog.BackupPolicies.Get(c.BackupPolicy); !ok {
 				warn("spec.covers.backupPolicy", m.Catalog.BackupPolicies.Unknown("backup policy", c.BackupPolicy))
