@@ -150,7 +150,7 @@ type Requirement struct {
 	// Pool is the worker pool (compute profile) the check must have run on.
 	Pool         string
 	BackupPolicy string
-	Class           string
+	Class        string
 	// Feature is the excluded feature an assessment covers.
 	Feature string
 	// PlatformWide: the check is about the whole platform on its exact
