@@ -418,7 +418,9 @@ type StorageProfileSpec struct {
 	// Platform pins. Only a qualified profile with volumeMode Block keeps a
 	// VM in the standard class; a disk on any other profile places the VM
 	// in the conditional class unqualified-storage, which needs a
-	// storage-validation Evidence of the profile before onboarding. Absent:
+	// storage-validation Evidence of the profile before onboarding. A
+	// qualified profile names the evidence that qualifies it in Evidence
+	// (production VMs on it then need it), or it is refused. Absent:
 	// false.
 	Qualified bool `json:"qualified,omitempty"`
 }

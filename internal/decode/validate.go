@@ -141,6 +141,14 @@ func validate(d *decoder, obj any) {
 				d.fail("spec.filesystemOverhead", "%v", err)
 			}
 		}
+		if o.Spec.Qualified && len(o.Spec.Evidence) == 0 {
+			// A qualified profile keeps its VMs out of the conditional
+			// unqualified-storage class, whose storage-validation it then
+			// no longer asks: the claim carries evidence of its own, or any
+			// Block profile (LVMS, local NVMe) could pass as qualified RBD
+			// raw-block by saying so (issue 46).
+			d.fail("spec.qualified", "a qualified profile names the evidence that qualifies it, which production VMs on it then need (doc 000, Storage: \"validate the selected StorageClass, access mode, snapshot, clone, and migration behavior per 4.22.z\"; add spec.evidence, such as check storage-validation or storage-failover, or remove qualified)")
+		}
 	case *api.WorkerPool:
 		d.catalogMeta(o.Metadata)
 		d.dnsLabel("metadata.name", "pool name (it is the value of the VMs' label virtc.dev/pool)", o.Metadata.Name)
