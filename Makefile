@@ -162,9 +162,9 @@ admission: build
 ## shares: about 5 minutes more), not make conformance
 KUBE_VERSION  := v1.37.2
 ETCD_VERSION  := v3.7.3
-# The tool builds run niced, beside whatever else a developer runs; .ci/run
-# builds them at the default priority, first, in the order its suites need
-# them (TOOL_NICE=0).
+# The tool builds run niced, beside whatever else runs (the unit suites in
+# .ci/run: measured cold, that beat building them first at the default
+# priority, TOOL_NICE=0).
 TOOL_NICE     ?= 15
 export KUBE_VERSION ETCD_VERSION
 
