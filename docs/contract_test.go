@@ -478,7 +478,7 @@ func TestAuditCatchesBadTables(t *testing.T) {
 			r001: strings.Replace(good001, "README.md#data-protection", "examples/none.yaml", 1),
 			want: "no file examples/none.yaml"},
 		{name: "partial without what is missing",
-			r000: strings.Replace(good000, "**refused**: by a check.", "**partial**: by a check, not all of it.", 1),
+			r000:   strings.Replace(good000, "**refused**: by a check.", "**partial**: by a check, not all of it.", 1),
 			counts: [][5]int{{}, {}, {}, {1, 0, 0, 1}, {0, 1, 0, 1}, {1, 0, 0, 1}, {0, 0, 1, 1}, {2, 1, 1, 4}},
 			want:   "000-R01 is partial but does not say what is missing"},
 		{name: "unknown status",
