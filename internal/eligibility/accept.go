@@ -76,12 +76,81 @@ type Context struct {
 	// build (the gate's Evidence stays in the platform repository): a
 	// platform-wide requirement they list counts.
 	Published []api.GateFact
+	// tenants holds each tenant's as-of day and what its VMs use, computed
+	// once by ContextOf: judging a VM's requirements would otherwise walk
+	// all of its tenant's VMs again for each of them.
+	tenants map[*resolve.Tenant]tenantDay
+}
+
+// tenantDay is a tenant's as-of day (AsOfTenant) and what its VMs use.
+type tenantDay struct {
+	use  use
+	asOf time.Time
+}
+
+// use is what a set of VMs uses that Evidence may be narrowed to.
+type use struct{ storage, networks, backups, sizes map[string]bool }
+
+func useOf(vms ...[]*resolve.VM) use {
+	u := use{map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}}
+	for _, list := range vms {
+		for _, vm := range list {
+			u.storage[vm.RootStorage.Name] = true
+			for _, d := range vm.Disks {
+				u.storage[d.Storage.Name] = true
+			}
+			if vm.StateStorage != nil {
+				u.storage[vm.StateStorage.Name] = true
+			}
+			for _, n := range vm.Networks {
+				u.networks[n.Name] = true
+			}
+			u.backups[vm.Backup.Name] = true
+			u.sizes[vm.SizeName] = true
+		}
+	}
+	return u
+}
+
+// has reports whether vm uses nothing beyond u.
+func (u use) has(vm *resolve.VM) bool {
+	if !u.storage[vm.RootStorage.Name] || !u.backups[vm.Backup.Name] || !u.sizes[vm.SizeName] ||
+		vm.StateStorage != nil && !u.storage[vm.StateStorage.Name] {
+		return false
+	}
+	for _, d := range vm.Disks {
+		if !u.storage[d.Storage.Name] {
+			return false
+		}
+	}
+	for _, n := range vm.Networks {
+		if !u.networks[n.Name] {
+			return false
+		}
+	}
+	return true
+}
+
+// tenantAsOf is AsOfTenant(c.Evidence, vm.Tenant, vm), from the tenant's
+// day computed once when vm uses nothing its tenant's VMs do not.
+func (c Context) tenantAsOf(vm *resolve.VM) time.Time {
+	if d, ok := c.tenants[vm.Tenant]; ok && d.use.has(vm) {
+		return d.asOf
+	}
+	return AsOfTenant(c.Evidence, vm.Tenant, vm)
 }
 
 // ContextOf is the context of a model: its Evidence, its Platform's
 // version and its as-of date.
 func ContextOf(m *resolve.Model) Context {
 	c := Context{Evidence: m.Evidence, AsOf: m.AsOf}
+	if m.AsOf.IsZero() {
+		c.tenants = make(map[*resolve.Tenant]tenantDay, len(m.Tenants))
+		for _, t := range m.Tenants {
+			u := useOf(t.VMs)
+			c.tenants[t] = tenantDay{u, asOfUse(m.Evidence, t, u)}
+		}
+	}
 	switch {
 	case m.Platform != nil:
 		c.PlatformVersion = m.Platform.Version.String()
@@ -127,32 +196,21 @@ func platformWide(c api.EvidenceCovers) bool { return c.Tenant == "" && c.VM == 
 // are VMs judged beside the tenant's own (a VM the guardrails ask about,
 // which the tenant could write).
 func AsOfTenant(evidence []decode.Entry[api.Evidence], t *resolve.Tenant, also ...*resolve.VM) time.Time {
-	storage, networks, backups, sizes := map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}
-	for _, vm := range append(slices.Clip(t.VMs), also...) {
-		storage[vm.RootStorage.Name] = true
-		for _, d := range vm.Disks {
-			storage[d.Storage.Name] = true
-		}
-		if vm.StateStorage != nil {
-			storage[vm.StateStorage.Name] = true
-		}
-		for _, n := range vm.Networks {
-			networks[n.Name] = true
-		}
-		backups[vm.Backup.Name] = true
-		sizes[vm.SizeName] = true
-	}
+	return asOfUse(evidence, t, useOf(t.VMs, also))
+}
+
+func asOfUse(evidence []decode.Entry[api.Evidence], t *resolve.Tenant, u use) time.Time {
 	return AsOf(evidence, func(c api.EvidenceCovers) bool {
 		vmTenant, _, _ := strings.Cut(c.VM, "/")
 		if c.Tenant != "" && c.Tenant != t.Name || c.VM != "" && vmTenant != t.Name {
 			return false
 		}
-		if c.StorageProfile != "" && !storage[c.StorageProfile] ||
-			c.BackupPolicy != "" && !backups[c.BackupPolicy] ||
-			c.Size != "" && !sizes[c.Size] {
+		if c.StorageProfile != "" && !u.storage[c.StorageProfile] ||
+			c.BackupPolicy != "" && !u.backups[c.BackupPolicy] ||
+			c.Size != "" && !u.sizes[c.Size] {
 			return false
 		}
-		return len(c.NetworkProfiles) == 0 || slices.ContainsFunc(c.NetworkProfiles, func(n string) bool { return networks[n] })
+		return len(c.NetworkProfiles) == 0 || slices.ContainsFunc(c.NetworkProfiles, func(n string) bool { return u.networks[n] })
 	})
 }
 
@@ -281,7 +339,7 @@ func judge(vm *resolve.VM, r Result, q Requirement, ctx Context) Judged {
 		return judgeClusterWide(q, ctx, "the check is about the whole platform")
 	}
 	if ctx.AsOf.IsZero() {
-		ctx.AsOf = AsOfTenant(ctx.Evidence, vm.Tenant, vm)
+		ctx.AsOf = ctx.tenantAsOf(vm)
 	}
 	return judgeWith(q, ctx, func(c api.EvidenceCovers) bool { return applies(c, vm, r) })
 }

@@ -1,6 +1,7 @@
 package eligibility_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/virtc/virtc/internal/compile"
 	"github.com/virtc/virtc/internal/diag"
 	"github.com/virtc/virtc/internal/eligibility"
+	"github.com/virtc/virtc/internal/resolve"
 	"github.com/virtc/virtc/internal/source"
 )
 
@@ -278,5 +280,32 @@ spec: {size: u1.small, image: rhel9, workerNode: true, migration: Required, netw
 	}
 	if a.Status != eligibility.Pending {
 		t.Errorf("status %s, want %s: the other rows' checks have no evidence", a.Status, eligibility.Pending)
+	}
+}
+
+// ContextOf computes each tenant's as-of day once; a VM judged beside its
+// tenant's that uses something they do not (a write the guardrails ask
+// about) is still judged as of the Evidence about what it uses, as
+// AsOfTenant gives it, and the same as in a Context without that memo.
+func TestTenantAsOfOnce(t *testing.T) {
+	res, ctx := model(t, intents+
+		evidence("e", "restore-drill", "backupPolicy: daily", "2026-09-15")+
+		evidence("weekly", "restore-drill", "backupPolicy: weekly", "2026-12-20"))
+	plain := eligibility.Context{Evidence: ctx.Evidence, PlatformVersion: ctx.PlatformVersion}
+	web := *res.Model.Tenants[0].VMs[0]
+	weekly := web
+	weekly.Backup.Name = "weekly"
+	for _, c := range []struct {
+		vm   *resolve.VM
+		want string
+	}{{&web, "2026-09-15"}, {&weekly, "2026-12-20"}} {
+		if got := eligibility.AsOfTenant(ctx.Evidence, c.vm.Tenant, c.vm).Format(time.DateOnly); got != c.want {
+			t.Errorf("%s with policy %s: AsOfTenant %s, want %s", c.vm.Name, c.vm.Backup.Name, got, c.want)
+		}
+		memo := eligibility.Accept(c.vm, eligibility.Classify(c.vm), ctx)
+		fresh := eligibility.Accept(c.vm, eligibility.Classify(c.vm), plain)
+		if fmt.Sprint(memo) != fmt.Sprint(fresh) {
+			t.Errorf("%s with policy %s: judged\n%v\nwith ContextOf, and\n%v\nwithout its memo", c.vm.Name, c.vm.Backup.Name, memo, fresh)
+		}
 	}
 }
