@@ -35,7 +35,8 @@ CACHE="${VIRTC_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/virtc-tools}"
 GO="${GO:-go}"
 out="$CACHE/argocd-$ARGOCD_VERSION"
 
-export CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off GOTOOLCHAIN="$ARGOCD_GO"
+# -gcflags: the Makefile's TOOL_GCFLAGS (what each flag spares, and why)
+export CGO_ENABLED=0 GOFLAGS="-mod=mod '-gcflags=${TOOL_GCFLAGS:-all=-dwarf=false}'" GOWORK=off GOTOOLCHAIN="$ARGOCD_GO"
 
 log() { echo "argocd-tools: $*" >&2; }
 

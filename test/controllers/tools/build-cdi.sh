@@ -33,7 +33,8 @@ CACHE="${VIRTC_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/virtc-tools}"
 GO="${GO:-go}"
 out="$CACHE/cdi-$CDI_VERSION"
 
-export CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off
+# -gcflags: the Makefile's TOOL_GCFLAGS_LIGHT (what each flag spares, and why)
+export CGO_ENABLED=0 GOFLAGS="-mod=mod '-gcflags=${TOOL_GCFLAGS_LIGHT:-all=-N -l -dwarf=false}'" GOWORK=off
 
 log() { echo "cdi-tools: $*" >&2; }
 

@@ -32,7 +32,8 @@ CACHE="${VIRTC_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/virtc-tools}"
 GO="${GO:-go}"
 out="$CACHE/olm-$OLM_VERSION-opm-$OPM_VERSION"
 
-export CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off
+# -gcflags: the Makefile's TOOL_GCFLAGS_LIGHT (what each flag spares, and why)
+export CGO_ENABLED=0 GOFLAGS="-mod=mod '-gcflags=${TOOL_GCFLAGS_LIGHT:-all=-N -l -dwarf=false}'" GOWORK=off
 
 log() { echo "olm-tools: $*" >&2; }
 

@@ -34,7 +34,8 @@ CACHE="${VIRTC_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/virtc-tools}"
 GO="${GO:-go}"
 out="$CACHE/kubevirt-$KUBEVIRT_VERSION"
 
-export CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off
+# -gcflags: the Makefile's TOOL_GCFLAGS (what each flag spares, and why)
+export CGO_ENABLED=0 GOFLAGS="-mod=mod '-gcflags=${TOOL_GCFLAGS:-all=-dwarf=false}'" GOWORK=off
 
 log() { echo "controllers-tools: $*" >&2; }
 

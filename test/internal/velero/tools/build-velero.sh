@@ -31,7 +31,8 @@ GO="${GO:-go}"
 key="velero-$VELERO_VERSION-aws-$AWS_PLUGIN_VERSION-s3-$GOFAKES3_VERSION"
 out="$CACHE/$key"
 
-export CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off
+# -gcflags: the Makefile's TOOL_GCFLAGS_LIGHT (what each flag spares, and why)
+export CGO_ENABLED=0 GOFLAGS="-mod=mod '-gcflags=${TOOL_GCFLAGS_LIGHT:-all=-N -l -dwarf=false}'" GOWORK=off
 
 log() { echo "velero-tools: $*" >&2; }
 
