@@ -3,7 +3,9 @@ package controllers
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -140,6 +142,31 @@ func TestQuotaAdmitsCDIClonePods(t *testing.T) {
 	if r := e.refusals("cdi-clone-fits"); len(r) != 0 {
 		t.Errorf("cdi-clone-fits: launcher pods refused after the clones: %v", r)
 	}
+	// Root disks grown as virtc diff tells their owners to
+	// (internal/diff/vm.go root-disk-grow): spec.rootDisk raised in Git,
+	// the new output applied (its quota holds room for the larger disks;
+	// KubeVirt never resizes a disk from dataVolumeTemplates), then each
+	// claim expanded by hand. A claim CDI cloned carries CDI's own marks
+	// (k8s.io/CloneRequest, k8s.io/CloneOf, its DataVolume as controller),
+	// and the tenant's policies judge what an update changes, not what CDI
+	// left (claim-source, cdi-annotations and storage-class in
+	// internal/rules/table.go), so a member of the tenant's edit group and
+	// a cluster-admin each expand one.
+	if err := conformance.NewCluster(e.cp, t.TempDir()).InstallEditRoles(e.ctx, filepath.Join(repoRoot, "test", "conformance", conformance.EditRoles)); err != nil {
+		t.Fatal(err)
+	}
+	e.waitGuarded("cdi-clone-fits")
+	files := tenantIntents("cdi-clone-fits")
+	grown := map[string]string{"batch-root": "vm-batch.yaml", "db-root": "vm-db.yaml"}
+	for _, file := range grown {
+		files[file] += "  rootDisk: 31Gi\n"
+	}
+	e.applyObjects(buildFiles(t, "cdi-clone-fits", files))
+	if err := SyncQuotaHard(e.ctx, e.cp, "cdi-clone-fits", quotaName); err != nil {
+		t.Fatal(err)
+	}
+	e.growClaim(t, "cdi-clone-fits", "batch-root", "31Gi", "a member of the tenant's edit group", http.Header{"Impersonate-User": {"bob"}, "Impersonate-Group": {"cdi-clone-fits-devs"}})
+	e.growClaim(t, "cdi-clone-fits", "db-root", "31Gi", "a cluster-admin", nil)
 
 	// 2. a quota without room for the last upload pod
 	short := build(t, "cdi-clone-short")
@@ -157,6 +184,47 @@ func TestQuotaAdmitsCDIClonePods(t *testing.T) {
 	if n == 0 {
 		t.Errorf("cdi-clone-short: requests.cpu %s (1m below the upload pods' %s) admitted every upload pod; want one refused", smaller.String(), used.String())
 	}
+}
+
+// growClaim expands a claim to size, as who (as: the impersonation
+// headers; nil is the suite's cluster-admin) with the merge patch `kubectl
+// patch pvc` sends, and fails unless the API server admits it and the claim
+// then requests that size.
+func (e *env) growClaim(t *testing.T, namespace, claim, size, who string, as http.Header) {
+	t.Helper()
+	path := "/api/v1/namespaces/" + namespace + "/persistentvolumeclaims/" + claim
+	before := e.get(path)
+	want := resource.MustParse(size)
+	if old := requestOf(before["spec"]); old.Cmp(want) >= 0 {
+		t.Fatalf("%s/%s requests %s already, not less than %s", namespace, claim, old.String(), size)
+	}
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"resources": map[string]any{"requests": map[string]any{"storage": size}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The quota admission reads quotas from its informer, which sees the
+	// status SyncQuotaHard wrote a moment later.
+	var code int
+	var answer []byte
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if code, answer, err = e.cp.Request(e.ctx, http.MethodPatch, path, "application/merge-patch+json", patch, as); err != nil {
+			t.Fatal(err)
+		}
+		if code/100 == 2 || !strings.Contains(string(answer), "exceeded quota") || time.Now().After(deadline) {
+			break
+		}
+	}
+	if code/100 != 2 {
+		t.Errorf("%s/%s expanded to %s by %s: refused (%d): %s", namespace, claim, size, who, code, answer)
+		return
+	}
+	if got := requestOf(e.get(path)["spec"]); got.Cmp(want) != 0 {
+		t.Errorf("%s/%s expanded by %s: requests %s after the patch, want %s", namespace, claim, who, got.String(), size)
+		return
+	}
+	md, _ := before["metadata"].(map[string]any)
+	anns, _ := md["annotations"].(map[string]any)
+	t.Logf("%s/%s (cloned by cdi-controller: k8s.io/CloneRequest %v) expanded to %s by %s: admitted", namespace, claim, anns["k8s.io/CloneRequest"], size, who)
 }
 
 // cdiPodRequests are the default pod requests cdi-controller's config

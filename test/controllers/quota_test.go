@@ -167,7 +167,8 @@ metadata:
 spec:
   access:
     admin: [%s-admins]
-`, tenant, tenant)}
+    edit: [%s-devs]
+`, tenant, tenant, tenant)}
 	for _, vm := range []struct{ name, size, image string }{
 		{"web", "u1.small", "fedora"},
 		{"db", "u1.medium", "rhel9"},

@@ -164,29 +164,55 @@ func bind(ctx context.Context, cp *conformance.ControlPlane, claims []conformanc
 // every object a quota without status covers ("status unknown for
 // quota"); from here on it keeps status.used itself as it admits objects.
 func InitQuotaStatus(ctx context.Context, cp *conformance.ControlPlane, namespace, name string) error {
-	data, err := cp.Get(ctx, "/api/v1/namespaces/"+namespace+"/resourcequotas/"+name)
+	hard, err := quotaHard(ctx, cp, namespace, name)
 	if err != nil {
 		return err
 	}
-	var q struct {
-		Spec struct {
-			Hard map[string]string `json:"hard"`
-		} `json:"spec"`
-	}
-	if err := json.Unmarshal(data, &q); err != nil {
-		return err
-	}
 	used := map[string]string{}
-	for k := range q.Spec.Hard {
+	for k := range hard {
 		used[k] = "0"
 	}
-	patch, err := json.Marshal(map[string]any{"status": map[string]any{"hard": q.Spec.Hard, "used": used}})
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"hard": hard, "used": used}})
 	if err != nil {
 		return err
 	}
 	_, err = cp.MustKubectl(ctx, nil, "patch", "resourcequota", name, "-n", namespace,
 		"--subresource=status", "--type=merge", "-p", string(patch))
 	return err
+}
+
+// SyncQuotaHard does what kube-controller-manager's resource quota
+// controller does when a ResourceQuota's spec changes (kubernetes
+// pkg/controller/resourcequota/resource_quota_controller.go
+// syncResourceQuota: status.hard = spec.hard), for the suites that run no
+// controller manager: the API server's ResourceQuota admission judges a
+// request against status.hard, and keeps status.used itself.
+func SyncQuotaHard(ctx context.Context, cp *conformance.ControlPlane, namespace, name string) error {
+	hard, err := quotaHard(ctx, cp, namespace, name)
+	if err != nil {
+		return err
+	}
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"hard": hard}})
+	if err != nil {
+		return err
+	}
+	_, err = cp.Do(ctx, "PATCH", "/api/v1/namespaces/"+namespace+"/resourcequotas/"+name+"/status", "application/merge-patch+json", patch)
+	return err
+}
+
+// quotaHard is a ResourceQuota's spec.hard.
+func quotaHard(ctx context.Context, cp *conformance.ControlPlane, namespace, name string) (map[string]string, error) {
+	data, err := cp.Get(ctx, "/api/v1/namespaces/"+namespace+"/resourcequotas/"+name)
+	if err != nil {
+		return nil, err
+	}
+	var q struct {
+		Spec struct {
+			Hard map[string]string `json:"hard"`
+		} `json:"spec"`
+	}
+	err = json.Unmarshal(data, &q)
+	return q.Spec.Hard, err
 }
 
 // dataVolume is what the stand-ins read of a DataVolume.
