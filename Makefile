@@ -216,7 +216,7 @@ e2e-argocd: tools conformance-tools kcm-tools argocd-tools controllers-tools olm
 ## (test/argocd TestRestoreDrill; about 6 minutes once the tools are cached)
 .PHONY: e2e-drills
 e2e-drills: tools conformance-tools kcm-tools argocd-tools controllers-tools olm-tools cdi-tools velero-tools
-	VIRTC_E2E_ARGOCD=1 $(GO) test -count=1 -timeout 20m -v -run 'TestRestoreDrill$$' ./test/argocd/
+	VIRTC_E2E_ARGOCD=1 $(GO) test -count=1 -timeout 25m -v -run 'TestRestoreDrill$$' ./test/argocd/
 
 ## controllers-tools: KubeVirt's real virt-controller and virt-api built from
 ## the Go module proxy, cached by version in

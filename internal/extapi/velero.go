@@ -84,6 +84,9 @@ type Backup struct {
 
 // BackupSpec is what a backup includes and how.
 type BackupSpec struct {
+	// Metadata is what a Schedule's template gives each Backup it creates
+	// (velero.io/v1 Metadata); a Backup's own spec leaves it empty.
+	Metadata                 *BackupMetadata       `json:"metadata,omitempty"`
 	IncludedNamespaces       []string              `json:"includedNamespaces,omitempty"`
 	LabelSelector            *metav1.LabelSelector `json:"labelSelector,omitempty"`
 	TTL                      string                `json:"ttl,omitempty"`
@@ -91,6 +94,12 @@ type BackupSpec struct {
 	SnapshotVolumes          *bool                 `json:"snapshotVolumes,omitempty"`
 	SnapshotMoveData         *bool                 `json:"snapshotMoveData,omitempty"`
 	DefaultVolumesToFsBackup *bool                 `json:"defaultVolumesToFsBackup,omitempty"`
+}
+
+// BackupMetadata is velero.io/v1 Metadata: the labels of the Backups a
+// Schedule creates.
+type BackupMetadata struct {
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // Restore is velero.io/v1 Restore.

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"maps"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,10 +34,30 @@ func Schedules(m *resolve.Model, t *resolve.Tenant) []emit.Object {
 		e, _ := m.Catalog.BackupPolicies.Entry(name)
 		sname := model.ScheduleName(t.Name, name)
 		yes, no := true, false
+		meta := keepOnPrune(objectMeta("Schedule", model.OADPNamespace, sname, e.Doc.Rel,
+			map[string]string{model.LabelTenant: t.Name, model.LabelBackupPolicy: name}, nil))
+		// Velero gives every Backup a Schedule creates the Schedule's
+		// annotations, and its labels unless the template names labels of
+		// its own (v1.18.3 pkg/builder/backup_builder.go FromSchedule). So
+		// each nightly Backup carries Argo CD's tracking of the Schedule:
+		// its label (label tracking), which the template's labels leave
+		// out, and its annotation, which nothing can keep off. Argo CD then
+		// counts the Backup as one of the Application's resources
+		// (gitops-engine pkg/cache/cluster.go GetManagedLiveObjs) and adds
+		// its health, Degraded when the backup PartiallyFailed
+		// (resource_customizations/velero.io/Backup/health.lua), to the
+		// Application's for as long as the Backup is kept. A failed backup
+		// is the backup alerts' to report (VirtcBackupOverdue,
+		// VirtcBackupNeverSucceeded), not the tenant's Application health:
+		// ignore-healthcheck, copied onto each Backup, keeps it out. The
+		// Schedule's own health goes with it (Degraded only on
+		// FailedValidation of a cron that virtc has already checked).
+		meta.Annotations[AnnotationIgnoreHealthCheck] = "true"
+		template := backupSpec(m, t.Name, p, map[string]string{model.LabelBackupPolicy: name})
+		template.Metadata = &extapi.BackupMetadata{Labels: maps.Clone(meta.Labels)}
 		sch := &extapi.Schedule{
-			TypeMeta: typeMeta("velero.io/v1", "Schedule"),
-			ObjectMeta: keepOnPrune(objectMeta("Schedule", model.OADPNamespace, sname, e.Doc.Rel,
-				map[string]string{model.LabelTenant: t.Name, model.LabelBackupPolicy: name}, nil)),
+			TypeMeta:   typeMeta("velero.io/v1", "Schedule"),
+			ObjectMeta: meta,
 			Spec: extapi.ScheduleSpec{
 				Schedule: p.Spec.Schedule,
 				// A new Schedule waits for its first slot rather than
@@ -44,7 +65,7 @@ func Schedules(m *resolve.Model, t *resolve.Tenant) []emit.Object {
 				SkipImmediately: &yes,
 				// Backups must survive their Schedule's deletion.
 				UseOwnerReferencesInBackup: &no,
-				Template:                   backupSpec(m, t.Name, p, map[string]string{model.LabelBackupPolicy: name}),
+				Template:                   template,
 			},
 		}
 		objs = append(objs, emit.Object{APIVersion: "velero.io/v1", Kind: "Schedule", Namespace: model.OADPNamespace, Name: sname, Scope: emit.TenantScope, Body: sch})

@@ -265,6 +265,10 @@ func Groups(m *resolve.Model, opts Options, each func(group int, objs []emit.Obj
 // AnnotationCompareOptions is Argo CD's compare-options annotation.
 const AnnotationCompareOptions = "argocd.argoproj.io/compare-options"
 
+// AnnotationIgnoreHealthCheck keeps an object's health out of its
+// Application's (argo-cd v3.6.1 controller/health.go setApplicationHealth).
+const AnnotationIgnoreHealthCheck = "argocd.argoproj.io/ignore-healthcheck"
+
 // retire marks what is retired — the objects labelled virtc.dev/retired
 // (a retired VM, its data disks' claims, a retired disk's claim, a retired
 // tenant's Namespace) and every object in a retired tenant's namespace —

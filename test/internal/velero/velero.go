@@ -300,6 +300,8 @@ type Server struct {
 	*conformance.Process
 	tools      Tools
 	kubeconfig string
+	// Metrics is the address of its Prometheus metrics (pkg/metrics).
+	Metrics string
 }
 
 // StartServer starts `velero server` in Namespace against cp, with the
@@ -340,7 +342,29 @@ func startServer(ctx context.Context, cp *conformance.ControlPlane, kubeconfig s
 	if err != nil {
 		return nil, err
 	}
-	return &Server{Process: p, tools: t, kubeconfig: cp.Kubeconfig}, nil
+	return &Server{Process: p, tools: t, kubeconfig: cp.Kubeconfig, Metrics: "127.0.0.1:" + strconv.Itoa(metrics)}, nil
+}
+
+// Scrape reads the server's metrics in Prometheus' text format, as
+// Prometheus scrapes them.
+func (s *Server) Scrape(ctx context.Context) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+s.Metrics+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("velero metrics: %s: %s", resp.Status, body)
+	}
+	return string(body), nil
 }
 
 // CLI runs the velero CLI against the server's cluster.
@@ -571,3 +595,56 @@ func Field(o map[string]any, path ...string) string {
 	data, _ := json.Marshal(v)
 	return string(data)
 }
+
+// Velero's schedule controller starts a Schedule's backup at the first
+// slot of its cron after the Schedule's last backup, or after its creation
+// or skipped backup (v1.18.3 pkg/controller/schedule_controller.go
+// getNextRunTime), checking every minute (scheduleSyncPeriod). The suites
+// set the crons of the Schedules they create with QuietCron or CronAt, so
+// that a Schedule fires when a test asks and never because the run
+// crossed the catalog's 02:00 (issue 48).
+
+// QuietCron is a daily cron whose slot is two minutes before now: a
+// Schedule created from now on fires about a day later, during no test.
+func QuietCron(now time.Time) string {
+	return CronAt(now.Add(-2 * time.Minute))
+}
+
+// CronAt is the daily cron whose slot is the minute of at (UTC).
+func CronAt(at time.Time) string {
+	at = at.UTC()
+	return fmt.Sprintf("%d %d * * *", at.Minute(), at.Hour())
+}
+
+// TrackedByArgoCD gives o what Argo CD adds to each object it applies for
+// Application app: its tracking label (label tracking) and annotation
+// (annotation tracking, Argo CD 3's default), argo-cd v3.6.1
+// util/argo/resource_tracking.go SetAppInstance, BuildAppInstanceValue.
+func TrackedByArgoCD(o map[string]any, app string) {
+	meta, _ := o["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		o["metadata"] = meta
+	}
+	set := func(field, k, v string) {
+		m, _ := meta[field].(map[string]any)
+		if m == nil {
+			m = map[string]any{}
+			meta[field] = m
+		}
+		m[k] = v
+	}
+	group, _, grouped := strings.Cut(fmt.Sprint(o["apiVersion"]), "/")
+	if !grouped {
+		group = "" // the core group: "v1"
+	}
+	set("labels", ArgoCDTrackingLabel, app)
+	set("annotations", ArgoCDTrackingAnnotation, fmt.Sprintf("%s:%s/%s:%s/%s", app, group, o["kind"], meta["namespace"], meta["name"]))
+}
+
+// Argo CD's tracking label and annotation (argo-cd v3.6.1 common/common.go
+// LabelKeyAppInstance, AnnotationKeyAppInstance).
+const (
+	ArgoCDTrackingLabel      = "app.kubernetes.io/instance"
+	ArgoCDTrackingAnnotation = "argocd.argoproj.io/tracking-id"
+)

@@ -23,6 +23,8 @@ import (
 const GateEnv = "VIRTC_E2E_VELERO"
 
 const (
+	// trackingApp is the Application the Schedules are applied as
+	trackingApp     = "virtc-e2e"
 	repoRoot        = "../../.."
 	platformVersion = "4.22"
 	waitFor         = 3 * time.Minute
@@ -51,7 +53,11 @@ type env struct {
 //     completes, holds exactly the objects the Schedule selects (the
 //     tenant's VMs and data claims of that backup policy, nothing of another
 //     policy or tenant) and is stored in the bucket under the location's
-//     prefix;
+//     prefix; the Schedule applied with Argo CD's tracking label and
+//     annotation, the Backup has the template's labels, not the tracking
+//     label, and the Schedule's ignore-healthcheck (issue 48); the
+//     Schedules' crons are moved so that none fires during the test
+//     (QuietCron);
 //  3. virtc's restore plan for ledger-db in place: its Restore
 //     (`virtc restore-plan --objects`), created while the VM still exists,
 //     creates and updates nothing (existingResourcePolicy: none: Velero
@@ -99,6 +105,14 @@ func TestVeleroRestoresVirtcBackups(t *testing.T) {
 	}
 	if _, err := cl.EnsureStorageClasses(e.ctx, objs); err != nil {
 		t.Fatal(err)
+	}
+	// the Schedules as Argo CD applies them (its tracking label and
+	// annotation), each with a cron that fires during no test
+	for _, o := range objs {
+		if o.Kind == "Schedule" {
+			TrackedByArgoCD(o.Doc, trackingApp)
+			o.Doc["spec"].(map[string]any)["schedule"] = QuietCron(time.Now())
+		}
 	}
 	e.apply(objs)
 	pvs := e.provision(objs)
@@ -493,7 +507,8 @@ func (e *env) backupFromSchedule(schedule string) string {
 	}
 	var b struct {
 		Metadata struct {
-			Labels map[string]string `json:"labels"`
+			Labels      map[string]string `json:"labels"`
+			Annotations map[string]string `json:"annotations"`
 		} `json:"metadata"`
 		Status struct {
 			Phase    string `json:"phase"`
@@ -508,6 +523,23 @@ func (e *env) backupFromSchedule(schedule string) string {
 	}
 	if b.Metadata.Labels["velero.io/schedule-name"] != schedule {
 		e.t.Errorf("backup %s labels %v: want velero.io/schedule-name %s (a Restore's scheduleName finds it by it)", name, b.Metadata.Labels, schedule)
+	}
+	// Velero gives the Backup the Schedule's annotations, Argo CD's
+	// tracking id among them, and the template's labels instead of the
+	// Schedule's (pkg/builder/backup_builder.go FromSchedule): the Backup
+	// has no tracking label, and its health is kept out of the
+	// Application's (issue 48; what Argo CD makes of it: make e2e-drills)
+	if v, ok := b.Metadata.Labels[ArgoCDTrackingLabel]; ok {
+		e.t.Errorf("backup %s has Argo CD's tracking label %s=%s of its Schedule: with label tracking it is the Application's", name, ArgoCDTrackingLabel, v)
+	}
+	if b.Metadata.Labels["virtc.dev/tenant"] == "" {
+		e.t.Errorf("backup %s labels %v: want the Schedule template's virtc.dev/tenant", name, b.Metadata.Labels)
+	}
+	if got := b.Metadata.Annotations["argocd.argoproj.io/ignore-healthcheck"]; got != "true" {
+		e.t.Errorf("backup %s annotations %v: want argocd.argoproj.io/ignore-healthcheck \"true\" from its Schedule, or a failed backup turns the Application Degraded", name, b.Metadata.Annotations)
+	}
+	if got := b.Metadata.Annotations[ArgoCDTrackingAnnotation]; !strings.HasPrefix(got, trackingApp+":velero.io/Schedule:") {
+		e.t.Errorf("backup %s tracking id %q: want its Schedule's, as Velero copies annotations (the case ignore-healthcheck is for)", name, got)
 	}
 	return name
 }
