@@ -132,9 +132,11 @@ image-pin:
 bench: build tools
 	$(GO) run ./cmd/benchrun --virtc bin/virtc --kustomize $(TOOLS)/kustomize $(BENCHFLAGS)
 
-## bench-stages: Go benchmarks of each pipeline stage, with allocations
+## bench-stages: Go benchmarks of each pipeline stage, with allocations, and
+## of each faster second path beside the library path it replaces
+## (BenchmarkSecondPath: YAML parsing, YAML encoding, the KRM protocol)
 bench-stages:
-	$(GO) test -run '^$$' -bench . -benchmem ./bench
+	$(GO) test -run '^$$' -bench . -benchmem ./bench ./internal/source ./internal/emit ./internal/krm
 
 .PHONY: bench bench-stages
 
