@@ -37,13 +37,19 @@ import (
 const GateEnv = "VIRTC_E2E_ARGOCD"
 
 const (
-	repoRoot         = "../.."
-	argocdVersion    = "v3.6.1"
-	argocdNamespace  = "argocd"
-	platformVersion  = "4.22"
-	appName          = "virtc-in-cluster"
-	appDir           = "examples/argocd/clusters/east"
-	syncWaitDuration = 2 * time.Minute
+	repoRoot        = "../.."
+	argocdVersion   = "v3.6.1"
+	argocdNamespace = "argocd"
+	platformVersion = "4.22"
+	appName         = "virtc-in-cluster"
+	appDir          = "examples/argocd/clusters/east"
+	// syncWaitDuration bounds each wait for Argo CD or a controller. Two
+	// minutes was too little on a loaded machine: cold at 2b963c6, beside
+	// make conformance, the ApplicationSet's first sync on cluster east
+	// (OLM installing the platform) missed it; warm at ee92af0, beside
+	// the boot suite, it took 1m48s. A wait that is reached returns at
+	// once, so only a failing run is longer.
+	syncWaitDuration = 4 * time.Minute
 )
 
 // tools are the programs the test runs.
