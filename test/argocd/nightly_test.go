@@ -126,36 +126,31 @@ func (d *drill) nightly(vx *velero.External, quiet string) string {
 	schedule := nightlyTenant + "-" + nightlyPolicy
 
 	// Velero checks its Schedules every minute (scheduleSyncPeriod)
-	deadline := at.Add(3 * time.Minute)
-	var backup struct {
-		Metadata struct {
-			Name string `json:"name"`
-		} `json:"metadata"`
-		Status struct {
-			Phase string `json:"phase"`
-		} `json:"status"`
+	type backupList struct {
+		Items []struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+			Status struct {
+				Phase string `json:"phase"`
+			} `json:"status"`
+		} `json:"items"`
 	}
-	for {
-		var l struct {
-			Items []json.RawMessage `json:"items"`
-		}
-		e.liveJSON("/apis/velero.io/v1/namespaces/"+velero.Namespace+"/backups?labelSelector=velero.io/schedule-name%3D"+schedule, &l)
-		if len(l.Items) > 1 {
-			e.t.Fatalf("Schedule %s took %d backups, want the one asked for", schedule, len(l.Items))
-		}
-		if len(l.Items) == 1 {
-			if err := json.Unmarshal(l.Items[0], &backup); err != nil {
-				e.t.Fatal(err)
+	l, err := waitLive(e, "/apis/velero.io/v1/namespaces/"+velero.Namespace+"/backups?labelSelector=velero.io/schedule-name%3D"+schedule,
+		time.Until(at.Add(3*time.Minute)), 2*time.Second, func(l backupList) bool {
+			if len(l.Items) != 1 {
+				return len(l.Items) > 1
 			}
-			if done := backup.Status.Phase; done == "Completed" || strings.Contains(done, "Failed") {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("Schedule %s (%q): no finished backup by %s (%s %s)", schedule, cron, deadline.Format("15:04:05"), backup.Metadata.Name, backup.Status.Phase)
-		}
-		time.Sleep(2 * time.Second)
+			done := l.Items[0].Status.Phase
+			return done == "Completed" || strings.Contains(done, "Failed")
+		})
+	if err != nil {
+		e.t.Fatalf("Schedule %s (%q): no finished backup: %v (%+v)", schedule, cron, err, l.Items)
 	}
+	if len(l.Items) > 1 {
+		e.t.Fatalf("Schedule %s took %d backups, want the one asked for", schedule, len(l.Items))
+	}
+	backup := l.Items[0]
 	if backup.Status.Phase != "PartiallyFailed" {
 		out, _ := vx.Server.CLI(e.ctx, "backup", "describe", backup.Metadata.Name, "--details", "--colorized=false")
 		e.t.Fatalf("Schedule %s's backup %s is %s, want PartiallyFailed (etl01's freeze hook has no kubelet to run in): the case is not tested\n%s", schedule, backup.Metadata.Name, backup.Status.Phase, out)
@@ -197,8 +192,9 @@ func (d *drill) alertFires(vx *velero.External, failing, ok string) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if !strings.Contains(metrics, `velero_backup_partial_failure_total{schedule="`+failing+`"} 1`) {
-		e.t.Fatalf("Velero's metrics count no partial failure of Schedule %s:\n%s", failing, veleroBackupSeries(metrics))
+	samples := veleroBackupSeries(metrics)
+	if !strings.Contains(samples, `velero_backup_partial_failure_total{schedule="`+failing+`"} 1`) {
+		e.t.Fatalf("Velero's metrics count no partial failure of Schedule %s:\n%s", failing, samples)
 	}
 	const alert = "VirtcBackupNeverSucceeded"
 	var groups []any
@@ -232,7 +228,7 @@ func (d *drill) alertFires(vx *velero.External, failing, ok string) {
 		e.t.Fatalf("the PrometheusRules applied have %d %s rules for Schedule %s, want 1", len(want), alert, failing)
 	}
 	var series []map[string]string
-	for line := range strings.Lines(veleroBackupSeries(metrics)) {
+	for line := range strings.Lines(samples) {
 		line = strings.TrimSpace(line)
 		i := strings.LastIndexByte(line, ' ')
 		v, err := strconv.ParseFloat(line[i+1:], 64)
@@ -274,7 +270,7 @@ func (d *drill) alertFires(vx *velero.External, failing, ok string) {
 	})
 	out, err := exec.CommandContext(e.ctx, bin, "test", "rules", filepath.Join(dir, "test.yaml")).CombinedOutput()
 	if err != nil {
-		e.t.Fatalf("promtool test rules (%s must fire for %s alone, on Velero's series):\n%s\nseries:\n%s", alert, failing, out, veleroBackupSeries(metrics))
+		e.t.Fatalf("promtool test rules (%s must fire for %s alone, on Velero's series):\n%s\nseries:\n%s", alert, failing, out, samples)
 	}
 	e.t.Logf("promtool test rules: %s fires for %s and not for %s, on %d series of Velero's /metrics: %s", alert, failing, ok, len(series), strings.TrimSpace(string(out)))
 }
