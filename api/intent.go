@@ -57,6 +57,29 @@ type TenantSpec struct {
 	// the alerts still fire, and reach whatever the cluster's Alertmanager
 	// routes them to by default (the platform team's receiver).
 	Alerts *TenantAlerts `json:"alerts,omitempty"`
+	// Recovery names who restores this tenant's guest data and who
+	// validates its application after a restore (doc 001, "Upgrade and
+	// recovery planning": a recovery document identifies who restores the
+	// cluster service, who restores guest data, and who validates the
+	// application). virtc restore-plan writes both into every plan of
+	// the tenant, with the application's validation as a step of its own.
+	// Required for a tenant with production VMs.
+	Recovery *TenantRecovery `json:"recovery,omitempty"`
+}
+
+// TenantRecovery names the people of a tenant's recovery document. Each
+// is a team, a person, an on-call rota or an address, as the organisation
+// writes it; restore plans are shell scripts, so no quote, dollar,
+// backquote, backslash or line break.
+type TenantRecovery struct {
+	// RestoresGuestData is who restores the VMs' disks from backups and
+	// runs the tenant's restore plans (for example "team-shop-ops" or
+	// "shop on-call").
+	RestoresGuestData string `json:"restoresGuestData,omitempty" pattern:"^[A-Za-z0-9][A-Za-z0-9 ._@+,:()/#-]{0,127}$" hint:"a team, person or rota: letters, digits, spaces and ._@+,:()/#-"`
+	// ValidatesApplication is who checks, after a restore, that the
+	// application on the VMs works: virtc can check that the VMs run,
+	// not what runs in them.
+	ValidatesApplication string `json:"validatesApplication,omitempty" pattern:"^[A-Za-z0-9][A-Za-z0-9 ._@+,:()/#-]{0,127}$" hint:"a team, person or rota: letters, digits, spaces and ._@+,:()/#-"`
 }
 
 // TenantAlerts is a tenant's alert receiver: e-mail addresses, a webhook,

@@ -162,6 +162,22 @@ type PlatformSpec struct {
 	// itself. Absent: on, with the thresholds and severities of virtc's
 	// default catalog (catalog/monitoring/alerting.yaml).
 	Monitoring *Monitoring `json:"monitoring,omitempty"`
+	// Recovery names who restores the cluster service (doc 001, "Upgrade
+	// and recovery planning": a recovery document identifies who restores
+	// the cluster service, who restores guest data, and who validates the
+	// application; the tenants name the other two). virtc restore-plan
+	// writes it into every plan. Required when the build has production
+	// VMs.
+	Recovery *PlatformRecovery `json:"recovery,omitempty"`
+}
+
+// PlatformRecovery names the platform's part of the recovery document.
+type PlatformRecovery struct {
+	// RestoresClusterService is who brings the cluster service back:
+	// the control plane, OpenShift Virtualization, storage, networking
+	// and backup integration, before any tenant's data can be restored
+	// (for example "platform-team" or "platform on-call").
+	RestoresClusterService string `json:"restoresClusterService,omitempty" pattern:"^[A-Za-z0-9][A-Za-z0-9 ._@+,:()/#-]{0,127}$" hint:"a team, person or rota: letters, digits, spaces and ._@+,:()/#-"`
 }
 
 // Monitoring switches the generated alerts on or off and overrides their

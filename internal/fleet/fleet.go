@@ -277,6 +277,7 @@ func tenantFile(r *rng, f facts, name string, count int) []byte {
 	fmt.Fprintf(&b, "  backup: %s\n", backup)
 	if production {
 		b.WriteString("  tier: production\n")
+		fmt.Fprintf(&b, "  recovery:\n    restoresGuestData: %s-ops\n    validatesApplication: %s-app-owners\n", name, name)
 	}
 	for _, v := range vms {
 		b.WriteString("---\n")

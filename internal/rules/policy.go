@@ -42,6 +42,7 @@ func CheckWith(m *resolve.Model, opts Options, diags *diag.List) {
 	productionTarget(m, diags)
 	compatibilityGate(m, opts, diags)
 	productionMonitoring(m, diags)
+	recoveryOwners(m, diags)
 	checkIntents(m, j, diags)
 	for _, t := range m.Tenants {
 		labTenant(t, diags)
