@@ -88,6 +88,7 @@ var kindOrder = []string{
 	"ValidatingAdmissionPolicyBinding",
 	"ResourceQuota",
 	"RoleBinding",
+	"NetworkPolicy",
 	"NetworkAttachmentDefinition",
 	"UserDefinedNetwork",
 	"PersistentVolumeClaim",

@@ -57,6 +57,7 @@ var syncWaves = map[string]int{
 	"Namespace":                         0,
 	"ResourceQuota":                     0,
 	"RoleBinding":                       0,
+	"NetworkPolicy":                     0,
 	// A tenant's guardrails are in force before its VMs and disks (2).
 	"ValidatingAdmissionPolicy":        0,
 	"ValidatingAdmissionPolicyBinding": 0,
@@ -338,6 +339,7 @@ func tenant(m *resolve.Model, t *resolve.Tenant, safe safety, plan *alerts.Plan)
 	objs = append(objs, TenantNetworks(m, t)...)
 	objs = append(objs, ResourceQuota(m, t))
 	objs = append(objs, RoleBindings(t)...)
+	objs = append(objs, NetworkPolicy(t))
 	objs = append(objs, ValidatingAdmissionPolicy(m, t), ValidatingAdmissionPolicyBinding(t))
 	for _, vm := range t.VMs {
 		objs = append(objs, DataDisks(vm, safe)...)

@@ -14,6 +14,7 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 	instancetypev1beta1 "kubevirt.io/api/instancetype/v1beta1"
@@ -26,10 +27,11 @@ import (
 
 // types maps apiVersion/kind to the Go type that decodes it.
 var types = map[string]reflect.Type{
-	"v1/Namespace":                             reflect.TypeFor[corev1.Namespace](),
-	"v1/ResourceQuota":                         reflect.TypeFor[corev1.ResourceQuota](),
-	"v1/PersistentVolumeClaim":                 reflect.TypeFor[corev1.PersistentVolumeClaim](),
-	"rbac.authorization.k8s.io/v1/RoleBinding": reflect.TypeFor[rbacv1.RoleBinding](),
+	"v1/Namespace":                                                       reflect.TypeFor[corev1.Namespace](),
+	"v1/ResourceQuota":                                                   reflect.TypeFor[corev1.ResourceQuota](),
+	"v1/PersistentVolumeClaim":                                           reflect.TypeFor[corev1.PersistentVolumeClaim](),
+	"rbac.authorization.k8s.io/v1/RoleBinding":                           reflect.TypeFor[rbacv1.RoleBinding](),
+	"networking.k8s.io/v1/NetworkPolicy":                                 reflect.TypeFor[networkingv1.NetworkPolicy](),
 	"admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy":          reflect.TypeFor[admissionv1.ValidatingAdmissionPolicy](),
 	"admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding":   reflect.TypeFor[admissionv1.ValidatingAdmissionPolicyBinding](),
 	"rbac.authorization.k8s.io/v1/Role":                                  reflect.TypeFor[rbacv1.Role](),
