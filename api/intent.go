@@ -13,8 +13,10 @@ type Tenant struct {
 
 // TenantSpec is what a tenant may do.
 type TenantSpec struct {
-	// Access lists the groups bound, in this namespace only, to the admin,
-	// edit and view roles of Kubernetes and KubeVirt.
+	// Access lists the groups bound, in this namespace only, to virtc's
+	// VM-scoped roles (the Roles virtc-tenant-admin, -edit and -view):
+	// rights over VMs, their disks, snapshots and services, never
+	// Kubernetes' admin, edit or view.
 	Access TenantAccess `json:"access,omitempty"`
 	// Quota bounds the tenant in VM terms. virtc translates it into pod terms
 	// (what KubeVirt's virt-launcher pods request). Absent: the quota is
@@ -120,11 +122,18 @@ type TenantAllow struct {
 
 // TenantAccess lists group names per role.
 type TenantAccess struct {
-	// Admin groups may manage everything in the namespace, RBAC included.
+	// Admin groups may do what edit groups do, and export VMs
+	// (VirtualMachineExport, whose download reads its token Secret), read
+	// a Secret by name and take memory dumps. Not RBAC, NetworkPolicies or
+	// the quota: those are the platform's.
 	Admin []string `json:"admin,omitempty"`
-	// Edit groups may create, change and delete VMs and their disks.
+	// Edit groups may create, change, start, stop and delete VMs and their
+	// disks, snapshot, restore and clone them, use their consoles, write
+	// Services, and write (not read) Secrets such as cloud-init user data.
 	Edit []string `json:"edit,omitempty"`
-	// View groups may read everything but Secrets.
+	// View groups may read the VMs, their disks, snapshots, pods, Services
+	// and events: not Secrets, and not pod logs (a VM's pod log holds its
+	// serial console).
 	View []string `json:"view,omitempty"`
 }
 

@@ -56,6 +56,7 @@ var syncWaves = map[string]int{
 	"DataSource":                        wavePlatform,
 	"Namespace":                         0,
 	"ResourceQuota":                     0,
+	"Role":                              0,
 	"RoleBinding":                       0,
 	"NetworkPolicy":                     0,
 	// A tenant's guardrails are in force before its VMs and disks (2).

@@ -180,9 +180,6 @@ func startCluster(ctx context.Context, bins conformance.Binaries, tl tools, virt
 		if c.kv, err = controllers.Start(ctx, cp, tl.kubevirt, pki, filepath.Join(dir, "kubevirt")); err != nil {
 			return fail(err)
 		}
-		if _, err := cp.MustKubectl(ctx, []byte(kubevirtAdminRole), "apply", "-f", "-"); err != nil {
-			return fail(err)
-		}
 		// the catalog's class as ODF creates it, before cdi-controller, so
 		// that its StorageProfile controller finds the provisioner it
 		// knows (controllers.CreateStorageClasses)
@@ -211,25 +208,6 @@ func startCluster(ctx context.Context, bins conformance.Binaries, tl tools, virt
 	}
 	return c, nil
 }
-
-// kubevirtAdminRole stands in for the kubevirt.io:admin ClusterRole
-// virt-operator installs, with only its rule for the VM lifecycle
-// subresources (KubeVirt v1.8.4 pkg/virt-operator/resource/generate/rbac/
-// cluster.go newAdminClusterRole): virtc binds it to a tenant's admins
-// (RoleBinding virtc-kubevirt-admin), and virt-api asks the API server
-// whether the caller may update virtualmachines/stop
-// (pkg/virt-api/rest/authorizer.go). Its aggregate-to-admin label lets
-// kube-controller-manager's ClusterRole aggregation add it to admin.
-const kubevirtAdminRole = `apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: kubevirt.io:admin
-  labels: {kubevirt.io: "", rbac.authorization.k8s.io/aggregate-to-admin: "true"}
-rules:
-- apiGroups: [subresources.kubevirt.io]
-  resources: [virtualmachines/start, virtualmachines/stop, virtualmachines/restart]
-  verbs: [update]
-`
 
 // storageClasses creates the classes claims name, volume expansion
 // allowed, as on ODF's Ceph RBD classes (on a cluster with CDI, the

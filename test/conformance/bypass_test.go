@@ -50,7 +50,9 @@ func checkBypasses(t *testing.T, c *Cluster) {
 	waitEnforced(t, c, "plain")
 	waitEnforced(t, c, "lab")
 
+	t.Run("tenant-roles", func(t *testing.T) { checkTenantRoles(t, c) })
 	grantWriters(t, c)
+	grantUpstreamEdit(t, c)
 
 	base := vap.Base{}
 	for _, o := range objs {
@@ -131,8 +133,7 @@ func checkBypasses(t *testing.T, c *Cluster) {
 // writers hold broad roles in a cluster (virt-operator's, cdi-operator's,
 // OADP's, MTV's, OVN-Kubernetes'), and so do a cluster-admin and Argo CD:
 // cluster-admin stands in for them here, so that only the policy decides.
-// The tenants' groups hold what virtc's RoleBindings grant (edit and
-// kubevirt.io:edit, with the upstream roles, installEditRoles), and
+// The tenants' groups hold what virtc's Roles grant them, and
 // NetworkAttachmentDefinitions and UserDefinedNetworks, which OpenShift may
 // aggregate into edit: the policy must refuse them either way.
 func grantWriters(t *testing.T, c *Cluster) {
@@ -190,6 +191,33 @@ subjects:
 		}
 	})
 
+}
+
+// grantUpstreamEdit binds the bypass suite's tenant users, in their
+// tenants' namespaces, to Kubernetes' edit and KubeVirt's kubevirt.io:edit
+// (the upstream roles, installEditRoles), as a cluster-admin may beside
+// virtc's Roles: the guardrails must refuse whatever RBAC grants, so the
+// attempts reach the policy rather than stop at RBAC (checkTenantRoles
+// asks what virtc's Roles alone grant).
+func grantUpstreamEdit(t *testing.T, c *Cluster) {
+	t.Helper()
+	var grants string
+	for _, id := range []vap.Identity{vap.PlainUser, vap.LabUser} {
+		ns := strings.TrimSuffix(id.Groups[0], "-devs")
+		for _, role := range []string{"edit", "kubevirt.io:edit"} {
+			grants += fmt.Sprintf(`---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: virtc-test-upstream-%s, namespace: %s}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %q}
+subjects:
+- {kind: User, apiGroup: rbac.authorization.k8s.io, name: %s}
+`, strings.ReplaceAll(role, ":", "-"), ns, role, id.User)
+		}
+	}
+	if _, err := c.Apply(t.Context(), []byte(grants)); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func cmpBool(a, b bool) int {

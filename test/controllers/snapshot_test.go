@@ -16,11 +16,24 @@ import (
 // VM, and a group whose member the test writes as.
 const snapshotTenant = "snap"
 
-// tenantUser is a member of the tenant's edit group, holding exactly the
-// RoleBindings virtc emits for it (edit and kubevirt.io:edit, with the
-// upstream roles they name); the API server adds system:authenticated to an
-// impersonated user.
+// tenantUser is a member of the tenant's edit group, holding exactly what
+// virtc's RoleBinding grants it (the Role virtc-tenant-edit); the API server
+// adds system:authenticated to an impersonated user.
 var tenantUser = http.Header{"Impersonate-User": {"alice"}, "Impersonate-Group": {snapshotTenant + "-devs"}}
+
+// broadUser is a member of the same group and of one that a cluster-admin
+// bound, beside virtc, to KubeVirt's own kubevirt.io:edit (the upstream
+// role, which may write snapshot contents): the guardrails hold whatever
+// RBAC grants.
+var broadUser = http.Header{"Impersonate-User": {"carol"}, "Impersonate-Group": {snapshotTenant + "-devs", snapshotTenant + "-broad"}}
+
+const broadBinding = `apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: test-broad-kubevirt-edit, namespace: ` + snapshotTenant + `}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: kubevirt.io:edit}
+subjects:
+- {kind: Group, apiGroup: rbac.authorization.k8s.io, name: ` + snapshotTenant + `-broad}
+`
 
 // TestTenantSnapshotRestore is the snapshot path of virtc's guardrails
 // (docs/guardrails.md snapshot-contents and copies) with KubeVirt's real
@@ -32,8 +45,10 @@ var tenantUser = http.Header{"Impersonate-User": {"alice"}, "Impersonate-Group":
 //     createContent; with no VolumeSnapshotClass here, no disk is
 //     captured and every disk is listed as excluded);
 //  2. the tenant edits that content, the VM a restore would create
-//     (a node selector), or writes a content of its own: refused by
-//     snapshot-contents, and the content stays as virt-controller wrote it;
+//     (a node selector), or writes a content of its own: refused by RBAC
+//     (virtc's Roles grant no content writes) and, for a user whom a
+//     cluster-admin also bound to KubeVirt's kubevirt.io:edit, by
+//     snapshot-contents; the content stays as virt-controller wrote it;
 //  3. a restore with patches, which virt-controller would apply to the VM
 //     it writes: refused by copies;
 //  4. a restore of the unedited snapshot onto the VM: admitted, and
@@ -61,6 +76,9 @@ func TestTenantSnapshotRestore(t *testing.T) {
 		t.Fatalf("want one VirtualMachine in the output, got %d", len(vms))
 	}
 	e.applyTenant(objs, snapshotTenant, nil)
+	if _, err := e.cp.MustKubectl(e.ctx, []byte(broadBinding), "apply", "-f", "-"); err != nil {
+		t.Fatal(err)
+	}
 	e.populated(snapshotTenant, templateNames(vms[0]))
 	e.waitGuarded(snapshotTenant)
 
@@ -89,12 +107,14 @@ func TestTenantSnapshotRestore(t *testing.T) {
 	// 2. the content edited, or one of the tenant's own
 	edited := deepCopy(t, content)
 	templateSpec(edited, "spec", "source", "virtualMachine")["nodeSelector"] = map[string]any{"kubernetes.io/hostname": "node-7"}
-	e.tenantWrite(t, http.MethodPut, contentPath, edited, "snapshot-contents")
+	e.tenantWrite(t, http.MethodPut, contentPath, edited, refusedByRBAC)
+	e.tenantWriteAs(t, broadUser, http.MethodPut, contentPath, edited, "snapshot-contents")
 	own := deepCopy(t, content)
 	md := own["metadata"].(map[string]any)
 	own["metadata"] = map[string]any{"name": "web-own", "namespace": snapshotTenant}
 	own["status"] = nil
-	e.tenantWrite(t, http.MethodPost, ns+"/virtualmachinesnapshotcontents", own, "snapshot-contents")
+	e.tenantWrite(t, http.MethodPost, ns+"/virtualmachinesnapshotcontents", own, refusedByRBAC)
+	e.tenantWriteAs(t, broadUser, http.MethodPost, ns+"/virtualmachinesnapshotcontents", own, "snapshot-contents")
 	if after := e.get(contentPath); after["metadata"].(map[string]any)["resourceVersion"] != md["resourceVersion"] || templateSpec(after, "spec", "source", "virtualMachine")["nodeSelector"] != nil {
 		t.Errorf("content %s changed after the refused edit: %v", contentName, templateSpec(after, "spec", "source", "virtualMachine"))
 	}
@@ -199,29 +219,42 @@ func (e *env) waitGuarded(namespace string) {
 // else refused by that guardrail (the policy, not RBAC).
 func (e *env) tenantWrite(t *testing.T, method, path string, obj map[string]any, rule string) {
 	t.Helper()
+	e.tenantWriteAs(t, tenantUser, method, path, obj, rule)
+}
+
+// refusedByRBAC is tenantWrite's rule for a write the tenant's Roles do not
+// allow at all.
+const refusedByRBAC = "RBAC"
+
+func (e *env) tenantWriteAs(t *testing.T, user http.Header, method, path string, obj map[string]any, rule string) {
+	t.Helper()
 	body, err := json.Marshal(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
 	md, _ := obj["metadata"].(map[string]any)
-	what := fmt.Sprintf("%s %v/%v", method, obj["kind"], md["name"])
-	code, answer, err := e.cp.Request(e.ctx, method, path, "application/json", body, tenantUser)
+	what := fmt.Sprintf("%s %v/%v as %s", method, obj["kind"], md["name"], user.Get("Impersonate-User"))
+	code, answer, err := e.cp.Request(e.ctx, method, path, "application/json", body, user)
 	if err != nil {
 		t.Fatal(err)
 	}
 	switch {
+	case rule == refusedByRBAC && code == http.StatusForbidden && strings.Contains(string(answer), "is forbidden: User"):
+		t.Logf("%s: refused by RBAC (%d)", what, code)
+	case rule == refusedByRBAC:
+		t.Errorf("%s: %d, want refused by RBAC: %s", what, code, answer)
 	case rule == "" && code/100 != 2:
-		t.Fatalf("%s as the tenant: refused (%d), want admitted: %s", what, code, answer)
+		t.Fatalf("%s: refused (%d), want admitted: %s", what, code, answer)
 	case rule == "":
-		t.Logf("%s as the tenant: admitted", what)
+		t.Logf("%s: admitted", what)
 	case code/100 == 2:
-		t.Errorf("%s as the tenant: admitted, want refused by %s", what, rule)
+		t.Errorf("%s: admitted, want refused by %s", what, rule)
 	case strings.Contains(string(answer), "is forbidden: User"):
-		t.Errorf("%s as the tenant: refused by RBAC, not by the policy: %s", what, answer)
+		t.Errorf("%s: refused by RBAC, not by the policy: %s", what, answer)
 	case !strings.Contains(string(answer), "denied request: virtc guardrail "+rule+": "):
-		t.Errorf("%s as the tenant: refused, but not by %s: %s", what, rule, answer)
+		t.Errorf("%s: refused, but not by %s: %s", what, rule, answer)
 	default:
-		t.Logf("%s as the tenant: refused by %s (%d)", what, rule, code)
+		t.Logf("%s: refused by %s (%d)", what, rule, code)
 	}
 }
 
