@@ -328,6 +328,14 @@ type NetworkProfileSpec struct {
 	// network (OVN masquerade, the general default) is open to every
 	// tenant.
 	Restricted bool `json:"restricted,omitempty"`
+	// Draft marks a profile that is not promoted yet (doc 000, "Acceptance
+	// evidence": before a profile is promoted beyond draft, capture evidence
+	// for the exact 4.22.z combination). Production VMs may not use a draft
+	// profile; VMs of the standard tier may, to gather that evidence.
+	// Promote it by removing draft once its evidence is recorded: from then
+	// on production VMs on it need that evidence on the platform's exact
+	// version. virtc report lists the draft profiles.
+	Draft bool `json:"draft,omitempty"`
 }
 
 // Additional reports whether the profile is an additional network (any
@@ -412,6 +420,14 @@ type StorageProfileSpec struct {
 	// Restricted profiles are usable only by tenants that allow them in
 	// spec.allow.storage.
 	Restricted bool `json:"restricted,omitempty"`
+	// Draft marks a profile that is not promoted yet (doc 000, "Acceptance
+	// evidence": before a profile is promoted beyond draft, capture evidence
+	// for the exact 4.22.z combination). Production VMs may not use a draft
+	// profile; VMs of the standard tier may, to gather that evidence.
+	// Promote it by removing draft once its evidence is recorded: from then
+	// on production VMs on it need that evidence on the platform's exact
+	// version. virtc report lists the draft profiles.
+	Draft bool `json:"draft,omitempty"`
 	// Qualified says the platform team qualified the profile's
 	// StorageClass as the eligibility matrix's storage for VM disks (design
 	// document 000: "qualified RBD raw-block"), for the exact 4.22.z the

@@ -16,6 +16,7 @@ import (
 	"github.com/virtc/virtc/internal/model"
 	"github.com/virtc/virtc/internal/placement"
 	"github.com/virtc/virtc/internal/resolve"
+	"github.com/virtc/virtc/internal/rules"
 )
 
 // vmReport is one row of `virtc report`, also its JSON form.
@@ -48,6 +49,9 @@ type vmReport struct {
 	// GuestHealth is none, readiness, or readiness and liveness (probes
 	// on the QEMU guest agent).
 	GuestHealth string `json:"guestHealth"`
+	// DraftProfiles are the catalog profiles the VM uses that are not
+	// promoted yet (spec.draft): no production VM may use them.
+	DraftProfiles []string `json:"draftProfiles,omitempty"`
 	// MigrationPolicy is the catalog policy KubeVirt applies to the VM.
 	MigrationPolicy string `json:"migrationPolicy,omitempty"`
 	// Placement is the VM's worker pool and eligible nodes (absent
@@ -244,6 +248,9 @@ func reportRows(m *resolve.Model, pl *placement.Result) []vmReport {
 			}
 			pv := pl.VMs[vm]
 			row.GuestHealth = guestHealth(vm)
+			for _, d := range rules.DraftProfiles(vm) {
+				row.DraftProfiles = append(row.DraftProfiles, d.String())
+			}
 			row.MigrationPolicy = pv.Policy
 			if vm.Pool != nil {
 				row.Placement = &placementReport{

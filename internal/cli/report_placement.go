@@ -191,7 +191,7 @@ func writePools(w io.Writer, pools []*placement.Pool, heading, line, sub string)
 }
 
 // writeWithoutGuestHealth names the VMs whose images declare no guest
-// agent, in text and Markdown alike.
+// agent, and those on draft profiles, in text and Markdown alike.
 func writeWithoutGuestHealth(w io.Writer, rows []vmReport) {
 	var none []string
 	for _, r := range rows {
@@ -201,6 +201,15 @@ func writeWithoutGuestHealth(w io.Writer, rows []vmReport) {
 	}
 	if len(none) > 0 {
 		fmt.Fprintf(w, "\nWithout guest-level health (their images declare no guest agent): %s\n", strings.Join(none, ", "))
+	}
+	var draft []string
+	for _, r := range rows {
+		if len(r.DraftProfiles) > 0 {
+			draft = append(draft, fmt.Sprintf("%s/%s (%s)", r.Tenant, r.VM, strings.Join(r.DraftProfiles, ", ")))
+		}
+	}
+	if len(draft) > 0 {
+		fmt.Fprintf(w, "\nOn draft profiles (not promoted: no production VM may use them until the platform team promotes them with their evidence): %s\n", strings.Join(draft, "; "))
 	}
 }
 

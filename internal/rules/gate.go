@@ -211,6 +211,9 @@ func accepted(v verdict, about func(eligibility.Requirement) bool) bool {
 // a VM of the tenant of a tier: as its root disk's (the default profile)
 // or a data disk's.
 func (j *judge) storageAccepted(t *resolve.Tenant, tier, name string, p *api.StorageProfile, root bool) bool {
+	if tier == resolve.TierProduction && p.Spec.Draft {
+		return false // draftProfiles
+	}
 	vm := j.hypothetical(t, func(vm *resolve.VM) {
 		vm.Tier = tier
 		if !root {
@@ -223,6 +226,9 @@ func (j *judge) storageAccepted(t *resolve.Tenant, tier, name string, p *api.Sto
 // networkAccepted reports whether the gate accepts a network profile for a
 // VM of the tenant of a tier.
 func (j *judge) networkAccepted(t *resolve.Tenant, tier, name string, p *api.NetworkProfile) bool {
+	if tier == resolve.TierProduction && p.Spec.Draft {
+		return false // draftProfiles
+	}
 	vm := j.hypothetical(t, func(vm *resolve.VM) {
 		vm.Tier = tier
 		vm.Networks = []resolve.Network{{Name: name, NetworkProfile: p, Field: "spec.networks[0]"}}

@@ -453,6 +453,9 @@ func (a *Allowances) vmGrants(j *judge, vm *resolve.VM, m *resolve.Model) {
 		if st.StorageProfile == nil || slices.Contains(classes, st.Spec.StorageClass) || slices.Contains(a.VMStorageClasses[vm.Name], st.Spec.StorageClass) {
 			continue
 		}
+		if production && st.Spec.Draft {
+			continue // draftProfiles
+		}
 		if accepted(v, func(q eligibility.Requirement) bool { return q.StorageProfile == st.Name }) && len(j.storage(vm)) == 0 {
 			a.VMStorageClasses[vm.Name] = append(a.VMStorageClasses[vm.Name], st.Spec.StorageClass)
 		}
@@ -467,6 +470,9 @@ func (a *Allowances) vmGrants(j *judge, vm *resolve.VM, m *resolve.Model) {
 		}
 		if tenantWide || slices.Contains(a.VMNetworks[vm.Name], n.Name) || n.Spec.Type == api.NetworkSRIOV && len(j.sriov(vm)) > 0 {
 			continue
+		}
+		if production && n.Spec.Draft {
+			continue // draftProfiles
 		}
 		if accepted(v, func(q eligibility.Requirement) bool { return slices.Contains(q.NetworkProfiles, n.Name) }) {
 			a.VMNetworks[vm.Name] = append(a.VMNetworks[vm.Name], n.Name, vm.Namespace+"/"+n.Name)

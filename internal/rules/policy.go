@@ -50,6 +50,7 @@ func CheckWith(m *resolve.Model, opts Options, diags *diag.List) {
 		quotaFit(t, diags)
 		for _, vm := range t.VMs {
 			imageProvenance(vm, diags)
+			draftProfiles(vm, diags)
 			tierOwnership(vm, diags)
 			gate(vm, ctx, opts, diags)
 			snapshotBefore(vm, diags)
