@@ -78,6 +78,9 @@ type facts struct {
 	minRootGi map[string]int64
 	// needs are the requirements of each image's preference (nil: none).
 	needs map[string]*api.PreferenceRequirements
+	// autoUpdated are the default catalog's images that clone one of
+	// HyperConverged's auto-updated boot sources, each with its spec.
+	autoUpdated []api.Image
 }
 
 func defaultCatalog() (facts, error) {
@@ -102,6 +105,9 @@ func defaultCatalog() (facts, error) {
 		}
 		f.images = append(f.images, name)
 		f.needs[name] = prefs[img.Obj.Spec.Preference]
+		if ds := img.Obj.Spec.DataSource; ds != nil && ds.ManagedBy == api.ManagedByHyperConverged {
+			f.autoUpdated = append(f.autoUpdated, *img.Obj)
+		}
 		f.minRootGi[name] = (min.Value() + gi - 1) / gi
 	}
 	slices.Sort(f.images)
@@ -138,7 +144,7 @@ func Generate(opts Options) ([]File, error) {
 	}
 	r := newRand(opts.Seed)
 	counts := split(r, opts.VMs, opts.Tenants)
-	files := []File{{Path: CatalogFile, Data: catalogYAML()}}
+	files := []File{{Path: CatalogFile, Data: catalogYAML(f)}}
 	width := len(fmt.Sprint(opts.Tenants))
 	for i, n := range counts {
 		name := fmt.Sprintf("%s-%0*d", teams[i%len(teams)], width, i+1)
@@ -174,8 +180,8 @@ func split(r *rng, n, t int) []int {
 	return counts
 }
 
-func catalogYAML() []byte {
-	return []byte(`# A bridge network on the nodes' br1 (VLAN 120) for storage and backup
+func catalogYAML(f facts) []byte {
+	return []byte(pinnedImagesYAML(f) + `# A bridge network on the nodes' br1 (VLAN 120) for storage and backup
 # traffic: the second network of the VMs that have two.
 apiVersion: virtc.dev/v1alpha1
 kind: NetworkProfile
@@ -188,6 +194,31 @@ spec:
     name: br1
     vlan: 120
 ` + evidenceYAML())
+}
+
+// pinnedImagesYAML replaces each of the default catalog's auto-updated
+// boot sources by a pinned copy the platform team keeps in namespace
+// platform-images: the fleet's production VMs clone versioned images (doc
+// 000), as a real platform's must (rules.imageProvenance).
+func pinnedImagesYAML(f facts) string {
+	slices.SortFunc(f.autoUpdated, func(a, b api.Image) int { return cmp.Compare(a.Metadata.Name, b.Metadata.Name) })
+	var b bytes.Buffer
+	for _, img := range f.autoUpdated {
+		fmt.Fprintf(&b, "apiVersion: virtc.dev/v1alpha1\nkind: Image\nmetadata:\n  name: %s\nspec:\n  dataSource:\n    name: %s-pinned\n    namespace: platform-images\n", img.Metadata.Name, img.Metadata.Name)
+		fmt.Fprintf(&b, "  provenance: %q\n", img.Spec.Provenance+"; a pinned copy kept in platform-images by the platform team")
+		if img.Spec.Preference != "" {
+			fmt.Fprintf(&b, "  preference: %s\n", img.Spec.Preference)
+		}
+		fmt.Fprintf(&b, "  minRootDisk: %s\n", img.Spec.MinRootDisk.String())
+		if d := img.Spec.DefaultRootDisk; d != nil {
+			fmt.Fprintf(&b, "  defaultRootDisk: %s\n", d.String())
+		}
+		if img.Spec.GuestAgent {
+			b.WriteString("  guestAgent: true\n")
+		}
+		b.WriteString("---\n")
+	}
+	return b.String()
 }
 
 // evidenceYAML is what the fleet's builds need for the eligibility gate

@@ -112,10 +112,35 @@ func bootSourceList(releases []versions.Release) string {
 // model" (Images and provisioning: sources "traceable to a provenance
 // record") and the workload eligibility matrix (the standard class needs
 // "Template/image provenance" before onboarding).
+//
+// Nor may it clone one of HyperConverged's auto-updated boot sources (an
+// image whose dataSource says managedBy: HyperConverged): doc 000 asks for
+// sources that are "versioned, and traceable to a provenance record", and
+// HCO's DataImportCron re-points such a DataSource at every new image of
+// a tag (CDI v1.65.0 pkg/controller/dataimportcron-controller.go), so
+// which image a VM cloned is recorded nowhere in Git. A production VM's
+// image is pinned: a registry image by digest or an HTTP image by checksum
+// (or a DataSource the platform team keeps pinned). In the cluster the
+// tenant's policy leaves such DataSources out of the production
+// allowances (rule image-source).
 func imageProvenance(vm *resolve.VM, diags *diag.List) {
-	if vm.Tier != resolve.TierProduction || vm.Image == nil || vm.Image.Spec.Provenance != "" || vm.Doc.Shadows("spec.tier") {
+	if vm.Tier != resolve.TierProduction || vm.Image == nil || vm.Doc.Shadows("spec.tier") {
+		return
+	}
+	if AutoUpdated(vm.Image) {
+		diags.RuleFor("image-source", vm.Namespace+"/"+vm.Name).Errorf(vm.Doc.Pos("spec.image"), "spec.image", "VM %s/%s is production tier but image %q is one of HyperConverged's auto-updated boot sources: its DataImportCron re-points the DataSource at every new image, so the version a VM clones is recorded nowhere (doc 000: production images are versioned and traceable to a provenance record) (use a catalog image pinned by digest (spec.registry) or checksum (spec.http), with spec.provenance, or use tier standard)",
+			vm.Namespace, vm.Name, vm.ImageName)
+		return
+	}
+	if vm.Image.Spec.Provenance != "" {
 		return
 	}
 	diags.Errorf(vm.Doc.Pos("spec.image"), "spec.image", "VM %s/%s is production tier but image %q has no provenance record (the catalog image's spec.provenance: where it comes from, who approved it, its scan); add it to the image, or use tier standard",
 		vm.Namespace, vm.Name, vm.ImageName)
+}
+
+// AutoUpdated reports an image that clones one of HyperConverged's
+// auto-updated boot sources: not versioned (imageProvenance).
+func AutoUpdated(img *api.Image) bool {
+	return img.Spec.DataSource != nil && img.Spec.DataSource.ManagedBy == api.ManagedByHyperConverged
 }

@@ -244,15 +244,18 @@ func (a *Allowances) images(j *judge, t *resolve.Tenant, allow api.TenantAllow) 
 			continue
 		}
 		ds := resolve.ImageDataSource(name, img, cat)
-		if img.Spec.Provenance != "" {
+		// A production VM's image has a provenance record and is
+		// versioned (imageProvenance).
+		versioned := img.Spec.Provenance != "" && !AutoUpdated(img)
+		if versioned {
 			a.ProductionDataSources = append(a.ProductionDataSources, ds.Namespace+"/"+ds.Name)
 		}
 		if a.Production && img.Spec.Provenance == "" {
-			// A production VM's image has a provenance record
-			// (imageProvenance).
 			continue
 		}
-		a.DataSources = append(a.DataSources, ds.Namespace+"/"+ds.Name)
+		if !a.Production || versioned {
+			a.DataSources = append(a.DataSources, ds.Namespace+"/"+ds.Name)
+		}
 		if r := img.Spec.Registry; r != nil {
 			a.Registries = append(a.Registries, r.URL)
 		}
