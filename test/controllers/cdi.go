@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -286,41 +285,9 @@ const metricsAddr = ":8443"
 // program ends the upload proxy's "https://%s.%s.svc:8443%s"), changed to
 // a port between 8444 and 8999 that nothing listens on now.
 func metricsPort(prog, path string) (string, error) {
-	data, err := os.ReadFile(prog)
-	if err != nil {
-		return "", err
-	}
-	var at []int
-	for i := 0; ; {
-		j := bytes.Index(data[i:], []byte(metricsAddr))
-		if j < 0 {
-			break
-		}
-		if !bytes.HasSuffix(data[:i+j], []byte(".svc")) {
-			at = append(at, i+j)
-		}
-		i += j + len(metricsAddr)
-	}
-	if len(at) != 1 {
-		return "", fmt.Errorf("%s: want one standalone %q literal, found %d", prog, metricsAddr, len(at))
-	}
-	for tries := 0; ; tries++ {
-		n, err := rand.Int(rand.Reader, big.NewInt(556))
-		if err != nil {
-			return "", err
-		}
-		addr := fmt.Sprintf(":%d", 8444+n.Int64())
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			if tries < 50 {
-				continue
-			}
-			return "", fmt.Errorf("no free port for cdi-controller's metrics: %w", err)
-		}
-		l.Close()
-		copy(data[at[0]:], addr)
-		return path, os.WriteFile(path, data, 0o755)
-	}
+	return conformance.CopyWithPort(prog, path, metricsAddr, 8444, 8999, func(before []byte) bool {
+		return bytes.HasSuffix(before, []byte(".svc"))
+	})
 }
 
 // writeSignerCA writes a self-signed CA as cdi-operator's signer Secret

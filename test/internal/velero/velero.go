@@ -12,6 +12,7 @@
 package velero
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/xml"
@@ -329,16 +330,16 @@ func startServer(ctx context.Context, cp *conformance.ControlPlane, kubeconfig s
 		// suite waits for the first check
 		"--store-validation-frequency", "5s",
 	}, args...)
-	// Velero's controller manager serves controller-runtime's metrics on
-	// its default address, :8080, which no flag changes
-	// (pkg/cmd/server/server.go ctrl.NewManager): wait until no other
-	// program (another suite's controller) holds it.
-	if err := waitPortFree(ctx, ":8080"); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	prog, err := ownMetricsPort(t.Velero, filepath.Join(dir, "velero"))
+	if err != nil {
 		return nil, err
 	}
 	// credentials of locations with spec.credential are written here
 	// (pkg/credentials file store), /tmp/credentials in the pod
-	p, err := conformance.StartProcess(dir, "velero", t.Velero, []string{"TMPDIR=" + dir}, all...)
+	p, err := conformance.StartProcess(dir, "velero", prog, []string{"TMPDIR=" + dir}, all...)
 	if err != nil {
 		return nil, err
 	}
@@ -414,18 +415,25 @@ func runCLI(ctx context.Context, bin string, args ...string) ([]byte, error) {
 	return out, nil
 }
 
-func waitPortFree(ctx context.Context, addr string) error {
-	for {
-		l, err := net.Listen("tcp", addr)
-		if err == nil {
-			return l.Close()
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("velero server needs %s, which another program holds: %v", addr, err)
-		case <-time.After(time.Second):
-		}
-	}
+// controllerRuntimeMetrics is controller-runtime v0.21.0's default metrics
+// address (pkg/metrics/server/server.go DefaultBindAddress), which Velero's
+// controller manager listens on: Velero v1.18.3 pkg/cmd/server/server.go
+// gives ctrl.NewManager no metrics options and no flag sets them. On a
+// cluster the pod has the port to itself; here every program shares the
+// host's, and OLM's operators bind the same literal (operator-lifecycle-
+// manager v0.42.0 pkg/lib/server/server.go getAddress, without TLS) for
+// as long as the Argo CD suite runs, so a drill beside it used to wait.
+const controllerRuntimeMetrics = ":8080"
+
+// ownMetricsPort copies the velero program to path with its standalone
+// controllerRuntimeMetrics literal (not the "localhost:8080" nor the
+// "metadata.google.internal.:8080" of its dependencies) changed to a port
+// between 8081 and 8999 that nothing listens on now
+// (conformance.CopyWithPort, as for cdi-controller's).
+func ownMetricsPort(prog, path string) (string, error) {
+	return conformance.CopyWithPort(prog, path, controllerRuntimeMetrics, 8081, 8999, func(before []byte) bool {
+		return bytes.HasSuffix(before, []byte("localhost")) || bytes.HasSuffix(before, []byte("."))
+	})
 }
 
 // External is Velero as the platform team runs it beside a cluster whose
@@ -547,8 +555,7 @@ func StartExternalOn(ctx context.Context, cp *conformance.ControlPlane, t Tools,
 }
 
 // StartServer starts the server (again, once StopServer stopped it) and
-// waits until the location is Available. One server runs at a time on a
-// machine (startServer: controller-runtime's metrics port).
+// waits until the location is Available.
 func (x *External) StartServer(ctx context.Context) error {
 	dir := x.dir
 	if x.starts++; x.starts > 1 {
