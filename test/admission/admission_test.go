@@ -407,6 +407,9 @@ func fleetInputs(t *testing.T, bin string) []input {
 		out = append(out, input{
 			name: fmt.Sprintf("fleet seed=%d (virtc gen-fleet -seed %d -vms %d -tenants %d)", seed, seed, fleetVMs, fleetTenants),
 			yaml: stdout,
+			// the fleet's pinned images, DataSources its platform team
+			// keeps (internal/fleet pinnedImagesYAML)
+			context: declaredDataSources(t, bin, dir, "."),
 		})
 	}
 	return out
