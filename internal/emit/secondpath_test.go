@@ -1,11 +1,10 @@
 package emit_test
 
 import (
-	"fmt"
 	"runtime"
 	"testing"
 
-	"github.com/virtc/virtc/internal/bench"
+	"github.com/virtc/virtc/internal/bench/benchtest"
 	"github.com/virtc/virtc/internal/catalog"
 	"github.com/virtc/virtc/internal/decode"
 	"github.com/virtc/virtc/internal/diag"
@@ -23,11 +22,7 @@ import (
 // the objects of make bench's fleet, written each way on one CPU.
 // BENCHMARKS.md "Second paths" records it.
 func BenchmarkSecondPath(b *testing.B) {
-	for _, vms := range []int{100, 1000} {
-		dir := b.TempDir()
-		if _, err := fleet.Write(dir, bench.FleetOptions(vms)); err != nil {
-			b.Fatal(err)
-		}
+	prepare := func(b *testing.B, _ int, dir string, _ []fleet.File) []emit.Object {
 		diags := &diag.List{}
 		set := decode.Decode(source.Read([]string{dir}, source.Options{}, diags), false, diags)
 		cat := catalog.Build(set, catalog.Options{}, diags)
@@ -36,23 +31,22 @@ func BenchmarkSecondPath(b *testing.B) {
 		if diags.HasErrors() {
 			b.Fatal(diag.Format(diags.Errors()))
 		}
-		objs := render.All(model, render.Options{})
-		b.Run(fmt.Sprintf("vms=%d/encoder", vms), func(b *testing.B) {
+		return render.All(model, render.Options{})
+	}
+	benchtest.Compare(b, prepare,
+		benchtest.Path[[]emit.Object]{Name: "encoder", Run: func(b *testing.B, objs []emit.Object) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := emit.Write(objs); err != nil {
 					b.Fatal(err)
 				}
 			}
-		})
-		b.Run(fmt.Sprintf("vms=%d/json", vms), func(b *testing.B) {
-			b.ReportAllocs()
+		}},
+		benchtest.Path[[]emit.Object]{Name: "json", Run: func(b *testing.B, objs []emit.Object) {
 			for b.Loop() {
 				if _, err := emit.ReferenceWrite(objs); err != nil {
 					b.Fatal(err)
 				}
 			}
-		})
-	}
+		}})
 }

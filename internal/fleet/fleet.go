@@ -111,6 +111,7 @@ func defaultCatalog() (facts, error) {
 		f.minRootGi[name] = (min.Value() + gi - 1) / gi
 	}
 	slices.Sort(f.images)
+	slices.SortFunc(f.autoUpdated, func(a, b api.Image) int { return cmp.Compare(a.Metadata.Name, b.Metadata.Name) })
 	for _, w := range sizeWeights {
 		if _, ok := f.sizes[w.name]; !ok {
 			return facts{}, fmt.Errorf("default catalog has no size %s", w.name)
@@ -201,7 +202,6 @@ spec:
 // platform-images: the fleet's production VMs clone versioned images (doc
 // 000), as a real platform's must (rules.imageProvenance).
 func pinnedImagesYAML(f facts) string {
-	slices.SortFunc(f.autoUpdated, func(a, b api.Image) int { return cmp.Compare(a.Metadata.Name, b.Metadata.Name) })
 	var b bytes.Buffer
 	for _, img := range f.autoUpdated {
 		fmt.Fprintf(&b, "apiVersion: virtc.dev/v1alpha1\nkind: Image\nmetadata:\n  name: %s\nspec:\n  dataSource:\n    name: %s-pinned\n    namespace: platform-images\n", img.Metadata.Name, img.Metadata.Name)

@@ -1,13 +1,13 @@
 package krm
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/virtc/virtc/internal/bench"
+	"github.com/virtc/virtc/internal/bench/benchtest"
 	"github.com/virtc/virtc/internal/fleet"
 )
 
@@ -19,13 +19,12 @@ import (
 // fleet; the difference is the protocol. BENCHMARKS.md "Second paths"
 // records it.
 func BenchmarkSecondPath(b *testing.B) {
-	for _, vms := range []int{100, 1000} {
-		root := b.TempDir()
-		fleetDir := filepath.Join(root, "fleet")
-		if _, err := fleet.Write(fleetDir, bench.FleetOptions(vms)); err != nil {
-			b.Fatal(err)
-		}
-		dir, listFile, err := bench.KRMGenerator("virtc", fleetDir, filepath.Join(root, "kustomize"))
+	type input struct {
+		dir  string // the kustomization's, where kustomize runs the function
+		list []byte
+	}
+	prepare := func(b *testing.B, _ int, fleetDir string, _ []fleet.File) input {
+		dir, listFile, err := bench.KRMGenerator("virtc", fleetDir, filepath.Join(filepath.Dir(fleetDir), "kustomize"))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -33,11 +32,13 @@ func BenchmarkSecondPath(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Run(fmt.Sprintf("vms=%d/fast", vms), func(b *testing.B) {
-			b.Chdir(dir)
-			b.ReportAllocs()
+		return input{dir, list}
+	}
+	benchtest.Compare(b, prepare,
+		benchtest.Path[input]{Name: "fast", Run: func(b *testing.B, in input) {
+			b.Chdir(in.dir)
 			for b.Loop() {
-				l, fast, err := parseLayout(list)
+				l, fast, err := parseLayout(in.list)
 				if err != nil || !fast {
 					b.Fatalf("the fast path does not take the list (error %v)", err)
 				}
@@ -45,15 +46,13 @@ func BenchmarkSecondPath(b *testing.B) {
 					b.Fatalf("%v %v", err, diags.Errors())
 				}
 			}
-		})
-		b.Run(fmt.Sprintf("vms=%d/framework", vms), func(b *testing.B) {
-			b.Chdir(dir)
-			b.ReportAllocs()
+		}},
+		benchtest.Path[input]{Name: "framework", Run: func(b *testing.B, in input) {
+			b.Chdir(in.dir)
 			for b.Loop() {
-				if diags, err := runFramework(list, io.Discard); err != nil {
+				if diags, err := runFramework(in.list, io.Discard); err != nil {
 					b.Fatalf("%v %v", err, diags.Errors())
 				}
 			}
-		})
-	}
+		}})
 }

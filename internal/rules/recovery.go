@@ -26,44 +26,27 @@ func recoveryOwners(m *resolve.Model, diags *diag.List) {
 		diags.Errorf(p.Doc.Pos("spec.recovery"), "spec.recovery.restoresClusterService", "platform %q runs production %s but names nobody who restores the cluster service (doc 001: the recovery document identifies who restores the cluster service, who restores guest data and who validates the application) (set spec.recovery.restoresClusterService to the team or on-call rota that does)",
 			p.Name, productionWhat(prod))
 	}
-	seen := map[*resolve.Tenant]bool{}
+	byTenant := map[*resolve.Tenant][]*resolve.VM{}
+	var tenants []*resolve.Tenant
 	for _, vm := range prod {
-		t := vm.Tenant
-		if seen[t] {
-			continue
+		if byTenant[vm.Tenant] == nil {
+			tenants = append(tenants, vm.Tenant)
 		}
-		seen[t] = true
-		var missing []string
+		byTenant[vm.Tenant] = append(byTenant[vm.Tenant], vm)
+	}
+	for _, t := range tenants {
+		var fields, duties []string
 		r := t.Spec.Recovery
 		if r == nil || r.RestoresGuestData == "" {
-			missing = append(missing, "restoresGuestData")
+			fields, duties = append(fields, "spec.recovery.restoresGuestData"), append(duties, "restores its guest data")
 		}
 		if r == nil || r.ValidatesApplication == "" {
-			missing = append(missing, "validatesApplication")
+			fields, duties = append(fields, "spec.recovery.validatesApplication"), append(duties, "validates its application")
 		}
-		if len(missing) == 0 {
+		if len(fields) == 0 {
 			continue
 		}
-		var vms []*resolve.VM
-		for _, v := range prod {
-			if v.Tenant == t {
-				vms = append(vms, v)
-			}
-		}
-		fields := make([]string, len(missing))
-		for i, f := range missing {
-			fields[i] = "spec.recovery." + f
-		}
 		diags.Errorf(t.Doc.Pos("spec.recovery"), fields[0], "tenant %q runs production %s but its recovery document names nobody who %s (doc 001: the recovery document identifies who restores the cluster service, who restores guest data and who validates the application) (set %s)",
-			t.Name, productionWhat(vms), ownerDuties(missing), strings.Join(fields, " and "))
+			t.Name, productionWhat(byTenant[t]), strings.Join(duties, " and nobody who "), strings.Join(fields, " and "))
 	}
-}
-
-func ownerDuties(fields []string) string {
-	duty := map[string]string{"restoresGuestData": "restores its guest data", "validatesApplication": "validates its application"}
-	out := make([]string, len(fields))
-	for i, f := range fields {
-		out[i] = duty[f]
-	}
-	return strings.Join(out, " and nobody who ")
 }

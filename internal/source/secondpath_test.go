@@ -3,13 +3,12 @@ package source_test
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/virtc/virtc/internal/bench"
+	"github.com/virtc/virtc/internal/bench/benchtest"
 	"github.com/virtc/virtc/internal/fleet"
 	"github.com/virtc/virtc/internal/source"
 )
@@ -21,40 +20,40 @@ import (
 // (TestFastParseMatchesYAML holds them equal). BENCHMARKS.md "Second
 // paths" records it.
 func BenchmarkSecondPath(b *testing.B) {
-	for _, vms := range []int{100, 1000} {
-		files, err := fleet.Write(b.TempDir(), bench.FleetOptions(vms))
-		if err != nil {
-			b.Fatal(err)
-		}
-		size, fast := 0, 0
+	type input struct {
+		files []fleet.File
+		size  int64
+	}
+	prepare := func(b *testing.B, vms int, _ string, files []fleet.File) input {
+		in, fast := input{files: files}, 0
 		for _, f := range files {
-			size += len(f.Data)
+			in.size += int64(len(f.Data))
 			if _, ok := source.FastParse(f.Data); ok {
 				fast++
 			}
 		}
 		b.Logf("%d VMs: the fast parser takes %d of %d files (the others, such as the catalog's networks, go to yaml.v3)", vms, fast, len(files))
-		b.Run(fmt.Sprintf("vms=%d/fast", vms), func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetBytes(int64(size))
+		return in
+	}
+	benchtest.Compare(b, prepare,
+		benchtest.Path[input]{Name: "fast", Run: func(b *testing.B, in input) {
+			b.SetBytes(in.size)
 			for b.Loop() {
-				for _, f := range files {
+				for _, f := range in.files {
 					if _, ok := source.FastParse(f.Data); !ok {
 						v3(b, f.Data) // as Parse does
 					}
 				}
 			}
-		})
-		b.Run(fmt.Sprintf("vms=%d/yaml.v3", vms), func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetBytes(int64(size))
+		}},
+		benchtest.Path[input]{Name: "yaml.v3", Run: func(b *testing.B, in input) {
+			b.SetBytes(in.size)
 			for b.Loop() {
-				for _, f := range files {
+				for _, f := range in.files {
 					v3(b, f.Data)
 				}
 			}
-		})
-	}
+		}})
 }
 
 // v3 parses data with yaml.v3 as Parse does without the fast parser.
