@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bytes"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -10,8 +8,6 @@ import (
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
-
-	"github.com/virtc/virtc/internal/initrepo"
 )
 
 // TestCMPInit runs the Argo CD wiring `virtc init` writes the way
@@ -23,22 +19,10 @@ import (
 // project is one of argocd/projects.yaml and allows its destination.
 func TestCMPInit(t *testing.T) {
 	repo := filepath.Join(t.TempDir(), "repo")
-	cmd := exec.Command(virtcBin(), "init", "--cluster", "east", "--tenant", "shop", "--tenant", "analytics", repo)
+	cmd := exec.Command(virtcBin(), "init", "--cluster", "east", "--tenant", "shop", "--tenant", "analytics",
+		"--approver-image", "registry.example.com/virtc@sha256:60568197a6d52ccf4633639751dee5e194eaf9e140674fcb8ac3af0b648e9abd", repo)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("virtc init: %v\n%s", err, out)
-	}
-	platform := filepath.Join(repo, "clusters", "east", "platform.yaml")
-	data, err := os.ReadFile(platform)
-	if err != nil {
-		t.Fatal(err)
-	}
-	image := []byte("registry.example.com/virtc@sha256:60568197a6d52ccf4633639751dee5e194eaf9e140674fcb8ac3af0b648e9abd")
-	set := bytes.Replace(data, []byte(`"`+initrepo.ApproverPlaceholder+`"`), image, 1)
-	if bytes.Equal(set, data) {
-		t.Fatal("platform.yaml has no approver placeholder")
-	}
-	if err := os.WriteFile(platform, set, 0o644); err != nil {
-		t.Fatal(err)
 	}
 
 	p := readPluginFile(t, filepath.Join(repo, "argocd", "plugin.yaml"))

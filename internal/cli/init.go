@@ -7,8 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 
+	"github.com/virtc/virtc/api"
 	"github.com/virtc/virtc/internal/initrepo"
 )
 
@@ -16,11 +18,20 @@ import (
 // and, as Argo CD cluster and Platform name, a cluster may be called.
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 
+// digestImage and digestHint are spec.approver.image's rule, read from its
+// field in the Platform's type: --approver-image is refused as the build
+// would refuse the line init writes.
+var digestImage, digestHint = func() (*regexp.Regexp, string) {
+	f, _ := reflect.TypeFor[api.Approver]().FieldByName("Image")
+	return regexp.MustCompile(f.Tag.Get("pattern")), f.Tag.Get("hint")
+}()
+
 func runInit(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("init", "DIR", stderr)
 	cluster := fs.String("cluster", "cluster1", "the cluster's name: its directory clusters/NAME, its Platform and its Argo CD cluster")
 	var tenants stringList
 	fs.Var(&tenants, "tenant", "a tenant to onboard, with one VM and an AppProject (repeatable; default team-a)")
+	approver := fs.String("approver-image", "", "the virtc image, pinned by digest (host/path@sha256:<64 hex digits>), that the InstallPlan approver Job runs (default: none yet; the Platform says how to add it, and InstallPlans wait for a person until then)")
 	repoURL := fs.String("repo-url", "https://git.example.com/platform/virtual-machines.git", "the Git repository Argo CD reads this one from (the Applications' repoURL)")
 	paths, code, ok := parse(fs, args)
 	if !ok {
@@ -50,6 +61,9 @@ func runInit(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		seen[t] = true
 	}
+	if *approver != "" && !digestImage.MatchString(*approver) {
+		return usage("--approver-image %q: not %s", *approver, digestHint)
+	}
 	dir := paths[0]
 	if existing, err := firstFile(dir); err != nil {
 		fmt.Fprintf(stderr, "virtc init: %v\n", err)
@@ -58,7 +72,7 @@ func runInit(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "virtc init: %s: already exists; init writes only into a new or empty directory and never overwrites\n", existing)
 		return ExitUsage
 	}
-	files, err := initrepo.Files(initrepo.Options{Cluster: *cluster, Tenants: tenants, RepoURL: *repoURL})
+	files, err := initrepo.Files(initrepo.Options{Cluster: *cluster, Tenants: tenants, RepoURL: *repoURL, ApproverImage: *approver})
 	if err != nil {
 		fmt.Fprintf(stderr, "virtc init: %v\n", err)
 		return ExitUsage
@@ -83,8 +97,10 @@ func runInit(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout, p)
 	}
-	fmt.Fprintf(stderr, "virtc init: wrote %d files; set spec.approver.image in %s, then: virtc build %s\n",
-		len(files), filepath.Join(dir, "clusters", *cluster, "platform.yaml"), filepath.Join(dir, "clusters", *cluster))
+	fmt.Fprintf(stderr, "virtc init: wrote %d files; build with: virtc build %s\n", len(files), filepath.Join(dir, "clusters", *cluster))
+	if *approver == "" {
+		fmt.Fprintf(stderr, "virtc init: no --approver-image: InstallPlans wait for a person until spec.approver is set in %s (its README.md, \"First steps\")\n", filepath.Join(dir, "clusters", *cluster, "platform.yaml"))
+	}
 	return ExitOK
 }
 

@@ -33,10 +33,6 @@ var templates embed.FS
 // virtc's.
 var catalogFiles = []string{"backup.yaml", "images.yaml", "networks.yaml", "storage.yaml"}
 
-// ApproverPlaceholder is the approver image init writes: not an image
-// pinned by digest, so every build refuses it until it is set.
-const ApproverPlaceholder = "SET-ME: your registry/virtc@sha256:<the digest of the virtc image you pushed>"
-
 // Options are what the repository is for.
 type Options struct {
 	// Cluster is the name of the cluster directory, the Platform and the
@@ -46,6 +42,11 @@ type Options struct {
 	Tenants []string
 	// RepoURL is the Git repository Argo CD reads.
 	RepoURL string
+	// ApproverImage is the virtc image, pinned by digest, the InstallPlan
+	// approver runs. Empty: the Platform has no approver, commented lines
+	// say how to add it, and the repository compiles as written (every
+	// InstallPlan then waits for a person).
+	ApproverImage string
 }
 
 // data is what the templates see.
@@ -55,7 +56,7 @@ type data struct {
 	Tenant  string
 	Version string
 	RepoURL string
-	// ApproverImage is the placeholder of spec.approver.image.
+	// ApproverImage is spec.approver.image, or "" for none yet.
 	ApproverImage string
 }
 
@@ -77,7 +78,7 @@ func Files(o Options) ([]File, error) {
 		Version: fmt.Sprintf("%s.%d", release.Minor, release.Patches[1]),
 		RepoURL: o.RepoURL,
 
-		ApproverImage: ApproverPlaceholder,
+		ApproverImage: o.ApproverImage,
 	}
 	var out []File
 	err := fs.WalkDir(templates, "templates", func(p string, e fs.DirEntry, err error) error {

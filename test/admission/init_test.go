@@ -1,14 +1,12 @@
 package admission
 
 import (
-	"os"
 	"path/filepath"
-	"regexp"
 	"testing"
 )
 
 // TestInitAdmission admits what a repository `virtc init` writes compiles
-// to, once its approver placeholder is set, built from the repository's
+// to, with the approver's image given (--approver-image), built from the repository's
 // top as docs/argocd.md says (virtc build clusters/NAME: the catalog is
 // the one clusters/NAME/virtc.yaml names, as for its Argo CD
 // Applications), with KubeVirt's and CDI's webhook code, as
@@ -16,23 +14,9 @@ import (
 func TestInitAdmission(t *testing.T) {
 	bin := virtcBinary(t)
 	repo := filepath.Join(t.TempDir(), "repo")
-	if _, stderr, err := run(t, repoRoot, bin, "init", "--cluster", "east", "--tenant", "shop", "--tenant", "analytics", repo); err != nil {
+	if _, stderr, err := run(t, repoRoot, bin, "init", "--cluster", "east", "--tenant", "shop", "--tenant", "analytics",
+		"--approver-image", "quay.io/virtc/virtc@sha256:5f0c3a4e8d9b1c2a7e6f4d3c2b1a09f8e7d6c5b4a3928170f6e5d4c3b2a19087", repo); err != nil {
 		t.Fatalf("virtc init: %v\n%s", err, stderr)
-	}
-	dir := filepath.Join(repo, "clusters", "east")
-	platform := filepath.Join(dir, "platform.yaml")
-	data, err := os.ReadFile(platform)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// the placeholder is the only quoted image; put a pinned one there
-	placeholder := regexp.MustCompile(`image: "[^"]*"`)
-	if !placeholder.Match(data) {
-		t.Fatal("platform.yaml has no approver placeholder")
-	}
-	data = placeholder.ReplaceAll(data, []byte("image: quay.io/virtc/virtc@sha256:5f0c3a4e8d9b1c2a7e6f4d3c2b1a09f8e7d6c5b4a3928170f6e5d4c3b2a19087"))
-	if err := os.WriteFile(platform, data, 0o644); err != nil {
-		t.Fatal(err)
 	}
 	args := []string{filepath.Join("clusters", "east")}
 	stdout, stderr, err := run(t, repo, bin, append([]string{"build"}, args...)...)
