@@ -123,76 +123,20 @@ func compileArgsWith(name string, args []string, where place, tune func(*compile
 
 // request is the compile.Request of a command that reads PATHs: spec,
 // with the catalogs of the marker files of the directories among its
-// paths (markerCatalogs), unless the plugin has put them in already, each
-// file or directory read once.
+// paths (compile.Request.WithMarkers), unless the plugin has put them in
+// already, each file or directory read once.
 func request(spec api.CompilerSpec, where place, stderr io.Writer) (compile.Request, bool) {
 	r := compile.Request{CompilerSpec: spec, Base: where.base}
 	if where.plugin {
 		return r, true
 	}
-	more, noDefault, ok := markerCatalogs(spec.Paths, stderr)
-	if !ok {
+	diags := &diag.List{}
+	r = r.WithMarkers(spec.Paths, diags)
+	if diags.HasErrors() {
+		report(compile.Result{Diags: diags}, stderr)
 		return r, false
 	}
-	catalogs := slices.Concat(spec.CatalogDirs, more)
-	all := distinctPaths(slices.Concat(catalogs, spec.Paths))
-	n := len(distinctPaths(catalogs))
-	r.CatalogDirs, r.Paths = all[:n:n], all[n:]
-	r.NoDefaultCatalog = r.NoDefaultCatalog || noDefault
 	return r, true
-}
-
-// markerCatalogs are the catalogs the marker files (virtc.yaml, the
-// Argo CD plugin's) of the directories among paths name, each relative to
-// its directory, and whether one of them leaves the default catalog out:
-// a directory builds with the catalog its Argo CD Application compiles it
-// with, from wherever `virtc build DIR` runs (the layout of `virtc init`:
-// clusters/NAME/virtc.yaml names ../../platform). The marker's other
-// options shape one Application's output and stay the plugin's.
-func markerCatalogs(paths []string, stderr io.Writer) (catalogs []string, noDefault, ok bool) {
-	ok = true
-	for _, p := range paths {
-		if st, err := os.Stat(p); err != nil || !st.IsDir() {
-			continue
-		}
-		spec, found, read := readMarker(p, stderr)
-		if !read {
-			ok = false
-			continue
-		}
-		if !found {
-			continue
-		}
-		for _, c := range spec.CatalogDirs {
-			if !filepath.IsAbs(c) {
-				c = filepath.Join(p, c)
-			}
-			catalogs = append(catalogs, c)
-		}
-		noDefault = noDefault || spec.NoDefaultCatalog
-	}
-	return catalogs, noDefault, ok
-}
-
-// distinctPaths is paths with each file or directory once, the first time
-// it is named: a catalog both a marker file and --catalog name (the
-// command `virtc init` printed before markers named their catalog) is
-// read once, not twice with every entry a duplicate.
-func distinctPaths(paths []string) []string {
-	seen := map[string]bool{}
-	out := paths[:0:0]
-	for _, p := range paths {
-		key := filepath.Clean(p)
-		if abs, err := filepath.Abs(p); err == nil {
-			key = abs
-		}
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		out = append(out, p)
-	}
-	return out
 }
 
 // addAsOfFlag adds --as-of, the day acceptance evidence expiry is judged

@@ -5,15 +5,12 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/virtc/virtc/internal/cmp"
 	"github.com/virtc/virtc/internal/compile"
-	"github.com/virtc/virtc/internal/decode"
 	"github.com/virtc/virtc/internal/diag"
 	"github.com/virtc/virtc/internal/krm"
-	"github.com/virtc/virtc/internal/source"
 )
 
 // environ is the process environment; a variable so tests can set it.
@@ -111,32 +108,17 @@ func markerArgs(stderr io.Writer) (flags, paths []string, ok bool) {
 	return flags, paths, true
 }
 
-// readMarker reads the Compiler of dir's marker file (cmp.MarkerFile):
+// readMarker reads the Compiler of dir's marker file (compile.ReadMarker):
 // found is false when dir has none; ok is false, the errors printed, when
 // the file does not decode or holds more than one Compiler.
 func readMarker(dir string, stderr io.Writer) (spec krm.Spec, found, ok bool) {
-	file := filepath.Join(dir, cmp.MarkerFile)
-	if st, err := os.Stat(file); err != nil || st.IsDir() {
-		return krm.Spec{}, false, true
-	}
 	diags := &diag.List{}
-	var specs []krm.Spec
-	for _, doc := range source.Read([]string{file}, source.Options{}, diags) {
-		if _, kind := decode.Header(doc.Node); kind == krm.Kind {
-			specs = append(specs, krm.DecodeConfig(doc, diags))
-		}
-	}
-	if len(specs) > 1 {
-		diags.Errorf(diag.Pos{File: file}, "", "holds %d Compiler documents; keep one", len(specs))
-	}
+	spec, found = compile.ReadMarker(dir, diags)
 	if diags.HasErrors() {
 		report(compile.Result{Diags: diags}, stderr)
 		return krm.Spec{}, true, false
 	}
-	if len(specs) == 1 {
-		spec = specs[0]
-	}
-	return spec, true, true
+	return spec, found, true
 }
 
 // specArgs returns the build flags and input paths a Compiler spec stands

@@ -109,9 +109,3 @@ func Args(environ []string) ([]string, error) {
 	}
 	return args, nil
 }
-
-// MarkerFile marks a directory as a virtc application for the plugin's
-// discovery. A Compiler document in it sets the directory's options; being
-// a YAML file beside the intents, `virtc build .` reads it too and skips
-// the Compiler.
-const MarkerFile = "virtc.yaml"

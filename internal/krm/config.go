@@ -10,6 +10,7 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/compile"
 	"github.com/virtc/virtc/internal/decode"
 	"github.com/virtc/virtc/internal/diag"
 	"github.com/virtc/virtc/internal/source"
@@ -19,7 +20,7 @@ import (
 // Kind is the kind of the function's configuration; its apiVersion is
 // virtc.dev/v1alpha1. `virtc build` ignores Compiler documents, so a
 // Compiler may sit beside the intents it configures.
-const Kind = "Compiler"
+const Kind = compile.CompilerKind
 
 // Spec holds the options of a Compiler functionConfig.
 type Spec = api.CompilerSpec
@@ -84,25 +85,13 @@ func readConfig(rn *kyaml.RNode, diags *diag.List) *config {
 		file, c.dir, c.repo, c.file = o.label(), path.Dir(o.Path), o.Repo, o.Path
 	}
 	c.doc = &source.Doc{File: file, Node: n, NoLines: true}
-	c.Spec = DecodeConfig(c.doc, diags)
+	c.Spec = compile.DecodeCompiler(c.doc, diags)
 	if ref := c.Spec.WarningsConfigMap; ref != "" {
 		if err := warnings.Check(ref); err != nil {
 			diags.Errorf(c.doc.Pos("spec.warningsConfigMap"), "spec.warningsConfigMap", "%q: %v", ref, err)
 		}
 	}
 	return c
-}
-
-// DecodeConfig decodes a Compiler document with virtc's strict decoder.
-func DecodeConfig(doc *source.Doc, diags *diag.List) Spec {
-	av, kind := decode.Header(doc.Node)
-	if av != api.APIVersion || kind != Kind {
-		diags.Errorf(doc.Pos("kind"), "kind", "expected apiVersion %s, kind %s (got apiVersion %q, kind %q)", api.APIVersion, Kind, av, kind)
-		return Spec{}
-	}
-	var c api.Compiler
-	decode.Into(doc, &c, diags)
-	return c.Spec
 }
 
 // origin is kustomize's config.kubernetes.io/origin annotation, set when

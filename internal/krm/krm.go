@@ -116,7 +116,11 @@ func process(rl *framework.ResourceList, diags *diag.List) error {
 // and the list's results.
 func compileList(rnItems []*kyaml.RNode, fc *kyaml.RNode, diags *diag.List) ([]byte, framework.Results) {
 	cfg := readConfig(fc, diags)
-	req := compile.Request{CompilerSpec: cfg.Spec, PassThrough: true}
+	// The directories the function builds, read as `virtc build` reads
+	// them: the generator's paths and the kustomization's own directory
+	// (kustomize runs an exec function there), each with the catalog its
+	// virtc.yaml names.
+	req := compile.Request{CompilerSpec: cfg.Spec, PassThrough: true}.WithMarkers(append([]string{"."}, cfg.Spec.Paths...), diags)
 	docs := req.Read(diags)
 	onDisk := len(docs)
 	items := readItems(rnItems, cfg, diags)
