@@ -43,8 +43,9 @@ type diffSide struct {
 }
 
 func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlags("diff", "(--base REF [PATH...] | --live EXPORT [PATH...] | OLD NEW)", stderr)
-	base := fs.String("base", "", "compile PATHs (default .) at this git ref, through a temporary git worktree, and compare them with the working tree")
+	fs := newFlags("diff", "(--base REF [--head REF] [PATH...] | REV1 REV2 [PATH...] | --live EXPORT [PATH...] | OLD NEW)", stderr)
+	base := fs.String("base", "", "compile PATHs (default .) at this git ref, through a temporary git worktree, and compare them with the working tree (or --head)")
+	headRef := fs.String("head", "", "with --base: compare with PATHs at this git ref instead of the working tree; `virtc diff REV1 REV2 [PATH...]` is --base REV1 --head REV2")
 	format := fs.String("format", diff.FormatText, "output format: "+strings.Join(diff.Formats, ", "))
 	withDiff := fs.Bool("diff", true, "include the unified diff of the manifests")
 	color := fs.String("color", colorAuto, "colour the text output: auto (when stdout is a terminal), always or never")
@@ -88,30 +89,63 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return runLiveDiff(*liveExport, paths, catalogs, *noDefaults, *format, *withDiff, useColor, stdin, stdout, stderr)
 	}
+	// Two revisions, as `git diff REV1 REV2 [PATH...]` names them: when
+	// neither of the first two arguments is a file or directory and both
+	// are commits of the repository that holds the paths.
+	if *base == "" && *headRef == "" && len(paths) >= 2 && !exists(paths[0]) && !exists(paths[1]) {
+		at := "."
+		if len(paths) > 2 {
+			at = repoDir(paths[2])
+		}
+		if isCommit(at, paths[0]) && isCommit(at, paths[1]) {
+			*base, *headRef, paths = paths[0], paths[1], paths[2:]
+		}
+	}
+	if *headRef != "" && *base == "" {
+		return usage("--head %s needs --base: the revision to compare it with", *headRef)
+	}
 	var old, head diffSide
 	if *base != "" {
 		if len(paths) == 0 {
 			paths = []string{"."}
 		}
-		tree, err := checkoutBase(*base)
-		if err != nil {
+		// The repository is the one that holds the paths, wherever virtc
+		// runs.
+		checkout := func(ref string) (*baseTree, []string, []string, bool) {
+			tree, err := checkoutBase(ref, repoDir(paths[0]))
+			if err != nil {
+				fmt.Fprintf(stderr, "virtc diff: %v\n", err)
+				return nil, nil, nil, false
+			}
+			p, err := tree.mapPaths(paths)
+			if err == nil {
+				var c []string
+				if c, err = tree.mapPaths(catalogs); err == nil {
+					return tree, p, c, true
+				}
+			}
+			tree.remove()
 			fmt.Fprintf(stderr, "virtc diff: %v\n", err)
+			return nil, nil, nil, false
+		}
+		tree, basePaths, baseCatalogs, ok := checkout(*base)
+		if !ok {
 			return ExitUsage
 		}
 		defer tree.remove()
-		basePaths, err := tree.mapPaths(paths)
-		if err != nil {
-			return usage("%v", err)
-		}
-		baseCatalogs, err := tree.mapPaths(catalogs)
-		if err != nil {
-			return usage("%v", err)
-		}
 		old = diffSide{label: *base, paths: basePaths, catalogs: baseCatalogs, display: tree.display, optional: true}
 		head = diffSide{label: "working tree", paths: paths, catalogs: catalogs, warnings: true}
+		if *headRef != "" {
+			htree, headPaths, headCatalogs, ok := checkout(*headRef)
+			if !ok {
+				return ExitUsage
+			}
+			defer htree.remove()
+			head = diffSide{label: *headRef, paths: headPaths, catalogs: headCatalogs, display: htree.display, warnings: true, optional: true}
+		}
 	} else {
 		if len(paths) != 2 {
-			return usage("name two trees to compare (OLD NEW), or a git ref with --base REF")
+			return usage("name two trees to compare (OLD NEW), two git revisions (REV1 REV2 [PATH...]), or a git ref with --base REF")
 		}
 		old = diffSide{label: paths[0], paths: paths[:1], catalogs: catalogs, tree: paths[0]}
 		head = diffSide{label: paths[1], paths: paths[1:], catalogs: catalogs, warnings: true, tree: paths[1]}
@@ -201,4 +235,10 @@ func writesToTerminal(w io.Writer) bool {
 	}
 	info, err := f.Stat()
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+// exists reports whether path names a file or directory.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

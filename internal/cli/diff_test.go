@@ -188,10 +188,63 @@ func TestDiffBaseErrors(t *testing.T) {
 	}
 	// A PATH outside the repository.
 	code, _, stderr = runMain("diff", "--base", "main", os.TempDir())
-	if code != ExitUsage || !strings.Contains(stderr, "outside the git repository") {
+	if code != ExitUsage || !strings.Contains(stderr, "is not in a git repository") {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
 	assertClean(t, git, status)
+}
+
+// TestDiffRevisions: two commits compared, as `git diff REV1 REV2
+// [PATH...]` names them (or --base and --head), in the repository that
+// holds the path, wherever virtc runs; the working tree is not read.
+func TestDiffRevisions(t *testing.T) {
+	git := gitRepo(t)
+	repo, _ := os.Getwd()
+	write(t, "intents/tenant.yaml", tenantYAML)
+	write(t, "intents/web01.yaml", vmYAML("web01", "u1.medium"))
+	git("add", ".")
+	git("commit", "--quiet", "-m", "one")
+	write(t, "intents/web01.yaml", vmYAML("web01", "u1.large"))
+	git("commit", "--quiet", "-am", "two")
+	write(t, "intents/web02.yaml", vmYAML("web02", "u1.small"))
+	git("add", ".")
+	git("commit", "--quiet", "-m", "three")
+	// The working tree has a change no revision has: it is not compared.
+	write(t, "intents/web03.yaml", vmYAML("web03", "u1.small"))
+	status := git("status", "--porcelain")
+
+	for _, c := range []struct {
+		dir  string
+		args []string
+		want []string
+	}{
+		{repo, []string{"HEAD~2", "HEAD"}, []string{"virtc diff HEAD~2 → HEAD: allowed", "size u1.medium → u1.large", "+ shop/web02 (added)"}},
+		{repo, []string{"--base", "HEAD~1", "--head", "HEAD", "intents"}, []string{"virtc diff HEAD~1 → HEAD: allowed", "+ shop/web02 (added)"}},
+		// From outside the repository: the path names it.
+		{t.TempDir(), []string{"HEAD~2", "HEAD~1", filepath.Join(repo, "intents")}, []string{"virtc diff HEAD~2 → HEAD~1: allowed", "size u1.medium → u1.large"}},
+	} {
+		t.Chdir(c.dir)
+		code, stdout, stderr := runMain(append([]string{"diff", "--diff=false"}, c.args...)...)
+		if code != ExitOK {
+			t.Errorf("diff %v: exit %d; stderr:\n%s", c.args, code, stderr)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("diff %v: stdout lacks %q:\n%s", c.args, w, stdout)
+			}
+		}
+		if strings.Contains(stdout, "web03") {
+			t.Errorf("diff %v compared the working tree:\n%s", c.args, stdout)
+		}
+	}
+	t.Chdir(repo)
+	assertClean(t, git, status)
+
+	// --head compares with a revision: it needs the other one.
+	if code, _, stderr := runMain("diff", "--head", "HEAD", "intents"); code != ExitUsage || !strings.Contains(stderr, "--head HEAD needs --base") {
+		t.Errorf("--head alone: exit %d, stderr:\n%s", code, stderr)
+	}
 }
 
 func TestDiffUsage(t *testing.T) {

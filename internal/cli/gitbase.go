@@ -36,19 +36,44 @@ func git(dir string, args ...string) (string, error) {
 	return strings.TrimSpace(out.String()), nil
 }
 
-// checkoutBase checks ref out, detached, in a new temporary directory. The
-// caller must call remove; an interrupt removes it too.
-func checkoutBase(ref string) (*baseTree, error) {
-	if _, err := exec.LookPath("git"); err != nil {
-		return nil, fmt.Errorf("--base needs git: %v", err)
+// repoDir is the directory whose git repository holds path: path itself,
+// or the nearest existing directory above it (a PATH may not exist in the
+// working tree, or be a file).
+func repoDir(path string) string {
+	for p := path; ; p = filepath.Dir(p) {
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return p
+		}
+		if p == filepath.Dir(p) || p == "." {
+			return "."
+		}
 	}
-	top, err := git(".", "rev-parse", "--show-toplevel")
+}
+
+// isCommit reports whether ref names a commit of the repository that
+// holds dir.
+func isCommit(dir, ref string) bool {
+	if _, err := exec.LookPath("git"); err != nil {
+		return false
+	}
+	_, err := git(dir, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
+	return err == nil
+}
+
+// checkoutBase checks ref of the repository that holds the directory at
+// out, detached, in a new temporary directory. The caller must call
+// remove; an interrupt removes it too.
+func checkoutBase(ref, at string) (*baseTree, error) {
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil, fmt.Errorf("comparing git revisions needs git: %v", err)
+	}
+	top, err := git(at, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return nil, fmt.Errorf("--base needs a git repository: %v", err)
+		return nil, fmt.Errorf("%s is not in a git repository: %v", at, err)
 	}
 	commit, err := git(top, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
 	if err != nil {
-		return nil, fmt.Errorf("--base %s: not a commit in this repository", ref)
+		return nil, fmt.Errorf("%s: not a commit of the repository %s", ref, top)
 	}
 	dir, err := os.MkdirTemp("", "virtc-diff-base-")
 	if err != nil {
