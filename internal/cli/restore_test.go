@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/virtc/virtc/test/conform"
 )
 
 // The restore plans must work with the example Applications' automated sync
@@ -624,7 +626,7 @@ func TestExampleApplicationSetLetsRestoresPauseSync(t *testing.T) {
 func TestRestoreScriptsRun(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
-		t.Skip("no bash")
+		conform.Skipped(t, "no bash")
 	}
 	dir := t.TempDir()
 	stub := `#!/usr/bin/env bash
@@ -739,7 +741,7 @@ exit 0
 func TestRestoreDrillWritesEvidence(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
-		t.Skip("no bash")
+		conform.Skipped(t, "no bash")
 	}
 	tools := t.TempDir()
 	stub := `#!/usr/bin/env bash

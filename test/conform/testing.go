@@ -1,7 +1,10 @@
 package conform
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/virtc/virtc/internal/versions"
@@ -13,7 +16,31 @@ func Skip(t testing.TB, err error) {
 	if os.Getenv(RequireEnv) == "1" {
 		t.Fatalf("required in this run (%s=1): %v", RequireEnv, err)
 	}
-	t.Skip(err.Error())
+	Skipped(t, err.Error())
+}
+
+// SkipLogEnv names a file each skip appends a line to (package, test,
+// reason): `make test` prints them at its end, so that a user sees what
+// did not run (go test's own output hides skips unless -v).
+const SkipLogEnv = "VIRTC_SKIP_LOG"
+
+// Skipped skips t for reason and records it in the skip log.
+func Skipped(t testing.TB, reason string) {
+	t.Helper()
+	if log := os.Getenv(SkipLogEnv); log != "" {
+		pkg, _ := os.Getwd() // go test runs a test in its package's directory
+		if rel, err := filepath.Rel(repoRoot(), pkg); err == nil {
+			pkg = "./" + filepath.ToSlash(rel)
+		}
+		// One short write with O_APPEND: lines of parallel test binaries do
+		// not interleave.
+		line := fmt.Sprintf("%s %s: %s\n", pkg, t.Name(), strings.ReplaceAll(reason, "\n", " "))
+		if f, err := os.OpenFile(log, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+			f.WriteString(line)
+			f.Close()
+		}
+	}
+	t.Skip(reason)
 }
 
 // RunKubeconform validates files for a platform version inside a test,
