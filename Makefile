@@ -10,7 +10,9 @@ KUSTOMIZE_VERSION   := v5.8.2
 # checks and unit-tests the alerting rules virtc generates.
 PROMTOOL_VERSION    := v0.316.0
 VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS       := -s -w -X github.com/virtc/virtc/internal/cli.Version=$(VERSION)
+COMMIT        ?= $(shell git rev-parse HEAD 2>/dev/null)
+MODIFIED      ?= $(shell test -n "$$(git status --porcelain 2>/dev/null)" && echo true)
+LDFLAGS       := -s -w -X github.com/virtc/virtc/internal/cli.Version=$(VERSION) -X github.com/virtc/virtc/internal/cli.Commit=$(COMMIT) -X github.com/virtc/virtc/internal/cli.Modified=$(MODIFIED)
 export VIRTC_SCHEMAS ?= $(abspath $(CURDIR)/../shared/schemas-upstream)
 export PATH   := $(TOOLS):$(PATH)
 

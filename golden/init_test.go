@@ -35,6 +35,12 @@ func args(dir string) string {
 func initRepo(t *testing.T, dir string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "repo")
+	// The virtc version that writes it, when the scenario names one (a
+	// release build); else this test binary's, a development build.
+	if data, err := os.ReadFile(filepath.Join(dir, "version")); err == nil {
+		defer func(v string) { cli.Version = v }(cli.Version)
+		cli.Version = strings.TrimSpace(string(data))
+	}
 	var stdout, stderr bytes.Buffer
 	if code := cli.Main(append(append([]string{"init"}, strings.Fields(args(dir))...), out), nil, &stdout, &stderr); code != 0 {
 		t.Fatalf("virtc init exits %d:\n%s", code, stderr.String())

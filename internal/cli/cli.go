@@ -41,7 +41,7 @@ func commands() []command {
 		{"diff", "show what a change does to the cluster; refuse destructive changes", runDiff},
 		{"import", "write intents for live VMs (an oc get -o yaml export) and report what they do not carry", runImport},
 		{"gen-fleet", "write a seeded synthetic fleet of intents (for benchmarks)", runGenFleet},
-		{"version", "print virtc's version", runVersion},
+		{"version", "print virtc's version, commit, Go toolchain and platform (-o json)", runVersion},
 		{"install", "copy this virtc executable to a file or directory (the image's init container)", runInstall},
 		{"cmp", "run as the Argo CD plugin: build . with flags from the plugin's parameters and env", runCMP},
 		{"approve-installplan", "in the platform's approver Job: approve the InstallPlans on OLM's route to the pinned CSV, refusing before any approval a route that does not land on it", runApprove},
@@ -122,8 +122,3 @@ type stringList []string
 
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
-
-func runVersion(_ []string, _ io.Reader, stdout, _ io.Writer) int {
-	fmt.Fprintf(stdout, "virtc %s\n", Version)
-	return ExitOK
-}

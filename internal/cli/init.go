@@ -72,7 +72,7 @@ func runInit(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "virtc init: %s: already exists; init writes only into a new or empty directory and never overwrites\n", existing)
 		return ExitUsage
 	}
-	files, err := initrepo.Files(initrepo.Options{Cluster: *cluster, Tenants: tenants, RepoURL: *repoURL, ApproverImage: *approver})
+	files, err := initrepo.Files(initrepo.Options{Cluster: *cluster, Tenants: tenants, RepoURL: *repoURL, ApproverImage: *approver, VirtcVersion: readBuildInfo().pin()})
 	if err != nil {
 		fmt.Fprintf(stderr, "virtc init: %v\n", err)
 		return ExitUsage

@@ -47,6 +47,10 @@ type Options struct {
 	// say how to add it, and the repository compiles as written (every
 	// InstallPlan then waits for a person).
 	ApproverImage string
+	// VirtcVersion is what the pull-request workflow installs (go install
+	// …@VERSION): the virtc that writes the repository, a release tag or a
+	// commit. Empty: "latest", with a comment asking for a tag.
+	VirtcVersion string
 }
 
 // data is what the templates see.
@@ -58,6 +62,8 @@ type data struct {
 	RepoURL string
 	// ApproverImage is spec.approver.image, or "" for none yet.
 	ApproverImage string
+	// VirtcVersion is Options.VirtcVersion.
+	VirtcVersion string
 }
 
 // File is one file of the repository.
@@ -79,6 +85,7 @@ func Files(o Options) ([]File, error) {
 		RepoURL: o.RepoURL,
 
 		ApproverImage: o.ApproverImage,
+		VirtcVersion:  o.VirtcVersion,
 	}
 	var out []File
 	err := fs.WalkDir(templates, "templates", func(p string, e fs.DirEntry, err error) error {
