@@ -102,6 +102,17 @@ $(TOOLS)/kustomize:
 $(TOOLS)/promtool:
 	GOBIN=$(TOOLS) $(GO) install -ldflags '-s -w' -gcflags '$(TOOL_GCFLAGS)' -tags remove_all_sd github.com/prometheus/prometheus/cmd/promtool@$(PROMTOOL_VERSION)
 
+.PHONY: release
+## release: the release artifacts of VERSION in bin/release (tools/release):
+## virtc for linux and darwin on amd64 and arm64 as tar.gz, an SPDX SBOM
+## and SHA256SUMS. The same commit, Go release and VERSION give the same
+## checksums (the archives and the SBOM carry the commit's time). A release
+## is a tag: git tag vX.Y.Z && make release (the release workflow,
+## .github/workflows/release.yaml, does this and pushes the image).
+release:
+	$(GO) run ./tools/release --repo . --out bin/release --version $(VERSION) --commit $(COMMIT) \
+	  --source-date-epoch $$(git log -1 --format=%ct)
+
 .PHONY: image image-test image-pin
 # The version baked into the image whose digest the examples reference.
 EXAMPLE_IMAGE_VERSION := example
