@@ -492,7 +492,7 @@ func checkVirtcCommand(r runner, b block, args []string) []string {
 		if m == nil || strings.HasPrefix(a, "---") {
 			continue
 		}
-		if !bytes.Contains(out, []byte("\n  -"+m[1]+" ")) && !bytes.Contains(out, []byte("\n  -"+m[1]+"\n")) {
+		if !bytes.Contains(out, []byte("\n  --"+m[1]+" ")) && !bytes.Contains(out, []byte("\n  --"+m[1]+"\n")) {
 			problems = append(problems, fmt.Sprintf("%s: virtc %s has no flag --%s", b, sub, m[1]))
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/virtc/virtc/internal/diag"
 )
 
 // Exit codes.
@@ -46,6 +48,7 @@ func commands() []command {
 		{"cmp", "run as the Argo CD plugin: build . with flags from the plugin's parameters and env", runCMP},
 		{"approve-installplan", "in the platform's approver Job: approve the InstallPlans on OLM's route to the pinned CSV, refusing before any approval a route that does not land on it", runApprove},
 		{"fn", "run as a KRM function (kustomize, kpt): ResourceList on stdin, result on stdout", runFn},
+		{"completion", "print the shell completion script for bash, zsh or fish", runCompletion},
 	}
 }
 
@@ -71,7 +74,15 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return c.run(args[1:], stdin, stdout, stderr)
 		}
 	}
-	fmt.Fprintf(stderr, "virtc: unknown command %q\n\n", name)
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	if near, ok := diag.Nearest(name, names); ok {
+		fmt.Fprintf(stderr, "virtc: unknown command %q; did you mean %q?\n\n", name, near)
+	} else {
+		fmt.Fprintf(stderr, "virtc: unknown command %q\n\n", name)
+	}
 	usage(stderr)
 	return ExitUsage
 }
@@ -85,25 +96,73 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'virtc <command> -h' for a command's flags.")
 }
 
-// newFlags makes a flag set that reports to stderr and does not exit.
+// newFlags makes a flag set that reports to stderr and does not exit. Its
+// help names flags as the docs do, --name (Go's flag package takes -name
+// and --name alike).
 func newFlags(name, args string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: virtc %s [flags] %s\n\nFlags:\n", name, args)
-		fs.PrintDefaults()
+		printFlags(stderr, fs)
+	}
+	if c, ok := stderr.(*flagCapture); ok {
+		c.sets = append(c.sets, fs)
 	}
 	return fs
 }
 
+// printFlags is flag.PrintDefaults with --name.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, usage := flag.UnquoteUsage(f)
+		line := "  " + dashes(f.Name) + f.Name
+		if arg == "value" {
+			arg = "VALUE" // a repeatable flag's
+		}
+		if arg != "" {
+			line += " " + arg
+		}
+		line += "\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t")
+		if d := f.DefValue; d != "" && d != "false" && d != "0" && d != "[]" {
+			if arg == "string" {
+				line += fmt.Sprintf(" (default %q)", d)
+			} else {
+				line += fmt.Sprintf(" (default %v)", d)
+			}
+		}
+		fmt.Fprintln(w, line)
+	})
+}
+
+// dashes is how help names a flag: -o, --catalog.
+func dashes(name string) string {
+	if len(name) == 1 {
+		return "-"
+	}
+	return "--"
+}
+
 // parse parses flags anywhere among the arguments (flags may follow paths).
+// A wrong flag is reported as virtc's other errors are: what is wrong and
+// what would be right (the nearest flag for a misspelt one), then the
+// command's help.
 func parse(fs *flag.FlagSet, args []string) ([]string, int, bool) {
 	var positional []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		out, help := fs.Output(), fs.Usage
+		fs.SetOutput(io.Discard)
+		fs.Usage = func() {}
+		err := fs.Parse(args)
+		fs.SetOutput(out)
+		fs.Usage = help
+		if err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				fs.Usage()
 				return nil, ExitOK, false
 			}
+			fmt.Fprintf(out, "virtc %s: %s\n", fs.Name(), flagError(fs, err))
+			fs.Usage()
 			return nil, ExitUsage, false
 		}
 		args = fs.Args()
@@ -116,6 +175,26 @@ func parse(fs *flag.FlagSet, args []string) ([]string, int, bool) {
 		positional = append(positional, args[0])
 		args = args[1:]
 	}
+}
+
+// flagError rephrases the flag package's error: flags as --name, and for
+// an unknown flag the nearest known one.
+func flagError(fs *flag.FlagSet, err error) string {
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		name := strings.TrimLeft(rest, "-")
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if near, ok := diag.Nearest(name, names); ok {
+			return fmt.Sprintf("unknown flag %s%s; did you mean %s%s?", dashes(name), name, dashes(near), near)
+		}
+		return fmt.Sprintf("unknown flag %s%s (virtc %s -h lists its flags)", dashes(name), name, fs.Name())
+	}
+	if rest, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		name := strings.TrimLeft(rest, "-")
+		return fmt.Sprintf("flag %s%s needs a value", dashes(name), name)
+	}
+	return strings.Replace(msg, " for flag -", " for flag --", 1)
 }
 
 type stringList []string
