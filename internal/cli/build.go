@@ -2,6 +2,9 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,15 +13,22 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/virtc/virtc/api"
 	"github.com/virtc/virtc/internal/compile"
 	"github.com/virtc/virtc/internal/diag"
 	"github.com/virtc/virtc/internal/emit"
 	"github.com/virtc/virtc/internal/jsonnet"
+	"github.com/virtc/virtc/internal/source"
 	"github.com/virtc/virtc/internal/warnings"
 )
+
+// stdinName names the documents of the PATH - in messages.
+const stdinName = "<stdin>"
 
 // place says where the inputs sit in their repository when the caller knows
 // better than the files do: the Argo CD plugin runs in the application's
@@ -40,27 +50,25 @@ type place struct {
 type buildFlags struct {
 	// warnings is NAMESPACE/NAME of the warnings ConfigMap; empty for none.
 	warnings string
+	// diagnostics is the form of the problems on stderr (diagFormats).
+	diagnostics string
+	// output is the manifests' form: yaml (a stream) or json (a List).
+	output string
 }
 
-func compileArgs(name string, args []string, where place, stderr io.Writer) (compile.Result, int, bool) {
-	res, _, code, ok := compileArgsFlags(name, args, where, stderr)
-	return res, code, ok
-}
-
-func compileArgsFlags(name string, args []string, where place, stderr io.Writer) (compile.Result, buildFlags, int, bool) {
-	res, bf, _, code, ok := compileArgsWith(name, args, where, nil, stderr)
-	return res, bf, code, ok
-}
-
-// compileArgsWith is compileArgsFlags that also returns the compile's
-// options; tune, if not nil, sets the options of the output's form
-// (Options.Pieces, Options.Chunks) before the compile.
-func compileArgsWith(name string, args []string, where place, tune func(*compile.Options), stderr io.Writer) (compile.Result, buildFlags, compile.Options, int, bool) {
+// compileArgsWith compiles what the arguments of build or validate ask
+// for and returns the build's own flags and the compile's options; tune,
+// if not nil, sets the options of the output's form (Options.Pieces,
+// Options.Chunks) before the compile. A PATH "-" is a YAML or JSON
+// stream on stdin, read after the files.
+func compileArgsWith(name string, args []string, where place, tune func(*compile.Options), stdin io.Reader, stderr io.Writer) (compile.Result, buildFlags, compile.Options, int, bool) {
 	var bf buildFlags
-	fs := newFlags(name, "PATH...", stderr)
+	fs := newFlags(name, "PATH... (- for stdin)", stderr)
 	if name == "build" {
+		fs.StringVar(&bf.output, "o", "yaml", "the manifests' form: yaml (a stream of documents) or json (one List, as kubectl get -o json prints), for kubectl apply -f and jq")
 		fs.StringVar(&bf.warnings, "warnings-configmap", "", "also print a ConfigMap `NAMESPACE/NAME` listing the build's warnings (empty when there are none), so that Argo CD shows them with the Application's resources")
 	}
+	fs.StringVar(&bf.diagnostics, "diagnostics", diagText, "the form of errors and warnings on stderr: text (file:line:col: field: message), json (one document for tools), or github (GitHub Actions annotations on the files' lines)")
 	noDefaults := fs.Bool("no-default-catalog", false, "use only catalog entries from the inputs, not the embedded default catalog")
 	var catalogs stringList
 	fs.Var(&catalogs, "catalog", "a catalog file or directory to read besides the PATHs (repeatable)")
@@ -72,6 +80,14 @@ func compileArgsWith(name string, args []string, where place, tune func(*compile
 	paths, code, ok := parse(fs, args)
 	if !ok {
 		return compile.Result{}, bf, compile.Options{}, code, false
+	}
+	if name == "build" && bf.output != "yaml" && bf.output != "json" {
+		fmt.Fprintf(stderr, "virtc %s: unknown -o %q (yaml or json)\n", name, bf.output)
+		return compile.Result{}, bf, compile.Options{}, ExitUsage, false
+	}
+	if !slices.Contains(diagFormats, bf.diagnostics) {
+		fmt.Fprintf(stderr, "virtc %s: unknown --diagnostics %q (%s)\n", name, bf.diagnostics, strings.Join(diagFormats, ", "))
+		return compile.Result{}, bf, compile.Options{}, ExitUsage, false
 	}
 	if bf.warnings != "" {
 		if err := warnings.Check(bf.warnings); err != nil {
@@ -93,9 +109,23 @@ func compileArgsWith(name string, args []string, where place, tune func(*compile
 		return compile.Result{}, bf, compile.Options{}, ExitUsage, false
 	}
 	if len(paths) == 0 {
-		fmt.Fprintf(stderr, "virtc %s: name at least one file or directory\n", name)
+		fmt.Fprintf(stderr, "virtc %s: name at least one file or directory (or - for stdin)\n", name)
 		fs.Usage()
 		return compile.Result{}, bf, compile.Options{}, ExitUsage, false
+	}
+	var fromStdin []byte
+	if i := slices.Index(paths, "-"); i >= 0 {
+		if slices.Contains(paths[i+1:], "-") || stdin == nil {
+			fmt.Fprintf(stderr, "virtc %s: - (stdin) may be named once, and only where virtc has a stdin\n", name)
+			return compile.Result{}, bf, compile.Options{}, ExitUsage, false
+		}
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			fmt.Fprintf(stderr, "virtc %s: reading stdin: %v\n", name, err)
+			return compile.Result{}, bf, compile.Options{}, ExitUsage, false
+		}
+		fromStdin = data
+		paths = slices.Delete(slices.Clone(paths), i, i+1)
 	}
 	req, ok := request(api.CompilerSpec{
 		Paths:             paths,
@@ -113,6 +143,10 @@ func compileArgsWith(name string, args []string, where place, tune func(*compile
 	batchGC()
 	defer prof.start(stderr)()
 	diags := &diag.List{}
+	if fromStdin != nil {
+		// Named <stdin> in messages; no file, so no virtc.dev/source.
+		req.Items = source.Parse(stdinName, "", fromStdin, diags)
+	}
 	// The scope was checked above: Options cannot fail here.
 	opts, _ := req.Options()
 	if tune != nil {
@@ -171,11 +205,15 @@ func parseAsOf(name, s string, stderr io.Writer) (time.Time, bool) {
 
 // report prints diagnostics and returns the exit code for them.
 func report(res compile.Result, stderr io.Writer) int {
-	return reportAt(res, place{}, stderr)
+	return reportAt(res, place{}, diagText, stderr)
 }
 
-// reportAt is report with files named from the repository's top.
-func reportAt(res compile.Result, where place, stderr io.Writer) int {
+// reportAt is report with files named from the repository's top, in the
+// form format names (diagFormats).
+func reportAt(res compile.Result, where place, format string, stderr io.Writer) int {
+	if format != diagText {
+		return writeDiagnostics(stderr, format, located(res, where))
+	}
 	io.WriteString(stderr, diag.Format(located(res, where)))
 	if res.Diags.HasErrors() {
 		n := len(res.Diags.Errors())
@@ -207,17 +245,17 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return runBuildAt(args, place{}, stdin, stdout, stderr)
 }
 
-func runBuildAt(args []string, where place, _ io.Reader, stdout, stderr io.Writer) int {
+func runBuildAt(args []string, where place, stdin io.Reader, stdout, stderr io.Writer) int {
 	// The output comes in chunks, serialized whole before the first byte
 	// is written (a failed compile prints nothing), never joined into a
 	// second copy; the typed objects and the inputs' nodes are let go of
 	// on the way (compile.Options.Chunks).
 	limitBuildMemory()
-	res, bf, _, code, ok := compileArgsWith("build", args, where, func(o *compile.Options) { o.Chunks = true }, stderr)
+	res, bf, _, code, ok := compileArgsWith("build", args, where, func(o *compile.Options) { o.Chunks = true }, stdin, stderr)
 	if !ok {
 		return code
 	}
-	if code := reportAt(res, where, stderr); code != ExitOK {
+	if code := reportAt(res, where, bf.diagnostics, stderr); code != ExitOK {
 		return code
 	}
 	out := res.Chunks
@@ -230,6 +268,14 @@ func runBuildAt(args []string, where place, _ io.Reader, stdout, stderr io.Write
 		out = append(out, warnings.Doc(bf.warnings, located(res, where)))
 	}
 	res = compile.Result{}
+	if bf.output == "json" {
+		list, err := jsonList(out)
+		if err != nil {
+			fmt.Fprintf(stderr, "virtc: %v\n", err)
+			return ExitFailed
+		}
+		out = [][]byte{list}
+	}
 	// The chunks are the objects and the separators between them: one
 	// write each would be a system call per object.
 	w := bufio.NewWriterSize(stdout, 1<<20)
@@ -247,12 +293,12 @@ func runBuildAt(args []string, where place, _ io.Reader, stdout, stderr io.Write
 	return ExitOK
 }
 
-func runValidate(args []string, _ io.Reader, _, stderr io.Writer) int {
-	res, code, ok := compileArgs("validate", args, place{}, stderr)
+func runValidate(args []string, stdin io.Reader, _, stderr io.Writer) int {
+	res, bf, _, code, ok := compileArgsWith("validate", args, place{}, nil, stdin, stderr)
 	if !ok {
 		return code
 	}
-	return report(res, stderr)
+	return reportAt(res, place{}, bf.diagnostics, stderr)
 }
 
 // inRepository names a file of a message from the repository's top: a file
@@ -290,4 +336,72 @@ func addJsonnetFlags(fs *flag.FlagSet) func() (map[string]string, error) {
 		}
 		return ext, nil
 	}
+}
+
+// jsonList is the YAML stream of chunks as one JSON List of its objects,
+// in their order (kubectl apply -f reads a List as its items).
+func jsonList(chunks [][]byte) ([]byte, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(bytes.Join(chunks, nil)))
+	items := []any{}
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("-o json: %v", err)
+		}
+		if v := nodeValue(&n); v != nil {
+			items = append(items, v)
+		}
+	}
+	data, err := json.MarshalIndent(map[string]any{"apiVersion": "v1", "kind": "List", "items": items}, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("-o json: %v", err)
+	}
+	return append(data, '\n'), nil
+}
+
+// nodeValue is a YAML node as the value encoding/json writes as the same
+// JSON the API server reads: numbers keep their text, and a scalar that
+// YAML would read as a timestamp stays the string it is in the manifest.
+func nodeValue(n *yaml.Node) any {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil
+		}
+		return nodeValue(n.Content[0])
+	case yaml.AliasNode:
+		return nodeValue(n.Alias)
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			m[n.Content[i].Value] = nodeValue(n.Content[i+1])
+		}
+		return m
+	case yaml.SequenceNode:
+		l := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			l = append(l, nodeValue(c))
+		}
+		return l
+	}
+	switch n.ShortTag() {
+	case "!!null":
+		return nil
+	case "!!bool":
+		var b bool
+		n.Decode(&b)
+		return b
+	case "!!int", "!!float":
+		if _, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64); err == nil && !strings.ContainsAny(n.Value, "_xXoO") {
+			return json.Number(n.Value)
+		}
+		var v any
+		n.Decode(&v)
+		return v
+	}
+	return n.Value
 }

@@ -91,6 +91,7 @@ func runCatalog(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	noDefaults := fs.Bool("no-default-catalog", false, "leave the embedded default catalog out")
 	tenant := fs.String("tenant", "", "show only what this Tenant (from the PATHs) may use")
 	format := fs.String("format", "text", "text or json")
+	fs.StringVar(format, "o", *format, "the same as --format (kubectl's -o)")
 	extVars := addJsonnetFlags(fs)
 	paths, code, ok := parse(fs, args)
 	if !ok {

@@ -66,7 +66,7 @@ func cmpBuild(call *cmp.Call, release func(), build, specFlags, paths []string, 
 	}
 	var msgs bytes.Buffer
 	fullBuilds.Add(1)
-	res, bf, opts, _, ok := compileArgsWith("build", rest, where, func(o *compile.Options) { o.Pieces = true }, &msgs)
+	res, bf, opts, _, ok := compileArgsWith("build", rest, where, func(o *compile.Options) { o.Pieces = true }, nil, &msgs)
 	if !ok || res.Diags.HasErrors() || bf.warnings != "" || !hasTenant(res, call.Tenant) ||
 		len(opts.Scopes) > 0 && !slices.ContainsFunc(opts.Scopes, func(s emit.Scope) bool { return s != emit.Cluster }) {
 		// What the full build cannot answer for the tenant (errors, an

@@ -123,6 +123,7 @@ type nodeReport struct {
 func runReport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("report", "PATH...", stderr)
 	format := fs.String("format", "text", "text, markdown, json, or html (one self-contained page: per worker pool the capacity used, reserved for N+1 and free; per tenant its quota use; each VM's class, evidence and where it can run; the warnings)")
+	fs.StringVar(format, "o", *format, "the same as --format (kubectl's -o)")
 	asOf := addAsOfFlag(fs)
 	paths, code, ok := parse(fs, args)
 	if !ok {
