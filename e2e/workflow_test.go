@@ -84,7 +84,9 @@ func TestInitWorkflowPreviews(t *testing.T) {
 
 	// pr runs the workflow on a pull request of branch into main, whose
 	// change is made by change: the exit code the preview step recorded,
-	// the comment's body, and whether the check failed.
+	// the comment's body, and whether the check failed; logs are what each
+	// step printed.
+	var logs map[string]string
 	pr := func(branch string, change func(dir string)) (code, comment string, failed bool) {
 		t.Helper()
 		git(work, "checkout", "--quiet", "-b", branch, "main")
@@ -96,6 +98,7 @@ func TestInitWorkflowPreviews(t *testing.T) {
 		checkout := filepath.Join(top, "checkout-"+branch)
 		git(top, "clone", "--quiet", "--branch", branch, origin, checkout)
 		outputs := map[string]map[string]string{}
+		logs = map[string]string{}
 		bin := filepath.Join(top, "bin")
 		if err := os.MkdirAll(bin, 0o755); err != nil {
 			t.Fatal(err)
@@ -126,6 +129,7 @@ func TestInitWorkflowPreviews(t *testing.T) {
 				env = append(env, k+"="+v)
 			}
 			out, err := run(checkout, env, "bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script)
+			logs[step.Name] += out
 			if err != nil {
 				if step.ID == "diff" {
 					t.Fatalf("step %q failed: %v\n%s", step.Name, err, out)
@@ -165,6 +169,11 @@ func TestInitWorkflowPreviews(t *testing.T) {
 	}
 	if strings.Contains(comment, "does not compile") {
 		t.Errorf("the first pull request's preview does not compile:\n%s", comment)
+	}
+	// The Platform has no approver yet: its warning is an annotation on
+	// its line.
+	if want := "::warning file=clusters/east/platform.yaml,line=15,col=3,title=virtc::spec.approver: no InstallPlan approver"; !strings.Contains(logs["Annotate the files"], want) {
+		t.Errorf("the annotate step printed no %q:\n%s", want, logs["Annotate the files"])
 	}
 
 	code, comment, failed = pr("remove-vm", func(dir string) {
