@@ -2,7 +2,9 @@ package convert
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -18,7 +20,19 @@ import (
 func TestReproducesSharedSchemas(t *testing.T) {
 	swagger := os.Getenv("K8S_SWAGGER")
 	if swagger == "" {
-		conform.Skipped(t, "K8S_SWAGGER is not set (the swagger.json of k8s.io/kubernetes v1.35.8: go mod download k8s.io/kubernetes@v1.35.8)")
+		// The swagger.json of the Kubernetes release the schemas are of,
+		// from its module (the module cache, else the module proxy).
+		cmd := exec.Command("go", "mod", "download", "-json", "k8s.io/kubernetes@v1.35.8")
+		cmd.Dir = t.TempDir()
+		out, err := cmd.Output()
+		var mod struct{ Dir, Error string }
+		if err == nil {
+			err = json.Unmarshal(out, &mod)
+		}
+		if err != nil || mod.Dir == "" {
+			conform.Skip(t, fmt.Errorf("the swagger.json of k8s.io/kubernetes v1.35.8: go mod download: %v %s (or set K8S_SWAGGER)", err, mod.Error))
+		}
+		swagger = filepath.Join(mod.Dir, "api", "openapi-spec", "swagger.json")
 	}
 	schemas, err := conform.Schemas("4.22")
 	if err != nil {
