@@ -232,7 +232,7 @@ argocd-tools:
 ## virt-controller and CDI's cdi-controller (test/argocd; a few minutes once
 ## the tools are cached)
 e2e-argocd: tools conformance-tools kcm-tools argocd-tools controllers-tools olm-tools cdi-tools boot-launcher
-	VIRTC_E2E_ARGOCD=1 $(GO) test -count=1 -timeout 45m -v -run 'TestArgoCD$$' ./test/argocd/
+	VIRTC_E2E_ARGOCD=1 $(GO) test -count=1 -timeout 45m -v -run 'TestArgoCD$$|TestArgoCDPermits$$' ./test/argocd/
 
 ## e2e-drills: virtc's restore plans run as a person runs them (bash, with
 ## the argocd CLI logged in to the real Argo CD API server, kubectl and the

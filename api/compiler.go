@@ -5,7 +5,8 @@ package api
 // virtc.yaml marker file of the Argo CD plugin. `virtc build` reads no
 // Compiler as an input, so one may sit beside the intents it configures;
 // the commands that read a directory DIR (build, validate, diff, catalog,
-// report, facts, restore-plan) take the catalogDirs (relative to DIR) and
+// report, facts, restore-plan), and the KRM function for the directories
+// it builds, take the catalogDirs and appProjects (relative to DIR) and
 // noDefaultCatalog of DIR's virtc.yaml, so a directory compiles with the
 // catalog its Argo CD Application uses, from anywhere.
 type Compiler struct {
@@ -44,4 +45,15 @@ type CompilerSpec struct {
 	// there are none), so that Argo CD shows them among the Application's
 	// resources; like `virtc build --warnings-configmap`. Empty: none.
 	WarningsConfigMap string `json:"warningsConfigMap,omitempty"`
+	// AppProjects are files or directories of the Argo CD AppProjects the
+	// tenants' Applications run in, like `virtc build --app-projects`
+	// (in virtc.yaml, relative to its directory: the layout of `virtc
+	// init` names ../../argocd/projects.yaml). Named, they are checked
+	// against the Tenants: each Tenant needs the project
+	// virtc-tenant-NAME (the ApplicationSet `virtc init` writes names
+	// it), whose destinations are the tenant's namespace only, which
+	// permits no cluster-scoped kind, and which permits every kind the
+	// tenant's `--scope vms` build prints, as Argo CD judges them;
+	// otherwise the build is refused, naming the Tenant. Empty: no check.
+	AppProjects []string `json:"appProjects,omitempty"`
 }

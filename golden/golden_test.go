@@ -54,6 +54,9 @@ const (
 	exitFile = "exit"
 	// readmeFile says what a scenario shows, for people.
 	readmeFile = "README"
+	// appProjectsDir holds a scenario's Argo CD AppProjects: not inputs,
+	// given to build as --app-projects.
+	appProjectsDir = "argocd"
 	// stdinFile is the command's stdin; stdinJsonnetFile evaluates to it.
 	stdinFile        = "stdin"
 	stdinJsonnetFile = "stdin.jsonnet"
@@ -102,6 +105,9 @@ func Run(t *testing.T, dir string) (int, string, string) {
 	args := []string{command}
 	if f, ok := readOptional(t, filepath.Join(dir, flagsFile)); ok {
 		args = append(args, strings.Fields(f)...)
+	}
+	if _, err := os.Stat(filepath.Join(dir, appProjectsDir)); err == nil {
+		args = append(args, "--app-projects", filepath.Join(dir, appProjectsDir))
 	}
 	args = append(args, inputs(t, dir)...)
 	var stdout, stderr bytes.Buffer
@@ -159,7 +165,7 @@ func inputs(t *testing.T, dir string) []string {
 	var out []string
 	for _, e := range entries {
 		switch e.Name() {
-		case expectedFile, errorsFile, warningsFile, flagsFile, commandFile, expectedTextFile, exitFile, readmeFile, stdinFile, stdinJsonnetFile:
+		case expectedFile, errorsFile, warningsFile, flagsFile, commandFile, expectedTextFile, exitFile, readmeFile, stdinFile, stdinJsonnetFile, appProjectsDir:
 			continue
 		}
 		out = append(out, filepath.Join(dir, e.Name()))

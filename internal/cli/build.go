@@ -70,8 +70,9 @@ func compileArgsWith(name string, args []string, where place, tune func(*compile
 	}
 	fs.StringVar(&bf.diagnostics, "diagnostics", diagText, "the form of errors and warnings on stderr: text (file:line:col: field: message), json (one document for tools), or github (GitHub Actions annotations on the files' lines)")
 	noDefaults := fs.Bool("no-default-catalog", false, "use only catalog entries from the inputs, not the embedded default catalog")
-	var catalogs stringList
+	var catalogs, projects stringList
 	fs.Var(&catalogs, "catalog", "a catalog file or directory to read besides the PATHs (repeatable)")
+	fs.Var(&projects, "app-projects", "a file or directory of the Argo CD AppProjects the tenants' Applications run in: each Tenant must have its project, virtc-tenant-NAME, permitting what its --scope vms build prints (repeatable; a directory's virtc.yaml may name them)")
 	scope := fs.String("scope", "all", "print only these scopes' objects: "+emit.ScopeHelp+" (everything is still checked)")
 	tenant := fs.String("tenant", "", "print only this tenant's objects: its namespace's, its Namespace, its backup Schedules and Backups (everything is still checked)")
 	extVars := addJsonnetFlags(fs)
@@ -135,6 +136,7 @@ func compileArgsWith(name string, args []string, where place, tune func(*compile
 		Tenant:            *tenant,
 		ExtStr:            ext,
 		WarningsConfigMap: bf.warnings,
+		AppProjects:       projects,
 	}, where, stderr)
 	if !ok {
 		return compile.Result{}, bf, compile.Options{}, ExitFailed, false
@@ -152,6 +154,7 @@ func compileArgsWith(name string, args []string, where place, tune func(*compile
 	if tune != nil {
 		tune(&opts)
 	}
+	req.ReadProjects(&opts, diags)
 	return compile.Compile(req.Read(diags), opts, diags), bf, opts, 0, true
 }
 

@@ -142,5 +142,8 @@ func specArgs(s krm.Spec) (flags, paths []string) {
 	if s.WarningsConfigMap != "" {
 		flags = append(flags, "--warnings-configmap="+s.WarningsConfigMap)
 	}
+	for _, p := range s.AppProjects {
+		flags = append(flags, "--app-projects="+p)
+	}
 	return flags, s.Paths
 }

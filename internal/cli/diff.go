@@ -200,6 +200,7 @@ func compileSide(s diffSide, spec api.CompilerSpec, tune func(*compile.Options),
 	if tune != nil {
 		tune(&opts)
 	}
+	req.ReadProjects(&opts, diags)
 	docs := req.Read(diags)
 	var res compile.Result
 	if len(docs) == 0 && !diags.HasErrors() && s.optional {

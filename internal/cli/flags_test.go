@@ -20,7 +20,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"build", "--zzzzzz"}, ExitUsage, "virtc build: unknown flag --zzzzzz (virtc build -h lists its flags)"},
 		{[]string{"build", "--catalog"}, ExitUsage, "virtc build: flag --catalog needs a value"},
 		{[]string{"version", "-0", "json"}, ExitUsage, "virtc version: unknown flag -0; did you mean -o?"},
-		{[]string{"build", "-h"}, ExitOK, "Flags:\n  --as-of string\n"},
+		{[]string{"build", "-h"}, ExitOK, "Flags:\n  --app-projects VALUE\n"},
 		{[]string{"build", "--help"}, ExitOK, "\n  --catalog VALUE\n    \ta catalog file or directory"},
 		{[]string{"build", "-h"}, ExitOK, "\n  --scope string\n"},
 		{[]string{"version", "-h"}, ExitOK, "\n  -o string\n"},

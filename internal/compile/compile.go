@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/virtc/virtc/internal/alerts"
+	"github.com/virtc/virtc/internal/appproject"
 	"github.com/virtc/virtc/internal/catalog"
 	"github.com/virtc/virtc/internal/decode"
 	"github.com/virtc/virtc/internal/diag"
@@ -66,6 +67,12 @@ type Options struct {
 	// ObjectsOnly keeps Result.Objects and serializes nothing (virtc
 	// import compares the objects with live ones, one VM at a time).
 	ObjectsOnly bool
+	// AppProjectFiles are the files the Argo CD AppProjects were read
+	// from (CompilerSpec.AppProjects), AppProjects their documents: when
+	// files are named, every Tenant is checked against its project
+	// (appproject).
+	AppProjectFiles []string
+	AppProjects     []*source.Doc
 }
 
 // Result is the outcome of a compile.
@@ -100,6 +107,10 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 	m.AsOf = opts.AsOf
 	res.Model = m
 	rules.CheckWith(m, rules.Options{GateWarns: opts.GateWarnings}, diags)
+	var projects *appproject.Checker
+	if len(opts.AppProjectFiles) > 0 {
+		projects = appproject.New(appproject.Read(opts.AppProjects, diags), opts.AppProjectFiles, m, diags)
+	}
 	if opts.Tenant != "" && !slices.ContainsFunc(m.Tenants, func(t *resolve.Tenant) bool { return t.Name == opts.Tenant }) {
 		names := make([]string, len(m.Tenants))
 		for i, t := range m.Tenants {
@@ -151,6 +162,7 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 		refused := make([]diag.List, len(groups))
 		render.Groups(m, render.Options{Monitoring: plan}, func(g int, objs []emit.Object) {
 			guarded.Check(objs, &refused[g])
+			projects.Check(objs, &refused[g])
 			if refused[g].HasErrors() {
 				return
 			}
@@ -182,7 +194,8 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 		return res
 	}
 	all := render.All(m, render.Options{Monitoring: plan})
-	if guarded.Check(all, diags); diags.HasErrors() {
+	guarded.Check(all, diags)
+	if projects.Check(all, diags); diags.HasErrors() {
 		return res
 	}
 	objs := keep(all)

@@ -60,8 +60,8 @@ func ReadMarker(dir string, diags *diag.List) (spec api.CompilerSpec, found bool
 
 // WithMarkers is the request with the catalogs that the marker files of
 // the directories among dirs name, each relative to its directory, read
-// before its paths; a marker that leaves the default catalog out leaves it
-// out of the request. Every file or directory is then read once.
+// before its paths, and the AppProjects it names; a marker that leaves the
+// default catalog out leaves it out of the request. Every file or directory is then read once.
 //
 // This is what makes every entry point build the same from one directory:
 // `virtc build clusters/east`, the kustomize generator whose paths name
@@ -85,8 +85,15 @@ func (r Request) WithMarkers(dirs []string, diags *diag.List) Request {
 			}
 			more = append(more, c)
 		}
+		for _, p := range spec.AppProjects {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(d, p)
+			}
+			r.AppProjects = append(r.AppProjects, p)
+		}
 		r.NoDefaultCatalog = r.NoDefaultCatalog || spec.NoDefaultCatalog
 	}
+	r.AppProjects = distinctPaths(r.AppProjects)
 	catalogs := slices.Concat(r.CatalogDirs, more)
 	all := distinctPaths(slices.Concat(catalogs, r.Paths))
 	n := len(distinctPaths(catalogs))

@@ -58,6 +58,16 @@ func (r Request) Read(diags *diag.List) []*source.Doc {
 	return append(docs, r.Items...)
 }
 
+// ReadProjects reads the request's AppProjects files into o: the build
+// then checks its Tenants against them (appproject).
+func (r Request) ReadProjects(o *Options, diags *diag.List) {
+	if len(r.AppProjects) == 0 {
+		return
+	}
+	o.AppProjectFiles = r.AppProjects
+	o.AppProjects = source.Read(r.AppProjects, source.Options{Base: r.Base}, diags)
+}
+
 // Run reads and compiles what the request asks for; tune, if not nil,
 // sets the options of the output's form (Pieces, Chunks, ObjectsOnly)
 // before the compile. An unknown scope is reported in diags.
@@ -70,5 +80,6 @@ func Run(r Request, tune func(*Options), diags *diag.List) Result {
 	if tune != nil {
 		tune(&opts)
 	}
+	r.ReadProjects(&opts, diags)
 	return Compile(r.Read(diags), opts, diags)
 }

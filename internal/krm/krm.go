@@ -133,6 +133,7 @@ func compileList(rnItems []*kyaml.RNode, fc *kyaml.RNode, diags *diag.List) ([]b
 		req.Scope = ""
 		opts, _ = req.Options()
 	}
+	req.ReadProjects(&opts, diags)
 	res := compile.Compile(docs, opts, diags)
 	for _, d := range res.Other {
 		// Items that are not virtc objects never reach the compiler; these

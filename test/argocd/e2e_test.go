@@ -91,20 +91,7 @@ func findTools(t *testing.T) tools {
 	if _, err := exec.LookPath("unshare"); err != nil {
 		conform.Skip(t, fmt.Errorf("unshare (util-linux) not found: %v", err))
 	}
-	cache, err := conformance.CacheDir()
-	if err != nil {
-		conform.Skip(t, err)
-	}
-	version := argocdVersion
-	if v := os.Getenv("ARGOCD_VERSION"); v != "" {
-		version = v
-	}
-	tl.argocd = filepath.Join(cache, "argocd-"+version)
-	for _, f := range []string{"argocd", "argocd-applicationset-controller", "git-verify-wrapper.sh", "crds/application-crd.yaml"} {
-		if _, err := os.Stat(filepath.Join(tl.argocd, f)); err != nil {
-			conform.Skip(t, fmt.Errorf("Argo CD %s missing in %s (build it with `make argocd-tools`): %v", version, tl.argocd, err))
-		}
-	}
+	tl.argocd = argocdDir(t, "argocd", "argocd-applicationset-controller", "git-verify-wrapper.sh", "crds/application-crd.yaml")
 	if tl.redis, err = exec.LookPath("redis-server"); err != nil {
 		conform.Skip(t, fmt.Errorf("redis-server not found (Debian: apt-get install -y redis-server): %v", err))
 	}
@@ -116,6 +103,27 @@ func findTools(t *testing.T) tools {
 		conform.Skip(t, fmt.Errorf("kustomize not found on PATH (`make tools`): %v", err))
 	}
 	return tl
+}
+
+// argocdDir is the cache directory of tools/build.sh's Argo CD, with the
+// files named in it (a skip, or a failure in CI, without them).
+func argocdDir(t *testing.T, files ...string) string {
+	t.Helper()
+	cache, err := conformance.CacheDir()
+	if err != nil {
+		conform.Skip(t, err)
+	}
+	version := argocdVersion
+	if v := os.Getenv("ARGOCD_VERSION"); v != "" {
+		version = v
+	}
+	dir := filepath.Join(cache, "argocd-"+version)
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			conform.Skip(t, fmt.Errorf("Argo CD %s missing in %s (build it with `make argocd-tools`): %v", version, dir, err))
+		}
+	}
+	return dir
 }
 
 // env is one running Argo CD, the cluster it runs in (home, in-cluster)

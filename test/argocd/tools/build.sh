@@ -43,7 +43,7 @@ log() { echo "argocd-tools: $*" >&2; }
 # A cache is complete with every command the e2e runs (an older one without
 # the API server and the CLI is rebuilt).
 if [ -x "$out/argocd" ] && [ -L "$out/argocd-applicationset-controller" ] && [ -L "$out/argocd-server" ] &&
-  [ -f "$out/git-verify-wrapper.sh" ] && [ -f "$out/crds/application-crd.yaml" ]; then
+  [ -f "$out/git-verify-wrapper.sh" ] && [ -f "$out/crds/application-crd.yaml" ] && [ -x "$out/argocd-permits" ]; then
   log "Argo CD $ARGOCD_VERSION cached in $out"
   echo "$out"
   exit 0
@@ -126,12 +126,83 @@ src="$("$GO" env GOMODCACHE)/github.com/argoproj/argo-cd/v3@$ARGOCD_VERSION"
 awk '$2 == "=>" && $4 ~ /^v/ { print $1 "=" $3 "@" $4 }
      $1 == "replace" && $3 == "=>" && $5 ~ /^v/ { print $2 "=" $4 "@" $5 }' "$src/go.mod" |
   while read -r r; do "$GO" mod edit -replace="$r"; done
+# argocd-permits: Argo CD's own AppProject code as a filter, for virtc's
+# check of the tenants' projects (internal/appproject): it reads a JSON
+# table of projects and kinds on stdin and writes it back with Argo CD's
+# answers (test/argocd TestArgoCDPermits). Built with the binary above, it
+# costs a link: the packages are the same.
+mkdir -p permits
+cat >permits/main.go <<'GO'
+// Command argocd-permits answers, with argo-cd's
+// AppProject.IsGroupKindNamePermitted (pkg/apis/application/v1alpha1),
+// whether each project of a JSON table on stdin permits a namespaced
+// kind, and writes the table back with the answers in "permitted".
+package main
+
+import (
+	"encoding/json"
+	"os"
+
+	"github.com/argoproj/argo-cd/v3/pkg/apis/application/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+type entry struct {
+	Group string `json:"group"`
+	Kind  string `json:"kind"`
+}
+
+type row struct {
+	Project   string  `json:"project"`
+	Whitelist []entry `json:"whitelist"`
+	Blacklist []entry `json:"blacklist,omitempty"`
+	Group     string  `json:"group"`
+	Kind      string  `json:"kind"`
+	Permitted bool    `json:"permitted"`
+}
+
+// list keeps an absent list nil: Argo CD tells an absent whitelist (every
+// kind) from an empty one (none).
+func list(l []entry) []metav1.GroupKind {
+	if l == nil {
+		return nil
+	}
+	out := make([]metav1.GroupKind, 0, len(l))
+	for _, e := range l {
+		out = append(out, metav1.GroupKind{Group: e.Group, Kind: e.Kind})
+	}
+	return out
+}
+
+func main() {
+	var rows []row
+	if err := json.NewDecoder(os.Stdin).Decode(&rows); err != nil {
+		os.Stderr.WriteString("argocd-permits: " + err.Error() + "\n")
+		os.Exit(2)
+	}
+	for i, r := range rows {
+		p := v1alpha1.AppProject{Spec: v1alpha1.AppProjectSpec{
+			NamespaceResourceWhitelist: list(r.Whitelist),
+			NamespaceResourceBlacklist: list(r.Blacklist),
+		}}
+		rows[i].Permitted = p.IsGroupKindNamePermitted(schema.GroupKind{Group: r.Group, Kind: r.Kind}, "x", true)
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(rows); err != nil {
+		os.Exit(1)
+	}
+}
+GO
 "$GO" mod tidy
 # -s -w: no symbol table or DWARF (nothing here debugs Argo CD), which
 # spares the link of a 200 MB binary most of its time.
 "$GO" build -trimpath -ldflags "-s -w" -o argocd .
+"$GO" build -trimpath -ldflags "-s -w" -o argocd-permits ./permits
 mkdir -p "$out.tmp/crds"
 cp argocd "$out.tmp/argocd"
+cp argocd-permits "$out.tmp/argocd-permits"
 for n in argocd-server argocd-repo-server argocd-cmp-server argocd-application-controller argocd-applicationset-controller; do
   ln -sf argocd "$out.tmp/$n"
 done
