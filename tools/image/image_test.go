@@ -3,6 +3,7 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -170,9 +171,15 @@ func TestImage(t *testing.T) {
 	if out, err := exec.Command(filepath.Join(filepath.Dir(extracted), "virtc-cmp"), "-h").CombinedOutput(); err != nil || !strings.Contains(string(out), "Usage: virtc cmp") {
 		t.Errorf("virtc-cmp -h from the image: %v\n%s", err, out)
 	}
-	out, err := exec.Command(extracted, "version").CombinedOutput()
-	if err != nil || strings.TrimSpace(string(out)) != "virtc "+ExampleVersion {
-		t.Errorf("virtc version from the image: %q (%v), want %q", out, err, "virtc "+ExampleVersion)
+	out, err := exec.Command(extracted, "version", "-o", "json").CombinedOutput()
+	var v struct {
+		Version, Platform string
+	}
+	if err == nil {
+		err = json.Unmarshal(out, &v)
+	}
+	if err != nil || v.Version != ExampleVersion || v.Platform != "linux/amd64" {
+		t.Errorf("virtc version -o json from the image: %q (%v), want version %q on linux/amd64", out, err, ExampleVersion)
 	}
 	// As the kustomize container function: a ResourceList in, one out.
 	cmd := exec.Command(extracted)
