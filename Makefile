@@ -84,6 +84,7 @@ generate:
 	$(GO) run ./cmd/schemagen -api api -out schemas
 	$(GO) run ./cmd/instancetypegen -out catalog/common-instancetypes.yaml
 	$(GO) run ./cmd/promcrdgen -out test/schemas/prometheus-operator
+	$(GO) run ./cmd/promcrdgen -vendored test/schemas/argocd-operator
 
 .PHONY: e2e
 ## e2e: every kustomization under examples/ with the real kustomize, and the
@@ -132,6 +133,7 @@ release:
 EXAMPLE_IMAGE_VERSION := example
 PINNED_FILES := examples/argocd/repo-server-patch.yaml \
   examples/argocd/repo-server-kustomize-patch.yaml \
+  examples/argocd/openshift-gitops.yaml \
   examples/kustomize-transformer/compiler-container.yaml
 
 ## image: virtc's container image without a container engine

@@ -136,7 +136,9 @@ func TestInit(t *testing.T) {
 				t.Errorf("with an approver %v, the build warns %q", withApprover, stderr)
 			}
 			golden(t, filepath.Join(dir, "build.yaml"), stdout)
-			builds = append(builds, filepath.Join(dir, "build.yaml"))
+			// The OpenShift GitOps form of the wiring, against
+			// argocd-operator's ArgoCD CRD (test/schemas/argocd-operator).
+			builds = append(builds, filepath.Join(dir, "build.yaml"), filepath.Join(expected, "argocd", "openshift-gitops.yaml"))
 			// The same bytes from the cluster's directory, and with the
 			// catalog also named on the command line (read once).
 			for _, args := range [][]string{{"."}, {"--catalog", "../../platform", "."}} {
@@ -169,6 +171,7 @@ func TestInit(t *testing.T) {
 		})
 	}
 	if len(builds) > 0 {
+		builds = append(builds, filepath.Join("..", "examples", "argocd", "openshift-gitops.yaml"))
 		t.Run("kubeconform", func(t *testing.T) { conform.RunKubeconform(t, "4.22", builds...) })
 	}
 }

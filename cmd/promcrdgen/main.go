@@ -43,11 +43,41 @@ var Files = []string{
 
 func main() {
 	out := flag.String("out", "test/schemas/prometheus-operator", "the folder to write")
+	vendored := flag.String("vendored", "", "instead: convert the CRD YAMLs kept in DIR/crd-yaml (their storage version) into DIR/crds, for CRDs whose module the proxy does not serve (test/schemas/argocd-operator)")
 	flag.Parse()
-	if err := run(*out); err != nil {
+	run := func() error { return run(*out) }
+	if *vendored != "" {
+		run = func() error { return convertVendored(*vendored) }
+	}
+	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "promcrdgen:", err)
 		os.Exit(1)
 	}
+}
+
+// convertVendored writes kubeconform's schema of the storage version of
+// each CRD in dir/crd-yaml into dir/crds.
+func convertVendored(dir string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "crd-yaml", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		return fmt.Errorf("no CRD YAML in %s/crd-yaml (%v)", dir, err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		schemas, err := schemasOf(data, true)
+		if err != nil {
+			return fmt.Errorf("%s: %v", f, err)
+		}
+		for path, schema := range schemas {
+			if err := write(filepath.Join(dir, "crds", path), schema); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func run(out string) error {
@@ -84,9 +114,10 @@ type crd struct {
 			Kind string `json:"kind"`
 		} `json:"names"`
 		Versions []struct {
-			Name   string `json:"name"`
-			Served bool   `json:"served"`
-			Schema struct {
+			Name    string `json:"name"`
+			Served  bool   `json:"served"`
+			Storage bool   `json:"storage"`
+			Schema  struct {
 				OpenAPIV3Schema map[string]any `json:"openAPIV3Schema"`
 			} `json:"schema"`
 		} `json:"versions"`
@@ -95,14 +126,18 @@ type crd struct {
 
 // Schemas converts a CRD into kubeconform's JSON schemas, by path
 // (<group>/<kind>_<version>.json).
-func Schemas(data []byte) (map[string][]byte, error) {
+func Schemas(data []byte) (map[string][]byte, error) { return schemasOf(data, false) }
+
+// schemasOf converts the served versions of a CRD, or its storage version
+// only.
+func schemasOf(data []byte, storageOnly bool) (map[string][]byte, error) {
 	var c crd
 	if err := yaml.Unmarshal(data, &c); err != nil {
 		return nil, err
 	}
 	out := map[string][]byte{}
 	for _, v := range c.Spec.Versions {
-		if !v.Served {
+		if !v.Served || storageOnly && !v.Storage {
 			continue
 		}
 		s := v.Schema.OpenAPIV3Schema

@@ -118,6 +118,21 @@ func Files(o Options) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The same wiring as an ArgoCD resource, for OpenShift GitOps.
+	var patch, cm []byte
+	for _, f := range out {
+		switch f.Path {
+		case "argocd/repo-server-patch.yaml":
+			patch = f.Data
+		case "argocd/argocd-cm-patch.yaml":
+			cm = f.Data
+		}
+	}
+	gitops, err := OpenShiftGitOps(patch, cm)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, File{Path: "argocd/openshift-gitops.yaml", Data: gitops})
 	for _, name := range catalogFiles {
 		b, err := defaults.Files.ReadFile(name)
 		if err != nil {

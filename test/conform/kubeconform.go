@@ -68,6 +68,9 @@ func Kubeconform(version, kubeVersion string, files ...string) error {
 		// (virtc's monitoring objects), the same for every platform
 		// version: vendored by cmd/promcrdgen from its Go module.
 		"-schema-location", filepath.Join(repoRoot(), "test", "schemas", "prometheus-operator", "crds") + "/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json",
+		// argocd-operator's ArgoCD (OpenShift GitOps' Argo CD instance),
+		// the form of the Argo CD wiring for OpenShift GitOps.
+		"-schema-location", filepath.Join(repoRoot(), "test", "schemas", "argocd-operator", "crds") + "/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json",
 		// Kubernetes kinds the shared folder lacks (ValidatingAdmissionPolicy
 		// and its binding), generated from the Kubernetes OpenAPI by
 		// cmd/k8sschemagen: see test/schemas/README.md.

@@ -25,6 +25,7 @@ const ExampleVersion = "example"
 // pinnedFiles are the files that reference the image by digest.
 var pinnedFiles = []string{
 	"../../examples/argocd/repo-server-patch.yaml",
+	"../../examples/argocd/openshift-gitops.yaml",
 	"../../examples/argocd/repo-server-kustomize-patch.yaml",
 	"../../examples/kustomize-transformer/compiler-container.yaml",
 }
