@@ -36,7 +36,7 @@ func entries(t *testing.T, dir string) []string {
 	}
 	var names []string
 	for _, e := range ents {
-		if !strings.HasPrefix(e.Name(), ".") {
+		if !strings.HasPrefix(e.Name(), ".") && !strings.HasPrefix(e.Name(), cmp.BuildsLog) {
 			names = append(names, e.Name())
 		}
 	}
@@ -85,6 +85,12 @@ func TestCMPCache(t *testing.T) {
 	}
 	if n := fullBuilds.Load() - before; n != 1 {
 		t.Errorf("%d concurrent misses of one key compiled the directory %d times, want once", 3*len(tenants), n)
+	}
+	// The log of builds says so, with the entry's key.
+	log, err := os.ReadFile(filepath.Join(cache, cmp.BuildsLog))
+	if lines := strings.Split(strings.TrimSpace(string(log)), "\n"); err != nil || len(lines) != 1 ||
+		!strings.Contains(lines[0], " build key="+entries(t, cache)[0][:12]+" ") || !strings.HasSuffix(lines[0], fmt.Sprintf(" tenants=%d", len(tenants))) {
+		t.Errorf("builds.log after one build: %v\n%s", err, log)
 	}
 
 	// A hit is served from the entry: storing a marked one shows it.

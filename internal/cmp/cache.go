@@ -133,6 +133,9 @@ type Call struct {
 	Tenant  string
 	args    []string // the command's own arguments
 	envArgs []string // the environment's flags, --tenant included
+	// revision and app are Argo CD's commit and Application, for the log
+	// of builds.
+	revision, app string
 }
 
 // Prepare is the cache's part of a call of `virtc cmp ARGS` in the
@@ -214,6 +217,12 @@ func PrepareFor(exe string, args, env []string) (*Call, bool) {
 		}
 		if v, ok := strings.CutPrefix(kv, RepoURLEnv+"="); ok {
 			repoURL = v
+		}
+	}
+	c.revision = revision
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "ARGOCD_APP_NAME="); ok {
+			c.app = v
 		}
 	}
 	byCommit := commitHash(revision)
@@ -647,7 +656,33 @@ func (c *Call) Store(specFlags, paths []string, diags string, outputs []Output) 
 	if err := os.Rename(f.Name(), c.Entry()); err != nil {
 		return
 	}
+	c.logBuild(len(outputs))
 	c.prune()
+}
+
+// BuildsLog is the file in the cache's directory that has a line for
+// each full build the plugin stored: which key, commit and Application
+// built it, for how many tenants. After a commit, each key of it should
+// have one line, however many Applications called at once (the sidecar's
+// operators, and make e2e-argocd, read it).
+const BuildsLog = "builds.log"
+
+// buildsLogBytes bounds the log: beyond it, it moves to builds.log.1.
+const buildsLogBytes = 1 << 20
+
+// logBuild appends the build's line to the log: one short O_APPEND write,
+// so lines of concurrent calls do not interleave.
+func (c *Call) logBuild(tenants int) {
+	file := path.Join(c.dir, BuildsLog)
+	if info, err := os.Stat(file); err == nil && info.Size() > buildsLogBytes {
+		os.Rename(file, file+".1")
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(f, "%s build key=%s revision=%s app=%s tenants=%d\n", time.Now().UTC().Format(time.RFC3339), c.key[:12], c.revision, c.app, tenants)
+	f.Close()
 }
 
 // prune removes the least recently used entries beyond the bounds,
@@ -671,6 +706,8 @@ func (c *Call) prune() {
 		}
 		p := path.Join(c.dir, e.Name())
 		switch {
+		case strings.HasPrefix(e.Name(), BuildsLog):
+			// the log of builds, bounded by logBuild
 		case strings.HasPrefix(e.Name(), ".tmp-"), strings.HasPrefix(e.Name(), lockPrefix):
 			// a lock file removed while held costs at most one more
 			// compile of its key

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -145,7 +146,9 @@ func TestPrune(t *testing.T) {
 	}
 	var got []string
 	for _, e := range ents {
-		got = append(got, e.Name())
+		if e.Name() != BuildsLog { // kept, and not an entry
+			got = append(got, e.Name())
+		}
 	}
 	if len(got) != cacheEntries {
 		t.Errorf("%d entries left, want %d: %v", len(got), cacheEntries, got)
@@ -163,5 +166,28 @@ func TestPrune(t *testing.T) {
 	}
 	if strings.Contains(kept, filepath.Base(old)) || strings.Contains(kept, ".tmp-dead") {
 		t.Errorf("an earlier version's entry or a dead call's file kept: %v", got)
+	}
+}
+
+// TestBuildsLogBounded: each stored build is a line of builds.log, with
+// its key, commit, Application and tenant count; past its bound the log
+// moves to builds.log.1, so the cache's disk use stays bounded.
+func TestBuildsLogBounded(t *testing.T) {
+	dir := t.TempDir()
+	c := &Call{dir: dir, key: strings.Repeat("ab", 32), revision: "4f3c2b1a0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b", app: "virtc-east-tenant-shop"}
+	c.Store(nil, nil, "", []Output{{Tenant: "a"}, {Tenant: "b"}})
+	log, err := os.ReadFile(path.Join(dir, BuildsLog))
+	if err != nil || !strings.HasSuffix(string(log), " build key=abababababab revision=4f3c2b1a0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b app=virtc-east-tenant-shop tenants=2\n") {
+		t.Fatalf("builds.log: %v %q", err, log)
+	}
+	if err := os.WriteFile(path.Join(dir, BuildsLog), make([]byte, buildsLogBytes+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c.Store(nil, nil, "", []Output{{Tenant: "a"}})
+	if info, err := os.Stat(path.Join(dir, BuildsLog+".1")); err != nil || info.Size() != buildsLogBytes+1 {
+		t.Errorf("the full log was not moved aside: %v", err)
+	}
+	if log, _ := os.ReadFile(path.Join(dir, BuildsLog)); strings.Count(string(log), "\n") != 1 {
+		t.Errorf("the new log: %q", log)
 	}
 }
