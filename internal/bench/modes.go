@@ -32,6 +32,10 @@ const (
 	ModeTransformer = "fn (transformer)"
 	ModeCMP         = "cmp, every tenant"
 	ModeCMPAtOnce   = "cmp, 20 at once"
+	// ModeCMPFleet is every tenant's call of one commit, at most 20
+	// running at once, as Argo CD's status processors work through a
+	// commit's Applications.
+	ModeCMPFleet = "cmp, every tenant 20 at once"
 )
 
 // atOnce is how many plugin calls ModeCMPAtOnce starts together: the
@@ -161,7 +165,7 @@ func RunModes(cfg Config, sizes []int) ([]ModeRow, error) {
 		if err != nil {
 			return rows, err
 		}
-		var cmpRuns, atOnceRuns []Sample
+		var cmpRuns, atOnceRuns, fleetRuns []Sample
 		generate := Command{Name: cfg.CMP}
 		if cfg.CMP == "" {
 			generate = Command{Name: v, Args: []string{"cmp"}}
@@ -171,19 +175,25 @@ func RunModes(cfg Config, sizes []int) ([]ModeRow, error) {
 		for r := range runs {
 			var done []string
 			for _, m := range row.Modes {
-				if m == ModeCMP || m == ModeCMPAtOnce {
-					calls := tenants
-					if m == ModeCMPAtOnce {
-						calls = slices.Repeat(tenants, (atOnce+len(tenants)-1)/len(tenants))[:atOnce]
+				if m == ModeCMP || m == ModeCMPAtOnce || m == ModeCMPFleet {
+					calls, at := tenants, 1
+					switch m {
+					case ModeCMPAtOnce:
+						calls, at = slices.Repeat(tenants, (atOnce+len(tenants)-1)/len(tenants))[:atOnce], atOnce
+					case ModeCMPFleet:
+						at = atOnce
 					}
-					x, err := cmpCalls(generate, repo, "fleet", revision, calls, m == ModeCMPAtOnce, filepath.Join(dir, "cmp"))
+					x, err := cmpCalls(generate, repo, "fleet", revision, calls, at, filepath.Join(dir, "cmp"))
 					if err != nil {
 						return rows, err
 					}
-					if m == ModeCMP {
+					switch m {
+					case ModeCMP:
 						cmpRuns = append(cmpRuns, x)
-					} else {
+					case ModeCMPAtOnce:
 						atOnceRuns = append(atOnceRuns, x)
+					default:
+						fleetRuns = append(fleetRuns, x)
 					}
 					done = append(done, fmt.Sprintf("%s %s", m, formatDuration(x.Wall)))
 					continue
@@ -201,6 +211,7 @@ func RunModes(cfg Config, sizes []int) ([]ModeRow, error) {
 		}
 		row.Results[ModeCMP] = Summarize(cmpRuns, noLimit)
 		row.Results[ModeCMPAtOnce] = Summarize(atOnceRuns, noLimit)
+		row.Results[ModeCMPFleet] = Summarize(fleetRuns, noLimit)
 		rows = append(rows, row)
 		os.RemoveAll(dir)
 	}
@@ -208,7 +219,7 @@ func RunModes(cfg Config, sizes []int) ([]ModeRow, error) {
 }
 
 // AllModes are the modes RunModes times, in the order of each round.
-var AllModes = []string{ModeBuild, ModeValidate, ModeReport, ModeDiff, ModeDiffBase, ModeDiffLive, ModeImport, ModeGenerator, ModeTransformer, ModeCMP, ModeCMPAtOnce}
+var AllModes = []string{ModeBuild, ModeValidate, ModeReport, ModeDiff, ModeDiffBase, ModeDiffLive, ModeImport, ModeGenerator, ModeTransformer, ModeCMP, ModeCMPAtOnce, ModeCMPFleet}
 
 // PrepareCommand is the driver's hidden first argument that writes the
 // export and the transformer list of RunModes in a child process:
@@ -361,7 +372,7 @@ func treeCommit(repo string) (string, error) {
 // the clock starts), sharing a cache that starts empty. In turn, it returns
 // the summed wall time; at once, the time from the start to the last end;
 // CPU is the sum, RSS the largest in turn and the sum at once.
-func cmpCalls(generate Command, repo, appPath, revision string, tenants []string, together bool, dir string) (Sample, error) {
+func cmpCalls(generate Command, repo, appPath, revision string, tenants []string, at int, dir string) (Sample, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return Sample{}, err
 	}
@@ -389,7 +400,10 @@ func cmpCalls(generate Command, repo, appPath, revision string, tenants []string
 		return Command{Name: generate.Name, Args: generate.Args, Dir: filepath.Join(work, appPath), Env: env}, nil
 	}
 	var total Sample
-	if !together {
+	if at > 1 && len(tenants) > at {
+		return cmpPool(call, tenants, at, dir)
+	}
+	if at <= 1 {
 		for i, t := range tenants {
 			c, err := call(i, t)
 			if err != nil {
@@ -431,6 +445,53 @@ func cmpCalls(generate Command, repo, appPath, revision string, tenants []string
 		total.CPU += x.CPU
 		total.Output += x.Output
 		total.PeakRSS += x.PeakRSS
+	}
+	return total, nil
+}
+
+// cmpPool runs every tenant's call with at most at of them running at
+// once, each in a fresh copy made just before it starts (as Argo CD's CMP
+// server unpacks one per call; the copies are inside the wall time, not
+// the CPU). Wall is the start to the last call's end, CPU the sum, RSS the
+// sum of the at largest peaks: an upper bound of what the calls running
+// together hold.
+func cmpPool(call func(int, string) (Command, error), tenants []string, at int, dir string) (Sample, error) {
+	samples := make([]Sample, len(tenants))
+	errs := make([]error, len(tenants))
+	next := make(chan int)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range at {
+		wg.Go(func() {
+			for i := range next {
+				c, err := call(i, tenants[i])
+				if err == nil {
+					samples[i], err = Measure(c, 24*time.Hour)
+				}
+				errs[i] = err
+				os.RemoveAll(filepath.Join(dir, fmt.Sprintf("call-%d", i)))
+			}
+		})
+	}
+	for i := range tenants {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	var total Sample
+	total.Wall = time.Since(start)
+	peaks := make([]int64, 0, len(samples))
+	for i, x := range samples {
+		if errs[i] != nil {
+			return total, errs[i]
+		}
+		total.CPU += x.CPU
+		total.Output += x.Output
+		peaks = append(peaks, x.PeakRSS)
+	}
+	slices.Sort(peaks)
+	for _, p := range peaks[max(0, len(peaks)-at):] {
+		total.PeakRSS += p
 	}
 	return total, nil
 }
