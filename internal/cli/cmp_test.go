@@ -30,7 +30,10 @@ func TestAppPlace(t *testing.T) {
 		{"not under Argo CD", []string{"HOME=/root"}, place{}},
 		{"application directory", []string{"ARGOCD_APP_SOURCE_PATH=clusters/east"}, place{base: top, prefix: "clusters/east"}},
 		{"trailing slash", []string{"ARGOCD_APP_SOURCE_PATH=clusters/east/"}, place{base: top, prefix: "clusters/east"}},
-		{"repository root", []string{"ARGOCD_APP_SOURCE_PATH=."}, place{}},
+		// An Application of the repository's root runs at the top: the
+		// files are named as from there, and its calls are cached.
+		{"repository root", []string{"ARGOCD_APP_SOURCE_PATH=."}, place{base: app}},
+		{"repository root, empty path", []string{"ARGOCD_APP_SOURCE_PATH="}, place{base: app}},
 		{"not where we run", []string{"ARGOCD_APP_SOURCE_PATH=clusters/west"}, place{}},
 		{"outside the repository", []string{"ARGOCD_APP_SOURCE_PATH=../east"}, place{}},
 	} {

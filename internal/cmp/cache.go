@@ -88,18 +88,23 @@ const (
 // often drops it). Empty when Argo CD did not name the directory or we do
 // not run in it.
 func AppPlace(env []string) (base, prefix string) {
-	var app string
+	app, set := "", false
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, AppPathEnv+"="); ok {
-			app = path.Clean(toSlash(v))
+			app, set = path.Clean(toSlash(v)), true
 		}
 	}
-	if app == "" || app == "." || path.IsAbs(app) || app == ".." || strings.HasPrefix(app, "../") {
+	if !set || path.IsAbs(app) || app == ".." || strings.HasPrefix(app, "../") {
 		return "", ""
 	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", ""
+	}
+	if app == "." {
+		// An Application of the repository's root (spec.source.path "."
+		// or empty): the working directory is the top.
+		return wd, ""
 	}
 	top, ok := strings.CutSuffix(toSlash(wd), "/"+app)
 	if !ok {

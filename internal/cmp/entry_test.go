@@ -191,3 +191,19 @@ func TestBuildsLogBounded(t *testing.T) {
 		t.Errorf("the new log: %q", log)
 	}
 }
+
+// TestRootApplicationCached: a tenant call of an Application whose path
+// is the repository's root (".") has a cache key, as one in a directory.
+func TestRootApplicationCached(t *testing.T) {
+	top := t.TempDir()
+	if err := os.WriteFile(path.Join(top, "vm.yaml"), []byte("kind: VM\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(top)
+	for _, p := range []string{".", ""} {
+		c, ok := Prepare(nil, []string{AppPathEnv + "=" + p, "ARGOCD_ENV_TENANT=shop", CacheEnv + "=" + t.TempDir()})
+		if !ok || c.Key() == "" {
+			t.Errorf("path %q: not cached", p)
+		}
+	}
+}
