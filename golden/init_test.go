@@ -218,6 +218,7 @@ func TestInitRefuses(t *testing.T) {
 		{[]string{"--tenant", "Shop", t.TempDir()}, `virtc init: --tenant "Shop": not a valid namespace name`},
 		{[]string{"--tenant", "a", "--tenant", "a", t.TempDir()}, `virtc init: --tenant "a" given twice`},
 		{[]string{"--cluster", "east_1", t.TempDir()}, `virtc init: --cluster "east_1": not a valid name`},
+		{[]string{"--argocd-namespace", "OpenShift-GitOps", t.TempDir()}, `virtc init: --argocd-namespace "OpenShift-GitOps": not a valid namespace name`},
 		{[]string{"--approver-image", "quay.io/virtc/virtc:v1", t.TempDir()}, `virtc init: --approver-image "quay.io/virtc/virtc:v1": not an image pinned by digest, host/path@sha256:<64 hex digits>`},
 		{nil, "virtc init: name one directory to write the repository into (DIR)"},
 	} {

@@ -32,6 +32,7 @@ func runInit(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var tenants stringList
 	fs.Var(&tenants, "tenant", "a tenant to onboard, with one VM and an AppProject (repeatable; default team-a)")
 	approver := fs.String("approver-image", "", "the virtc image, pinned by digest (host/path@sha256:<64 hex digits>), that the InstallPlan approver Job runs (default: none yet; the Platform says how to add it, and InstallPlans wait for a person until then)")
+	argocdNS := fs.String("argocd-namespace", "argocd", "the namespace Argo CD runs in, where the AppProjects and the ApplicationSet go (openshift-gitops for OpenShift GitOps)")
 	repoURL := fs.String("repo-url", "https://git.example.com/platform/virtual-machines.git", "the Git repository Argo CD reads this one from (the Applications' repoURL)")
 	paths, code, ok := parse(fs, args)
 	if !ok {
@@ -61,6 +62,9 @@ func runInit(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		}
 		seen[t] = true
 	}
+	if !dnsLabel.MatchString(*argocdNS) {
+		return usage("--argocd-namespace %q: not a valid namespace name (lower-case letters, digits and '-', at most 63, starting and ending with a letter or digit)", *argocdNS)
+	}
 	if *approver != "" && !digestImage.MatchString(*approver) {
 		return usage("--approver-image %q: not %s", *approver, digestHint)
 	}
@@ -72,7 +76,7 @@ func runInit(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "virtc init: %s: already exists; init writes only into a new or empty directory and never overwrites\n", existing)
 		return ExitUsage
 	}
-	files, err := initrepo.Files(initrepo.Options{Cluster: *cluster, Tenants: tenants, RepoURL: *repoURL, ApproverImage: *approver, VirtcVersion: readBuildInfo().pin()})
+	files, err := initrepo.Files(initrepo.Options{Cluster: *cluster, Tenants: tenants, RepoURL: *repoURL, ApproverImage: *approver, VirtcVersion: readBuildInfo().pin(), ArgoCDNamespace: *argocdNS})
 	if err != nil {
 		fmt.Fprintf(stderr, "virtc init: %v\n", err)
 		return ExitUsage

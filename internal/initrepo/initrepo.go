@@ -7,6 +7,7 @@ package initrepo
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -47,6 +48,10 @@ type Options struct {
 	// say how to add it, and the repository compiles as written (every
 	// InstallPlan then waits for a person).
 	ApproverImage string
+	// ArgoCDNamespace is the namespace of Argo CD, where the AppProjects
+	// and the ApplicationSet go: argocd upstream, openshift-gitops for
+	// OpenShift GitOps. Empty: argocd.
+	ArgoCDNamespace string
 	// VirtcVersion is what the pull-request workflow installs (go install
 	// …@VERSION): the virtc that writes the repository, a release tag or a
 	// commit. Empty: "latest", with a comment asking for a tag.
@@ -64,6 +69,8 @@ type data struct {
 	ApproverImage string
 	// VirtcVersion is Options.VirtcVersion.
 	VirtcVersion string
+	// ArgoCDNamespace is Options.ArgoCDNamespace, or argocd.
+	ArgoCDNamespace string
 }
 
 // File is one file of the repository.
@@ -86,6 +93,8 @@ func Files(o Options) ([]File, error) {
 
 		ApproverImage: o.ApproverImage,
 		VirtcVersion:  o.VirtcVersion,
+
+		ArgoCDNamespace: cmp.Or(o.ArgoCDNamespace, "argocd"),
 	}
 	var out []File
 	err := fs.WalkDir(templates, "templates", func(p string, e fs.DirEntry, err error) error {
