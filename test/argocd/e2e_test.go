@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/virtc/virtc/examples"
+	cmpcache "github.com/virtc/virtc/internal/cmp"
 	"github.com/virtc/virtc/test/conform"
 	"github.com/virtc/virtc/test/conformance"
 	"github.com/virtc/virtc/test/controllers"
@@ -103,6 +104,39 @@ func findTools(t *testing.T) tools {
 		conform.Skip(t, fmt.Errorf("kustomize not found on PATH (`make tools`): %v", err))
 	}
 	return tl
+}
+
+// oneBuildPerKey reads the plugin's log of builds (internal/cmp
+// BuildsLog, in the sidecar's cache: the CMP server's TMPDIR) and
+// requires, for commit rev, one build per cache key: the Applications of
+// that commit called the plugin at once (20 status processors), and the
+// tenants' calls of a cluster directory share one compile.
+func (e *env) oneBuildPerKey(rev string) {
+	file := filepath.Join(e.dir, "cmp-tmp", "virtc-cmp-cache", cmpcache.BuildsLog)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		e.t.Fatalf("the plugin's log of builds: %v", err)
+	}
+	perKey := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if !strings.Contains(line, " revision="+rev+" ") {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			if k, ok := strings.CutPrefix(f, "key="); ok {
+				perKey[k] = append(perKey[k], line)
+			}
+		}
+	}
+	if len(perKey) == 0 {
+		e.t.Errorf("no build of commit %s in %s:\n%s", rev, file, data)
+	}
+	for k, lines := range perKey {
+		if len(lines) != 1 {
+			e.t.Errorf("commit %s: key %s was compiled %d times:\n%s", rev, k, len(lines), strings.Join(lines, "\n"))
+		}
+	}
+	e.t.Logf("commit %s: %d cache keys, one build each (%s)", rev[:8], len(perKey), file)
 }
 
 // argocdDir is the cache directory of tools/build.sh's Argo CD, with the
@@ -583,7 +617,12 @@ func (e *env) startArgoCD(tl tools, dir, binDir string, apiServer bool) {
 		"--kubeconfig", e.cp.Kubeconfig, "--namespace", argocdNamespace,
 		"--repo-server", "127.0.0.1:"+strconv.Itoa(repoPort), "--repo-server-plaintext",
 		"--redis", redisAddr, "--metrics-port", strconv.Itoa(port()),
-		"--status-processors", "2", "--operation-processors", "2",
+		// The default 20 status processors (argo-cd v3.6.1
+		// cmd/argocd-application-controller/commands/
+		// argocd_application_controller.go): a commit's Applications call
+		// the plugin at once, and the fleet's tenants compile once
+		// (applicationSet reads the plugin's builds.log).
+		"--operation-processors", "2",
 		"--app-resync", "30", "--self-heal-timeout-seconds", "2",
 		// resource health in the Application's status, for the messages
 		"--persist-resource-health=true",
@@ -1438,6 +1477,7 @@ func (e *env) applicationSet() {
 			e.t.Errorf("%s: VMs %v, want %v", c, live, vms[c])
 		}
 	}
+	e.oneBuildPerKey(rev)
 	// the ApplicationSet made those and nothing else
 	var l struct {
 		Items []struct {
