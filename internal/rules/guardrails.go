@@ -261,7 +261,10 @@ func (a *Allowances) images(j *judge, t *resolve.Tenant, allow api.TenantAllow) 
 		}
 		if img.Spec.Preference != "" {
 			a.Preferences = append(a.Preferences, img.Spec.Preference)
-			if r := p.Spec.Requirements; p != nil && r != nil {
+			// An image naming a preference the catalog lacks (refused
+			// elsewhere) has none: p is nil.
+			if p != nil && p.Spec.Requirements != nil {
+				r := p.Spec.Requirements
 				var mem int64
 				if r.Memory != nil {
 					mem = r.Memory.Value()
