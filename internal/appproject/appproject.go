@@ -20,7 +20,6 @@ package appproject
 import (
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/virtc/virtc/internal/decode"
@@ -178,14 +177,4 @@ func (c *Checker) Check(objs []emit.Object, diags *diag.List) {
 		}
 		diags.Errorf(p.doc.Pos(field), field, "project %s does not permit %s (group %q), which tenant %q's build prints (%s %s/%s): Argo CD refuses to sync it (%s)", p.Name, o.Kind, group, o.Namespace, o.Kind, o.Namespace, o.Name, fix)
 	}
-}
-
-// Names are the projects' names, sorted.
-func Names(projects map[string]*Project) []string {
-	names := make([]string, 0, len(projects))
-	for n := range projects {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
 }

@@ -42,8 +42,6 @@ type Options struct {
 	Platforms []string
 }
 
-var semver = regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$`)
-
 func main() {
 	var o Options
 	var epoch string
@@ -230,7 +228,7 @@ func SBOM(info *buildinfo.BuildInfo, version string, t time.Time) ([]byte, error
 		Related string `json:"relatedSpdxElement"`
 	}
 	id := func(path string) string {
-		return "SPDXRef-Package-" + regexp.MustCompile(`[^A-Za-z0-9.-]`).ReplaceAllString(path, "-")
+		return "SPDXRef-Package-" + notIDChar.ReplaceAllString(path, "-")
 	}
 	main := pkg{Name: info.Main.Path, SPDXID: id(info.Main.Path), VersionInfo: version,
 		DownloadLocation: "https://" + info.Main.Path, ExternalRefs: []ref{{"PACKAGE-MANAGER", "purl", "pkg:golang/" + info.Main.Path + "@" + version}}}
@@ -272,6 +270,9 @@ func SBOM(info *buildinfo.BuildInfo, version string, t time.Time) ([]byte, error
 	}
 	return append(data, '\n'), nil
 }
+
+// notIDChar is what an SPDX identifier may not hold.
+var notIDChar = regexp.MustCompile(`[^A-Za-z0-9.-]`)
 
 // debugModule is a module of a binary's build information.
 type debugModule = debug.Module
