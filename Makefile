@@ -173,18 +173,18 @@ clean:
 	rm -rf bin
 
 ## admission: every golden output, example output and gen-fleet fleet through
-## KubeVirt's and CDI's own admission code (test/admission, a separate Go
+## KubeVirt's and CDI's own admission code (test/internal/admission, a separate Go
 ## module; cold build about 3 minutes on 2 cores). VIRTC_ADMISSION_REPORT=FILE
 ## writes every denial and unresolved reference, grouped by message.
 # KUBEVIRT_BUILD: the build flags of controllers-tools' KubeVirt build
-# (CGO_ENABLED=0, -trimpath, TOOL_GCFLAGS). test/admission and test/boot require KubeVirt
+# (CGO_ENABLED=0, -trimpath, TOOL_GCFLAGS). test/internal/admission and test/boot require KubeVirt
 # at the same version with the same replace lines, so with the same flags
 # the packages both compile are compiled once (the Go build cache keys a
 # package by its flags too): on a cold machine the second of them skips
 # most of KubeVirt's and client-go's compile.
 KUBEVIRT_BUILD  = CGO_ENABLED=0 GOFLAGS='-trimpath -gcflags=$(TOOL_GCFLAGS)'
 admission: build
-	cd test/admission && $(KUBEVIRT_BUILD) VIRTC_BIN=$(CURDIR)/bin/virtc $(GO) test -count=1 -timeout 30m ./...
+	cd test/internal/admission && $(KUBEVIRT_BUILD) VIRTC_BIN=$(CURDIR)/bin/virtc $(GO) test -count=1 -timeout 30m ./...
 
 ## conformance-tools: etcd, kube-apiserver and kubectl built from the Go
 ## module proxy, cached by version in ${XDG_CACHE_HOME:-~/.cache}/virtc-tools
@@ -204,7 +204,7 @@ TOOL_NICE     ?= 15
 # optimisation, no inlining: about 14% more) for the tools whose work in the
 # suites is light: Velero with its plugin and S3 server, CDI's controller,
 # OLM and opm. kube-apiserver, etcd, kube-controller-manager, Argo CD and
-# KubeVirt (whose packages test/admission and test/boot share, KUBEVIRT_BUILD)
+# KubeVirt (whose packages test/internal/admission and test/boot share, KUBEVIRT_BUILD)
 # stay optimised. Measured on a client-go and controller-runtime build with an
 # empty build cache: 183 CPU-s, 158 without DWARF, 132 also without -N -l.
 export TOOL_GCFLAGS       := all=-dwarf=false
@@ -335,7 +335,7 @@ boot-image:
 
 ## boot: virtc's VMs boot (issue 30): KubeVirt v1.8.4's own steps to the
 ## VMI and virt-launcher's converter to the libvirt domain, only the
-## pod-provided changes applied (test/boot/domain.go podChanges), booted
+## pod-provided changes applied (test/boot/internal/launcher/domain.go podChanges), booted
 ## by a libvirtd the suite starts on a private socket; asserts virtc's
 ## cloud-init user data ran and the guest agent answers (test/boot)
 boot: build boot-image

@@ -415,7 +415,7 @@ func generate(t *testing.T, p plugin, app application, repo string) (int, string
 // under examples/, slashes): the `virtc build` arguments, run in dir, whose
 // output the example deploys, one per Application that deploys it; nil
 // for a folder that is not a virtc build. The same list selects what
-// test/admission and test/conformance check.
+// test/internal/admission and test/conformance check.
 func deployedBuilds(t *testing.T, dir string) [][]string {
 	t.Helper()
 	builds, err := examples.Builds(root)

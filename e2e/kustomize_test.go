@@ -82,7 +82,7 @@ func TestKustomizeExamples(t *testing.T) {
 	dirs := kustomizations(t, examples)
 	// The `virtc build` arguments, run in the example's folder, that must
 	// print the same objects as kustomize: examples/builds.txt, which
-	// test/admission and test/conformance check too. A folder the file
+	// test/internal/admission and test/conformance check too. A folder the file
 	// marks as not a virtc build (an overlay patching its base's objects)
 	// has its golden output only.
 	equivalentBuilds := map[string][]string{}

@@ -157,25 +157,7 @@ func TestRestoreDrill(t *testing.T) {
 	d.provision(e.home, drillVM+"-root")
 
 	// 2. the backup
-	out, err := vx.Server.CLI(ctx, "backup", "create", drillBackup, "--from-schedule", drillSchedule, "--wait")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("velero backup create:\n%s", out)
-	var backup struct {
-		Status struct {
-			Phase string `json:"phase"`
-		} `json:"status"`
-	}
-	e.liveJSON("/apis/velero.io/v1/namespaces/"+velero.Namespace+"/backups/"+drillBackup, &backup)
-	out, err = vx.Server.CLI(ctx, "backup", "describe", drillBackup, "--details", "--colorized=false")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if backup.Status.Phase != "Completed" {
-		t.Fatalf("backup %s is %s, want Completed (a Restore from a Schedule takes its latest Completed backup):\n%s", drillBackup, backup.Status.Phase, out)
-	}
-	t.Logf("velero backup describe:\n%s", out)
+	d.backupFromSchedule(ctx, vx)
 	before := d.state()
 
 	// 3. the incident, 4. the plan, 5. the checks
@@ -187,13 +169,7 @@ func TestRestoreDrill(t *testing.T) {
 		drillVM, healed.Metadata.UID, before.vm["metadata"].(map[string]any)["uid"])
 	script := d.plan(drillTenant + "/" + drillVM)
 	run := d.run("plan", script)
-	problems := d.check(before, run, drillRestore, drillBackup)
-	for _, p := range problems {
-		t.Error(p)
-	}
-	if len(problems) == 0 {
-		t.Logf("the drill passed in %s", run.took.Round(time.Second))
-	}
+	d.passes("the drill", run, d.check(before, run, drillRestore, drillBackup))
 	d.wantEvidence(run)
 
 	// a nightly backup that fails, asked for: the Application stays
@@ -206,13 +182,7 @@ func TestRestoreDrill(t *testing.T) {
 	e.waitApp("synced before the tenant's plan", synced(rev))
 	before = d.state()
 	tenantRun := d.run("tenant-plan", d.plan("--tenant", drillTenant))
-	problems = d.check(before, tenantRun, "restore-"+drillTenant+"-daily", drillBackup)
-	for _, p := range problems {
-		t.Error(p)
-	}
-	if len(problems) == 0 {
-		t.Logf("the tenant's plan passed in %s", tenantRun.took.Round(time.Second))
-	}
+	d.passes("the tenant's plan", tenantRun, d.check(before, tenantRun, "restore-"+drillTenant+"-daily", drillBackup))
 
 	// the other cluster's plan (--tenant shop --other-cluster): east is
 	// lost, its tenant restored onto in-cluster from east's backup
@@ -228,7 +198,7 @@ func TestRestoreDrill(t *testing.T) {
 	e.waitApp("synced again before the broken drill", synced(rev))
 	before = d.state()
 	brokenRun := d.run("plan-without-pause", broken)
-	problems = d.check(before, brokenRun, drillRestore, drillBackup)
+	problems := d.check(before, brokenRun, drillRestore, drillBackup)
 	t.Logf("the plan without its pause step: %d problems found:\n  %s", len(problems), strings.Join(problems, "\n  "))
 	if !slices.ContainsFunc(problems, func(p string) bool { return strings.HasPrefix(p, argoWroteProblem) }) {
 		t.Errorf("the plan without its pause step passed the check that Argo CD wrote nothing during the restore: the check cannot fail")
@@ -251,6 +221,45 @@ func TestRestoreDrill(t *testing.T) {
 		t.Errorf("the other cluster's plan without its tracking step passed the tracking check: the check cannot fail")
 	}
 	t.Logf("e2e-drills total %s", time.Since(began).Round(time.Second))
+}
+
+// backupFromSchedule is the drill's step 2: a backup from the drill's
+// Schedule, which must complete (a Restore from a Schedule takes its
+// latest Completed backup only).
+func (d *drill) backupFromSchedule(ctx context.Context, vx *velero.External) {
+	t := d.e.t
+	t.Helper()
+	out, err := vx.Server.CLI(ctx, "backup", "create", drillBackup, "--from-schedule", drillSchedule, "--wait")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("velero backup create:\n%s", out)
+	var backup struct {
+		Status struct {
+			Phase string `json:"phase"`
+		} `json:"status"`
+	}
+	d.e.liveJSON("/apis/velero.io/v1/namespaces/"+velero.Namespace+"/backups/"+drillBackup, &backup)
+	out, err = vx.Server.CLI(ctx, "backup", "describe", drillBackup, "--details", "--colorized=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if backup.Status.Phase != "Completed" {
+		t.Fatalf("backup %s is %s, want Completed (a Restore from a Schedule takes its latest Completed backup):\n%s", drillBackup, backup.Status.Phase, out)
+	}
+	t.Logf("velero backup describe:\n%s", out)
+}
+
+// passes reports each problem the checks found in run as an error, or
+// that the run passed.
+func (d *drill) passes(what string, run drillRun, problems []string) {
+	d.e.t.Helper()
+	for _, p := range problems {
+		d.e.t.Error(p)
+	}
+	if len(problems) == 0 {
+		d.e.t.Logf("%s passed in %s", what, run.took.Round(time.Second))
+	}
 }
 
 // applySourceApp applies virtc-east: application.yaml's Application,

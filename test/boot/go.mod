@@ -1,5 +1,5 @@
 // The boot suite (issue 30): virtc's VMs through KubeVirt's own code to a
-// libvirt domain that boots. A separate module (beside test/admission,
+// libvirt domain that boots. A separate module (beside test/internal/admission,
 // whose VM-to-VMI steps it reuses) so that the product's dependency tree
 // stays small.
 module github.com/virtc/virtc/test/boot
@@ -105,7 +105,7 @@ require (
 	github.com/sirupsen/logrus v1.9.3 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/u-root/uio v0.0.0-20230220225925-ffce2a382923 // indirect
-	github.com/virtc/virtc/test/admission v0.0.0
+	github.com/virtc/virtc/test/internal/admission v0.0.0
 	github.com/vishvananda/netlink v1.3.0 // indirect
 	github.com/vishvananda/netns v0.0.4 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
@@ -147,7 +147,7 @@ replace (
 	github.com/openshift/api => github.com/openshift/api v0.0.0-20210105115604-44119421ec6b
 	github.com/openshift/client-go => github.com/openshift/client-go v0.0.0-20210112165513-ebc401615f47
 	github.com/operator-framework/operator-lifecycle-manager => github.com/operator-framework/operator-lifecycle-manager v0.0.0-20190128024246-5eb7ae5bdb7a
-	github.com/virtc/virtc/test/admission => ../admission
+	github.com/virtc/virtc/test/internal/admission => ../internal/admission
 
 	k8s.io/api => k8s.io/api v0.34.2
 	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.34.2

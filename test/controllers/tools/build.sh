@@ -23,7 +23,7 @@
 # that requires kubevirt.io/kubevirt, kubevirt.io/api and
 # kubevirt.io/client-go at the same version and copies kubevirt's other
 # replace lines (read from its go.mod in the module cache), as
-# test/admission/go.mod does, with kubevirt's go.sum.
+# test/internal/admission/go.mod does, with kubevirt's go.sum.
 #
 # Usage: build.sh   (prints the cache directory)
 set -euo pipefail

@@ -81,41 +81,7 @@ func TestVeleroRestoresVirtcBackups(t *testing.T) {
 	e := start(t)
 
 	// 1. the platform's location, pointed at the store
-	plat := filepath.Join(e.dir, "platform")
-	copyDir(t, filepath.Join(repoRoot, "examples", "platform"), plat)
-	platformYAML := filepath.Join(plat, "platform.yaml")
-	src, err := os.ReadFile(platformYAML)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pointed := bytes.Replace(src, []byte(`s3Url: "https://s3.example.com"`), []byte(`s3Url: "`+e.store.URL+`"`), 1)
-	if bytes.Equal(pointed, src) {
-		t.Fatalf("%s: no s3Url https://s3.example.com to point at the store", platformYAML)
-	}
-	if err := os.WriteFile(platformYAML, pointed, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	objs := build(t, "build", plat)
-	if err := os.MkdirAll(filepath.Join(e.dir, "apply"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cl := conformance.NewCluster(e.cp, filepath.Join(e.dir, "apply"))
-	if _, err := cl.EnsureNamespaces(e.ctx, objs); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cl.EnsureStorageClasses(e.ctx, objs); err != nil {
-		t.Fatal(err)
-	}
-	// the Schedules as Argo CD applies them (its tracking label and
-	// annotation), each with a cron that fires during no test
-	for _, o := range objs {
-		if o.Kind == "Schedule" {
-			TrackedByArgoCD(o.Doc, trackingApp)
-			o.Doc["spec"].(map[string]any)["schedule"] = QuietCron(time.Now())
-		}
-	}
-	e.apply(objs)
-	pvs := e.provision(objs)
+	plat, objs, pvs := e.platformAtStore(t)
 
 	bucket, prefix := e.startVelero(t, objs)
 
@@ -227,6 +193,49 @@ func TestVeleroRestoresVirtcBackups(t *testing.T) {
 	if _, err := e.cp.Get(e.ctx, vmPath); err == nil {
 		t.Errorf("VM %s exists after a Restore that selects nothing", vmName)
 	}
+}
+
+// platformAtStore builds examples/platform with its backup location
+// pointed at the test's store and applies the output as Argo CD would:
+// the build's directory, its objects, and each claim's provisioned volume.
+func (e *env) platformAtStore(t *testing.T) (plat string, objs []conformance.Object, pvs map[string]string) {
+	t.Helper()
+	plat = filepath.Join(e.dir, "platform")
+	copyDir(t, filepath.Join(repoRoot, "examples", "platform"), plat)
+	platformYAML := filepath.Join(plat, "platform.yaml")
+	src, err := os.ReadFile(platformYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pointed := bytes.Replace(src, []byte(`s3Url: "https://s3.example.com"`), []byte(`s3Url: "`+e.store.URL+`"`), 1)
+	if bytes.Equal(pointed, src) {
+		t.Fatalf("%s: no s3Url https://s3.example.com to point at the store", platformYAML)
+	}
+	if err := os.WriteFile(platformYAML, pointed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	objs = build(t, "build", plat)
+	if err := os.MkdirAll(filepath.Join(e.dir, "apply"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cl := conformance.NewCluster(e.cp, filepath.Join(e.dir, "apply"))
+	if _, err := cl.EnsureNamespaces(e.ctx, objs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.EnsureStorageClasses(e.ctx, objs); err != nil {
+		t.Fatal(err)
+	}
+	// the Schedules as Argo CD applies them (its tracking label and
+	// annotation), each with a cron that fires during no test
+	for _, o := range objs {
+		if o.Kind == "Schedule" {
+			TrackedByArgoCD(o.Doc, trackingApp)
+			o.Doc["spec"].(map[string]any)["schedule"] = QuietCron(time.Now())
+		}
+	}
+	e.apply(objs)
+	pvs = e.provision(objs)
+	return plat, objs, pvs
 }
 
 // startVelero starts Velero as OADP would for the output's

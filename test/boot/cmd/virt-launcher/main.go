@@ -19,12 +19,12 @@ import (
 
 	virtv1 "kubevirt.io/api/core/v1"
 
-	"github.com/virtc/virtc/test/boot"
+	"github.com/virtc/virtc/test/boot/internal/launcher"
 )
 
-type claims map[string]boot.Claim
+type claims map[string]launcher.Claim
 
-func (c claims) String() string { return fmt.Sprint(map[string]boot.Claim(c)) }
+func (c claims) String() string { return fmt.Sprint(map[string]launcher.Claim(c)) }
 
 // Set takes name=bytes[:block].
 func (c claims) Set(v string) error {
@@ -37,7 +37,7 @@ func (c claims) Set(v string) error {
 	if err != nil {
 		return err
 	}
-	c[name] = boot.Claim{Size: n, Block: mode == "block"}
+	c[name] = launcher.Claim{Size: n, Block: mode == "block"}
 	return nil
 }
 
@@ -47,7 +47,7 @@ func (l *list) String() string     { return strings.Join(*l, ",") }
 func (l *list) Set(v string) error { *l = append(*l, v); return nil }
 
 func main() {
-	o := boot.LaunchOptions{Claims: claims{}}
+	o := launcher.LaunchOptions{Claims: claims{}}
 	var vmiFile string
 	var keys list
 	flag.StringVar(&vmiFile, "vmi", "", "the VMI (JSON, as the API server has it)")
@@ -59,8 +59,8 @@ func main() {
 	check := flag.Bool("check", false, "only say what a guest boot needs and this machine lacks (exit 1 if anything)")
 	flag.Parse()
 	if *check {
-		if missing := boot.Missing(); len(missing) > 0 {
-			fmt.Fprintf(os.Stderr, "%s (%s)\n", strings.Join(missing, ", "), boot.InstallHint)
+		if missing := launcher.Missing(); len(missing) > 0 {
+			fmt.Fprintf(os.Stderr, "%s (%s)\n", strings.Join(missing, ", "), launcher.InstallHint)
 			os.Exit(1)
 		}
 		return
@@ -78,8 +78,8 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := boot.Launch(ctx, o, os.Stdout); err != nil {
-		b, _ := json.Marshal(boot.Event{Event: "error", Detail: err.Error()})
+	if err := launcher.Launch(ctx, o, os.Stdout); err != nil {
+		b, _ := json.Marshal(launcher.Event{Event: "error", Detail: err.Error()})
 		fmt.Println(string(b))
 		os.Exit(1)
 	}

@@ -29,7 +29,7 @@ var repoRoot = func() string {
 	if r := os.Getenv("VIRTC_ADMISSION_REPO"); r != "" {
 		return r
 	}
-	return "../.."
+	return "../../.."
 }()
 
 // Fleets checked: `virtc gen-fleet` with these seeds, fleetVMs VMs over

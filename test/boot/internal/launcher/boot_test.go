@@ -1,4 +1,4 @@
-package boot
+package launcher
 
 import (
 	"bytes"
@@ -26,11 +26,11 @@ import (
 	virtv1 "kubevirt.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/virtc/virtc/test/admission"
+	"github.com/virtc/virtc/test/internal/admission"
 )
 
 // repoRoot is the root module's directory.
-const repoRoot = "../.."
+const repoRoot = "../../../.."
 
 // scenario is one VM of virtc's goldens or examples that the suite boots.
 type scenario struct {
@@ -101,7 +101,7 @@ func TestBoot(t *testing.T) {
 		t.Skipf("boot suite needs %s", strings.Join(missing, ", "))
 	}
 	start := time.Now()
-	out, err := exec.Command("tools/build-image.sh").Output()
+	out, err := exec.Command(filepath.Join(repoRoot, "test/boot/tools/build-image.sh")).Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {

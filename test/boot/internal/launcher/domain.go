@@ -1,12 +1,12 @@
 // Package boot boots the VMs virtc compiles (issue 30): each VM goes
 // through KubeVirt v1.8.4's own code to a libvirt domain (the VM
-// controller's and webhooks' steps to a VMI, test/admission StartedVMIs;
+// controller's and webhooks' steps to a VMI, test/internal/admission StartedVMIs;
 // virt-launcher's cloud-init generator pkg/cloud-init and converter
 // pkg/virt-launcher/virtwrap/converter), only what a virt-launcher pod
 // provides is changed (podChanges, the one list of them), and the domain
 // boots under Debian's libvirt and QEMU with a Debian guest built by
 // tools/build-image.sh.
-package boot
+package launcher
 
 import (
 	"encoding/xml"

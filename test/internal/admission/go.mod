@@ -1,7 +1,7 @@
 // Upstream admission checks for virtc's output: KubeVirt's and CDI's own
 // webhook code, run offline. A separate module so that the product's
 // dependency tree stays small (see docs/testing.md "Upstream admission").
-module github.com/virtc/virtc/test/admission
+module github.com/virtc/virtc/test/internal/admission
 
 go 1.26
 
