@@ -37,29 +37,9 @@ func TestArchitecturePackages(t *testing.T) {
 		}
 	}
 	var dirs []string
-	err = filepath.WalkDir("..", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if p != ".." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "bin" || name == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if strings.HasSuffix(name, ".go") {
-			rel, err := filepath.Rel("..", filepath.Dir(p))
-			if err != nil {
-				return err
-			}
-			dirs = append(dirs, filepath.ToSlash(rel))
-		}
-		return nil
+	goFiles(t, func(rel string, _ *ast.File, _ *token.FileSet) {
+		dirs = append(dirs, filepath.ToSlash(filepath.Dir(rel)))
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	slices.Sort(dirs)
 	dirs = slices.Compact(dirs)
 	if len(dirs) < 40 {
