@@ -93,6 +93,12 @@ func main() {
 		defer os.RemoveAll(dir)
 		cfg.Work = dir
 	}
+	// Every measured command starts through a small spawner, so that its
+	// peak RSS is its own and not at least the driver's (internal/bench/
+	// spawn says why).
+	if err := bench.UseSpawner(cfg.Work); err != nil {
+		fail(err)
+	}
 	start := time.Now()
 	var rows []bench.Row
 	if *modesOnly {

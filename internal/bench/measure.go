@@ -54,6 +54,15 @@ func Measure(c Command, limit time.Duration) (Sample, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.Name, c.Args...)
 	cmd.Dir = c.Dir
+	var report *os.File
+	if spawner != "" {
+		var err error
+		if cmd, report, err = spawned(ctx, cmd); err != nil {
+			return Sample{}, fmt.Errorf("%s: %v", c, err)
+		}
+		defer os.Remove(report.Name())
+		defer report.Close()
+	}
 	if c.Env != nil {
 		cmd.Env = c.Env
 	}
@@ -80,6 +89,10 @@ func Measure(c Command, limit time.Duration) (Sample, error) {
 	if ctx.Err() == context.DeadlineExceeded {
 		s.TimedOut = true
 		return s, nil
+	}
+	if err == nil && report != nil {
+		// the command's own figures, not the spawner's
+		s.PeakRSS, s.CPU, err = readReport(report)
 	}
 	if err != nil {
 		return s, fmt.Errorf("%s: %v\n%s", c, err, strings.TrimSpace(stderr.String()))
