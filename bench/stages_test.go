@@ -100,56 +100,42 @@ func eachSize(b *testing.B, fn func(b *testing.B, s *stages)) {
 	}
 }
 
-func noErrors(b *testing.B, diags *diag.List) {
-	if diags.HasErrors() {
-		b.Fatal(diag.Format(diags.Errors()))
-	}
+// eachSizeStage runs stage as a sub-benchmark per fleet size, each time
+// with diagnostics of its own that must hold no error.
+func eachSizeStage(b *testing.B, stage func(s *stages, diags *diag.List)) {
+	eachSize(b, func(b *testing.B, s *stages) {
+		for b.Loop() {
+			diags := &diag.List{}
+			stage(s, diags)
+			if diags.HasErrors() {
+				b.Fatal(diag.Format(diags.Errors()))
+			}
+		}
+	})
 }
 
 // BenchmarkSource reads the fleet's files and parses them into YAML nodes.
 func BenchmarkSource(b *testing.B) {
-	eachSize(b, func(b *testing.B, s *stages) {
-		for b.Loop() {
-			diags := &diag.List{}
-			source.Read([]string{s.dir}, source.Options{}, diags)
-			noErrors(b, diags)
-		}
-	})
+	eachSizeStage(b, func(s *stages, diags *diag.List) { source.Read([]string{s.dir}, source.Options{}, diags) })
 }
 
 // BenchmarkDecode decodes and validates the parsed documents.
 func BenchmarkDecode(b *testing.B) {
-	eachSize(b, func(b *testing.B, s *stages) {
-		for b.Loop() {
-			diags := &diag.List{}
-			decode.Decode(s.docs, false, diags)
-			noErrors(b, diags)
-		}
-	})
+	eachSizeStage(b, func(s *stages, diags *diag.List) { decode.Decode(s.docs, false, diags) })
 }
 
 // BenchmarkResolve merges the catalog (decoding the embedded default) and
 // binds the intents to it.
 func BenchmarkResolve(b *testing.B) {
-	eachSize(b, func(b *testing.B, s *stages) {
-		for b.Loop() {
-			diags := &diag.List{}
-			cat := catalog.Build(s.set, catalog.Options{}, diags)
-			resolve.Resolve(s.set, cat, diags)
-			noErrors(b, diags)
-		}
+	eachSizeStage(b, func(s *stages, diags *diag.List) {
+		cat := catalog.Build(s.set, catalog.Options{}, diags)
+		resolve.Resolve(s.set, cat, diags)
 	})
 }
 
 // BenchmarkPolicy runs the policy rules over the resolved model.
 func BenchmarkPolicy(b *testing.B) {
-	eachSize(b, func(b *testing.B, s *stages) {
-		for b.Loop() {
-			diags := &diag.List{}
-			rules.Check(s.model, diags)
-			noErrors(b, diags)
-		}
-	})
+	eachSizeStage(b, func(s *stages, diags *diag.List) { rules.Check(s.model, diags) })
 }
 
 // BenchmarkRender renders the resolved model into API objects.
@@ -180,11 +166,5 @@ func BenchmarkEmit(b *testing.B) {
 // BenchmarkCompile runs the whole pipeline after reading, for profiles
 // that show the stages side by side.
 func BenchmarkCompile(b *testing.B) {
-	eachSize(b, func(b *testing.B, s *stages) {
-		for b.Loop() {
-			diags := &diag.List{}
-			compile.Compile(s.docs, compile.Options{}, diags)
-			noErrors(b, diags)
-		}
-	})
+	eachSizeStage(b, func(s *stages, diags *diag.List) { compile.Compile(s.docs, compile.Options{}, diags) })
 }

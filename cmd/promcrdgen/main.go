@@ -67,14 +67,8 @@ func convertVendored(dir string) error {
 		if err != nil {
 			return err
 		}
-		schemas, err := schemasOf(data, true)
-		if err != nil {
-			return fmt.Errorf("%s: %v", f, err)
-		}
-		for path, schema := range schemas {
-			if err := write(filepath.Join(dir, "crds", path), schema); err != nil {
-				return err
-			}
+		if err := writeSchemas(dir, f, data, true); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -93,14 +87,24 @@ func run(out string) error {
 		if err := write(filepath.Join(out, "crd-yaml", name), data); err != nil {
 			return err
 		}
-		schemas, err := Schemas(data)
-		if err != nil {
-			return fmt.Errorf("%s: %v", name, err)
+		if err := writeSchemas(out, name, data, false); err != nil {
+			return err
 		}
-		for path, schema := range schemas {
-			if err := write(filepath.Join(out, "crds", path), schema); err != nil {
-				return err
-			}
+	}
+	return nil
+}
+
+// writeSchemas writes kubeconform's schemas of the CRD data (of its
+// storage version only, or of every served one) into dir/crds; file names
+// the CRD in an error.
+func writeSchemas(dir, file string, data []byte, storageOnly bool) error {
+	schemas, err := schemasOf(data, storageOnly)
+	if err != nil {
+		return fmt.Errorf("%s: %v", file, err)
+	}
+	for path, schema := range schemas {
+		if err := write(filepath.Join(dir, "crds", path), schema); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -124,12 +128,9 @@ type crd struct {
 	} `json:"spec"`
 }
 
-// Schemas converts a CRD into kubeconform's JSON schemas, by path
-// (<group>/<kind>_<version>.json).
-func Schemas(data []byte) (map[string][]byte, error) { return schemasOf(data, false) }
-
 // schemasOf converts the served versions of a CRD, or its storage version
-// only.
+// only, into kubeconform's JSON schemas, by path
+// (<group>/<kind>_<version>.json).
 func schemasOf(data []byte, storageOnly bool) (map[string][]byte, error) {
 	var c crd
 	if err := yaml.Unmarshal(data, &c); err != nil {

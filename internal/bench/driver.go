@@ -157,15 +157,9 @@ func (s *series) summary() Summary {
 }
 
 func (cfg Config) fleet(n int, all bool) (Row, error) {
-	opts := cfg.fleetOptions(n)
+	opts, dir, intents, err := cfg.writeFleet("vms", "", n)
 	row := Row{VMs: n, Tenants: opts.Tenants}
-	dir := filepath.Join(cfg.Work, fmt.Sprintf("vms-%d", n))
-	if err := os.RemoveAll(dir); err != nil {
-		return row, err
-	}
-	intents := filepath.Join(dir, "intents")
-	cfg.logf("fleet of %d VMs in %d tenants: generating %s", n, opts.Tenants, intents)
-	if _, err := fleet.Write(intents, opts); err != nil {
+	if err != nil {
 		return row, err
 	}
 

@@ -4,7 +4,13 @@
 // the stage benchmarks in bench/ share.
 package bench
 
-import "github.com/virtc/virtc/internal/fleet"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/virtc/virtc/internal/fleet"
+)
 
 // VMsPerTenant is the average tenant size of benchmark fleets.
 const VMsPerTenant = 20
@@ -31,4 +37,20 @@ func (cfg Config) fleetOptions(vms int) fleet.Options {
 		return FleetOptions(vms)
 	}
 	return FleetShape(vms, cfg.VMsPerTenant)
+}
+
+// writeFleet empties the work directory cfg.Work/<name>-<n> and writes
+// the session's fleet of n VMs into its intents directory, logging it
+// after prefix. It returns the fleet's options, the work directory and
+// the intents'.
+func (cfg Config) writeFleet(name, prefix string, n int) (fleet.Options, string, string, error) {
+	opts := cfg.fleetOptions(n)
+	dir := filepath.Join(cfg.Work, fmt.Sprintf("%s-%d", name, n))
+	if err := os.RemoveAll(dir); err != nil {
+		return opts, "", "", err
+	}
+	intents := filepath.Join(dir, "intents")
+	cfg.logf("%sfleet of %d VMs in %d tenants: generating %s", prefix, n, opts.Tenants, intents)
+	_, err := fleet.Write(intents, opts)
+	return opts, dir, intents, err
 }

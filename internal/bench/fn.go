@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/virtc/virtc/internal/fleet"
 )
 
 // FnRow is one fleet of the function-against-build comparison: virtc build
@@ -37,17 +35,11 @@ func RunFn(cfg Config, sizes []int) ([]FnRow, error) {
 	var rows []FnRow
 	noLimit := 24 * time.Hour
 	for _, n := range sizes {
-		opts := cfg.fleetOptions(n)
+		opts, dir, intents, err := cfg.writeFleet("fn", "fn: ", n)
+		if err != nil {
+			return rows, err
+		}
 		row := FnRow{VMs: n, Tenants: opts.Tenants}
-		dir := filepath.Join(cfg.Work, fmt.Sprintf("fn-%d", n))
-		if err := os.RemoveAll(dir); err != nil {
-			return rows, err
-		}
-		intents := filepath.Join(dir, "intents")
-		cfg.logf("fn: fleet of %d VMs in %d tenants: generating %s", n, opts.Tenants, intents)
-		if _, err := fleet.Write(intents, opts); err != nil {
-			return rows, err
-		}
 		gdir, grl, err := KRMGenerator(cfg.Virtc, intents, filepath.Join(dir, "generator"))
 		if err != nil {
 			return rows, err

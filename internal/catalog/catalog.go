@@ -64,8 +64,17 @@ func (t *Table[T]) Unknown(what, name string) string {
 	return diag.Unknown(what, name, t.names)
 }
 
-// leftOut records an entry of this kind that decoding left out.
-func (t *Table[T]) leftOut(doc *source.Doc) {
+// kindTable is a Table whatever its entry type, for what Build does to
+// every table alike.
+type kindTable interface {
+	leftOut(kind string, doc *source.Doc)
+}
+
+// leftOut records an entry that decoding left out, if it is of this kind.
+func (t *Table[T]) leftOut(kind string, doc *source.Doc) {
+	if kind != t.kind {
+		return
+	}
 	name := source.Lookup(doc.Node, "metadata.name")
 	if name.Kind != yaml.ScalarNode || name.Value == "" {
 		return
@@ -206,26 +215,12 @@ func Build(user *decode.Set, opts Options, diags *diag.List) *Catalog {
 	merge(c.Preferences, base.Preferences, user.Preferences, preferenceName, diags)
 	merge(c.WorkerPools, base.WorkerPools, user.WorkerPools, poolName, diags)
 	merge(c.MigrationPolicies, base.MigrationPolicies, user.MigrationPolicies, migrationPolicyName, diags)
+	tables := []kindTable{c.Sizes, c.Images, c.ContainerDisks, c.NetworkProfiles, c.StorageProfiles,
+		c.BackupPolicies, c.Preferences, c.WorkerPools, c.MigrationPolicies}
 	for _, doc := range user.Incomplete {
-		switch _, kind := decode.Header(doc.Node); kind {
-		case "Size":
-			c.Sizes.leftOut(doc)
-		case "Image":
-			c.Images.leftOut(doc)
-		case "ContainerDisk":
-			c.ContainerDisks.leftOut(doc)
-		case "NetworkProfile":
-			c.NetworkProfiles.leftOut(doc)
-		case "StorageProfile":
-			c.StorageProfiles.leftOut(doc)
-		case "BackupPolicy":
-			c.BackupPolicies.leftOut(doc)
-		case "Preference":
-			c.Preferences.leftOut(doc)
-		case "WorkerPool":
-			c.WorkerPools.leftOut(doc)
-		case "MigrationPolicy":
-			c.MigrationPolicies.leftOut(doc)
+		_, kind := decode.Header(doc.Node)
+		for _, t := range tables {
+			t.leftOut(kind, doc)
 		}
 	}
 

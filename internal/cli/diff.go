@@ -82,7 +82,7 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return usage("%v", err)
 	}
 
-	useColor := *color == colorAlways || *color == colorAuto && writesToTerminal(stdout) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	useColor := *color == colorAlways || *color == colorAuto && isTerminal(stdout) && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
 	if *liveExport != "" {
 		if *base != "" {
 			return usage("--live and --base compare with different things: name one")
@@ -226,16 +226,6 @@ func compileSide(s diffSide, spec api.CompilerSpec, tune func(*compile.Options),
 		io.WriteString(stderr, diag.Format(list))
 	}
 	return res, true
-}
-
-// writesToTerminal reports whether w is a terminal (a character device).
-func writesToTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
 
 // exists reports whether path names a file or directory.

@@ -45,11 +45,12 @@ func runFn(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return ExitFailed
 }
 
-// isTerminal reports whether r is a terminal (a character device, which
-// includes /dev/null: `virtc </dev/null` prints the usage). Readers that are
-// not files, as in tests, are pipes for this purpose.
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
+// isTerminal reports whether stream (stdin, stdout) is a terminal: a
+// character device, which includes /dev/null (`virtc </dev/null` prints
+// the usage). Streams that are not files, as in tests, are pipes for this
+// purpose.
+func isTerminal(stream any) bool {
+	f, ok := stream.(*os.File)
 	if !ok {
 		return false
 	}

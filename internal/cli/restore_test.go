@@ -444,6 +444,26 @@ func newCluster(t *testing.T, r reporter, objects ...string) *cluster {
 	return c
 }
 
+// otherCluster is the cluster a tenant is restored onto: Argo CD may have
+// created the VMs from Git (blank disks) before the plan paused it, and
+// the backups were taken on the old cluster, where the objects were
+// another Application's.
+func otherCluster(t *testing.T, r reporter) *cluster {
+	var objs []string
+	for _, vm := range [][]string{{"web-1"}, {"web-2"}, {"archive", "data"}, {"db-1", "data"}} {
+		objs = append(objs, vmObjects("shop", vm[0], vm[1:]...)...)
+	}
+	c := newCluster(t, r, objs...)
+	for _, k := range sortedKeys(c.objects) {
+		c.objects[k] = "blank"
+	}
+	for _, vm := range []string{"web-1", "web-2", "archive", "db-1"} {
+		c.runStrategy["shop/"+vm], c.git["shop/"+vm] = "Always", "Always"
+	}
+	c.restoredTracking = "virtc-east"
+	return c
+}
+
 // appName is the plan's Application (planScript's --app): the model's
 // $APP and $APP_INSTANCE.
 func (c *cluster) appName() string { return "virtc-in-cluster" }
@@ -504,24 +524,9 @@ func TestRestoreOrderUnderAutomatedSync(t *testing.T) {
 		checkRestored(t, c, before)
 	})
 	t.Run("other cluster", func(t *testing.T) {
-		// On the new cluster, Argo CD may have created the VMs from Git
-		// (blank disks) before the plan paused it.
-		var objs []string
-		for _, vm := range [][]string{{"web-1"}, {"web-2"}, {"archive", "data"}, {"db-1", "data"}} {
-			objs = append(objs, vmObjects("shop", vm[0], vm[1:]...)...)
-		}
-		c := newCluster(t, t, objs...)
-		for _, k := range sortedKeys(c.objects) {
-			c.objects[k] = "blank"
-		}
-		for _, vm := range []string{"web-1", "web-2", "archive", "db-1", "scratch"} {
-			c.runStrategy["shop/"+vm], c.git["shop/"+vm] = "Always", "Always"
-		}
-		// scratch takes no backups and was not created yet.
-		delete(c.runStrategy, "shop/scratch")
-		// The backups were taken on the old cluster, where the objects
-		// were another Application's.
-		c.restoredTracking = "virtc-east"
+		c := otherCluster(t, t)
+		// scratch takes no backups and was not created yet: only Git has it.
+		c.git["shop/scratch"] = "Always"
 		before := exampleApplication(t)
 		c.run(planScript(t, "--tenant", "shop", "--other-cluster"))
 		checkRestored(t, c, before)
@@ -571,18 +576,7 @@ func TestRestoreModelCatchesForeignTracking(t *testing.T) {
 		}
 	}
 	rec := &recorder{}
-	var objs []string
-	for _, vm := range [][]string{{"web-1"}, {"web-2"}, {"archive", "data"}, {"db-1", "data"}} {
-		objs = append(objs, vmObjects("shop", vm[0], vm[1:]...)...)
-	}
-	c := newCluster(t, rec, objs...)
-	for _, k := range sortedKeys(c.objects) {
-		c.objects[k] = "blank"
-	}
-	for _, vm := range []string{"web-1", "web-2", "archive", "db-1"} {
-		c.runStrategy["shop/"+vm], c.git["shop/"+vm] = "Always", "Always"
-	}
-	c.restoredTracking = "virtc-east"
+	c := otherCluster(t, rec)
 	c.run(strings.Join(kept, "\n"))
 	if c.diffClean || !slices.ContainsFunc(rec.failures, func(f string) bool { return strings.Contains(f, `tracked by Application "virtc-east"`) }) {
 		t.Errorf("the model did not see the old cluster's tracking id hold the diff: %v", rec.failures)

@@ -186,7 +186,7 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 		}
 		for _, err := range errs {
 			if err != nil {
-				diags.Errorf(diag.Pos{File: "<output>"}, "", "cannot serialize output: %v", err)
+				cannotSerialize(diags, err)
 				return res
 			}
 		}
@@ -200,26 +200,22 @@ func Compile(docs []*source.Doc, opts Options, diags *diag.List) Result {
 	}
 	objs := keep(all)
 	emit.Sort(objs)
-	if opts.Pieces {
-		pieces, err := emit.WriteEach(objs)
-		if err != nil {
-			diags.Errorf(diag.Pos{File: "<output>"}, "", "cannot serialize output: %v", err)
-			return res
-		}
-		res.Objects, res.Pieces = objs, pieces
-		return res
+	switch {
+	case opts.Pieces:
+		res.Pieces, err = emit.WriteEach(objs)
+	case !opts.ObjectsOnly:
+		res.YAML, err = emit.Write(objs)
 	}
-	if opts.ObjectsOnly {
-		res.Objects = objs
-		return res
-	}
-	out, err := emit.Write(objs)
 	if err != nil {
-		diags.Errorf(diag.Pos{File: "<output>"}, "", "cannot serialize output: %v", err)
+		cannotSerialize(diags, err)
 		return res
 	}
-	res.Objects, res.YAML = objs, out
+	res.Objects = objs
 	return res
+}
+
+func cannotSerialize(diags *diag.List, err error) {
+	diags.Errorf(diag.Pos{File: "<output>"}, "", "cannot serialize output: %v", err)
 }
 
 // OfTenant reports whether o is one of tenant's objects (what

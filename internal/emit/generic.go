@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 )
 
-// decodeGeneric is what a json.Decoder with UseNumber decodes data (one
+// DecodeGeneric is what a json.Decoder with UseNumber decodes data (one
 // JSON object, as json.Marshal writes it) into as a map[string]any:
 // objects as map[string]any, arrays as []any, numbers as json.Number
 // (their text), strings, booleans and nil. It reads json.Marshal's
@@ -16,7 +16,7 @@ import (
 // malformed input) sends the whole input to the decoder, so values and
 // errors are the decoder's. TestDecodeGenericIsDecoder and
 // FuzzDecodeGeneric hold it to the decoder.
-func decodeGeneric(data []byte) (map[string]any, error) {
+func DecodeGeneric(data []byte) (map[string]any, error) {
 	d := genericDecoder{data: data}
 	if v, ok := d.value(); ok && d.i == len(data) {
 		if m, isMap := v.(map[string]any); isMap {

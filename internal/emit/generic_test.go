@@ -15,7 +15,7 @@ import (
 	"github.com/virtc/virtc/internal/source"
 )
 
-// referenceGeneric is what decodeGeneric replaces: the JSON decoder with
+// referenceGeneric is what DecodeGeneric replaces: the JSON decoder with
 // UseNumber.
 func referenceGeneric(data []byte) (map[string]any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -37,7 +37,7 @@ func sameAsDecoder(t *testing.T, data []byte) {
 	}
 }
 
-// decodeGeneric gives the decoder's values and errors: on every object
+// DecodeGeneric gives the decoder's values and errors: on every object
 // virtc renders for a fleet and the examples (as Generic hands it them),
 // and on cases of each of its branches and of what it hands the decoder.
 func TestDecodeGenericIsDecoder(t *testing.T) {

@@ -5,14 +5,10 @@ import (
 	"testing"
 
 	"github.com/virtc/virtc/internal/bench/benchtest"
-	"github.com/virtc/virtc/internal/catalog"
-	"github.com/virtc/virtc/internal/decode"
+	"github.com/virtc/virtc/internal/compile"
 	"github.com/virtc/virtc/internal/diag"
 	"github.com/virtc/virtc/internal/emit"
 	"github.com/virtc/virtc/internal/fleet"
-	"github.com/virtc/virtc/internal/render"
-	"github.com/virtc/virtc/internal/resolve"
-	"github.com/virtc/virtc/internal/rules"
 	"github.com/virtc/virtc/internal/source"
 )
 
@@ -24,14 +20,11 @@ import (
 func BenchmarkSecondPath(b *testing.B) {
 	prepare := func(b *testing.B, _ int, dir string, _ []fleet.File) []emit.Object {
 		diags := &diag.List{}
-		set := decode.Decode(source.Read([]string{dir}, source.Options{}, diags), false, diags)
-		cat := catalog.Build(set, catalog.Options{}, diags)
-		model := resolve.Resolve(set, cat, diags)
-		rules.Check(model, diags)
+		res := compile.Compile(source.Read([]string{dir}, source.Options{}, diags), compile.Options{ObjectsOnly: true}, diags)
 		if diags.HasErrors() {
 			b.Fatal(diag.Format(diags.Errors()))
 		}
-		return render.All(model, render.Options{})
+		return res.Objects
 	}
 	benchtest.Compare(b, prepare,
 		benchtest.Path[[]emit.Object]{Name: "encoder", Run: func(b *testing.B, objs []emit.Object) {

@@ -43,35 +43,20 @@ func Write(objs []Object) ([]byte, error) {
 // release, each object's Body is set to nil once it is serialized, so
 // that the typed objects can be collected while the rest are written.
 func WriteChunks(objs []Object, release bool) ([][]byte, error) {
-	pieces, bounds := par.Chunks(len(objs), chunkSize)
-	bufs := make([][]byte, pieces)
-	errs := make([]error, pieces)
-	par.For(pieces, func(c int) {
-		lo, hi := bounds(c)
-		b := chunkBuffers.Get().(*bytes.Buffer)
-		defer chunkBuffers.Put(b)
-		b.Reset()
+	return inChunks(len(objs), func(lo, hi int, b *bytes.Buffer) ([]byte, error) {
 		for i := lo; i < hi; i++ {
 			if i > 0 {
 				b.WriteString("---\n")
 			}
-			o := objs[i]
-			if err := writeBody(b, o.Body); err != nil {
-				errs[c] = fmt.Errorf("%s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
-				return
+			if err := writeObject(b, objs[i]); err != nil {
+				return nil, err
 			}
 			if release {
 				objs[i].Body = nil
 			}
 		}
-		bufs[c] = bytes.Clone(b.Bytes())
+		return bytes.Clone(b.Bytes()), nil
 	})
-	for c := range bufs {
-		if errs[c] != nil {
-			return nil, errs[c]
-		}
-	}
-	return bufs, nil
 }
 
 // WriteEach serializes each object on its own, as Write writes it but
@@ -80,20 +65,12 @@ func WriteChunks(objs []Object, release bool) ([][]byte, error) {
 // then needs no second encoding. The error reported is the first
 // object's that fails.
 func WriteEach(objs []Object) ([][]byte, error) {
-	pieces, bounds := par.Chunks(len(objs), chunkSize)
 	out := make([][]byte, len(objs))
-	errs := make([]error, pieces)
-	par.For(pieces, func(c int) {
-		lo, hi := bounds(c)
-		b := chunkBuffers.Get().(*bytes.Buffer)
-		defer chunkBuffers.Put(b)
-		b.Reset()
+	_, err := inChunks(len(objs), func(lo, hi int, b *bytes.Buffer) ([]byte, error) {
 		ends := make([]int, 0, hi-lo)
 		for i := lo; i < hi; i++ {
-			o := objs[i]
-			if err := writeBody(b, o.Body); err != nil {
-				errs[c] = fmt.Errorf("%s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
-				return
+			if err := writeObject(b, objs[i]); err != nil {
+				return nil, err
 			}
 			ends = append(ends, b.Len())
 		}
@@ -104,13 +81,43 @@ func WriteEach(objs []Object) ([][]byte, error) {
 			out[lo+j] = all[start:end:end]
 			start = end
 		}
+		return all, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// inChunks runs write on all CPUs for the chunks of n objects, chunkSize
+// at a time: it gets a chunk's bounds and an empty buffer (reused between
+// chunks) and returns the chunk's bytes. The error reported is the first
+// chunk's that fails.
+func inChunks(n int, write func(lo, hi int, b *bytes.Buffer) ([]byte, error)) ([][]byte, error) {
+	pieces, bounds := par.Chunks(n, chunkSize)
+	chunks := make([][]byte, pieces)
+	errs := make([]error, pieces)
+	par.For(pieces, func(c int) {
+		lo, hi := bounds(c)
+		b := chunkBuffers.Get().(*bytes.Buffer)
+		defer chunkBuffers.Put(b)
+		b.Reset()
+		chunks[c], errs[c] = write(lo, hi, b)
 	})
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
 	}
-	return out, nil
+	return chunks, nil
+}
+
+// writeObject serializes o, its error naming o.
+func writeObject(b *bytes.Buffer, o Object) error {
+	if err := writeBody(b, o.Body); err != nil {
+		return fmt.Errorf("%s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+	}
+	return nil
 }
 
 // Generic converts a typed object to plain maps and lists through its JSON
@@ -121,7 +128,7 @@ func Generic(body any) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := decodeGeneric(data)
+	v, err := DecodeGeneric(data)
 	if err != nil {
 		return nil, err
 	}

@@ -291,14 +291,8 @@ func (l *listLayout) write(w io.Writer, generated []byte, results framework.Resu
 func appendItems(buf *bytes.Buffer, stream []byte, dash int) {
 	pad := bytes.Repeat([]byte{' '}, dash+2)
 	first := true
-	for len(stream) > 0 {
-		i := bytes.IndexByte(stream, '\n')
-		var ln []byte
-		if i < 0 {
-			ln, stream = stream, nil
-		} else {
-			ln, stream = stream[:i], stream[i+1:]
-		}
+	for ln := range bytes.Lines(stream) {
+		ln = bytes.TrimSuffix(ln, []byte{'\n'})
 		if string(ln) == "---" {
 			first = true
 			continue
@@ -325,14 +319,8 @@ func indentBlock(b []byte, n int) []byte {
 
 func appendIndented(out *bytes.Buffer, b []byte, n int) {
 	pad := bytes.Repeat([]byte{' '}, n)
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		var ln []byte
-		if i < 0 {
-			ln, b = b, nil
-		} else {
-			ln, b = b[:i], b[i+1:]
-		}
+	for ln := range bytes.Lines(b) {
+		ln = bytes.TrimSuffix(ln, []byte{'\n'})
 		if len(ln) > 0 {
 			out.Write(pad)
 		}

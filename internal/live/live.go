@@ -47,6 +47,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/virtc/virtc/internal/emit"
 	"github.com/virtc/virtc/internal/source"
 )
 
@@ -167,13 +168,7 @@ func generic(doc []byte) (map[string]any, error) {
 	if bytes.Equal(bytes.TrimSpace(js), []byte("null")) {
 		return nil, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return emit.DecodeGeneric(js)
 }
 
 // fastGeneric is generic(yaml.Marshal(doc)) read straight from the nodes:

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"maps"
@@ -158,10 +157,8 @@ func (w withoutACPI) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
+	m, err := emit.DecodeGeneric(data)
+	if err != nil {
 		return nil, err
 	}
 	cur := m
