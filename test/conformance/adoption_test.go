@@ -115,11 +115,7 @@ func checkAdoption(t *testing.T, c *Cluster, dir string) int {
 			t.Fatal(err)
 		}
 	}
-	stream, err := Stream(exported)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file, err := c.file(stream)
+	file, err := c.objectsFile(exported)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,11 +135,7 @@ func checkAdoption(t *testing.T, c *Cluster, dir string) int {
 			first = append(first, o)
 		}
 	}
-	stream, err = Stream(append(first, guardrails...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if file, err = c.file(stream); err != nil {
+	if file, err = c.objectsFile(append(first, guardrails...)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.CP.MustKubectl(ctx, nil, "apply", "-f", file); err != nil {

@@ -37,15 +37,7 @@ func checkBypasses(t *testing.T, c *Cluster) {
 		t.Fatal(err)
 	}
 	env := prepare(t, c, objs)
-	t.Cleanup(func() {
-		ctx := context.WithoutCancel(ctx)
-		if err := c.Delete(ctx, objs); err != nil {
-			t.Errorf("clean up: %v", err)
-		}
-		if err := c.Delete(ctx, env); err != nil {
-			t.Errorf("clean up: %v", err)
-		}
-	})
+	deleteWhenDone(t, c, &objs, &env)
 	apply(t, c, "apply", out)
 	waitEnforced(t, c, "plain")
 	waitEnforced(t, c, "lab")

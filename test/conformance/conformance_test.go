@@ -92,14 +92,8 @@ func selectOutputs(t *testing.T, outputs []output, version string, fitting bool)
 // plane (skipping when it is missing, failing in CI).
 func binaries(t *testing.T) Binaries {
 	t.Helper()
-	if os.Getenv(GateEnv) != "1" {
-		t.Skipf("conformance tests start a local kube-apiserver; run `make conformance` (or set %s=1)", GateEnv)
-	}
-	bins, err := FindBinaries()
-	if err != nil {
-		conform.Skip(t, err)
-	}
-	return bins
+	Gate(t, GateEnv, "conformance tests start a local kube-apiserver; run `make conformance`")
+	return Need(t, FindBinaries)
 }
 
 func readOptional(t *testing.T, path string) ([]byte, bool) {
@@ -239,11 +233,7 @@ func startControlPlane(t *testing.T, bins Binaries, version string, apiserverArg
 		conform.Skip(t, fmt.Errorf("CRD YAMLs not found: %v", err))
 	}
 	dir := t.TempDir()
-	cp, err := Start(t.Context(), bins, filepath.Join(dir, "control-plane"), apiserverArgs...)
-	if err != nil {
-		t.Fatalf("start control plane: %v", err)
-	}
-	t.Cleanup(cp.Stop)
+	cp := StartForTest(t, t.Context(), bins, filepath.Join(dir, "control-plane"), apiserverArgs...)
 	began := time.Now()
 	n, err := cp.InstallCRDs(t.Context(), crds)
 	if err != nil {
@@ -342,16 +332,7 @@ func checkOutput(t *testing.T, c *Cluster, o output) int {
 		t.Fatalf("objects exist before the apply; a previous check did not clean up: %v", keys(left))
 	}
 	var env []Object
-	t.Cleanup(func() {
-		// t.Context() is cancelled before cleanups run.
-		ctx := context.WithoutCancel(ctx)
-		if err := c.Delete(ctx, objs); err != nil {
-			t.Errorf("clean up: %v", err)
-		}
-		if err := c.Delete(ctx, env); err != nil {
-			t.Errorf("clean up: %v", err)
-		}
-	})
+	deleteWhenDone(t, c, &objs, &env)
 	env = prepare(t, c, objs)
 	apply(t, c, "apply", o.yaml)
 	first, owners := liveOwnedOrFail(t, c, objs)
@@ -767,15 +748,23 @@ func twoStates(t *testing.T, c *Cluster, prev, cur []byte) (prevObjs, curObjs []
 	}
 	all := union(prevObjs, curObjs)
 	var env []Object
-	t.Cleanup(func() {
-		ctx := context.WithoutCancel(t.Context())
-		if err := c.Delete(ctx, all); err != nil {
-			t.Errorf("clean up: %v", err)
-		}
-		if err := c.Delete(ctx, env); err != nil {
-			t.Errorf("clean up: %v", err)
-		}
-	})
+	deleteWhenDone(t, c, &all, &env)
 	env = prepare(t, c, all)
 	return prevObjs, curObjs
+}
+
+// deleteWhenDone deletes, when t ends, the objects of each set in turn,
+// each set as it is then (it may be filled after the call), and reports
+// what it cannot delete as an error of t.
+func deleteWhenDone(t *testing.T, c *Cluster, sets ...*[]Object) {
+	ctx := t.Context()
+	t.Cleanup(func() {
+		// t.Context() is cancelled before cleanups run.
+		ctx := context.WithoutCancel(ctx)
+		for _, objs := range sets {
+			if err := c.Delete(ctx, *objs); err != nil {
+				t.Errorf("clean up: %v", err)
+			}
+		}
+	})
 }

@@ -50,11 +50,26 @@ func CacheDir() (string, error) {
 	return filepath.Join(d, "virtc-tools"), nil
 }
 
-func envOr(name, def string) string {
+// EnvOr is the value of the environment variable name, or def when it is
+// unset or empty (a version or path the caller may override).
+func EnvOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
 		return v
 	}
 	return def
+}
+
+// CheckCache says whether a cached build in dir is complete: nil when every
+// one of paths exists, else an error naming what is missing (what, e.g.
+// "KubeVirt v1.8.4") and how to build it (build, e.g. "build it with `make
+// controllers-tools`").
+func CheckCache(what, dir, build string, paths ...string) error {
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("%s missing in %s (%s): %v", what, dir, build, err)
+		}
+	}
+	return nil
 }
 
 // FindBinaries locates the cached binaries of the pinned versions
@@ -65,12 +80,12 @@ func FindBinaries() (Binaries, error) {
 	if err != nil {
 		return Binaries{}, err
 	}
-	kube := filepath.Join(cache, "kube-"+envOr("KUBE_VERSION", DefaultKubeVersion))
-	etcd := filepath.Join(cache, "etcd-"+envOr("ETCD_VERSION", DefaultEtcdVersion))
+	kube := filepath.Join(cache, "kube-"+EnvOr("KUBE_VERSION", DefaultKubeVersion))
+	etcd := filepath.Join(cache, "etcd-"+EnvOr("ETCD_VERSION", DefaultEtcdVersion))
 	b := Binaries{
-		Etcd:      envOr("ETCD_BIN", filepath.Join(etcd, "etcd")),
-		APIServer: envOr("KUBE_APISERVER_BIN", filepath.Join(kube, "kube-apiserver")),
-		Kubectl:   envOr("KUBECTL_BIN", filepath.Join(kube, "kubectl")),
+		Etcd:      EnvOr("ETCD_BIN", filepath.Join(etcd, "etcd")),
+		APIServer: EnvOr("KUBE_APISERVER_BIN", filepath.Join(kube, "kube-apiserver")),
+		Kubectl:   EnvOr("KUBECTL_BIN", filepath.Join(kube, "kubectl")),
 	}
 	var missing []string
 	for _, p := range []string{b.Etcd, b.APIServer, b.Kubectl} {
@@ -470,6 +485,22 @@ func (cp *ControlPlane) pendingCRDs(ctx context.Context) ([]string, error) {
 // Get fetches a path of the API with the admin credentials.
 func (cp *ControlPlane) Get(ctx context.Context, path string) ([]byte, error) {
 	return cp.Do(ctx, http.MethodGet, path, "", nil)
+}
+
+// List fetches a collection path of the API (Get) and decodes its items
+// into T, the part of an item the caller reads.
+func List[T any](ctx context.Context, cp *ControlPlane, path string) ([]T, error) {
+	data, err := cp.Get(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	var l struct {
+		Items []T `json:"items"`
+	}
+	if err := json.Unmarshal(data, &l); err != nil {
+		return nil, err
+	}
+	return l.Items, nil
 }
 
 // Request sends one request to the API with the admin credentials (and the

@@ -156,11 +156,7 @@ func checkAdmitted(t *testing.T, c *Cluster, o output) int {
 		t.Skip("no tenant, so no guardrails: nothing to judge")
 	}
 	prepare(t, c, objs)
-	stream, err := Stream(inForce)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inForceFile, err := c.file(stream)
+	inForceFile, err := c.objectsFile(inForce)
 	if err != nil {
 		t.Fatal(err)
 	}

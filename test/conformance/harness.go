@@ -484,14 +484,7 @@ func (c *Cluster) BindClaims(ctx context.Context, objs []Object) error {
 		if status["phase"] == "Bound" {
 			continue
 		}
-		spec, _ := l.Doc["spec"].(map[string]any)
-		resources, _ := spec["resources"].(map[string]any)
-		requests, _ := resources["requests"].(map[string]any)
-		patch, err := json.Marshal(map[string]any{"status": map[string]any{
-			"phase":       "Bound",
-			"accessModes": spec["accessModes"],
-			"capacity":    map[string]any{"storage": requests["storage"]},
-		}})
+		patch, err := BoundPatch(l.Doc)
 		if err != nil {
 			return err
 		}
@@ -500,4 +493,20 @@ func (c *Cluster) BindClaims(ctx context.Context, objs []Object) error {
 		}
 	}
 	return nil
+}
+
+// BoundPatch is the merge patch of a claim's status (claim is its
+// document) that marks it Bound with the capacity it requests, as the
+// persistent volume controller writes it once the claim's volume is
+// provisioned (kubernetes pkg/controller/volume/persistentvolume/
+// pv_controller.go).
+func BoundPatch(claim map[string]any) ([]byte, error) {
+	spec, _ := claim["spec"].(map[string]any)
+	resources, _ := spec["resources"].(map[string]any)
+	requests, _ := resources["requests"].(map[string]any)
+	return json.Marshal(map[string]any{"status": map[string]any{
+		"phase":       "Bound",
+		"accessModes": spec["accessModes"],
+		"capacity":    map[string]any{"storage": requests["storage"]},
+	}})
 }

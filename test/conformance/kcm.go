@@ -21,8 +21,8 @@ func FindControllerManager() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	bin := envOr("KUBE_CONTROLLER_MANAGER_BIN",
-		filepath.Join(cache, "kcm-"+envOr("KUBE_VERSION", DefaultKubeVersion), "kube-controller-manager"))
+	bin := EnvOr("KUBE_CONTROLLER_MANAGER_BIN",
+		filepath.Join(cache, "kcm-"+EnvOr("KUBE_VERSION", DefaultKubeVersion), "kube-controller-manager"))
 	if st, err := os.Stat(bin); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
 		return bin, fmt.Errorf("kube-controller-manager missing at %s (build it with `make kcm-tools`)", bin)
 	}

@@ -178,16 +178,8 @@ func (c *Cluster) create(ctx context.Context, o Object, dryRun bool, header http
 	if err != nil {
 		return err
 	}
-	body, err := json.Marshal(o.Doc)
-	if err != nil {
-		return err
-	}
 	q := url.Values{"fieldManager": {"kubectl-create"}, "fieldValidation": {"Strict"}}
-	if dryRun {
-		q.Set("dryRun", "All")
-	}
-	_, err = c.send(ctx, http.MethodPost, path, q, "application/json", body, header)
-	return err
+	return c.sendObject(ctx, http.MethodPost, path, q, "application/json", o, dryRun, header)
 }
 
 // serverSideApply applies o as one request of `kubectl apply --server-side
@@ -198,15 +190,21 @@ func (c *Cluster) serverSideApply(ctx context.Context, o Object, dryRun bool) er
 	if err != nil {
 		return err
 	}
+	q := url.Values{"fieldManager": {FieldManager}, "fieldValidation": {"Strict"}, "force": {"false"}}
+	return c.sendObject(ctx, http.MethodPatch, path, q, "application/apply-patch+yaml", o, dryRun, nil)
+}
+
+// sendObject sends o's document as the body of a write request to path
+// with query q, as a server-side dry run (dryRun=All) with dryRun.
+func (c *Cluster) sendObject(ctx context.Context, method, path string, q url.Values, contentType string, o Object, dryRun bool, header http.Header) error {
 	body, err := json.Marshal(o.Doc)
 	if err != nil {
 		return err
 	}
-	q := url.Values{"fieldManager": {FieldManager}, "fieldValidation": {"Strict"}, "force": {"false"}}
 	if dryRun {
 		q.Set("dryRun", "All")
 	}
-	_, err = c.send(ctx, http.MethodPatch, path, q, "application/apply-patch+yaml", body, nil)
+	_, err = c.send(ctx, method, path, q, contentType, body, header)
 	return err
 }
 

@@ -42,19 +42,11 @@ func FindCDITools() (CDITools, error) {
 	if err != nil {
 		return CDITools{}, err
 	}
-	version := DefaultCDIVersion
-	if v := os.Getenv("CDI_VERSION"); v != "" {
-		version = v
-	}
+	version := conformance.EnvOr("CDI_VERSION", DefaultCDIVersion)
 	dir := filepath.Join(cache, "cdi-"+version)
 	t := CDITools{Dir: dir, Controller: filepath.Join(dir, "cdi-controller"), CRDs: filepath.Join(dir, "crds"),
 		Install: filepath.Join(dir, "install", "controller.yaml")}
-	for _, p := range []string{t.Controller, t.CRDs, t.Install} {
-		if _, err := os.Stat(p); err != nil {
-			return t, fmt.Errorf("CDI %s missing in %s (build it with `make cdi-tools`): %v", version, dir, err)
-		}
-	}
-	return t, nil
+	return t, conformance.CheckCache("CDI "+version, dir, "build it with `make cdi-tools`", t.Controller, t.CRDs, t.Install)
 }
 
 // CDIName is the CDI CR HCO v1.18.1 creates (controllers/handlers/cdi.go

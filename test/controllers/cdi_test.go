@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -14,7 +13,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/virtc/virtc/internal/cli"
 	"github.com/virtc/virtc/test/conformance"
 )
 
@@ -371,15 +369,7 @@ func (e *env) checkAdopted(t *testing.T, namespace, name, uid string) {
 // buildDir runs `virtc build dir`.
 func buildDir(t *testing.T, dir string) []conformance.Object {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	if code := cli.Main([]string{"build", dir}, strings.NewReader(""), &stdout, &stderr); code != cli.ExitOK {
-		t.Fatalf("virtc build %s (exit %d):\n%s", dir, code, stderr.String())
-	}
-	objs, err := conformance.ParseObjects(stdout.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return objs
+	return conformance.VirtcObjects(t, "virtc build "+dir, "build", dir)
 }
 
 // get returns the object at path.

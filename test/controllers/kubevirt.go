@@ -27,6 +27,20 @@ import (
 // builds the same one.
 const DefaultKubeVirtVersion = "v1.8.4"
 
+// InstallPlatformCRDs installs the CRDs of a platform version: the shared
+// set (schemas is conform.Schemas of version), the ones this repository
+// keeps beside it (test/schemas/<version>) and prometheus-operator's;
+// root is the repository's root.
+func InstallPlatformCRDs(ctx context.Context, cp *conformance.ControlPlane, root, schemas, version string) error {
+	for _, crds := range []string{filepath.Join(schemas, "crd-yaml"), filepath.Join(root, "test", "schemas", version, "crd-yaml"),
+		filepath.Join(root, "test", "schemas", "prometheus-operator", "crd-yaml")} {
+		if _, err := cp.InstallCRDs(ctx, crds); err != nil {
+			return fmt.Errorf("install CRDs from %s: %v", crds, err)
+		}
+	}
+	return nil
+}
+
 // InstallMissingCRDs installs the CRDs of the YAML files in dirs, in
 // order, that are not installed yet (by name): the platform's CRD set comes
 // first, and the CRDs of tools/build.sh fill in what virt-controller
@@ -146,20 +160,13 @@ func FindTools() (Tools, error) {
 	if err != nil {
 		return Tools{}, err
 	}
-	version := DefaultKubeVirtVersion
-	if v := os.Getenv("KUBEVIRT_VERSION"); v != "" {
-		version = v
-	}
+	version := conformance.EnvOr("KUBEVIRT_VERSION", DefaultKubeVirtVersion)
 	dir := filepath.Join(cache, "kubevirt-"+version)
 	t := Tools{Dir: dir, Controller: filepath.Join(dir, "virt-controller"), API: filepath.Join(dir, "virt-api"),
 		Instancetypes: filepath.Join(dir, "common-instancetypes"),
 		KubeVirtCRDs:  filepath.Join(dir, "crds", "kubevirt"), CDICRDs: filepath.Join(dir, "crds", "cdi")}
-	for _, p := range []string{t.Controller, t.API, t.Instancetypes, t.KubeVirtCRDs, t.CDICRDs} {
-		if _, err := os.Stat(p); err != nil {
-			return t, fmt.Errorf("KubeVirt %s missing in %s (build it with `make controllers-tools`): %v", version, dir, err)
-		}
-	}
-	return t, nil
+	return t, conformance.CheckCache("KubeVirt "+version, dir, "build it with `make controllers-tools`",
+		t.Controller, t.API, t.Instancetypes, t.KubeVirtCRDs, t.CDICRDs)
 }
 
 // APIServerArgs are the kube-apiserver flags virt-api needs: it reads the

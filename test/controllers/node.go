@@ -174,22 +174,18 @@ func (p pod) ready() string {
 
 // Sync runs one round of the stand-in over namespace.
 func (nd *Node) Sync(ctx context.Context, namespace string) error {
-	data, err := nd.cp.Get(ctx, "/api/v1/namespaces/"+namespace+"/pods?labelSelector=kubevirt.io%3Dvirt-launcher")
+	pods, err := conformance.List[pod](ctx, nd.cp, "/api/v1/namespaces/"+namespace+"/pods?labelSelector=kubevirt.io%3Dvirt-launcher")
 	if err != nil {
-		return err
-	}
-	var pods struct{ Items []pod }
-	if err := json.Unmarshal(data, &pods); err != nil {
 		return err
 	}
 	// Source nodes by VMI, to place a migration target elsewhere.
 	source := map[string]string{}
-	for _, p := range pods.Items {
+	for _, p := range pods {
 		if p.Metadata.Labels["kubevirt.io/migrationJobUID"] == "" && p.Spec.NodeName != "" {
 			source[p.Metadata.Labels["vm.kubevirt.io/name"]] = p.Spec.NodeName
 		}
 	}
-	for _, p := range pods.Items {
+	for _, p := range pods {
 		node := p.Spec.NodeName
 		gu := nd.Guests().byUID(p.Metadata.Labels["kubevirt.io/created-by"])
 		if p.Metadata.DeletionTimestamp != "" {
@@ -305,17 +301,11 @@ func (nd *Node) podRequest(ctx context.Context, method, namespace, name, sub, co
 }
 
 func (nd *Node) syncVMIs(ctx context.Context, namespace string) error {
-	data, err := nd.cp.Get(ctx, "/apis/kubevirt.io/v1/namespaces/"+namespace+"/virtualmachineinstances")
+	vmis, err := conformance.List[json.RawMessage](ctx, nd.cp, "/apis/kubevirt.io/v1/namespaces/"+namespace+"/virtualmachineinstances")
 	if err != nil {
 		return err
 	}
-	var vmis struct {
-		Items []json.RawMessage `json:"items"`
-	}
-	if err := json.Unmarshal(data, &vmis); err != nil {
-		return err
-	}
-	for _, raw := range vmis.Items {
+	for _, raw := range vmis {
 		var v struct {
 			Metadata struct {
 				Name string `json:"name"`

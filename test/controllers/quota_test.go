@@ -1,9 +1,7 @@
 package controllers
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,7 +12,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/virtc/virtc/internal/cli"
 	"github.com/virtc/virtc/internal/resolve"
 	"github.com/virtc/virtc/test/conform"
 	"github.com/virtc/virtc/test/conformance"
@@ -65,21 +62,10 @@ func start(t *testing.T) *env {
 // pod without end.
 func startWith(t *testing.T, serviceAccounts bool) *env {
 	t.Helper()
-	if os.Getenv(GateEnv) != "1" {
-		t.Skipf("the controllers suite starts a control plane with KubeVirt's virt-api and virt-controller; run `make e2e-controllers` (or set %s=1)", GateEnv)
-	}
-	bins, err := conformance.FindBinaries()
-	if err != nil {
-		conform.Skip(t, err)
-	}
-	tools, err := FindTools()
-	if err != nil {
-		conform.Skip(t, err)
-	}
-	cdiTools, err := FindCDITools()
-	if err != nil {
-		conform.Skip(t, err)
-	}
+	conformance.Gate(t, GateEnv, "the controllers suite starts a control plane with KubeVirt's virt-api and virt-controller; run `make e2e-controllers`")
+	bins := conformance.Need(t, conformance.FindBinaries)
+	tools := conformance.Need(t, FindTools)
+	cdiTools := conformance.Need(t, FindCDITools)
 	schemas, err := conform.Schemas(platformVersion)
 	if err != nil {
 		conform.Skip(t, err)
@@ -94,23 +80,13 @@ func startWith(t *testing.T, serviceAccounts bool) *env {
 	args := APIServerArgs(pki)
 	kcmBin := ""
 	if serviceAccounts {
-		if kcmBin, err = conformance.FindControllerManager(); err != nil {
-			conform.Skip(t, err)
-		}
+		kcmBin = conformance.Need(t, conformance.FindControllerManager)
 		// the last --disable-admission-plugins wins: none
 		args = append(args, "--disable-admission-plugins=")
 	}
-	cp, err := conformance.Start(ctx, bins, filepath.Join(dir, "control-plane"), args...)
-	if err != nil {
-		t.Fatalf("start control plane: %v", err)
-	}
-	t.Cleanup(cp.Stop)
+	cp := conformance.StartForTest(t, ctx, bins, filepath.Join(dir, "control-plane"), args...)
 	if serviceAccounts {
-		kcm, err := conformance.StartControllerManager(ctx, cp, kcmBin, filepath.Join(dir, "kcm"), conformance.ControllersWithoutNode)
-		if err != nil {
-			t.Fatalf("start kube-controller-manager: %v", err)
-		}
-		t.Cleanup(kcm.Stop)
+		kcm := conformance.StartControllerManagerForTest(t, ctx, cp, kcmBin, filepath.Join(dir, "kcm"), conformance.ControllersWithoutNode)
 		if err := cp.WaitServiceAccount(ctx, "default"); err != nil {
 			t.Fatalf("%v\n%s", err, kcm.Tail())
 		}
@@ -122,11 +98,8 @@ func startWith(t *testing.T, serviceAccounts bool) *env {
 			t.Fatalf("the ServiceAccount admission plugin mounts no token into a pod (volumes %q): %v", out, err)
 		}
 	}
-	for _, crds := range []string{filepath.Join(schemas, "crd-yaml"), filepath.Join(repoRoot, "test", "schemas", platformVersion, "crd-yaml"),
-		filepath.Join(repoRoot, "test", "schemas", "prometheus-operator", "crd-yaml")} {
-		if _, err := cp.InstallCRDs(ctx, crds); err != nil {
-			t.Fatalf("install CRDs from %s: %v", crds, err)
-		}
+	if err := InstallPlatformCRDs(ctx, cp, repoRoot, schemas, platformVersion); err != nil {
+		t.Fatal(err)
 	}
 	added, err := InstallMissingCRDs(ctx, cp, filepath.Join(dir, "crds"), tools.KubeVirtCRDs, cdiTools.CRDs)
 	if err != nil {
@@ -198,15 +171,7 @@ func buildFiles(t *testing.T, tenant string, files map[string]string) []conforma
 			t.Fatal(err)
 		}
 	}
-	var stdout, stderr bytes.Buffer
-	if code := cli.Main([]string{"build", dir}, strings.NewReader(""), &stdout, &stderr); code != cli.ExitOK {
-		t.Fatalf("virtc build %s (exit %d):\n%s", tenant, code, stderr.String())
-	}
-	objs, err := conformance.ParseObjects(stdout.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return objs
+	return conformance.VirtcObjects(t, "virtc build "+tenant, "build", dir)
 }
 
 // hard is a quota's spec.hard.
@@ -232,17 +197,11 @@ func find(objs []conformance.Object, kind string) []conformance.Object {
 // list returns the items of a collection path.
 func (e *env) list(path string) []map[string]any {
 	e.t.Helper()
-	data, err := e.cp.Get(e.ctx, path)
+	items, err := conformance.List[map[string]any](e.ctx, e.cp, path)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	var l struct {
-		Items []map[string]any `json:"items"`
-	}
-	if err := json.Unmarshal(data, &l); err != nil {
-		e.t.Fatal(err)
-	}
-	return l.Items
+	return items
 }
 
 func name(o map[string]any) string {
@@ -272,52 +231,45 @@ func (e *env) launchers(namespace string) map[string]map[string]any {
 // init container with the sidecars started before it, whichever is more.
 func podRequests(p map[string]any) (mem, cpu resource.Quantity) {
 	spec, _ := p["spec"].(map[string]any)
-	req := func(c any) (m, c2 resource.Quantity) {
+	return podRequest(spec, "memory"), podRequest(spec, "cpu")
+}
+
+// podRequest is what ResourceQuota counts for a pod's request of one
+// resource (podRequests), spec being the pod's spec.
+func podRequest(spec map[string]any, resourceName string) resource.Quantity {
+	req := func(c any) (q resource.Quantity) {
 		cm, _ := c.(map[string]any)
 		res, _ := cm["resources"].(map[string]any)
 		r, _ := res["requests"].(map[string]any)
-		if s, ok := r["memory"].(string); ok {
-			m = resource.MustParse(s)
+		if s, ok := r[resourceName].(string); ok {
+			q = resource.MustParse(s)
 		}
-		if s, ok := r["cpu"].(string); ok {
-			c2 = resource.MustParse(s)
-		}
-		return m, c2
+		return q
 	}
+	var total resource.Quantity
 	containers, _ := spec["containers"].([]any)
 	for _, c := range containers {
-		m, c2 := req(c)
-		mem.Add(m)
-		cpu.Add(c2)
+		total.Add(req(c))
 	}
 	inits, _ := spec["initContainers"].([]any)
-	var sideMem, sideCPU, maxMem, maxCPU resource.Quantity
+	var sidecars, maxInit resource.Quantity
 	for _, c := range inits {
 		cm, _ := c.(map[string]any)
-		m, c2 := req(c)
+		q := req(c)
 		if cm["restartPolicy"] == "Always" {
-			sideMem.Add(m)
-			sideCPU.Add(c2)
+			sidecars.Add(q)
 			continue
 		}
-		m.Add(sideMem)
-		c2.Add(sideCPU)
-		if m.Cmp(maxMem) > 0 {
-			maxMem = m
-		}
-		if c2.Cmp(maxCPU) > 0 {
-			maxCPU = c2
+		q.Add(sidecars)
+		if q.Cmp(maxInit) > 0 {
+			maxInit = q
 		}
 	}
-	mem.Add(sideMem)
-	cpu.Add(sideCPU)
-	if maxMem.Cmp(mem) > 0 {
-		mem = maxMem
+	total.Add(sidecars)
+	if maxInit.Cmp(total) > 0 {
+		total = maxInit
 	}
-	if maxCPU.Cmp(cpu) > 0 {
-		cpu = maxCPU
-	}
-	return mem, cpu
+	return total
 }
 
 // refusals are, by VMI name, the pods the API server refused for the

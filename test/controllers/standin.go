@@ -136,14 +136,7 @@ func create(ctx context.Context, cp *conformance.ControlPlane, items []any) erro
 // (kubernetes pkg/controller/volume/persistentvolume/pv_controller.go).
 func bind(ctx context.Context, cp *conformance.ControlPlane, claims []conformance.Object) error {
 	for _, o := range claims {
-		spec, _ := o.Doc["spec"].(map[string]any)
-		resources, _ := spec["resources"].(map[string]any)
-		requests, _ := resources["requests"].(map[string]any)
-		patch, err := json.Marshal(map[string]any{"status": map[string]any{
-			"phase":       "Bound",
-			"accessModes": spec["accessModes"],
-			"capacity":    map[string]any{"storage": requests["storage"]},
-		}})
+		patch, err := conformance.BoundPatch(o.Doc)
 		if err != nil {
 			return err
 		}
@@ -266,19 +259,13 @@ const ImportComplete = `{"scratchSpaceRequired":false,"preallocationApplied":fal
 
 // Sync runs one round over namespace.
 func (v *Volumes) Sync(ctx context.Context, namespace string) error {
-	data, err := v.cp.Get(ctx, "/api/v1/namespaces/"+namespace+"/persistentvolumeclaims")
+	claims, err := conformance.List[map[string]any](ctx, v.cp, "/api/v1/namespaces/"+namespace+"/persistentvolumeclaims")
 	if err != nil {
-		return err
-	}
-	var claims struct {
-		Items []map[string]any `json:"items"`
-	}
-	if err := json.Unmarshal(data, &claims); err != nil {
 		return err
 	}
 	bound := map[string]bool{}
 	var pending []conformance.Object
-	for _, c := range claims.Items {
+	for _, c := range claims {
 		st, _ := c["status"].(map[string]any)
 		md, _ := c["metadata"].(map[string]any)
 		n, _ := md["name"].(string)
@@ -291,17 +278,11 @@ func (v *Volumes) Sync(ctx context.Context, namespace string) error {
 	if err := bind(ctx, v.cp, pending); err != nil {
 		return err
 	}
-	data, err = v.cp.Get(ctx, "/api/v1/namespaces/"+namespace+"/pods?labelSelector=cdi.kubevirt.io%3Dimporter")
+	pods, err := conformance.List[cdiPod](ctx, v.cp, "/api/v1/namespaces/"+namespace+"/pods?labelSelector=cdi.kubevirt.io%3Dimporter")
 	if err != nil {
 		return err
 	}
-	var pods struct {
-		Items []cdiPod `json:"items"`
-	}
-	if err := json.Unmarshal(data, &pods); err != nil {
-		return err
-	}
-	for _, p := range pods.Items {
+	for _, p := range pods {
 		if p.Status.Phase == "Succeeded" || len(p.Spec.Containers) == 0 {
 			continue
 		}
@@ -354,15 +335,11 @@ const AnnPopulatedFor = "cdi.kubevirt.io/storage.populatedFor"
 // Sync clones, in namespace, the DataVolumes whose source is ready and
 // that have no claim yet.
 func (c *Clones) Sync(ctx context.Context, namespace string) error {
-	data, err := c.cp.Get(ctx, "/apis/cdi.kubevirt.io/v1beta1/namespaces/"+namespace+"/datavolumes")
+	dvs, err := conformance.List[dataVolume](ctx, c.cp, "/apis/cdi.kubevirt.io/v1beta1/namespaces/"+namespace+"/datavolumes")
 	if err != nil {
 		return err
 	}
-	var list struct{ Items []dataVolume }
-	if err := json.Unmarshal(data, &list); err != nil {
-		return err
-	}
-	for _, dv := range list.Items {
+	for _, dv := range dvs {
 		key := namespace + "/" + dv.Metadata.Name
 		var ready bool
 		switch {
@@ -615,12 +592,7 @@ func (h *HostClones) Sync(ctx context.Context) error {
 		}
 	}
 	list := func(component string) ([]cdiPod, error) {
-		data, err := h.cp.Get(ctx, "/api/v1/pods?labelSelector=cdi.kubevirt.io%3D"+component)
-		if err != nil {
-			return nil, err
-		}
-		var l struct{ Items []cdiPod }
-		return l.Items, json.Unmarshal(data, &l)
+		return conformance.List[cdiPod](ctx, h.cp, "/api/v1/pods?labelSelector=cdi.kubevirt.io%3D"+component)
 	}
 	uploads, err := list("cdi-upload-server")
 	if err != nil {

@@ -82,15 +82,7 @@ func scopeContext(t *testing.T, bin, dir string) []byte {
 	if !scoped {
 		return nil
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if !goldenControlFiles[e.Name()] {
-			args = append(args, e.Name())
-		}
-	}
+	args = append(args, goldenFiles(t, dir)...)
 	stdout, stderr, err := run(t, dir, bin, append([]string{"build"}, args...)...)
 	if err != nil {
 		t.Fatalf("%s: virtc build without --scope and --tenant: %v\n%s", dir, err, stderr)
@@ -100,12 +92,8 @@ func scopeContext(t *testing.T, bin, dir string) []byte {
 
 // goldenFiles are a golden scenario's input files.
 func goldenFiles(t *testing.T, dir string) []string {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, e := range entries {
+	for _, e := range readDir(t, dir) {
 		if !goldenControlFiles[e.Name()] {
 			out = append(out, e.Name())
 		}
@@ -126,6 +114,16 @@ func planContext(t *testing.T, bin, dir string) []byte {
 // virtcBinary is VirtcBinary for this module.
 func virtcBinary(t *testing.T) string {
 	return VirtcBinary(t, repoRoot)
+}
+
+// readDir is os.ReadDir of dir; t fails when dir cannot be read.
+func readDir(t *testing.T, dir string) []os.DirEntry {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries
 }
 
 func readOptional(t *testing.T, path string) ([]byte, bool) {
@@ -155,12 +153,8 @@ func restoreObjects(t *testing.T, dir string, command []byte) bool {
 // no other `command`, no errors.txt).
 func goldenInputs(t *testing.T, bin string) []input {
 	root := filepath.Join(repoRoot, "golden")
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []input
-	for _, e := range entries {
+	for _, e := range readDir(t, root) {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || e.Name() == "testdata" {
 			continue
 		}
@@ -196,16 +190,7 @@ func goldenArgs(t *testing.T, dir string) []string {
 	if flags, ok := readOptional(t, filepath.Join(dir, "flags")); ok {
 		args = strings.Fields(string(flags))
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if !goldenControlFiles[e.Name()] {
-			args = append(args, e.Name())
-		}
-	}
-	return args
+	return append(args, goldenFiles(t, dir)...)
 }
 
 // declaredDataSources are the DataSources the catalog of a build says the
@@ -370,11 +355,7 @@ func exampleBuilds(t *testing.T) []exampleBuild {
 		}
 		out = append(out, b)
 	}
-	entries, err := os.ReadDir(filepath.Join(repoRoot, "examples"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
+	for _, e := range readDir(t, filepath.Join(repoRoot, "examples")) {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || e.Name() == "testdata" {
 			continue
 		}
@@ -580,12 +561,8 @@ func buildFlags(flags []string) []string {
 // Argo CD would apply.
 func changeInputs(t *testing.T, bin string) []change {
 	root := filepath.Join(repoRoot, "golden")
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []change
-	for _, e := range entries {
+	for _, e := range readDir(t, root) {
 		if !e.IsDir() {
 			continue
 		}

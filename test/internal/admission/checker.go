@@ -393,6 +393,19 @@ func serveHTTP(h http.Handler, ar *admissionv1.AdmissionReview) (*admissionv1.Ad
 	return out.Response, nil
 }
 
+// serve sends a review to a CDI webhook handler (serveHTTP) and denies o
+// under check when the webhook refuses, or when it cannot be asked.
+func (c *checker) serve(o *object, check string, h http.Handler, ar *admissionv1.AdmissionReview) {
+	resp, err := serveHTTP(h, ar)
+	if err != nil {
+		c.deny(o, check, "checker error: "+err.Error())
+		return
+	}
+	if !resp.Allowed {
+		c.deny(o, check, message(resp))
+	}
+}
+
 func (c *checker) checkObject(o *object) {
 	switch {
 	case o.group() == "kubevirt.io" && o.Kind == "VirtualMachine":
@@ -400,57 +413,39 @@ func (c *checker) checkObject(o *object) {
 	case o.group() == "cdi.kubevirt.io" && o.Kind == "DataVolume":
 		c.checkDataVolume(o, o.raw, "")
 	case o.group() == "instancetype.kubevirt.io" && o.Kind == "VirtualMachineClusterInstancetype":
-		c.guard(o, "kubevirt instancetype admitter", func() {
-			ar := review("instancetype.kubevirt.io", o.version(), "virtualmachineclusterinstancetypes", "", o.Metadata.Name, o.raw)
-			if resp := (&instancetypewebhooks.ClusterInstancetypeAdmitter{}).Admit(c.ctx, ar); !resp.Allowed {
-				c.deny(o, "kubevirt instancetype admitter", message(resp))
-			}
-		})
+		c.admit(o, "kubevirt instancetype admitter", "virtualmachineclusterinstancetypes", "", &instancetypewebhooks.ClusterInstancetypeAdmitter{})
 	case o.group() == "instancetype.kubevirt.io" && o.Kind == "VirtualMachineInstancetype":
-		c.guard(o, "kubevirt instancetype admitter", func() {
-			ar := review("instancetype.kubevirt.io", o.version(), "virtualmachineinstancetypes", o.Metadata.Namespace, o.Metadata.Name, o.raw)
-			if resp := (&instancetypewebhooks.InstancetypeAdmitter{}).Admit(c.ctx, ar); !resp.Allowed {
-				c.deny(o, "kubevirt instancetype admitter", message(resp))
-			}
-		})
+		c.admit(o, "kubevirt instancetype admitter", "virtualmachineinstancetypes", o.Metadata.Namespace, &instancetypewebhooks.InstancetypeAdmitter{})
 	case o.group() == "instancetype.kubevirt.io" && o.Kind == "VirtualMachineClusterPreference":
-		c.guard(o, "kubevirt preference admitter", func() {
-			ar := review("instancetype.kubevirt.io", o.version(), "virtualmachineclusterpreferences", "", o.Metadata.Name, o.raw)
-			if resp := (&preferencewebhooks.ClusterPreferenceAdmitter{}).Admit(c.ctx, ar); !resp.Allowed {
-				c.deny(o, "kubevirt preference admitter", message(resp))
-			}
-		})
+		c.admit(o, "kubevirt preference admitter", "virtualmachineclusterpreferences", "", &preferencewebhooks.ClusterPreferenceAdmitter{})
 	case o.group() == "instancetype.kubevirt.io" && o.Kind == "VirtualMachinePreference":
-		c.guard(o, "kubevirt preference admitter", func() {
-			ar := review("instancetype.kubevirt.io", o.version(), "virtualmachinepreferences", o.Metadata.Namespace, o.Metadata.Name, o.raw)
-			if resp := (&preferencewebhooks.PreferenceAdmitter{}).Admit(c.ctx, ar); !resp.Allowed {
-				c.deny(o, "kubevirt preference admitter", message(resp))
-			}
-		})
+		c.admit(o, "kubevirt preference admitter", "virtualmachinepreferences", o.Metadata.Namespace, &preferencewebhooks.PreferenceAdmitter{})
 	case o.group() == "hco.kubevirt.io" && o.Kind == "HyperConverged":
 		c.checkDataImportCronTemplates(o)
 	case o.group() == "migrations.kubevirt.io" && o.Kind == "MigrationPolicy":
-		c.guard(o, "kubevirt migration policy admitter", func() {
-			ar := review("migrations.kubevirt.io", o.version(), "migrationpolicies", "", o.Metadata.Name, o.raw)
-			if resp := admitters.NewMigrationPolicyAdmitter().Admit(c.ctx, ar); !resp.Allowed {
-				c.deny(o, "kubevirt migration policy admitter", message(resp))
-			}
-		})
+		c.admit(o, "kubevirt migration policy admitter", "migrationpolicies", "", admitters.NewMigrationPolicyAdmitter())
 	case o.group() == "snapshot.kubevirt.io" && o.Kind == "VirtualMachineSnapshot":
-		c.guard(o, "kubevirt VM snapshot admitter", func() {
-			ar := review("snapshot.kubevirt.io", o.version(), "virtualmachinesnapshots", o.Metadata.Namespace, o.Metadata.Name, o.raw)
-			if resp := c.snapAdm.Admit(c.ctx, ar); !resp.Allowed {
-				c.deny(o, "kubevirt VM snapshot admitter", message(resp))
-			}
-		})
+		c.admit(o, "kubevirt VM snapshot admitter", "virtualmachinesnapshots", o.Metadata.Namespace, c.snapAdm)
 	case o.group() == "snapshot.kubevirt.io" && o.Kind == "VirtualMachineRestore":
-		c.guard(o, "kubevirt VM restore admitter", func() {
-			ar := review("snapshot.kubevirt.io", o.version(), "virtualmachinerestores", o.Metadata.Namespace, o.Metadata.Name, o.raw)
-			if resp := c.restAdm.Admit(c.ctx, ar); !resp.Allowed {
-				c.deny(o, "kubevirt VM restore admitter", message(resp))
-			}
-		})
+		c.admit(o, "kubevirt VM restore admitter", "virtualmachinerestores", o.Metadata.Namespace, c.restAdm)
 	}
+}
+
+// admitter is an upstream validating admitter.
+type admitter interface {
+	Admit(context.Context, *admissionv1.AdmissionReview) *admissionv1.AdmissionResponse
+}
+
+// admit runs a validating admitter on o as a CREATE of resource (of o's
+// group) in namespace ("" for a cluster-scoped one) under check, and
+// denies o with the admitter's message when it refuses.
+func (c *checker) admit(o *object, check, resource, namespace string, a admitter) {
+	c.guard(o, check, func() {
+		ar := review(o.group(), o.version(), resource, namespace, o.Metadata.Name, o.raw)
+		if resp := a.Admit(c.ctx, ar); !resp.Allowed {
+			c.deny(o, check, message(resp))
+		}
+	})
 }
 
 // checkVM runs the VM mutating webhook, applies its patch, runs the VM
@@ -601,15 +596,7 @@ func (c *checker) checkDataVolume(o *object, raw []byte, template string) {
 	}{{c.dvPlain, ""}, {c.dvClaim, ", claim " + dv.Name + " exists"}} {
 		check := what + v.note
 		c.guard(o, check, func() {
-			ar := review("cdi.kubevirt.io", version, "datavolumes", dv.Namespace, dv.Name, raw)
-			resp, err := serveHTTP(v.h, ar)
-			if err != nil {
-				c.deny(o, check, "checker error: "+err.Error())
-				return
-			}
-			if !resp.Allowed {
-				c.deny(o, check, message(resp))
-			}
+			c.serve(o, check, v.h, review("cdi.kubevirt.io", version, "datavolumes", dv.Namespace, dv.Name, raw))
 		})
 	}
 }
@@ -638,15 +625,7 @@ func (c *checker) checkDataImportCronTemplates(o *object) {
 				c.deny(o, check, "checker error: "+err.Error())
 				return
 			}
-			ar := review("cdi.kubevirt.io", "v1beta1", "dataimportcrons", dic.Namespace, dic.Name, raw)
-			resp, err := serveHTTP(c.dicAdm, ar)
-			if err != nil {
-				c.deny(o, check, "checker error: "+err.Error())
-				return
-			}
-			if !resp.Allowed {
-				c.deny(o, check, message(resp))
-			}
+			c.serve(o, check, c.dicAdm, review("cdi.kubevirt.io", "v1beta1", "dataimportcrons", dic.Namespace, dic.Name, raw))
 		})
 	}
 }
@@ -687,14 +666,7 @@ func CheckUpdate(input string, oldStream, newStream []byte) (*Report, error) {
 				ar := review("cdi.kubevirt.io", o.version(), "datavolumes", o.Metadata.Namespace, o.Metadata.Name, o.raw)
 				ar.Request.Operation = admissionv1.Update
 				ar.Request.OldObject = runtime.RawExtension{Raw: prev.raw}
-				resp, err := serveHTTP(c.dvPlain, ar)
-				if err != nil {
-					c.deny(o, check, "checker error: "+err.Error())
-					return
-				}
-				if !resp.Allowed {
-					c.deny(o, check, message(resp))
-				}
+				c.serve(o, check, c.dvPlain, ar)
 			})
 		}
 	}

@@ -165,34 +165,26 @@ func (hc *hyperConverged) kvFeatureGates() []string {
 // of kvFeatureGates.
 func (hc *hyperConverged) applyCRDDefaults() {
 	lm := &hc.Spec.LiveMigrationConfig
-	if lm.CompletionTimeoutPerGiB == nil {
-		lm.CompletionTimeoutPerGiB = ptr.To[int64](150)
-	}
-	if lm.ParallelMigrationsPerCluster == nil {
-		lm.ParallelMigrationsPerCluster = ptr.To[uint32](5)
-	}
-	if lm.ParallelOutboundMigrationsPerNode == nil {
-		lm.ParallelOutboundMigrationsPerNode = ptr.To[uint32](2)
-	}
-	if lm.ProgressTimeout == nil {
-		lm.ProgressTimeout = ptr.To[int64](150)
-	}
-	if lm.AllowAutoConverge == nil {
-		lm.AllowAutoConverge = ptr.To(false)
-	}
-	if lm.AllowPostCopy == nil {
-		lm.AllowPostCopy = ptr.To(false)
-	}
+	orDefault(&lm.CompletionTimeoutPerGiB, 150)
+	orDefault(&lm.ParallelMigrationsPerCluster, 5)
+	orDefault(&lm.ParallelOutboundMigrationsPerNode, 2)
+	orDefault(&lm.ProgressTimeout, 150)
+	orDefault(&lm.AllowAutoConverge, false)
+	orDefault(&lm.AllowPostCopy, false)
 	if hc.Spec.ResourceRequirements == nil {
 		hc.Spec.ResourceRequirements = &struct {
 			VmiCPUAllocationRatio *int `json:"vmiCPUAllocationRatio"`
 		}{}
 	}
-	if hc.Spec.ResourceRequirements.VmiCPUAllocationRatio == nil {
-		hc.Spec.ResourceRequirements.VmiCPUAllocationRatio = ptr.To(10)
-	}
-	if hc.Spec.EnableCommonBootImageImport == nil {
-		hc.Spec.EnableCommonBootImageImport = ptr.To(true)
+	orDefault(&hc.Spec.ResourceRequirements.VmiCPUAllocationRatio, 10)
+	orDefault(&hc.Spec.EnableCommonBootImageImport, true)
+}
+
+// orDefault gives an unset field (nil) the value def: a CRD schema
+// default.
+func orDefault[T any](field **T, def T) {
+	if *field == nil {
+		*field = ptr.To(def)
 	}
 }
 

@@ -450,11 +450,7 @@ func TestNegative(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var lines []string
-			for _, f := range rep.Findings {
-				lines = append(lines, f.String())
-			}
-			all := strings.Join(lines, "\n")
+			all := findingLines(rep)
 			t.Logf("findings:\n%s", all)
 			for _, w := range tc.want {
 				if !strings.Contains(all, w) {
@@ -468,6 +464,15 @@ func TestNegative(t *testing.T) {
 			}
 		})
 	}
+}
+
+// findingLines are the report's findings, one a line.
+func findingLines(rep *Report) string {
+	var lines []string
+	for _, f := range rep.Findings {
+		lines = append(lines, f.String())
+	}
+	return strings.Join(lines, "\n")
 }
 
 // TestNegativeUpdate: a DataVolume whose spec changes between two outputs
@@ -493,11 +498,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var lines []string
-	for _, f := range rep.Findings {
-		lines = append(lines, f.String())
-	}
-	all := strings.Join(lines, "\n")
+	all := findingLines(rep)
 	t.Logf("findings:\n%s", all)
 	if len(rep.Findings) != 1 || !strings.Contains(all, "DataVolume neg/data: cdi DataVolume webhook (update): DataVolume.Spec: Cannot update DataVolume Spec") {
 		t.Errorf("want exactly the DataVolume spec update denied, got:\n%s", all)

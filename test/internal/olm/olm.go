@@ -32,22 +32,11 @@ func FindTools() (Tools, error) {
 	if err != nil {
 		return Tools{}, err
 	}
-	olm, opm := DefaultOLMVersion, DefaultOPMVersion
-	if v := os.Getenv("OLM_VERSION"); v != "" {
-		olm = v
-	}
-	if v := os.Getenv("OPM_VERSION"); v != "" {
-		opm = v
-	}
+	olm, opm := conformance.EnvOr("OLM_VERSION", DefaultOLMVersion), conformance.EnvOr("OPM_VERSION", DefaultOPMVersion)
 	dir := filepath.Join(cache, "olm-"+olm+"-opm-"+opm)
 	t := Tools{Dir: dir, OLM: filepath.Join(dir, "olm"), Catalog: filepath.Join(dir, "catalog"),
 		OPM: filepath.Join(dir, "opm"), CRDs: filepath.Join(dir, "crds")}
-	for _, p := range []string{t.OLM, t.Catalog, t.OPM, t.CRDs} {
-		if _, err := os.Stat(p); err != nil {
-			return t, fmt.Errorf("OLM %s / opm %s missing in %s (build them with `make olm-tools`): %v", olm, opm, dir, err)
-		}
-	}
-	return t, nil
+	return t, conformance.CheckCache("OLM "+olm+" / opm "+opm, dir, "build them with `make olm-tools`", t.OLM, t.Catalog, t.OPM, t.CRDs)
 }
 
 // Namespaces of OLM on OpenShift: olm-operator and catalog-operator run in
@@ -368,12 +357,7 @@ type InstallPlan struct {
 
 // InstallPlans lists the InstallPlans of namespace.
 func InstallPlans(ctx context.Context, cp *conformance.ControlPlane, namespace string) ([]InstallPlan, error) {
-	data, err := cp.Get(ctx, "/apis/operators.coreos.com/v1alpha1/namespaces/"+namespace+"/installplans")
-	if err != nil {
-		return nil, err
-	}
-	var l struct{ Items []InstallPlan }
-	return l.Items, json.Unmarshal(data, &l)
+	return conformance.List[InstallPlan](ctx, cp, "/apis/operators.coreos.com/v1alpha1/namespaces/"+namespace+"/installplans")
 }
 
 // ApprovedCSVs are the CSVs of the approved InstallPlans of namespace, one
@@ -401,10 +385,5 @@ type CSV struct {
 
 // CSVs lists the ClusterServiceVersions of namespace.
 func CSVs(ctx context.Context, cp *conformance.ControlPlane, namespace string) ([]CSV, error) {
-	data, err := cp.Get(ctx, "/apis/operators.coreos.com/v1alpha1/namespaces/"+namespace+"/clusterserviceversions")
-	if err != nil {
-		return nil, err
-	}
-	var l struct{ Items []CSV }
-	return l.Items, json.Unmarshal(data, &l)
+	return conformance.List[CSV](ctx, cp, "/apis/operators.coreos.com/v1alpha1/namespaces/"+namespace+"/clusterserviceversions")
 }

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/virtc/virtc/internal/approve"
-	"github.com/virtc/virtc/internal/cli"
 	"github.com/virtc/virtc/internal/versions"
 	"github.com/virtc/virtc/test/conform"
 	"github.com/virtc/virtc/test/conformance"
@@ -45,21 +44,10 @@ type env struct {
 
 func start(t *testing.T) *env {
 	t.Helper()
-	if os.Getenv(GateEnv) != "1" {
-		t.Skipf("the OLM suite starts a control plane with OLM; run `make e2e-controllers` (or set %s=1)", GateEnv)
-	}
-	bins, err := conformance.FindBinaries()
-	if err != nil {
-		conform.Skip(t, err)
-	}
-	kcm, err := conformance.FindControllerManager()
-	if err != nil {
-		conform.Skip(t, err)
-	}
-	tools, err := FindTools()
-	if err != nil {
-		conform.Skip(t, err)
-	}
+	conformance.Gate(t, GateEnv, "the OLM suite starts a control plane with OLM; run `make e2e-controllers`")
+	bins := conformance.Need(t, conformance.FindBinaries)
+	kcm := conformance.Need(t, conformance.FindControllerManager)
+	tools := conformance.Need(t, FindTools)
 	v422, err := conform.Schemas("4.22")
 	if err != nil {
 		conform.Skip(t, err)
@@ -67,16 +55,8 @@ func start(t *testing.T) *env {
 	ctx := t.Context()
 	dir := t.TempDir()
 	began := time.Now()
-	cp, err := conformance.Start(ctx, bins, filepath.Join(dir, "control-plane"))
-	if err != nil {
-		t.Fatalf("start control plane: %v", err)
-	}
-	t.Cleanup(cp.Stop)
-	cm, err := conformance.StartControllerManager(ctx, cp, kcm, filepath.Join(dir, "kcm"), conformance.ControllersWithoutNode)
-	if err != nil {
-		t.Fatalf("start kube-controller-manager: %v", err)
-	}
-	t.Cleanup(cm.Stop)
+	cp := conformance.StartForTest(t, ctx, bins, filepath.Join(dir, "control-plane"))
+	conformance.StartControllerManagerForTest(t, ctx, cp, kcm, filepath.Join(dir, "kcm"), conformance.ControllersWithoutNode)
 	if _, err := cp.InstallCRDs(ctx, tools.CRDs); err != nil {
 		t.Fatalf("install OLM's CRDs: %v", err)
 	}
@@ -130,15 +110,7 @@ spec:
 	if err := os.WriteFile(filepath.Join(dir, "platform.yaml"), []byte(platform), 0o600); err != nil {
 		e.t.Fatal(err)
 	}
-	var stdout, stderr bytes.Buffer
-	if code := cli.Main([]string{"build", dir}, strings.NewReader(""), &stdout, &stderr); code != cli.ExitOK {
-		e.t.Fatalf("virtc build of a Platform on %s (exit %d):\n%s", version, code, stderr.String())
-	}
-	objs, err := conformance.ParseObjects(stdout.Bytes())
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return objs
+	return conformance.VirtcObjects(e.t, "virtc build of a Platform on "+version, "build", dir)
 }
 
 // installKinds are the objects of virtc's Platform output that take part in

@@ -60,30 +60,19 @@ type Tools struct {
 	CRDs string
 }
 
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
 // FindTools finds the cached build, or says how to make it.
 func FindTools() (Tools, error) {
 	cache, err := conformance.CacheDir()
 	if err != nil {
 		return Tools{}, err
 	}
-	key := "velero-" + envOr("VELERO_VERSION", DefaultVersion) + "-aws-" + envOr("AWS_PLUGIN_VERSION", DefaultAWSPluginVersion) +
-		"-s3-" + envOr("GOFAKES3_VERSION", DefaultGoFakeS3Version)
+	key := "velero-" + conformance.EnvOr("VELERO_VERSION", DefaultVersion) + "-aws-" + conformance.EnvOr("AWS_PLUGIN_VERSION", DefaultAWSPluginVersion) +
+		"-s3-" + conformance.EnvOr("GOFAKES3_VERSION", DefaultGoFakeS3Version)
 	dir := filepath.Join(cache, key)
 	t := Tools{Dir: dir, Velero: filepath.Join(dir, "velero"), PluginDir: filepath.Join(dir, "plugins"),
 		ObjectStore: filepath.Join(dir, "gofakes3"), CRDs: filepath.Join(dir, "crds")}
-	for _, p := range []string{t.Velero, filepath.Join(t.PluginDir, "velero-plugin-for-aws"), t.ObjectStore, filepath.Join(t.CRDs, "velero.io_backups.yaml")} {
-		if _, err := os.Stat(p); err != nil {
-			return t, fmt.Errorf("Velero tools missing in %s (build them with `make velero-tools`): %v", dir, err)
-		}
-	}
-	return t, nil
+	return t, conformance.CheckCache("Velero tools", dir, "build them with `make velero-tools`",
+		t.Velero, filepath.Join(t.PluginDir, "velero-plugin-for-aws"), t.ObjectStore, filepath.Join(t.CRDs, "velero.io_backups.yaml"))
 }
 
 // ObjectStore is an S3 server on 127.0.0.1, keeping its buckets in

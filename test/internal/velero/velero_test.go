@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/virtc/virtc/internal/cli"
 	"github.com/virtc/virtc/test/conform"
 	"github.com/virtc/virtc/test/conformance"
 	"github.com/virtc/virtc/test/controllers"
@@ -293,17 +292,9 @@ func (e *env) startVelero(t *testing.T, objs []conformance.Object) (bucket, pref
 
 func start(t *testing.T) *env {
 	t.Helper()
-	if os.Getenv(GateEnv) != "1" {
-		t.Skipf("the Velero suite starts a control plane, Velero and an object store; run `make e2e-velero` (or set %s=1)", GateEnv)
-	}
-	bins, err := conformance.FindBinaries()
-	if err != nil {
-		conform.Skip(t, err)
-	}
-	tools, err := FindTools()
-	if err != nil {
-		conform.Skip(t, err)
-	}
+	conformance.Gate(t, GateEnv, "the Velero suite starts a control plane, Velero and an object store; run `make e2e-velero`")
+	bins := conformance.Need(t, conformance.FindBinaries)
+	tools := conformance.Need(t, FindTools)
 	schemas, err := conform.Schemas(platformVersion)
 	if err != nil {
 		conform.Skip(t, err)
@@ -311,16 +302,9 @@ func start(t *testing.T) *env {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	t.Cleanup(cancel)
 	dir := t.TempDir()
-	cp, err := conformance.Start(ctx, bins, filepath.Join(dir, "control-plane"))
-	if err != nil {
-		t.Fatalf("start control plane: %v", err)
-	}
-	t.Cleanup(cp.Stop)
-	for _, crds := range []string{filepath.Join(schemas, "crd-yaml"), filepath.Join(repoRoot, "test", "schemas", platformVersion, "crd-yaml"),
-		filepath.Join(repoRoot, "test", "schemas", "prometheus-operator", "crd-yaml")} {
-		if _, err := cp.InstallCRDs(ctx, crds); err != nil {
-			t.Fatalf("install CRDs from %s: %v", crds, err)
-		}
+	cp := conformance.StartForTest(t, ctx, bins, filepath.Join(dir, "control-plane"))
+	if err := controllers.InstallPlatformCRDs(ctx, cp, repoRoot, schemas, platformVersion); err != nil {
+		t.Fatal(err)
 	}
 	// the platform's set has the Velero CRDs virtc writes; the server
 	// needs the rest of its own
@@ -331,15 +315,8 @@ func start(t *testing.T) *env {
 	t.Logf("Velero CRDs added to the platform's set: %s", strings.Join(added, ", "))
 	// the garbage collector and the claim and volume protection
 	// controllers: the restore plan deletes claims and waits for them
-	kcmBin, err := conformance.FindControllerManager()
-	if err != nil {
-		conform.Skip(t, err)
-	}
-	kcm, err := conformance.StartControllerManager(ctx, cp, kcmBin, filepath.Join(dir, "kcm"), conformance.ControllersWithoutNode)
-	if err != nil {
-		t.Fatalf("start kube-controller-manager: %v", err)
-	}
-	t.Cleanup(kcm.Stop)
+	kcmBin := conformance.Need(t, conformance.FindControllerManager)
+	conformance.StartControllerManagerForTest(t, ctx, cp, kcmBin, filepath.Join(dir, "kcm"), conformance.ControllersWithoutNode)
 	storeDir := filepath.Join(dir, "s3")
 	if err := os.MkdirAll(storeDir, 0o755); err != nil {
 		t.Fatal(err)
@@ -366,15 +343,7 @@ func (e *env) tools() Tools {
 // build runs virtc with args and parses its output.
 func build(t *testing.T, args ...string) []conformance.Object {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	if code := cli.Main(args, strings.NewReader(""), &stdout, &stderr); code != cli.ExitOK {
-		t.Fatalf("virtc %s (exit %d):\n%s", strings.Join(args, " "), code, stderr.String())
-	}
-	objs, err := conformance.ParseObjects(stdout.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return objs
+	return conformance.VirtcObjects(t, "virtc "+strings.Join(args, " "), args...)
 }
 
 func (e *env) apply(objs []conformance.Object) {
