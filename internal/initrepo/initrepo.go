@@ -142,6 +142,11 @@ func Files(o Options) ([]File, error) {
 		return nil, err
 	}
 	out = append(out, File{Path: "argocd/openshift-gitops.yaml", Data: gitops})
+	rbac, err := ControllerRBAC(d.ArgoCDNamespace)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, File{Path: "argocd/controller-rbac.yaml", Data: rbac})
 	for _, name := range catalogFiles {
 		b, err := defaults.Files.ReadFile(name)
 		if err != nil {

@@ -80,13 +80,7 @@ func Approver(p *resolve.Platform, a approval) []emit.Object {
 	role := &rbacv1.Role{
 		TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "Role"),
 		ObjectMeta: withWave(objectMeta("Role", a.namespace, ApproverName, src, labels, nil), waveOperator),
-		Rules: []rbacv1.PolicyRule{
-			// InstallPlan names are generated (install-xxxxx): no
-			// resourceNames. No watch: the approver polls.
-			{APIGroups: []string{"operators.coreos.com"}, Resources: []string{"installplans"}, Verbs: []string{"get", "list", "patch"}},
-			{APIGroups: []string{"operators.coreos.com"}, Resources: []string{"subscriptions"}, ResourceNames: []string{a.subscription}, Verbs: []string{"get"}},
-			{APIGroups: []string{"operators.coreos.com"}, Resources: []string{"clusterserviceversions"}, ResourceNames: []string{a.csv}, Verbs: []string{"get"}},
-		},
+		Rules:      approverRules(a.subscription, a.csv),
 	}
 	rb := &rbacv1.RoleBinding{
 		TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"),
@@ -147,5 +141,25 @@ func Approver(p *resolve.Platform, a approval) []emit.Object {
 		{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role", Namespace: a.namespace, Name: ApproverName, Scope: emit.Cluster, Body: role},
 		{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding", Namespace: a.namespace, Name: ApproverName, Scope: emit.Cluster, Body: rb},
 		{APIVersion: "batch/v1", Kind: "Job", Namespace: a.namespace, Name: ApproverName, Scope: emit.Cluster, Body: job},
+	}
+}
+
+// approverRules are the approver's rights in its namespace: the
+// InstallPlans, its Subscription and the pinned CSV (or any, when they are
+// empty: what Argo CD's controller must hold to create the Role,
+// ArgoCDController).
+func approverRules(subscription, csv string) []rbacv1.PolicyRule {
+	names := func(n string) []string {
+		if n == "" {
+			return nil
+		}
+		return []string{n}
+	}
+	return []rbacv1.PolicyRule{
+		// InstallPlan names are generated (install-xxxxx): no
+		// resourceNames. No watch: the approver polls.
+		{APIGroups: []string{"operators.coreos.com"}, Resources: []string{"installplans"}, Verbs: []string{"get", "list", "patch"}},
+		{APIGroups: []string{"operators.coreos.com"}, Resources: []string{"subscriptions"}, ResourceNames: names(subscription), Verbs: []string{"get"}},
+		{APIGroups: []string{"operators.coreos.com"}, Resources: []string{"clusterserviceversions"}, ResourceNames: names(csv), Verbs: []string{"get"}},
 	}
 }

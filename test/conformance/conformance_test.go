@@ -33,6 +33,25 @@ const repoRoot = "../.."
 type output struct {
 	name string
 	yaml []byte
+	// byPerson: the stream is a restore plan's objects, which a person
+	// applies; every other output is a build, which Argo CD applies.
+	byPerson bool
+}
+
+// argoCDController is the user Argo CD's application controller syncs
+// builds as: upstream Argo CD's ServiceAccount in namespace argocd, bound
+// to nothing but examples/argocd/controller-rbac.yaml (virtc init's
+// argocd/controller-rbac.yaml, render.ArgoCDController). Every build is
+// applied, re-applied, diffed and pruned (a dry run) as this user.
+const argoCDController = "system:serviceaccount:argocd:argocd-application-controller"
+
+// syncer is who applies o: the Argo CD controller, or the admin for a
+// person's restore objects.
+func (o output) syncer() string {
+	if o.byPerson {
+		return ""
+	}
+	return argoCDController
 }
 
 // hcoCSV prefixes the OLM CSV of OpenShift Virtualization, which a
@@ -134,7 +153,9 @@ func goldenOutputs(t *testing.T) []output {
 			continue
 		}
 		dir := filepath.Join(root, e.Name())
-		if c, ok := readOptional(t, filepath.Join(dir, "command")); ok && !restoreObjects(t, dir, c) {
+		c, hasCommand := readOptional(t, filepath.Join(dir, "command"))
+		byPerson := hasCommand && restoreObjects(t, dir, c)
+		if hasCommand && !byPerson {
 			continue
 		}
 		if _, ok := readOptional(t, filepath.Join(dir, "errors.txt")); ok {
@@ -144,7 +165,7 @@ func goldenOutputs(t *testing.T) []output {
 		if !ok || len(bytes.TrimSpace(data)) == 0 {
 			continue
 		}
-		out = append(out, output{name: "golden/" + e.Name(), yaml: data})
+		out = append(out, output{name: "golden/" + e.Name(), yaml: data, byPerson: byPerson})
 	}
 	// The compiled imports of golden/import (virtc import, then build).
 	imports, _ := filepath.Glob(filepath.Join(root, "import", "*", "build.yaml"))
@@ -268,6 +289,14 @@ func startControlPlane(t *testing.T, bins Binaries, version string, apiserverArg
 	if err := c.InstallDataVolumeImmutability(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	// Argo CD's controller holds virtc's ClusterRole only (argoCDController).
+	rbac, err := os.ReadFile(filepath.Join(repoRoot, "examples", "argocd", "controller-rbac.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Apply(t.Context(), rbac); err != nil {
+		t.Fatalf("examples/argocd/controller-rbac.yaml: %v", err)
+	}
 	return c
 }
 
@@ -334,21 +363,22 @@ func checkOutput(t *testing.T, c *Cluster, o output) int {
 	var env []Object
 	deleteWhenDone(t, c, &objs, &env)
 	env = prepare(t, c, objs)
-	apply(t, c, "apply", o.yaml)
+	user := o.syncer()
+	applyAs(t, c, user, "apply", o.yaml)
 	first, owners := liveOwnedOrFail(t, c, objs)
 	checkEqual(t, objs, first)
 
 	// Re-applying the same output must be a no-op, as Argo CD's
 	// server-side diff and apply expect: no difference, no conflict,
 	// nothing written.
-	diff, err := c.Diff(ctx, objs)
+	diff, err := c.DiffAs(ctx, user, objs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff != "" {
 		t.Errorf("re-applying the output would change objects:\n%s", diff)
 	}
-	if err := c.Reapply(ctx, objs); err != nil {
+	if err := c.ReapplyAs(ctx, user, objs); err != nil {
 		t.Fatal(err)
 	}
 	second, ownersAfter := liveOwnedOrFail(t, c, objs)
@@ -379,7 +409,7 @@ func checkOutput(t *testing.T, c *Cluster, o output) int {
 	// v1.37.2, every PVC, even a minimal one). So resourceVersions are
 	// compared from the second re-apply on; the comparison above covers
 	// the first.
-	if err := c.Reapply(ctx, objs); err != nil {
+	if err := c.ReapplyAs(ctx, user, objs); err != nil {
 		t.Fatal(err)
 	}
 	third := liveOrFail(t, c, objs)
@@ -389,14 +419,34 @@ func checkOutput(t *testing.T, c *Cluster, o output) int {
 			t.Errorf("%s: re-applying the same output writes it every time (resourceVersion %s -> %s)", obj, before, after)
 		}
 	}
+	// Argo CD may prune each object (when it leaves Git).
+	mayPrune(t, c, user, objs)
 	return len(objs)
+}
+
+// mayPrune asks the server to delete each of objs as user, as a dry run:
+// Argo CD's prune of an object that left Git, authorised and admitted.
+func mayPrune(t *testing.T, c *Cluster, user string, objs []Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := c.DeleteDryRunAs(t.Context(), user, o); err != nil {
+			t.Errorf("prune %s as %q: %v", o, user, err)
+		}
+	}
 }
 
 // apply applies a stream (Cluster.Apply) and, as the cluster's
 // controllers would, binds its claims.
 func apply(t *testing.T, c *Cluster, what string, stream []byte) {
 	t.Helper()
-	objs, err := c.Apply(t.Context(), stream)
+	applyAs(t, c, "", what, stream)
+}
+
+// applyAs is apply as user (impersonated; "" is the admin). The claims
+// are bound as the admin: that is the volume controller's write.
+func applyAs(t *testing.T, c *Cluster, user, what string, stream []byte) {
+	t.Helper()
+	objs, err := c.ApplyAs(t.Context(), user, stream)
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
@@ -581,8 +631,9 @@ func checkChanges(t *testing.T, c *Cluster, steps []changeStep) int {
 		t.Run(cur.name, func(t *testing.T) {
 			ctx := t.Context()
 			prevObjs, curObjs := twoStates(t, c, prev.yaml, cur.yaml)
-			apply(t, c, "apply "+prev.name, prev.yaml)
-			apply(t, c, "apply "+cur.name+" over "+prev.name, cur.yaml)
+			applyAs(t, c, argoCDController, "apply "+prev.name, prev.yaml)
+			applyAs(t, c, argoCDController, "apply "+cur.name+" over "+prev.name, cur.yaml)
+			mayPrune(t, c, argoCDController, minus(prevObjs, curObjs))
 			if err := c.Delete(ctx, minus(prevObjs, curObjs)); err != nil {
 				t.Fatalf("prune: %v", err)
 			}
@@ -593,7 +644,7 @@ func checkChanges(t *testing.T, c *Cluster, steps []changeStep) int {
 			if err := c.Delete(ctx, union(prevObjs, curObjs)); err != nil {
 				t.Fatal(err)
 			}
-			apply(t, c, "fresh apply "+cur.name, cur.yaml)
+			applyAs(t, c, argoCDController, "fresh apply "+cur.name, cur.yaml)
 			fresh := liveOrFail(t, c, curObjs)
 			applied += len(curObjs)
 			for _, o := range curObjs {

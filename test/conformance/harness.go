@@ -105,6 +105,12 @@ func ApplyArgs(file string, dryRun bool) []string {
 // is refused (when they all exist, as on a re-apply, the stream's own dry
 // run and apply cover them). It returns the objects applied.
 func (c *Cluster) Apply(ctx context.Context, stream []byte) ([]Object, error) {
+	return c.ApplyAs(ctx, "", stream)
+}
+
+// ApplyAs is Apply as user (kubectl --as: the admin impersonates it), or
+// as the admin when user is "".
+func (c *Cluster) ApplyAs(ctx context.Context, user string, stream []byte) ([]Object, error) {
 	objs, err := ParseObjects(stream)
 	if err != nil {
 		return nil, err
@@ -149,17 +155,17 @@ func (c *Cluster) Apply(ctx context.Context, stream []byte) ([]Object, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := c.run(ctx, "server rejected the cluster-scoped objects (dry run)", ApplyArgs(first, true)...); err != nil {
+		if err := c.run(ctx, "server rejected the cluster-scoped objects (dry run)", asUser(user, ApplyArgs(first, true)...)...); err != nil {
 			return nil, err
 		}
-		if err := c.run(ctx, "server rejected the cluster-scoped objects", ApplyArgs(first, false)...); err != nil {
+		if err := c.run(ctx, "server rejected the cluster-scoped objects", asUser(user, ApplyArgs(first, false)...)...); err != nil {
 			return nil, err
 		}
 	}
-	if err := c.run(ctx, "server rejected the manifests (dry run)", ApplyArgs(file, true)...); err != nil {
+	if err := c.run(ctx, "server rejected the manifests (dry run)", asUser(user, ApplyArgs(file, true)...)...); err != nil {
 		return nil, err
 	}
-	if err := c.run(ctx, "server rejected the manifests", ApplyArgs(file, false)...); err != nil {
+	if err := c.run(ctx, "server rejected the manifests", asUser(user, ApplyArgs(file, false)...)...); err != nil {
 		return nil, err
 	}
 	return objs, nil
@@ -173,14 +179,38 @@ func (c *Cluster) Apply(ctx context.Context, stream []byte) ([]Object, error) {
 // changes nothing, and saves their kubectl start-up (its discovery and
 // OpenAPI parse) on every output of every version.
 func (c *Cluster) Reapply(ctx context.Context, objs []Object) error {
+	return c.ReapplyAs(ctx, "", objs)
+}
+
+// ReapplyAs is Reapply as user (impersonated), or as the admin when user
+// is "".
+func (c *Cluster) ReapplyAs(ctx context.Context, user string, objs []Object) error {
 	for _, dryRun := range []bool{true, false} {
 		for _, o := range objs {
-			if err := c.serverSideApply(ctx, o, dryRun); err != nil {
+			if err := c.serverSideApply(ctx, o, dryRun, impersonate(user)); err != nil {
 				return fmt.Errorf("re-apply %s: %w", o, err)
 			}
 		}
 	}
 	return nil
+}
+
+// asUser is a kubectl command line run as user (--as), or as is when user
+// is "".
+func asUser(user string, args ...string) []string {
+	if user == "" {
+		return args
+	}
+	return append([]string{"--as=" + user}, args...)
+}
+
+// impersonate is the request header that makes a request user's (what
+// kubectl --as sends), or nil when user is "".
+func impersonate(user string) http.Header {
+	if user == "" {
+		return nil
+	}
+	return http.Header{"Impersonate-User": {user}}
 }
 
 func (c *Cluster) run(ctx context.Context, what string, args ...string) error {
@@ -197,11 +227,16 @@ func (c *Cluster) run(ctx context.Context, what string, args ...string) error {
 // Diff runs `kubectl diff --server-side` for objs: it returns "" when
 // applying them would change nothing, else the diff.
 func (c *Cluster) Diff(ctx context.Context, objs []Object) (string, error) {
+	return c.DiffAs(ctx, "", objs)
+}
+
+// DiffAs is Diff as user (impersonated), or as the admin when user is "".
+func (c *Cluster) DiffAs(ctx context.Context, user string, objs []Object) (string, error) {
 	file, err := c.objectsFile(objs)
 	if err != nil {
 		return "", err
 	}
-	res, err := c.CP.Kubectl(ctx, nil, "diff", "--server-side", "--field-manager="+FieldManager, "-f", file)
+	res, err := c.CP.Kubectl(ctx, nil, asUser(user, "diff", "--server-side", "--field-manager="+FieldManager, "-f", file)...)
 	if err != nil {
 		return "", err
 	}

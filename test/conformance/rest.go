@@ -185,13 +185,26 @@ func (c *Cluster) create(ctx context.Context, o Object, dryRun bool, header http
 // serverSideApply applies o as one request of `kubectl apply --server-side
 // --field-manager=virtc --validate=strict` (kubectl v1.37.2 pkg/cmd/apply):
 // an apply PATCH, fieldValidation=Strict, force=false.
-func (c *Cluster) serverSideApply(ctx context.Context, o Object, dryRun bool) error {
+func (c *Cluster) serverSideApply(ctx context.Context, o Object, dryRun bool, header http.Header) error {
 	path, err := c.objectPath(ctx, o)
 	if err != nil {
 		return err
 	}
 	q := url.Values{"fieldManager": {FieldManager}, "fieldValidation": {"Strict"}, "force": {"false"}}
-	return c.sendObject(ctx, http.MethodPatch, path, q, "application/apply-patch+yaml", o, dryRun, nil)
+	return c.sendObject(ctx, http.MethodPatch, path, q, "application/apply-patch+yaml", o, dryRun, header)
+}
+
+// DeleteDryRunAs asks the server to delete o as user, as a dry run
+// (dryRun=All: authorised and admitted, nothing deleted), with the
+// background propagation of Argo CD's prune (argo-cd v3.6.1
+// controller/sync.go: PrunePropagationPolicy, background by default).
+func (c *Cluster) DeleteDryRunAs(ctx context.Context, user string, o Object) error {
+	path, err := c.objectPath(ctx, o)
+	if err != nil {
+		return err
+	}
+	_, err = c.send(ctx, http.MethodDelete, path, url.Values{"dryRun": {"All"}}, "application/json", []byte(`{"propagationPolicy":"Background"}`), impersonate(user))
+	return err
 }
 
 // sendObject sends o's document as the body of a write request to path
