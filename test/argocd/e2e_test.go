@@ -506,6 +506,70 @@ spec:
 	}
 }
 
+// operatorGrants are what OpenShift GitOps' operator grants the default
+// instance's application controller, which does not run here (the
+// operator's module is not on the proxy; docs/testing.md lists this
+// stand-in): in Argo CD's namespace, everything (argocd-operator v0.18.0
+// controllers/argocd/policyrule.go policyRuleForApplicationController, a
+// Role there); in the cluster, reading everything and writing OLM,
+// OpenShift's configuration, RBAC, storage, namespaces, claims and config
+// maps (gitops-operator v1.20.0 controllers/argocd/openshift/openshift.go
+// policyRulesForClusterConfig, its ClusterRole for a cluster-scoped
+// instance), both bound to the controller's ServiceAccount. The groups of
+// OpenShift only (operator, user, config, console, machine,
+// machineconfiguration, compliance) are left out: none is served here.
+const operatorGrants = `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: argocd-application-controller, namespace: argocd}
+rules:
+- {apiGroups: ['*'], resources: ['*'], verbs: ['*']}
+- {apiGroups: [''], resources: [serviceaccounts], verbs: [impersonate]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: argocd-application-controller, namespace: argocd}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: argocd-application-controller}
+subjects: [{kind: ServiceAccount, name: argocd-application-controller, namespace: argocd}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: openshift-gitops-cluster-config}
+rules:
+- {apiGroups: ['*'], resources: ['*'], verbs: [get, list, watch]}
+- {nonResourceURLs: ['*'], verbs: [get, list]}
+- {apiGroups: [operators.coreos.com], resources: ['*'], verbs: ['*']}
+- {apiGroups: [''], resources: [namespaces, persistentvolumeclaims, persistentvolumes, configmaps], verbs: ['*']}
+- {apiGroups: [rbac.authorization.k8s.io], resources: ['*'], verbs: ['*']}
+- {apiGroups: [storage.k8s.io], resources: ['*'], verbs: ['*']}
+- {apiGroups: [''], resources: [serviceaccounts], verbs: [impersonate]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: openshift-gitops-cluster-config}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: openshift-gitops-cluster-config}
+subjects: [{kind: ServiceAccount, name: argocd-application-controller, namespace: argocd}]
+`
+
+// controllerKubeconfig is a kubeconfig of the application controller's
+// ServiceAccount (argocd/argocd-application-controller), bound to
+// operatorGrants and to examples/argocd/controller-rbac.yaml as the
+// example's README applies it: what the controller of an Argo CD run by
+// OpenShift GitOps holds.
+func (e *env) controllerKubeconfig(dir string) string {
+	e.t.Helper()
+	rbac, err := os.ReadFile(filepath.Join(repoRoot, "examples/argocd/controller-rbac.yaml"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.kubectl([]byte(operatorGrants), "apply", "-f", "-")
+	e.kubectl(rbac, "apply", "-f", "-")
+	kc, err := controllers.ServiceAccountKubeconfig(e.ctx, e.cp, dir, argocdNamespace, "argocd-application-controller")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return kc
+}
+
 // waitPort waits until something listens on 127.0.0.1:port.
 func waitPort(ctx context.Context, p *conformance.Process, port int) error {
 	deadline := time.Now().Add(90 * time.Second)
@@ -612,9 +676,14 @@ func (e *env) startArgoCD(tl tools, dir, binDir string, apiServer bool) {
 		"--webhook-addr", "127.0.0.1:"+strconv.Itoa(port()), "--enable-scm-providers=false",
 		"--loglevel", "info", "--logformat", "text")
 
+	// The controller runs as its ServiceAccount with OpenShift GitOps'
+	// grants and examples/argocd/controller-rbac.yaml: its own
+	// Applications, and the in-cluster destination's objects (Argo CD
+	// reaches the cluster it runs in as itself).
+	controller := e.controllerKubeconfig(dir)
 	start("argocd-application-controller", filepath.Join(tl.argocd, "argocd-application-controller"),
-		[]string{"KUBECONFIG=" + e.cp.Kubeconfig, "ARGOCD_FAKE_IN_CLUSTER=true", "HOME=" + dir, "PATH=" + path},
-		"--kubeconfig", e.cp.Kubeconfig, "--namespace", argocdNamespace,
+		[]string{"KUBECONFIG=" + controller, "ARGOCD_FAKE_IN_CLUSTER=true", "HOME=" + dir, "PATH=" + path},
+		"--kubeconfig", controller, "--namespace", argocdNamespace,
 		"--repo-server", "127.0.0.1:"+strconv.Itoa(repoPort), "--repo-server-plaintext",
 		"--redis", redisAddr, "--metrics-port", strconv.Itoa(port()),
 		// The default 20 status processors (argo-cd v3.6.1

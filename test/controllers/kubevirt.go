@@ -234,6 +234,18 @@ func AdminServiceAccountKubeconfig(ctx context.Context, cp *conformance.ControlP
 	return tokenKubeconfig(ctx, cp, dir, namespace, name)
 }
 
+// ServiceAccountKubeconfig creates ServiceAccount namespace/name (in an
+// existing namespace), bound to nothing, and writes a kubeconfig with a
+// token for it into dir: a process run with it holds only what the caller
+// binds to the account.
+func ServiceAccountKubeconfig(ctx context.Context, cp *conformance.ControlPlane, dir, namespace, name string) (string, error) {
+	items := []any{map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": name, "namespace": namespace}}}
+	if err := create(ctx, cp, items); err != nil {
+		return "", err
+	}
+	return tokenKubeconfig(ctx, cp, dir, namespace, name)
+}
+
 // tokenKubeconfig writes a kubeconfig with a token for ServiceAccount
 // namespace/name.
 func tokenKubeconfig(ctx context.Context, cp *conformance.ControlPlane, dir, namespace, name string) (string, error) {
