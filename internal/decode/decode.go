@@ -204,6 +204,7 @@ func decodeDoc(doc *source.Doc, passThrough bool) (r decoded) {
 		return
 	}
 	d.kind = kind
+	d.secrets(n)
 	v := reflect.New(t)
 	d.object(n, v.Elem(), "")
 	// The values of a document with structural errors are half set: the

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/virtc/virtc/internal/secret"
 )
 
 // Severity of a diagnostic. Errors stop a compile; warnings do not.
@@ -97,10 +99,15 @@ type List struct {
 
 // Add records a diagnostic, unless its place is shadowed by a structural
 // error (see Pos.Shadowed).
+//
+// A message never repeats secret material (secret.Redact): it reaches
+// Argo CD's UI, CI logs and the warnings ConfigMap, whatever value an input
+// or a Jsonnet std.trace put in it.
 func (l *List) Add(d Diagnostic) {
 	if d.Shadowed {
 		return
 	}
+	d.Message = secret.Redact(d.Message)
 	if l.parent != nil {
 		d.Rule, d.Subject = l.rule, l.subject
 		l.parent.Add(d)

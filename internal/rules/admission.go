@@ -9,7 +9,7 @@ import (
 
 	"github.com/virtc/virtc/internal/model"
 	"github.com/virtc/virtc/internal/resolve"
-	"github.com/virtc/virtc/internal/rules/secret"
+	"github.com/virtc/virtc/internal/secret"
 )
 
 // A tenant's guardrails hold in the cluster too: one

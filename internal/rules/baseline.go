@@ -9,7 +9,7 @@ import (
 	"github.com/virtc/virtc/internal/diag"
 	"github.com/virtc/virtc/internal/eligibility"
 	"github.com/virtc/virtc/internal/resolve"
-	"github.com/virtc/virtc/internal/rules/secret"
+	"github.com/virtc/virtc/internal/secret"
 	"github.com/virtc/virtc/internal/versions"
 )
 

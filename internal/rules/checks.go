@@ -14,7 +14,7 @@ import (
 	"github.com/virtc/virtc/internal/extapi"
 	"github.com/virtc/virtc/internal/model"
 	"github.com/virtc/virtc/internal/resolve"
-	"github.com/virtc/virtc/internal/rules/secret"
+	"github.com/virtc/virtc/internal/secret"
 )
 
 // The Guardrails' compile-time checks that are more than a call of a
