@@ -319,13 +319,20 @@ func hashTree(h io.Writer, top, rel, cacheDir string, bytes bool) bool {
 		if dir != "" {
 			p = dir + "/" + name
 		}
-		data, err := os.ReadFile(top + "/" + p)
+		// Streamed: a copy's file that is no input (a disk image, a
+		// video) costs its bytes' hashing, not their size in memory.
+		f, err := openFile(top + "/" + p)
 		if err != nil {
 			return false
 		}
-		io.WriteString(h, p+"\x00"+strconv.Itoa(len(data))+"\x00")
-		h.Write(data)
-		return true
+		defer f.Close()
+		info, err := f.Stat()
+		if err != nil || !info.Mode().IsRegular() {
+			return false
+		}
+		io.WriteString(h, p+"\x00"+strconv.FormatInt(info.Size(), 10)+"\x00")
+		n, err := io.Copy(h, f)
+		return err == nil && n == info.Size()
 	})
 	h.Write(buf)
 	return ok
@@ -461,6 +468,12 @@ func (c *Call) Entry() string { return path.Join(c.dir, c.key) }
 // Serve prints the call's command line, the cached diagnostics and the
 // tenant's output, if the entry has them, as the call would without the
 // cache. An error is that of writing the output.
+//
+// It prints only bytes whose sums it has checked (entry.go): a damaged
+// entry is a miss, and the call's compile stores a whole one in its
+// place. The output is read into memory, checked and written from there
+// (not sent from the file after the check), so what is printed is what
+// was checked.
 func (c *Call) Serve(stdout, stderr io.Writer) (served bool, err error) {
 	f, err := openFile(c.Entry())
 	if err != nil {
@@ -469,7 +482,7 @@ func (c *Call) Serve(stdout, stderr io.Writer) (served bool, err error) {
 	defer f.Close()
 	first := make([]byte, 4<<10)
 	n, _ := io.ReadFull(f, first)
-	line, size, ok := headerSize(first[:n])
+	line, size, sum, ok := headerSize(first[:n])
 	if !ok {
 		return false, nil
 	}
@@ -482,29 +495,27 @@ func (c *Call) Serve(stdout, stderr io.Writer) (served bool, err error) {
 	if _, err := f.ReadAt(raw[got:], int64(line+got)); err != nil && got < size {
 		return false, nil
 	}
+	if sha256.Sum256(raw) != sum {
+		return false, nil
+	}
 	head, ok := parseHeader(raw)
 	if !ok {
 		return false, nil
 	}
-	off, length, ok := head.lookup(c.Tenant, info.Size()-int64(line+size))
+	off, length, sum, ok := head.lookup(c.Tenant, info.Size()-int64(line+size))
 	if !ok {
+		return false, nil
+	}
+	out := make([]byte, length)
+	if _, err := f.ReadAt(out, int64(line+size)+off); err != nil || sha256.Sum256(out) != sum {
 		return false, nil
 	}
 	now := time.Now()
 	os.Chtimes(c.Entry(), now, now) // the newest use, for pruning
 	io.WriteString(stderr, CommandLine(BuildArgs(c.args, head.flags, c.envArgs, head.paths)))
 	io.WriteString(stderr, head.diags)
-	return true, sendRange(stdout, f, int64(line+size)+off, length)
-}
-
-// copyRange writes n bytes of f from off to w through memory.
-func copyRange(w io.Writer, f *os.File, off, n int64) error {
-	buf := make([]byte, n)
-	if _, err := f.ReadAt(buf, off); err != nil {
-		return err
-	}
-	_, err := w.Write(buf)
-	return err
+	_, err = stdout.Write(out)
+	return true, err
 }
 
 // Answer serves a plugin call of the virtc binary at exe (PrepareFor)
@@ -621,8 +632,43 @@ func (c *Call) Lock(env []string) (release func(), waited bool) {
 // another call of the key that then stored no entry.
 const LockEnv = "VIRTC_CMP_LOCK"
 
-// lockPrefix starts the name of a key's lock file.
-const lockPrefix = ".lock-"
+// lockPrefix starts the name of a key's lock file; tempPrefix that of an
+// entry being written (the key, "-" and os.CreateTemp's random digits).
+const (
+	lockPrefix = ".lock-"
+	tempPrefix = ".tmp-"
+)
+
+// keyLen is the length of a key: a SHA-256 in lowercase hex.
+const keyLen = 2 * sha256.Size
+
+// isKey reports whether s has a key's form (an entry's header sum has it
+// too).
+func isKey(s string) bool {
+	if len(s) != keyLen {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// isTemp reports whether name is that of a temporary entry (Store).
+func isTemp(name string) bool {
+	rest, ok := strings.CutPrefix(name, tempPrefix)
+	if !ok || len(rest) < keyLen+2 || !isKey(rest[:keyLen]) || rest[keyLen] != '-' {
+		return false
+	}
+	for _, c := range []byte(rest[keyLen+1:]) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // lookupEnv is the value of name in env (os.Environ form), "" if unset.
 func lookupEnv(env []string, name string) string {
@@ -645,7 +691,7 @@ func (c *Call) Store(specFlags, paths []string, diags string, outputs []Output) 
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		return
 	}
-	f, err := os.CreateTemp(c.dir, ".tmp-")
+	f, err := c.tempFile()
 	if err != nil {
 		return
 	}
@@ -663,6 +709,12 @@ func (c *Call) Store(specFlags, paths []string, diags string, outputs []Output) 
 	}
 	c.logBuild(len(outputs))
 	c.prune()
+}
+
+// tempFile creates the file the call's entry is written to before it is
+// renamed into place: a name isTemp knows.
+func (c *Call) tempFile() (*os.File, error) {
+	return os.CreateTemp(c.dir, tempPrefix+c.key+"-*")
 }
 
 // BuildsLog is the file in the cache's directory that has a line for
@@ -691,8 +743,10 @@ func (c *Call) logBuild(tenants int) {
 }
 
 // prune removes the least recently used entries beyond the bounds,
-// temporary files of calls that died an hour ago or more, and entries of
-// earlier versions (directories).
+// temporary files and locks made an hour ago or more, and entries of
+// earlier versions (directories). It removes only what has a name the
+// cache gives (isKey, isTemp, lockPrefix and a key): the directory may be
+// one a user named, holding files of their own.
 func (c *Call) prune() {
 	ents, err := os.ReadDir(c.dir)
 	if err != nil {
@@ -710,21 +764,21 @@ func (c *Call) prune() {
 			continue
 		}
 		p := path.Join(c.dir, e.Name())
+		name, regular := e.Name(), info.Mode().IsRegular()
+		lock, isLock := strings.CutPrefix(name, lockPrefix)
 		switch {
-		case strings.HasPrefix(e.Name(), BuildsLog):
-			// the log of builds, bounded by logBuild
-		case strings.HasPrefix(e.Name(), ".tmp-"), strings.HasPrefix(e.Name(), lockPrefix):
+		case regular && (isTemp(name) || isLock && isKey(lock)):
 			// a lock file removed while held costs at most one more
 			// compile of its key
 			if time.Since(info.ModTime()) > time.Hour {
-				os.RemoveAll(p)
+				os.Remove(p)
 			}
-		case e.IsDir():
-			if len(e.Name()) == 64 {
-				os.RemoveAll(p)
-			}
+		case e.IsDir() && isKey(name):
+			os.RemoveAll(p)
+		case regular && isKey(name):
+			list = append(list, entry{name, info.ModTime(), info.Size()})
 		default:
-			list = append(list, entry{e.Name(), info.ModTime(), info.Size()})
+			// not the cache's, or builds.log (bounded by logBuild)
 		}
 	}
 	slices.SortFunc(list, func(a, b entry) int {

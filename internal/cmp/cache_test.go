@@ -198,6 +198,59 @@ func TestStoreServe(t *testing.T) {
 	}
 }
 
+// The hit's fast path (Answer, package hit) serves an intact entry and
+// misses on one with a byte flipped, printing nothing, so that the call
+// compiles; the compile's entry is served again.
+func TestAnswerFlipped(t *testing.T) {
+	copyAt(t)
+	exe := filepath.Join(t.TempDir(), "virtc")
+	if err := os.WriteFile(exe, []byte("\x7fELF virtc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{AppPathEnv + "=clusters/east", CacheEnv + "=" + filepath.Join(t.TempDir(), "cache"), "ARGOCD_ENV_TENANT=shop"}
+	c, ok := PrepareFor(exe, nil, env)
+	if !ok {
+		t.Fatal("not cached")
+	}
+	store := func() {
+		t.Helper()
+		c.Store(nil, []string{"."}, "", []Output{
+			{Tenant: "ops", Parts: [][]byte{[]byte("kind: O\n")}},
+			{Tenant: "shop", Parts: [][]byte{[]byte("kind: S\n"), []byte("---\n"), []byte("kind: T\n")}},
+		})
+	}
+	answer := func() (int, bool, string, string) {
+		t.Helper()
+		var out, errs bytes.Buffer
+		code, ok := Answer(exe, nil, env, &out, &errs)
+		return code, ok, out.String(), errs.String()
+	}
+	store()
+	whole, err := os.ReadFile(c.Entry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "kind: S\n---\nkind: T\n"
+	if code, ok, out, _ := answer(); !ok || code != 0 || out != want {
+		t.Fatalf("the intact entry: answered %v, exit %d, %q", ok, code, out)
+	}
+	at := bytes.Index(whole, []byte("kind: T"))
+	for name, i := range map[string]int{"the header": len(entryMagic) + 1, "the tenant's output": at + len("kind: ")} {
+		data := bytes.Clone(whole)
+		data[i] ^= 0x20 // the same length: T is t
+		if err := os.WriteFile(c.Entry(), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if code, ok, out, errs := answer(); ok || code != 0 || out+errs != "" {
+			t.Errorf("a byte of %s flipped: answered %v, exit %d, %q %q", name, ok, code, out, errs)
+		}
+	}
+	store() // the compile the miss leads to
+	if code, ok, out, _ := answer(); !ok || code != 0 || out != want {
+		t.Errorf("the entry stored again: answered %v, exit %d, %q", ok, code, out)
+	}
+}
+
 // The binary counts by its build ID (in its first bytes), not only by
 // its path, size and modification time.
 func TestBinaryID(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -15,12 +16,16 @@ import (
 // says so and waits to be killed (TestLockHelper).
 const lockHelperEnv = "VIRTC_CMP_LOCK_HELPER"
 
+// lockKey is the key TestLock and its helper lock: one of a key's form,
+// so that pruning knows its lock file as the cache's.
+var lockKey = strings.Repeat("4b", 32)
+
 // The key's lock: a second call of the key waits for the first and says
 // it waited; a call whose process is killed leaves the lock free and its
 // file the only trace, which pruning removes once it is an hour old.
 func TestLock(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cache")
-	c := &Call{dir: dir, key: "k"}
+	c := &Call{dir: dir, key: lockKey}
 	release, waited := c.Lock(nil)
 	if waited {
 		t.Fatal("the first lock of a key waited")
@@ -37,7 +42,7 @@ func TestLock(t *testing.T) {
 	if w := <-got; !w {
 		t.Fatal("the second lock says it did not wait")
 	}
-	if other, waited := (&Call{dir: dir, key: "other"}).Lock(nil); waited {
+	if other, waited := (&Call{dir: dir, key: strings.Repeat("0", 64)}).Lock(nil); waited {
 		t.Fatal("another key's lock waited")
 	} else {
 		other()
@@ -78,7 +83,7 @@ func TestLock(t *testing.T) {
 	}
 
 	// prune: the lock file stays while it is young, goes after an hour
-	lock := filepath.Join(dir, lockPrefix+"k")
+	lock := filepath.Join(dir, lockPrefix+lockKey)
 	c.prune()
 	if _, err := os.Stat(lock); err != nil {
 		t.Fatalf("a fresh lock file was pruned: %v", err)
@@ -109,7 +114,7 @@ func TestLockHelper(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestLock")
 	}
-	(&Call{dir: dir, key: "k"}).Lock(nil)
+	(&Call{dir: dir, key: lockKey}).Lock(nil)
 	os.Stdout.WriteString("locked\n")
 	time.Sleep(time.Minute)
 }
