@@ -120,7 +120,10 @@ func compileArgsWith(name string, args []string, where place, tune func(*compile
 			fmt.Fprintf(stderr, "virtc %s: - (stdin) may be named once, and only where virtc has a stdin\n", name)
 			return compile.Result{}, bf, compile.Options{}, ExitUsage, false
 		}
-		data, err := io.ReadAll(stdin)
+		data, err := io.ReadAll(io.LimitReader(stdin, source.MaxInput+1))
+		if err == nil && len(data) > source.MaxInput {
+			err = fmt.Errorf("more than the %d MiB a build's inputs may hold", source.MaxInput>>20)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "virtc %s: reading stdin: %v\n", name, err)
 			return compile.Result{}, bf, compile.Options{}, ExitUsage, false
@@ -128,7 +131,7 @@ func compileArgsWith(name string, args []string, where place, tune func(*compile
 		fromStdin = data
 		paths = slices.Delete(slices.Clone(paths), i, i+1)
 	}
-	req, ok := request(api.CompilerSpec{
+	spec := api.CompilerSpec{
 		Paths:             paths,
 		CatalogDirs:       catalogs,
 		NoDefaultCatalog:  *noDefaults,
@@ -137,7 +140,11 @@ func compileArgsWith(name string, args []string, where place, tune func(*compile
 		ExtStr:            ext,
 		WarningsConfigMap: bf.warnings,
 		AppProjects:       projects,
-	}, where, stderr)
+	}
+	if where.plugin && !where.confine(spec, stderr) {
+		return compile.Result{}, bf, compile.Options{}, ExitFailed, false
+	}
+	req, ok := request(spec, where, stderr)
 	if !ok {
 		return compile.Result{}, bf, compile.Options{}, ExitFailed, false
 	}

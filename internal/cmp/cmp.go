@@ -5,14 +5,19 @@
 //
 // Every plugin parameter and every plugin environment variable is one
 // `virtc build` flag: parameter `catalog` (or env CATALOG, which Argo CD
-// passes as ARGOCD_ENV_CATALOG) becomes --catalog. A flag that build does
-// not know fails the build, so a misspelt option is never ignored.
+// passes as ARGOCD_ENV_CATALOG) becomes --catalog. Only the flags of
+// Parameters are taken: an Application belongs to whoever may write it,
+// and the sidecar serves every Application, so no parameter may write a
+// file (--cpuprofile), change what the output is (-o, --help: an empty
+// output would be an application Argo CD prunes) or be misspelt and
+// ignored.
 package cmp
 
 import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -31,6 +36,33 @@ type Parameter struct {
 	String *string           `json:"string,omitempty"`
 	Array  []string          `json:"array,omitempty"`
 	Map    map[string]string `json:"map,omitempty"`
+}
+
+// Parameters are the build flags an Application may set, as a plugin
+// parameter or a plugin env entry (docs/security.md): what selects and
+// reads the inputs (each path confined to the repository's copy by the
+// build) and what Jsonnet reads. plugin.yaml announces them.
+var Parameters = []string{
+	"app-projects",
+	"as-of",
+	"catalog",
+	"cluster",
+	"ext-str",
+	"no-default-catalog",
+	"scope",
+	"tenant",
+	"warnings-configmap",
+}
+
+// parameter reports whether an Application may set the flag name. A byte
+// test like flagName, for package hit.
+func parameter(name string) bool {
+	for _, p := range Parameters {
+		if p == name {
+			return true
+		}
+	}
+	return false
 }
 
 // flagName reports whether s is a build flag's name: lowercase words of
@@ -67,8 +99,8 @@ func Args(environ []string) ([]string, error) {
 			params = v
 		case strings.HasPrefix(k, EnvPrefix):
 			name := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(k, EnvPrefix)), "_", "-")
-			if !flagName(name) {
-				return nil, fmt.Errorf("plugin env %s: %q is not a virtc build flag name", strings.TrimPrefix(k, EnvPrefix), name)
+			if !parameter(name) {
+				return nil, fmt.Errorf("plugin env %s: %s is not an option the plugin takes (%s)", strings.TrimPrefix(k, EnvPrefix), quoteName(name), strings.Join(Parameters, ", "))
 			}
 			env[name] = v
 			envNames = append(envNames, name)
@@ -86,8 +118,8 @@ func Args(environ []string) ([]string, error) {
 		return nil, fmt.Errorf("%s is not a JSON list of parameters: %v", ParametersEnv, err)
 	}
 	for _, p := range ps {
-		if !flagName(p.Name) {
-			return nil, fmt.Errorf("plugin parameter %q is not a virtc build flag name (lowercase words joined by '-')", p.Name)
+		if !parameter(p.Name) {
+			return nil, fmt.Errorf("plugin parameter %s is not an option the plugin takes (%s)", quoteName(p.Name), strings.Join(Parameters, ", "))
 		}
 		switch {
 		case p.String != nil:
@@ -108,4 +140,16 @@ func Args(environ []string) ([]string, error) {
 		}
 	}
 	return args, nil
+}
+
+// quoteName is a name from the Application for a message: quoted, and
+// cut when it is long or not a flag's name, so that whatever was pasted
+// there is not repeated in Argo CD's error.
+func quoteName(s string) string {
+	if len(s) > 40 || strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
+	}) {
+		return fmt.Sprintf("(a name of %d bytes that is not a flag's)", len(s))
+	}
+	return strconv.Quote(s)
 }

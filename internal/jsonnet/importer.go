@@ -171,7 +171,10 @@ func (im *importer) resolve(from, path string) imported {
 		im.user[foundAt] = true
 		contents, ok := im.contents[foundAt]
 		if !ok {
-			data, err := os.ReadFile(real)
+			data, err := source.ReadFile(real)
+			if err == nil && len(data) > source.MaxFileSize {
+				err = fmt.Errorf("%s is larger than the %d MiB limit for one file", c, source.MaxFileSize>>20)
+			}
 			if err != nil {
 				return imported{err: unwrap(err)}
 			}

@@ -54,9 +54,12 @@ var ErrNoResourceList = errors.New("expected a ResourceList (apiVersion config.k
 // protocol itself broke. On failure the items are written back without
 // generated objects.
 func Run(in io.Reader, out io.Writer) (*diag.List, error) {
-	data, err := io.ReadAll(in)
+	data, err := io.ReadAll(io.LimitReader(in, source.MaxInput+1))
 	if err != nil {
 		return nil, err
+	}
+	if len(data) > source.MaxInput {
+		return nil, fmt.Errorf("the ResourceList on stdin is larger than the %d MiB a build's inputs may hold", source.MaxInput>>20)
 	}
 	l, fast, err := parseLayout(data)
 	if err != nil {

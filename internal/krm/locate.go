@@ -3,7 +3,6 @@ package krm
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,12 +83,7 @@ func (l *locator) docs(file string) []*yaml.Node {
 }
 
 func readSmall(file string) ([]byte, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, source.MaxFileSize+1))
+	data, err := source.ReadFile(file)
 	if err == nil && len(data) > source.MaxFileSize {
 		err = errors.New("too large")
 	}

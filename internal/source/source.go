@@ -27,6 +27,26 @@ import (
 // mistake (or an attack), and reading it whole would cost memory for nothing.
 const MaxFileSize = 8 << 20
 
+// The bounds of an input beside its size (docs/security.md). A YAML node
+// costs about 160 bytes of memory however few bytes of text make it, so
+// a file of short lines (an 8 MiB label map: 1.3 million nodes) or of
+// empty documents (two million `---` lines) would cost hundreds of times
+// its size, and more time than Argo CD gives a plugin. Each is counted on
+// the bytes before the file is parsed; a repository's real files are far
+// below them (an intent is tens of lines, the largest CRD upstream 32,000).
+const (
+	// MaxDocuments bounds the YAML documents of one file.
+	MaxDocuments = 10_000
+	// MaxItems bounds the lines and flow-collection items (commas) of
+	// one file: together they bound its nodes.
+	MaxItems = 250_000
+	// MaxDepth bounds how deep below an input root directories are read.
+	MaxDepth = 32
+	// MaxInput bounds the bytes of a build's inputs: its files, the
+	// documents on stdin and a KRM function's ResourceList.
+	MaxInput = 256 << 20
+)
+
 // Doc is one YAML document of an input.
 type Doc struct {
 	// File is the path to show in messages (as the user named it).
@@ -154,6 +174,14 @@ func Parse(file, rel string, data []byte, diags *diag.List) []*Doc {
 		diags.Errorf(diag.Pos{File: file, Line: line, Col: col}, "", "file is not valid UTF-8 (save it as UTF-8)")
 		return nil
 	}
+	if n := countDocuments(data); n > MaxDocuments {
+		diags.Errorf(diag.Pos{File: file}, "", "file holds %d YAML documents, more than the %d one file may hold (split it into several files)", n, MaxDocuments)
+		return nil
+	}
+	if n := bytes.Count(data, []byte{'\n'}) + bytes.Count(data, []byte{','}); n > MaxItems {
+		diags.Errorf(diag.Pos{File: file}, "", "file holds %d lines and list items, more than the %d one file may hold (split it into several files)", n, MaxItems)
+		return nil
+	}
 	if nodes, ok := fastParse(data); ok {
 		docs := make([]*Doc, len(nodes))
 		for i, n := range nodes {
@@ -197,6 +225,23 @@ func yamlError(err error) (int, string) {
 	return 1, strings.TrimPrefix(msg, "yaml: ")
 }
 
+// countDocuments counts the document markers (`---` at a line's start)
+// of data, an upper bound of its documents less one.
+func countDocuments(data []byte) int {
+	n := 1
+	if bytes.HasPrefix(data, []byte("---")) {
+		n++
+	}
+	for i := 0; ; {
+		j := bytes.Index(data[i:], []byte("\n---"))
+		if j < 0 {
+			return n
+		}
+		n++
+		i += j + 4
+	}
+}
+
 // Options controls which files a directory walk reads.
 type Options struct {
 	// Evaluate turns a .jsonnet file into documents. Nil means Jsonnet files
@@ -228,6 +273,7 @@ func IsInput(name string) bool {
 // order, skipping hidden entries. A missing path is an error.
 func Read(paths []string, opts Options, diags *diag.List) []*Doc {
 	var docs []*Doc
+	var total int64
 	for _, root := range paths {
 		info, err := os.Stat(root)
 		if err != nil {
@@ -236,6 +282,9 @@ func Read(paths []string, opts Options, diags *diag.List) []*Doc {
 		}
 		if !info.IsDir() {
 			// A file named on its own: its directory is its input root.
+			if !withinInput([]string{root}, &total, diags) {
+				return docs
+			}
 			if confined(filepath.Dir(root), root, diags) {
 				docs = append(docs, readFile(root, opts.rel(root, filepath.Dir(root)), filepath.Dir(root), opts, diags)...)
 			}
@@ -243,6 +292,9 @@ func Read(paths []string, opts Options, diags *diag.List) []*Doc {
 		}
 		files, links := inputFiles(root, diags)
 		slices.Sort(files)
+		if !withinInput(files, &total, diags) {
+			return docs
+		}
 		// A symlink is followed only when its target stays inside the root
 		// (as Jsonnet imports are): `evil.yaml -> /etc/passwd` in a
 		// repository must not put the repo-server's files into the output
@@ -270,6 +322,22 @@ func Read(paths []string, opts Options, diags *diag.List) []*Doc {
 	return docs
 }
 
+// withinInput adds the sizes of files to total and reports whether the
+// build's inputs stay within MaxInput, before any is read: what a read
+// would cost is never spent on inputs that are refused anyway.
+func withinInput(files []string, total *int64, diags *diag.List) bool {
+	for _, f := range files {
+		if info, err := os.Stat(f); err == nil && info.Mode().IsRegular() {
+			*total += info.Size()
+		}
+	}
+	if *total > MaxInput {
+		diags.Errorf(diag.Pos{File: "<inputs>"}, "", "the inputs hold %d MiB, more than the %d MiB one build reads (name fewer directories, or split the repository's Applications)", *total>>20, MaxInput>>20)
+		return false
+	}
+	return true
+}
+
 // inputFiles lists the input files below root, skipping hidden entries. A
 // symlinked directory is walked when its target stays inside the root and
 // refused when it leaves it, as a symlinked file is read or refused (a
@@ -280,8 +348,12 @@ func inputFiles(root string, diags *diag.List) (files []string, links map[string
 	// open holds the real paths of the directories being walked: a link
 	// back to one of them would loop.
 	open := map[string]bool{}
-	var walk func(dir string)
-	walk = func(dir string) {
+	var walk func(dir string, depth int)
+	walk = func(dir string, depth int) {
+		if depth > MaxDepth {
+			diags.Errorf(diag.Pos{File: dir}, "", "cannot read: directories nested more than %d deep below the input root %s are not read (move its files up)", MaxDepth, root)
+			return
+		}
 		if real, err := filepath.EvalSymlinks(dir); err == nil {
 			if open[real] {
 				return
@@ -303,14 +375,14 @@ func inputFiles(root string, diags *diag.List) (files []string, links map[string
 			if isLink {
 				if info, err := os.Stat(p); err == nil && info.IsDir() {
 					if confined(root, p, diags) {
-						walk(p)
+						walk(p, depth+1)
 					}
 					continue
 				}
 			}
 			switch {
 			case isDir:
-				walk(p)
+				walk(p, depth+1)
 			case IsInput(p):
 				files = append(files, p)
 				if isLink {
@@ -319,7 +391,7 @@ func inputFiles(root string, diags *diag.List) (files []string, links map[string
 			}
 		}
 	}
-	walk(root)
+	walk(root, 0)
 	return files, links
 }
 
@@ -374,13 +446,11 @@ func (p *parsedFile) finish(diags *diag.List) []*Doc {
 }
 
 func readData(file string, diags *diag.List) ([]byte, bool) {
-	f, err := os.Open(file)
-	if err != nil {
-		diags.Errorf(diag.Pos{File: file}, "", "cannot read: %v", unwrapPathError(err))
+	data, err := ReadFile(file)
+	if errors.Is(err, errNotRegular) {
+		diags.Errorf(diag.Pos{File: file}, "", "cannot read: not a regular file (a FIFO, socket or device is never read as an input; remove it or rename it to end in other than .yaml, .yml, .json or .jsonnet)")
 		return nil, false
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
 		diags.Errorf(diag.Pos{File: file}, "", "cannot read: %v", unwrapPathError(err))
 		return nil, false
@@ -390,6 +460,30 @@ func readData(file string, diags *diag.List) ([]byte, bool) {
 		return nil, false
 	}
 	return data, true
+}
+
+// errNotRegular: the file is a FIFO, socket or device.
+var errNotRegular = errors.New("not a regular file")
+
+// ReadFile reads an input file of at most MaxFileSize bytes and one byte
+// more (the caller refuses a longer one): a FIFO, socket or device is
+// refused without blocking (errNotRegular), whether it was named, found
+// in a directory or reached by a symlink, and a file is never read
+// beyond the bound, whatever size it claims.
+func ReadFile(file string) ([]byte, error) {
+	f, err := os.OpenFile(file, openFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	return io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 }
 
 func readFile(file, rel, root string, opts Options, diags *diag.List) []*Doc {
