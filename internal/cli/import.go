@@ -55,6 +55,10 @@ func runImport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	res := importer.Import(objs, docs, catalog.Options{NoDefaults: *noDefaults}, importer.Options{DeferChanges: *deferChanges})
+	if p, ok := outsideOut(res.Files); ok {
+		fmt.Fprintf(stderr, "virtc import: %q: the export's names make a path outside --out %s (want NAMESPACE/NAME.yaml, of DNS-1123 names); nothing written\n", p, *out)
+		return ExitFailed
+	}
 	for _, f := range res.Files {
 		p := filepath.Join(*out, filepath.FromSlash(f.Path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -79,6 +83,19 @@ func runImport(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitRefused
 	}
 	return ExitOK
+}
+
+// outsideOut is the first file path that would leave the output
+// directory (.., absolute, empty). The paths are made of the export's
+// namespaces and names, which the importer checks; one that would still
+// leave it refuses the whole import before any file is written.
+func outsideOut(files []importer.File) (string, bool) {
+	for _, f := range files {
+		if !filepath.IsLocal(filepath.FromSlash(f.Path)) {
+			return f.Path, true
+		}
+	}
+	return "", false
 }
 
 // runLiveDiff compiles PATHs and compares the result with a live export.

@@ -68,6 +68,11 @@ func runInit(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *approver != "" && !digestImage.MatchString(*approver) {
 		return usage("--approver-image %q: not %s", *approver, digestHint)
 	}
+	// The URL goes into the AppProjects and the ApplicationSet, which
+	// Argo CD applies with its own rights (initrepo.CheckRepoURL).
+	if err := initrepo.CheckRepoURL(*repoURL); err != nil {
+		return usage("--repo-url %q: %v", *repoURL, err)
+	}
 	dir := paths[0]
 	if existing, err := firstFile(dir); err != nil {
 		fmt.Fprintf(stderr, "virtc init: %v\n", err)

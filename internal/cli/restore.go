@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/virtc/virtc/api"
 	"github.com/virtc/virtc/internal/compile"
 	"github.com/virtc/virtc/internal/diag"
@@ -56,6 +58,23 @@ func runRestorePlan(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if *snapshot != "" && (*backup != "" || *target != "") {
 		fmt.Fprintln(stderr, "virtc restore-plan: --snapshot restores the VM in place from its snapshot: --backup and --to do not apply")
 		return ExitUsage
+	}
+	for _, f := range []struct {
+		flag, value string
+		kind        nameKind
+	}{
+		{"--app", *app, applicationName},
+		{"--backup", *backup, backupName},
+		{"--to", *target, namespaceName},
+		{"--snapshot", *snapshot, snapshotName},
+	} {
+		if f.value == "" {
+			continue
+		}
+		if msg := f.kind.check(f.value); msg != "" {
+			fmt.Fprintf(stderr, "virtc restore-plan: %s %q %s\n", f.flag, f.value, msg)
+			return ExitUsage
+		}
 	}
 	req, ok := request(api.CompilerSpec{Paths: positional}, place{}, stderr)
 	if !ok {
@@ -143,4 +162,53 @@ func runRestorePlan(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	io.WriteString(stdout, plan.Script(docsOut))
 	return ExitOK
+}
+
+// The flags' values go into the plan's script, which a cluster
+// administrator runs, and into its objects: each must be the Kubernetes
+// name it stands for, so that none reads as shell syntax ($(...), a
+// backquote, a ; or a newline would run a command of its own). The script
+// quotes them as well (render.RestorePlan.Script).
+type nameKind int
+
+const (
+	// namespaceName is a namespace: a DNS-1123 label.
+	namespaceName nameKind = iota
+	// backupName is a Velero Backup: a DNS-1123 subdomain.
+	backupName
+	// snapshotName is a VirtualMachineSnapshot: a DNS-1123 subdomain.
+	snapshotName
+	// applicationName is an Argo CD Application in $ARGOCD_NS (the script
+	// runs kubectl -n "$ARGOCD_NS" get application "$APP"): a DNS-1123
+	// subdomain, with no namespace of its own.
+	applicationName
+)
+
+// check says why value is not a name of the kind, and what would be right;
+// empty: it is one.
+func (k nameKind) check(value string) string {
+	var errs []string
+	var want string
+	switch k {
+	case namespaceName:
+		errs = validation.IsDNS1123Label(value)
+		want = "a namespace name: a DNS-1123 label (at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit), such as shop-drill"
+	case backupName:
+		errs = validation.IsDNS1123Subdomain(value)
+		want = "a Velero Backup name: a DNS-1123 subdomain (at most 253 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit), as velero backup get lists it"
+	case snapshotName:
+		errs = validation.IsDNS1123Subdomain(value)
+		want = "a VirtualMachineSnapshot name: a DNS-1123 subdomain (at most 253 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit), as kubectl get virtualmachinesnapshots lists it"
+	case applicationName:
+		if ns, name, found := strings.Cut(value, "/"); found && len(validation.IsDNS1123Label(ns)) == 0 && len(validation.IsDNS1123Subdomain(name)) == 0 {
+			// The script reads the Application's namespace from $ARGOCD_NS.
+			return fmt.Sprintf("is NAMESPACE/NAME: give the Application's name alone (--app %s) and run the script with ARGOCD_NS=%s", name, ns)
+		}
+		errs = validation.IsDNS1123Subdomain(value)
+		want = "an Argo CD Application name: a DNS-1123 subdomain (at most 253 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit), such as virtc-vms"
+	}
+	if len(errs) == 0 {
+		return ""
+	}
+	return "is not " + want
 }

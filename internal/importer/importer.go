@@ -23,6 +23,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 	cdiv1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 
@@ -120,10 +121,19 @@ func importVMs(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Optio
 	// as it was then (mapVM), and then compiled and checked in export
 	// order.
 	var cands []*candidate
+	// unnamed are the VMs refused for their namespace or name (pathNames),
+	// whose namespace gets no Tenant either.
+	unnamed := map[string]bool{}
 	for _, o := range objs {
-		if o.Kind == "VirtualMachine" {
-			cands = append(cands, im.mapVM(o))
+		if o.Kind != "VirtualMachine" {
+			continue
 		}
+		if why := pathNames(o); why != "" {
+			cands = append(cands, &candidate{o: o, reasons: []string{why}})
+			unnamed[o.Namespace+"/"+o.Name] = true
+			continue
+		}
+		cands = append(cands, im.mapVM(o))
 	}
 	if batch {
 		im.compileAll(cands, catalogDocs, opts)
@@ -157,6 +167,9 @@ func importVMs(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Optio
 	}
 	refusedIn, refusedVM := map[string]bool{}, map[string]bool{}
 	for _, rf := range res.Refused {
+		if unnamed[rf.VM] {
+			continue
+		}
 		ns, _, _ := strings.Cut(rf.VM, "/")
 		refusedIn[ns], refusedVM[rf.VM] = true, true
 		// A namespace whose VMs are all refused still gets its Tenant
@@ -193,6 +206,23 @@ func importVMs(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Optio
 	res.Left = im.left(res.Imported)
 	res.NextStart = im.nextStart()
 	return res
+}
+
+// pathNames says why a live VM's namespace or name cannot name its files,
+// or "" when both can. They become the paths of its intent
+// (NAMESPACE/NAME.yaml) and its Tenant (NAMESPACE/tenant.yaml) under
+// --out, and an export is input like any other: a namespace .., or a name
+// with a /, would write outside it. Kubernetes names a namespace with a
+// DNS-1123 label and a VirtualMachine with a DNS-1123 subdomain, neither
+// of which can.
+func pathNames(o live.Object) string {
+	if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
+		return fmt.Sprintf("metadata.namespace %q: not a Kubernetes namespace name (a DNS-1123 label: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit); virtc writes no file for it", o.Namespace)
+	}
+	if errs := validation.IsDNS1123Subdomain(o.Name); len(errs) > 0 {
+		return fmt.Sprintf("metadata.name %q: not a VirtualMachine name (a DNS-1123 subdomain: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit); virtc writes no file for it", o.Name)
+	}
+	return ""
 }
 
 // networkAttachments records the NetworkAttachmentDefinitions an imported
@@ -994,6 +1024,11 @@ func (im *importer) image(src *cdiv1.DataVolumeSpec, pref string, anyPreference 
 	}
 	name := "imported-"
 	if ds != nil {
+		// The name becomes the catalog file's (catalog/image-NAME.yaml).
+		if errs := validation.IsDNS1123Subdomain(ds.Name); len(errs) > 0 {
+			refuse("the root disk's sourceRef.name %q: not a DataSource name (a DNS-1123 subdomain)", ds.Name)
+			return ""
+		}
 		name += ds.Name
 	} else {
 		name += path.Base(strings.SplitN(reg.URL, "@", 2)[0])
@@ -1165,6 +1200,12 @@ func (im *importer) network(ns string, n kubevirtv1.Network, i kubevirtv1.Interf
 		}
 		if i.Bridge == nil {
 			refuse("spec.template.spec.domain.devices.interfaces[%s]: virtc attaches bridge profiles through the bridge binding", i.Name)
+		}
+		// The name becomes a NetworkProfile's, and its catalog file's
+		// (catalog/network-NAME.yaml).
+		if errs := validation.IsDNS1123Label(nad); len(errs) > 0 {
+			refuse("spec.template.spec.networks[%s].multus.networkName: %q: not a NetworkAttachmentDefinition name a NetworkProfile can have (a DNS-1123 label)", n.Name, n.Multus.NetworkName)
+			return "", sp
 		}
 		if p, ok := im.cat.NetworkProfiles.Get(nad); ok {
 			if p.Spec.Type != api.NetworkBridge {

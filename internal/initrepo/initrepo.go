@@ -9,12 +9,18 @@ import (
 	"bytes"
 	"cmp"
 	"embed"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"text/template"
+
+	"go.yaml.in/yaml/v3"
 
 	defaults "github.com/virtc/virtc/catalog"
 	"github.com/virtc/virtc/internal/versions"
@@ -81,6 +87,9 @@ type File struct {
 
 // Files renders the repository, sorted by path.
 func Files(o Options) ([]File, error) {
+	if err := CheckRepoURL(o.RepoURL); err != nil {
+		return nil, fmt.Errorf("repository URL %q: %v", o.RepoURL, err)
+	}
 	release, ok := versions.BaselineRelease()
 	if !ok {
 		return nil, fmt.Errorf("the version table has no baseline release")
@@ -106,7 +115,7 @@ func Files(o Options) ([]File, error) {
 			return err
 		}
 		rel := strings.Replace(strings.TrimPrefix(p, "templates/"), "CLUSTER", o.Cluster, 1)
-		tmpl, err := template.New(rel).Delims("[[", "]]").Option("missingkey=error").Parse(string(text))
+		tmpl, err := template.New(rel).Delims("[[", "]]").Option("missingkey=error").Funcs(template.FuncMap{"yaml": yamlString}).Parse(string(text))
 		if err != nil {
 			return err
 		}
@@ -156,4 +165,79 @@ func Files(o Options) ([]File, error) {
 	}
 	slices.SortFunc(out, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
+}
+
+// The repository URL comes from the command line and lands in the
+// AppProjects and the ApplicationSet, which Argo CD applies with its own
+// rights: a line break in it would add fields of the caller's choosing
+// (a second source, a destination, a sync policy). So it must be a URL
+// Argo CD clones from, and the templates write it as a YAML scalar
+// (yamlString), never as raw text.
+
+// scpLikeURL is git's scp-like form, user@host:path (git@github.com:org/repo.git),
+// which Argo CD treats as an SSH URL.
+var scpLikeURL = regexp.MustCompile(`^[A-Za-z0-9._~-]+@[A-Za-z0-9.-]+:[^:]`)
+
+// uriScheme is RFC 3986's scheme.
+var uriScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
+
+// CheckRepoURL says why s is not a Git repository URL Argo CD accepts:
+// scheme://host/path (https, ssh, git, http) or the scp-like
+// user@host:path, with only the characters RFC 3986 allows in a URL
+// (percent-encode the others): no space, no control character.
+func CheckRepoURL(s string) error {
+	if s == "" {
+		return errors.New("empty: want the Git repository Argo CD clones, such as https://git.example.com/platform/virtual-machines.git or git@git.example.com:platform/virtual-machines.git")
+	}
+	for _, r := range s {
+		if !uriChar(r) {
+			return fmt.Errorf("%q is not allowed in a URL (percent-encode it, or leave it out): want https://host/path or git@host:path", r)
+		}
+	}
+	if scheme, rest, found := strings.Cut(s, "://"); found {
+		if !uriScheme.MatchString(scheme) {
+			return fmt.Errorf("%q is not a URL scheme: want https://host/path, ssh://git@host/path or git@host:path", scheme)
+		}
+		u, err := url.Parse(s)
+		if err != nil {
+			return fmt.Errorf("not a URL (%v): want https://host/path or git@host:path", err)
+		}
+		if u.Host == "" || strings.HasPrefix(rest, "/") {
+			return fmt.Errorf("no host: want %s://host/path", scheme)
+		}
+		return nil
+	}
+	if scpLikeURL.MatchString(s) {
+		return nil
+	}
+	return errors.New("neither scheme://host/path nor user@host:path: want a URL such as https://git.example.com/platform/virtual-machines.git or git@git.example.com:platform/virtual-machines.git")
+}
+
+// uriChar reports a character RFC 3986 allows in a URL: unreserved,
+// reserved, or the % of a percent-encoding.
+func uriChar(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		return true
+	}
+	return r < 0x80 && strings.ContainsRune("-._~:/?#[]@!$&'()*+,;=%", r)
+}
+
+// plainYAML is what yamlString writes unquoted: characters no YAML
+// indicator begins with, and no ": " or " #" (which need a space).
+var plainYAML = regexp.MustCompile(`^[A-Za-z0-9._/~-][A-Za-z0-9._/~:@+%=-]*$`)
+
+// yamlString is s as a YAML scalar that reads back as the string s,
+// whatever it holds: plain where YAML reads it so (the plans of ordinary
+// URLs stay as they were), else double-quoted (JSON's escapes, which YAML
+// reads).
+func yamlString(s string) string {
+	if plainYAML.MatchString(s) {
+		var v map[string]any
+		if yaml.Unmarshal([]byte("v: "+s), &v) == nil && v["v"] == s {
+			return s
+		}
+	}
+	b, _ := json.Marshal(s)
+	return string(b)
 }
