@@ -641,7 +641,7 @@ func TestCMPOptions(t *testing.T) {
 			a.Spec.Source.Plugin.Parameters = []parameter{{Name: "catalog", Array: []string{"../../platform"}}, {Name: "colour", String: &vms}}
 		})
 		code, stdout, stderr := generate(t, p, app, repoCopy(t))
-		if code == 0 || stdout != "" || !strings.Contains(stderr, "unknown flag --colour") {
+		if code == 0 || stdout != "" || !strings.Contains(stderr, `plugin parameter "colour" is not an option the plugin takes`) {
 			t.Errorf("exit %d, stdout %d bytes, stderr:\n%s", code, len(stdout), stderr)
 		}
 	})
