@@ -252,7 +252,7 @@ func pluginCall(params string, env ...string) hostileRun {
 }
 
 func hostileCases() []hostileCase {
-	return slices.Concat(pathCases(), secretCases(), injectionCases(), boundCases())
+	return slices.Concat(pathCases(), secretCases(), injectionCases(), cacheCases(), boundCases())
 }
 
 // noFile checks that the case wrote no file name in the sidecar.
@@ -479,6 +479,61 @@ func injectionCases() []hostileCase {
 			},
 		},
 	}
+}
+
+// cacheCases: the plugin's cache serves only what it wrote and checked,
+// and removes only what it wrote. The first call of a tenant's Application
+// fills the cache; an attacker who can write the cache's directory (another
+// process of the sidecar) turns the tenant's VMs off in the entry, keeping
+// its length, and leaves a file of its own there.
+func cacheCases() []hostileCase {
+	var first string
+	return []hostileCase{{
+		name: "cache/entry changed in place",
+		setup: func(t *testing.T, s *sidecar) hostileRun {
+			cache := filepath.Join(s.dir, "cache")
+			call := pluginCall(`[{"name":"scope","string":"vms"},{"name":"tenant","string":"payments"}]`)
+			call.env = append(call.env, "VIRTC_CMP_CACHE="+cache)
+			call.dir = s.app
+			r := call.run(t)
+			if r.code != 0 || !strings.Contains(r.stdout, "runStrategy: Always") {
+				t.Fatalf("the first call: exit %d\n%s", r.code, r.stderr)
+			}
+			first = r.stdout
+			ents, err := os.ReadDir(cache)
+			if err != nil {
+				t.Fatal(err)
+			}
+			changed := 0
+			for _, e := range ents {
+				p := filepath.Join(cache, e.Name())
+				data, err := os.ReadFile(p)
+				if err != nil || !bytes.Contains(data, []byte("runStrategy: Always")) {
+					continue
+				}
+				if err := os.WriteFile(p, bytes.ReplaceAll(data, []byte("runStrategy: Always"), []byte("runStrategy: Halted")), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				changed++
+			}
+			if changed != 1 {
+				t.Fatalf("%d cache entries hold the tenant's VMs, want 1", changed)
+			}
+			if err := os.WriteFile(filepath.Join(cache, "notes.txt"), []byte("not the cache's"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return call
+		},
+		code: 0,
+		check: func(t *testing.T, s *sidecar, r hostileResult) {
+			if r.stdout != first {
+				t.Errorf("the changed entry was served (or the output differs from the first call's):\n%.1000s", r.stdout)
+			}
+			if _, err := os.Stat(filepath.Join(s.dir, "cache", "notes.txt")); err != nil {
+				t.Errorf("the cache removed a file it did not write: %v", err)
+			}
+		},
+	}}
 }
 
 // boundCases: refused from the bytes, before they cost memory or time.
