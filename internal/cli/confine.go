@@ -5,9 +5,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/secret"
 )
 
 // confine refuses, in the Argo CD plugin, every input path that leaves the
@@ -41,7 +43,7 @@ func (p place) confine(spec api.CompilerSpec, stderr io.Writer) bool {
 	check := func(what string, paths []string) {
 		for _, f := range paths {
 			if why := outside(realRoot, f); why != "" {
-				fmt.Fprintf(stderr, "virtc cmp: %s %q: %s (the plugin reads only inside the repository's copy: name a file or directory of the repository, relative to the application's directory)\n", what, f, why)
+				fmt.Fprintf(stderr, "virtc cmp: %s %s: %s (the plugin reads only inside the repository's copy: name a file or directory of the repository, relative to the application's directory)\n", what, secret.Redact(strconv.Quote(f)), why)
 				ok = false
 			}
 		}
