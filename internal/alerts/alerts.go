@@ -199,15 +199,39 @@ func platformGroup(m *resolve.Model, s Settings) Group {
 	if dp := m.Platform.Obj.Spec.DataProtection; dp != nil && !dp.External {
 		csvs = append(csvs, regexQuote(versions.OADPCSV(""))+".*")
 	}
+	// HCO v1.18.1 reports error (2) when the HyperConverged is not
+	// Available or is Degraded and warning (1) while it has not reconciled
+	// or is Progressing; during its own upgrade only Degraded is an error
+	// (controllers/hyperconverged/hyperconverged_controller.go,
+	// getSystemHealthStatus), and KubeVirt's components report Degraded
+	// while they roll. An update of the operator is one the Platform asked
+	// for (virtc's approver approves only the route to its pin), so neither
+	// rule fires while HCO's CSV is being replaced: OLM's csv_abnormal is 1
+	// for the old CSV (Replacing) and the new one (Pending to Installing)
+	// until the new one has Succeeded (operator-lifecycle-manager
+	// pkg/metrics/metrics.go, EmitCSVMetric); VirtcOperatorNotSucceeded
+	// watches an update that does not end. HCO's own alert is the same
+	// split (pkg/monitoring/hyperconverged/rules/alerts/health_alerts.go).
+	updating := fmt.Sprintf(" unless on () (csv_abnormal{name=~%s,phase=~\"Pending|InstallReady|Installing|Replacing\"} == 1)", promString(csvs[0]))
 	return Group{Name: "virtc-platform", Rules: []Rule{
 		{
 			Alert:  "VirtcHyperConvergedUnhealthy",
-			Expr:   "kubevirt_hco_system_health_status > 0",
+			Expr:   "kubevirt_hco_system_health_status == 2" + updating,
 			For:    s.Platform.UnhealthyFor,
 			Labels: labels(),
 			Annotations: map[string]string{
 				"summary":     "OpenShift Virtualization is not healthy",
-				"description": "HCO has reported its system health as warning (1) or error (2) for " + s.Platform.UnhealthyFor + ": a condition of the HyperConverged or of a component it deploys is degraded (oc get hyperconverged -n openshift-cnv -o yaml).",
+				"description": "HCO has reported its system health as error for " + s.Platform.UnhealthyFor + ", outside an update of the operator: the HyperConverged is not Available, or it or a component it deploys is Degraded (oc get hyperconverged -n openshift-cnv -o yaml).",
+			},
+		},
+		{
+			Alert:  "VirtcHyperConvergedWarning",
+			Expr:   "kubevirt_hco_system_health_status == 1" + updating,
+			For:    s.Platform.UnhealthyFor,
+			Labels: map[string]string{LabelSeverity: "warning"},
+			Annotations: map[string]string{
+				"summary":     "OpenShift Virtualization has not finished reconciling",
+				"description": "HCO has reported its system health as warning for " + s.Platform.UnhealthyFor + ", outside an update of the operator: the HyperConverged has not completed reconciling its components, or is Progressing (oc get hyperconverged -n openshift-cnv -o yaml).",
 			},
 		},
 		{
@@ -348,6 +372,10 @@ func higher(s Settings, a, b string) string {
 	return a
 }
 
+// MigrationFailedWindow is how long VirtcVMMigrationFailed holds after a
+// failed migration ended.
+const MigrationFailedWindow = time.Hour
+
 // vmRules are the rules of a tenant's VMs of one tier: KubeVirt v1.8.4's
 // virt-controller metrics (pkg/monitoring/metrics/virt-controller), which
 // carry the VM's namespace and name; virt-operator's ServiceMonitor keeps
@@ -364,13 +392,19 @@ func vmRules(ns string, ta api.TierAlerting, running, agent, migrate []string) [
 	var rules []Rule
 	if len(running) > 0 {
 		rules = append(rules, Rule{
-			Alert:  "VirtcVMNotRunning",
-			Expr:   "kubevirt_vm_info" + sel(running, `,status_group!~"running|migrating"`) + " == 1",
+			Alert: "VirtcVMNotRunning",
+			// One series per VM: kubevirt_vm_info carries the VM's
+			// printable status (KubeVirt v1.8.4 pkg/monitoring/metrics/
+			// virt-controller/vmstats_collector.go, CollectVMsInfo), so a
+			// VM that crash-loops changes series every few minutes
+			// (CrashLoopBackOff, Starting), and an alert on each series
+			// would start its for: timer again at every change.
+			Expr:   "max by (namespace, name) (kubevirt_vm_info" + sel(running, `,status_group!~"running|migrating"`) + ") == 1",
 			For:    ta.NotRunningFor,
 			Labels: labels(),
 			Annotations: map[string]string{
-				"summary":     "VM {{ $labels.namespace }}/{{ $labels.name }} is {{ $labels.status }}",
-				"description": "The " + ta.Tier + " VM {{ $labels.namespace }}/{{ $labels.name }} should run (its runStrategy keeps it running) and has been {{ $labels.status }} for " + ta.NotRunningFor + " (oc describe vm -n {{ $labels.namespace }} {{ $labels.name }}).",
+				"summary":     "VM {{ $labels.namespace }}/{{ $labels.name }} is not running",
+				"description": "The " + ta.Tier + " VM {{ $labels.namespace }}/{{ $labels.name }} should run (its runStrategy keeps it running) and has not been running for " + ta.NotRunningFor + ", whatever states it went through (oc describe vm -n {{ $labels.namespace }} {{ $labels.name }}).",
 			},
 		})
 	}
@@ -400,12 +434,16 @@ func vmRules(ns string, ta api.TierAlerting, running, agent, migrate []string) [
 				},
 			},
 			Rule{
-				Alert:  "VirtcVMMigrationFailed",
-				Expr:   "kubevirt_vmi_migration_end_time_seconds" + sel(migrate, `,status="failed"`),
+				Alert: "VirtcVMMigrationFailed",
+				// The end time is the VMI's last migration's, kept until
+				// the next one (KubeVirt v1.8.4 vmistats_collector.go,
+				// collectVMIMigrationTime): the alert holds for a window
+				// after the failure, not until another migration succeeds.
+				Expr:   fmt.Sprintf("(time() - kubevirt_vmi_migration_end_time_seconds%s) < %d", sel(migrate, `,status="failed"`), int64(MigrationFailedWindow/time.Second)),
 				Labels: labels(),
 				Annotations: map[string]string{
-					"summary":     "Last live migration of VM {{ $labels.namespace }}/{{ $labels.name }} failed",
-					"description": "The VM must live-migrate (migration Required), and its last migration {{ $labels.migration_name }} failed: a node drain cannot move it (oc get vmim -n {{ $labels.namespace }}).",
+					"summary":     "Live migration of VM {{ $labels.namespace }}/{{ $labels.name }} failed",
+					"description": "The VM must live-migrate (migration Required), and its migration {{ $labels.migration_name }} failed in the last " + FormatDuration(MigrationFailedWindow) + ": a node drain cannot move it (oc get vmim -n {{ $labels.namespace }}).",
 				},
 			},
 			Rule{

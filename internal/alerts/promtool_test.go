@@ -233,6 +233,23 @@ func (u *unitTest) series(s string, value float64, until time.Duration) {
 	u.Series = append(u.Series, series{Series: s, Values: fmt.Sprintf("%gx%d", value, int(until/u.step)+1)})
 }
 
+// flapping adds two series that take turns, each present for period and
+// then gone (a stale marker, as Prometheus writes when a series leaves a
+// scrape) for period, from time 0 to until.
+func (u *unitTest) flapping(a, b string, period, until time.Duration) {
+	n := int(period / u.step)
+	var va, vb []string
+	for at, on := time.Duration(0), true; at <= until; at, on = at+period, !on {
+		present, gone := fmt.Sprintf("1x%d", n-1), fmt.Sprintf("stale _x%d", n-2)
+		if on {
+			va, vb = append(va, present), append(vb, gone)
+		} else {
+			va, vb = append(va, gone), append(vb, present)
+		}
+	}
+	u.Series = append(u.Series, series{Series: a, Values: strings.Join(va, " ")}, series{Series: b, Values: strings.Join(vb, " ")})
+}
+
 // expect says which alerts are firing at an evaluation time: each by its
 // full label set (the series' and the rule's); nil: none.
 func (g *gen) expect(u *unitTest, at time.Duration, alert string, firing ...map[string]string) {
@@ -340,7 +357,27 @@ func (g *gen) vms() {
 			var firing []map[string]string
 			for _, vm := range vms {
 				if shouldRun(vm) && g.dur(g.settings.Tier(vm.Tier).NotRunningFor) <= at {
-					firing = append(firing, with(g.vmLabels(vm), "namespace", vm.Namespace, "name", vm.Name, "status", "stopped", "status_group", "non_running"))
+					firing = append(firing, with(g.vmLabels(vm), "namespace", vm.Namespace, "name", vm.Name))
+				}
+			}
+			g.expect(u, at, "VirtcVMNotRunning", firing...)
+		}
+		// A crash-looping VM changes series every five minutes, as
+		// KubeVirt's virt-controller reports it (v1.8.4
+		// vmstats_collector.go: the status label is the VM's printable
+		// status, CrashLoopBackOff in status group error, Starting in
+		// starting): the alert stays pending through the changes and
+		// fires at the tier's threshold.
+		u = g.test(f, t.Name+": crash-looping VMs", time.Minute)
+		for _, vm := range vms {
+			u.flapping(fmt.Sprintf(`kubevirt_vm_info{namespace=%q,name=%q,status="crashloopbackoff",status_group="error"}`, vm.Namespace, vm.Name),
+				fmt.Sprintf(`kubevirt_vm_info{namespace=%q,name=%q,status="starting",status_group="starting"}`, vm.Namespace, vm.Name), 5*time.Minute, longest)
+		}
+		for _, at := range thresholds(vms, func(vm *resolve.VM) time.Duration { return g.dur(g.settings.Tier(vm.Tier).NotRunningFor) }) {
+			var firing []map[string]string
+			for _, vm := range vms {
+				if shouldRun(vm) && g.dur(g.settings.Tier(vm.Tier).NotRunningFor) <= at {
+					firing = append(firing, with(g.vmLabels(vm), "namespace", vm.Namespace, "name", vm.Name))
 				}
 			}
 			g.expect(u, at, "VirtcVMNotRunning", firing...)
@@ -431,16 +468,24 @@ func (g *gen) migrations(f *ruleFile, vms []*resolve.VM) {
 	g.expect(u, longest, "VirtcVMMigrationStuck")
 	g.expect(u, longest, "VirtcVMMigrationFailed")
 
+	// The failed migration's series stays until the VM migrates again
+	// (KubeVirt v1.8.4 collectVMIMigrationTime reports the VMI's last
+	// migration): the alert holds for the window after it ended, then
+	// ends although the series is still there.
 	u = g.test(f, vms[0].Namespace+": migrations that failed", time.Minute)
+	window := alerts.MigrationFailedWindow
+	until := max(longest, window+10*time.Minute)
 	var firing []map[string]string
 	for _, vm := range vms {
-		u.series(series("kubevirt_vmi_migration_start_time_seconds", vm, ""), 0, longest)
-		u.series(series("kubevirt_vmi_migration_end_time_seconds", vm, `,status="failed"`), 60, longest)
+		u.series(series("kubevirt_vmi_migration_start_time_seconds", vm, ""), 0, until)
+		u.series(series("kubevirt_vmi_migration_end_time_seconds", vm, `,status="failed"`), 60, until)
 		if must(vm) {
 			firing = append(firing, labels(vm, "status", "failed"))
 		}
 	}
 	g.expect(u, 2*time.Minute, "VirtcVMMigrationFailed", firing...)
+	g.expect(u, window, "VirtcVMMigrationFailed", firing...)
+	g.expect(u, window+2*time.Minute, "VirtcVMMigrationFailed")
 	g.expect(u, longest, "VirtcVMMigrationStuck")
 
 	u = g.test(f, vms[0].Namespace+": VMs that cannot migrate", time.Minute)
@@ -572,22 +617,51 @@ func (g *gen) platform() {
 	sev := map[string]string{"severity": p.Severity}
 	unhealthy, upgrade := g.dur(p.UnhealthyFor), g.dur(p.UpgradeFor)
 
-	u := g.test(f, "HCO reports error", time.Minute)
-	u.series("kubevirt_hco_system_health_status", 2, unhealthy+10*time.Minute)
-	g.expect(u, unhealthy-time.Minute, "VirtcHyperConvergedUnhealthy")
-	g.expect(u, unhealthy+time.Minute, "VirtcHyperConvergedUnhealthy", sev)
-	u = g.test(f, "HCO reports healthy", time.Minute)
-	u.series("kubevirt_hco_system_health_status", 0, unhealthy+10*time.Minute)
-	g.expect(u, unhealthy+time.Minute, "VirtcHyperConvergedUnhealthy")
-
 	version := g.m.Platform.Version.String()
+	warn := map[string]string{"severity": "warning"}
+	// HCO v1.18.1's values (pkg/monitoring/hyperconverged/metrics/
+	// operator_metrics.go): 0 healthy, 1 warning, 2 error.
+	for _, tc := range []struct {
+		name   string
+		value  float64
+		firing map[string]string // by alert
+	}{
+		{"HCO reports error", 2, map[string]string{"VirtcHyperConvergedUnhealthy": "critical"}},
+		{"HCO reports warning", 1, map[string]string{"VirtcHyperConvergedWarning": "warning"}},
+		{"HCO reports healthy", 0, nil},
+	} {
+		u := g.test(f, tc.name, time.Minute)
+		u.series("kubevirt_hco_system_health_status", tc.value, unhealthy+10*time.Minute)
+		for _, alert := range []string{"VirtcHyperConvergedUnhealthy", "VirtcHyperConvergedWarning"} {
+			g.expect(u, unhealthy-time.Minute, alert)
+			labels := sev
+			if alert == "VirtcHyperConvergedWarning" {
+				labels = warn
+			}
+			if _, ok := tc.firing[alert]; ok {
+				g.expect(u, unhealthy+time.Minute, alert, labels)
+			} else {
+				g.expect(u, unhealthy+time.Minute, alert)
+			}
+		}
+		// During an update of the operator (its old CSV Replacing, the
+		// new one Installing), neither fires: KubeVirt's components
+		// report Degraded while they roll.
+		u = g.test(f, tc.name+" during an update", time.Minute)
+		u.series("kubevirt_hco_system_health_status", tc.value, unhealthy+10*time.Minute)
+		u.series(fmt.Sprintf(`csv_abnormal{namespace="openshift-cnv",name="kubevirt-hyperconverged-operator.v%s",version=%q,phase="Replacing",reason="BeingReplaced"}`, version, version), 1, unhealthy+10*time.Minute)
+		u.series(fmt.Sprintf(`csv_abnormal{namespace="openshift-cnv",name="kubevirt-hyperconverged-operator.v%s-next",version=%q,phase="Installing",reason="InstallWaiting"}`, version, version), 1, unhealthy+10*time.Minute)
+		g.expect(u, unhealthy+time.Minute, "VirtcHyperConvergedUnhealthy")
+		g.expect(u, unhealthy+time.Minute, "VirtcHyperConvergedWarning")
+	}
+
 	hco := with(sev, "namespace", "openshift-cnv", "name", "kubevirt-hyperconverged-operator.v"+version, "version", version, "phase", "Installing", "reason", "InstallWaiting")
 	oadp := with(sev, "namespace", "openshift-adp", "name", "oadp-operator.v1.5.3", "version", "1.5.3", "phase", "Failed", "reason", "InstallCheckFailed")
 	other := with(sev, "namespace", "openshift-operators", "name", "other-operator.v1.0.0", "version", "1.0.0", "phase", "Failed", "reason", "InstallCheckFailed")
 	csv := func(l map[string]string) string {
 		return fmt.Sprintf(`csv_abnormal{namespace=%q,name=%q,version=%q,phase=%q,reason=%q}`, l["namespace"], l["name"], l["version"], l["phase"], l["reason"])
 	}
-	u = g.test(f, "CSVs not succeeded", time.Minute)
+	u := g.test(f, "CSVs not succeeded", time.Minute)
 	for _, l := range []map[string]string{hco, oadp, other} {
 		u.series(csv(l), 1, upgrade+10*time.Minute)
 	}
