@@ -1,5 +1,5 @@
-// Command promcrdgen vendors prometheus-operator's PrometheusRule and
-// AlertmanagerConfig CRDs, the kinds of virtc's monitoring objects, into
+// Command promcrdgen vendors prometheus-operator's PrometheusRule,
+// ServiceMonitor and AlertmanagerConfig CRDs, the kinds of virtc's monitoring objects, into
 // test/schemas/prometheus-operator: the CRD YAMLs verbatim (crd-yaml/, which
 // the conformance test installs into its API server) and each served
 // version's openAPIV3Schema as kubeconform's JSON schema (crds/<group>/
@@ -38,6 +38,7 @@ const (
 // Files are the CRDs vendored.
 var Files = []string{
 	"monitoring.coreos.com_prometheusrules.yaml",
+	"monitoring.coreos.com_servicemonitors.yaml",
 	"monitoring.coreos.com_alertmanagerconfigs.yaml",
 }
 

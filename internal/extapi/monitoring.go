@@ -78,3 +78,26 @@ type WebhookConfig struct {
 	URL          string `json:"url"`
 	SendResolved *bool  `json:"sendResolved,omitempty"`
 }
+
+// ServiceMonitor is prometheus-operator's monitoring.coreos.com/v1
+// ServiceMonitor (v0.85.0 pkg/apis/monitoring/v1/servicemonitor_types.go):
+// the Services of its namespace that the Prometheus reading the namespace
+// scrapes, and on which port.
+type ServiceMonitor struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              ServiceMonitorSpec `json:"spec"`
+}
+
+// ServiceMonitorSpec selects the Services and their endpoints.
+type ServiceMonitorSpec struct {
+	Selector  metav1.LabelSelector `json:"selector"`
+	Endpoints []Endpoint           `json:"endpoints"`
+}
+
+// Endpoint is a port of the selected Services that is scraped.
+type Endpoint struct {
+	// Port is the Service port's name.
+	Port     string `json:"port"`
+	Interval string `json:"interval,omitempty"`
+}

@@ -33,7 +33,7 @@ var argoCDResources = []rbacv1.PolicyRule{
 	manage("cdi.kubevirt.io", "datavolumes", "datasources"),
 	manage("kubevirt.io", "virtualmachines"),
 	manage("snapshot.kubevirt.io", "virtualmachinesnapshots"),
-	manage("monitoring.coreos.com", "prometheusrules", "alertmanagerconfigs"),
+	manage("monitoring.coreos.com", "prometheusrules", "servicemonitors", "alertmanagerconfigs"),
 }
 
 func manage(group string, resources ...string) rbacv1.PolicyRule {

@@ -253,6 +253,7 @@ func Groups(m *resolve.Model, opts Options, each func(group int, objs []emit.Obj
 	if p := m.Platform; p != nil {
 		objs = append(objs, Platform(m, p)...)
 		objs = append(objs, DataProtection(p)...)
+		objs = append(objs, VeleroMonitor(opts.Monitoring, p)...)
 		objs = append(objs, Instancetypes(m.Catalog, p)...)
 		objs = append(objs, Preferences(m.Catalog, p)...)
 		objs = append(objs, MigrationPolicies(m.Catalog)...)

@@ -60,14 +60,16 @@ func prometheusRule(rs *alerts.RuleSet, labels map[string]string, scope emit.Sco
 	return emit.Object{APIVersion: "monitoring.coreos.com/v1", Kind: "PrometheusRule", Namespace: rs.Namespace, Name: rs.Name, Scope: scope, Body: pr}
 }
 
-// monitorNamespace labels openshift-cnv for the platform Prometheus when
-// the build compiles monitoring.
+// monitorNamespace labels openshift-cnv and, when virtc installs OADP,
+// openshift-adp for the platform Prometheus when the build compiles
+// monitoring: the platform rule and the backups' rules are evaluated, and
+// Velero's ServiceMonitor read, only in namespaces so labelled.
 func monitorNamespace(plan *alerts.Plan, objs []emit.Object) {
 	if plan == nil {
 		return
 	}
 	for _, o := range objs {
-		if ns, ok := o.Body.(*corev1.Namespace); ok && ns.Name == alerts.PlatformNamespace {
+		if ns, ok := o.Body.(*corev1.Namespace); ok && (ns.Name == alerts.PlatformNamespace || ns.Name == alerts.BackupNamespace) {
 			ns.Labels[LabelClusterMonitoring] = "true"
 		}
 	}

@@ -64,7 +64,7 @@ func Kubeconform(version, kubeVersion string, files ...string) error {
 		// Schemas the shared folder lacks (KubeVirt's MigrationPolicy),
 		// kept in the repository: see test/schemas/README.md.
 		"-schema-location", filepath.Join(repoRoot(), "test", "schemas", version, "crds") + "/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json",
-		// prometheus-operator's PrometheusRule and AlertmanagerConfig
+		// prometheus-operator's PrometheusRule, ServiceMonitor and AlertmanagerConfig
 		// (virtc's monitoring objects), the same for every platform
 		// version: vendored by cmd/promcrdgen from its Go module.
 		"-schema-location", filepath.Join(repoRoot(), "test", "schemas", "prometheus-operator", "crds") + "/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json",

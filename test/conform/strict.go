@@ -60,6 +60,7 @@ var types = map[string]reflect.Type{
 	"snapshot.kubevirt.io/v1beta1/VirtualMachineSnapshot":  reflect.TypeFor[extapi.VirtualMachineSnapshot](),
 	"snapshot.kubevirt.io/v1beta1/VirtualMachineRestore":   reflect.TypeFor[extapi.VirtualMachineRestore](),
 	"monitoring.coreos.com/v1/PrometheusRule":              reflect.TypeFor[extapi.PrometheusRule](),
+	"monitoring.coreos.com/v1/ServiceMonitor":              reflect.TypeFor[extapi.ServiceMonitor](),
 	"monitoring.coreos.com/v1alpha1/AlertmanagerConfig":    reflect.TypeFor[extapi.AlertmanagerConfig](),
 }
 
