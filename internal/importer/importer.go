@@ -894,9 +894,14 @@ func hasUnknown(have, typed any) bool {
 	return false
 }
 
-// empty reports whether v is null, or a map of nothing but empty values.
+// empty reports whether v is null, an empty list (`disks: []`, which the
+// typed VM encodes as nothing and KubeVirt reads as no list), or a map of
+// nothing but empty values.
 func empty(v any) bool {
 	if v == nil {
+		return true
+	}
+	if l, ok := v.([]any); ok && len(l) == 0 {
 		return true
 	}
 	m, ok := v.(map[string]any)
@@ -928,28 +933,58 @@ func rootVolume(t kubevirtv1.VirtualMachineInstanceSpec) string {
 
 // claimFacts finds the size, storage class and source of a DataVolume or
 // claim: the VM's dataVolumeTemplate, the live DataVolume, or the claim.
+//
+// A DataVolume that states no size (storage.resources: {}, as the
+// console's InstanceTypes flow writes a clone of a DataSource) has the
+// size CDI gave its claim: a clone may leave the size empty and takes its
+// source's (containerized-data-importer v1.65.0 pkg/controller/datavolume/
+// util.go, renderPvcSpecVolumeSize), and the claim, named as the
+// DataVolume, says what it is.
 func (im *importer) claimFacts(kv kubevirtv1.VirtualMachine, ns, name string) (resource.Quantity, string, *cdiv1.DataVolumeSpec, bool) {
+	sized := func(q resource.Quantity, class string, spec *cdiv1.DataVolumeSpec) (resource.Quantity, string, *cdiv1.DataVolumeSpec, bool) {
+		if q.IsZero() {
+			if claimQ, claimClass, ok := im.claimSize(ns, name); ok {
+				return claimQ, cmp.Or(class, claimClass), spec, true
+			}
+		}
+		return q, class, spec, true
+	}
 	for _, t := range kv.Spec.DataVolumeTemplates {
 		if t.Name == name {
 			spec := t.Spec
 			q, class := dvSize(spec)
-			return q, class, &spec, true
+			return sized(q, class, &spec)
 		}
 	}
 	if o, ok := im.find("DataVolume", ns, name); ok {
 		var dv cdiv1.DataVolume
 		if err := decodeInto(o.Body, &dv); err == nil {
 			q, class := dvSize(dv.Spec)
-			return q, class, &dv.Spec, true
+			return sized(q, class, &dv.Spec)
 		}
 	}
-	if o, ok := im.find("PersistentVolumeClaim", ns, name); ok {
-		var pvc corev1.PersistentVolumeClaim
-		if err := decodeInto(o.Body, &pvc); err == nil {
-			return pvc.Spec.Resources.Requests[corev1.ResourceStorage], deref(pvc.Spec.StorageClassName), nil, true
-		}
+	if q, class, ok := im.claimSize(ns, name); ok {
+		return q, class, nil, true
 	}
 	return resource.Quantity{}, "", nil, false
+}
+
+// claimSize is the size and class of the exported claim: what it
+// requests, or what it has when it requests nothing.
+func (im *importer) claimSize(ns, name string) (resource.Quantity, string, bool) {
+	o, ok := im.find("PersistentVolumeClaim", ns, name)
+	if !ok {
+		return resource.Quantity{}, "", false
+	}
+	var pvc corev1.PersistentVolumeClaim
+	if err := decodeInto(o.Body, &pvc); err != nil {
+		return resource.Quantity{}, "", false
+	}
+	q := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+	if q.IsZero() {
+		q = pvc.Status.Capacity[corev1.ResourceStorage]
+	}
+	return q, deref(pvc.Spec.StorageClassName), true
 }
 
 func deref(s *string) string {

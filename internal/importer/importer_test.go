@@ -284,3 +284,53 @@ func TestGuestVisibleFieldRefused(t *testing.T) {
 		t.Errorf("refused %+v, want db01 refused with %q", res.Refused, want)
 	}
 }
+
+// Issue 41's bugs: a VM is adopted as it runs, whatever empty forms its
+// creator wrote.
+func TestEmptyFormsAdopted(t *testing.T) {
+	vmSpec := func(objs []live.Object) map[string]any {
+		for _, o := range objs {
+			if o.Kind == "VirtualMachine" {
+				return o.Body["spec"].(map[string]any)
+			}
+		}
+		t.Fatal("no VirtualMachine in the export")
+		return nil
+	}
+	t.Run("disks: []", func(t *testing.T) {
+		objs := goldenExport(t, "virtctl")
+		devices := vmSpec(objs)["template"].(map[string]any)["spec"].(map[string]any)["domain"].(map[string]any)["devices"].(map[string]any)
+		devices["disks"] = []any{}
+		res := Import(objs, nil, catalog.Options{}, Options{})
+		for _, r := range res.Refused {
+			if strings.Contains(strings.Join(r.Reasons, "\n"), "does not have") {
+				t.Errorf("refused as an unknown field: %q", r.Reasons)
+			}
+		}
+	})
+	// The console's InstanceTypes flow clones a DataSource with
+	// storage.resources: {}; CDI gives the claim the source's size.
+	t.Run("storage.resources: {}", func(t *testing.T) {
+		objs := goldenExport(t, "virtctl")
+		dvt := vmSpec(objs)["dataVolumeTemplates"].([]any)[0].(map[string]any)
+		dvt["spec"].(map[string]any)["storage"] = map[string]any{"resources": map[string]any{}}
+		for _, o := range objs {
+			if o.Kind == "DataVolume" {
+				o.Body["spec"].(map[string]any)["storage"] = map[string]any{"resources": map[string]any{}}
+			}
+		}
+		res := Import(objs, nil, catalog.Options{}, Options{})
+		if len(res.Imported) != 1 {
+			t.Fatalf("adopted %q, refused %+v", res.Imported, res.Refused)
+		}
+		var intent string
+		for _, f := range res.Files {
+			if strings.Contains(string(f.Data), "kind: VM\n") {
+				intent = string(f.Data)
+			}
+		}
+		if !strings.Contains(intent, "rootDisk: 30Gi") {
+			t.Errorf("the intent does not have the claim's 30Gi root disk:\n%s", intent)
+		}
+	})
+}
