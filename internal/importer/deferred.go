@@ -32,6 +32,41 @@ type deferral struct {
 	path, from, to string
 	action         string
 	apply          func(vm map[string]any)
+	// runs: the change leaves what the VM runs as it is (a field's older
+	// form replaced by the one virtc writes): the report has its action,
+	// and no deferred change.
+	runs bool
+}
+
+// runningForm replaces spec.running, the form of a VM before runStrategy
+// (KubeVirt v1.3-era VMs, and creators that still write it), by the run
+// strategy KubeVirt reads from it: running true is Always, false Halted
+// (kubevirt.io/api v1.8.4 core/v1 types.go, VirtualMachine.RunStrategy).
+// The VM runs as before; but virt-api refuses a VM that has both fields
+// (pkg/virt-api/webhooks/validating-webhook/admitters/vms-admitter.go),
+// and Argo CD's apply of virtc's runStrategy leaves a field it never
+// wrote in place, so spec.running goes before the first sync.
+func runningForm(o live.Object) (deferral, bool) {
+	spec, _ := o.Body["spec"].(map[string]any)
+	running, isBool := spec["running"].(bool)
+	if spec == nil || !isBool || spec["runStrategy"] != nil {
+		return deferral{}, false
+	}
+	rs := "Halted"
+	if running {
+		rs = "Always"
+	}
+	return deferral{
+		path: "spec.running",
+		runs: true,
+		action: fmt.Sprintf(`BEFORE THE FIRST SYNC: oc patch vm/%s -n %s --type=json -p '[{"op":"remove","path":"/spec/running"},{"op":"add","path":"/spec/runStrategy","value":"%s"}]' (running: %t is runStrategy %s to KubeVirt, so the VM keeps running as it does; virt-api refuses a VM with both fields, and Argo CD's apply of virtc's runStrategy would leave spec.running in place)`,
+			o.Name, o.Namespace, rs, running, rs),
+		apply: func(body map[string]any) {
+			s := body["spec"].(map[string]any)
+			delete(s, "running")
+			s["runStrategy"] = rs
+		},
+	}, true
 }
 
 // deferChanges moves what policy refuses in a VM's intent into its compliant
@@ -115,6 +150,10 @@ func deepCopy(v any) any {
 func deferredItems(ref string, changes []deferral) []Item {
 	var items []Item
 	for _, c := range changes {
+		if c.runs {
+			items = append(items, Item{VM: ref, Path: c.path, Action: true, Why: c.action})
+			continue
+		}
 		items = append(items,
 			Item{VM: ref, Path: c.path, Action: true, Why: c.action},
 			Item{VM: ref, Path: c.path, Deferred: true, Why: fmt.Sprintf("%s → %s: the intent's compliant form; KubeVirt marks the VM RestartRequired once Argo CD applies it, and the change takes effect at the VM's next restart, which is the owner's decision (virtc never restarts it)", c.from, c.to)})

@@ -146,6 +146,9 @@ func importVMs(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Optio
 		if len(reasons) == 0 && mode.DeferChanges {
 			changes = im.deferChanges(vm, catalogDocs, opts)
 		}
+		if d, ok := runningForm(o); ok && len(reasons) == 0 {
+			changes = append(changes, d)
+		}
 		if len(reasons) == 0 {
 			reasons = im.check(vm, o, catalogDocs, opts, changes)
 		}
@@ -561,10 +564,14 @@ func lifecycle(kv kubevirtv1.VirtualMachine, spec *api.VMSpec, refuse func(strin
 	switch {
 	case kv.Spec.RunStrategy != nil:
 		spec.RunStrategy = string(*kv.Spec.RunStrategy)
-	case kv.Spec.Running != nil && *kv.Spec.Running:
-		refuse("spec.running: deprecated; virtc writes spec.runStrategy (set runStrategy Always on the VM first)")
 	default:
-		refuse("spec.running: deprecated or absent; virtc writes spec.runStrategy (set it on the VM first)")
+		// spec.running, the form before runStrategy (KubeVirt v1.3-era
+		// VMs), or neither: the run strategy KubeVirt reads from it
+		// (kubevirt.io/api v1.8.4 VirtualMachine.RunStrategy: running
+		// true is Always, false or absent Halted). The live field is
+		// replaced before the first sync (runningAction).
+		rs, _ := kv.RunStrategy()
+		spec.RunStrategy = string(rs)
 	}
 	if spec.RunStrategy == api.RunAlways {
 		spec.RunStrategy = ""

@@ -222,7 +222,8 @@ func checkStillJudged(t *testing.T, c *Cluster, vm, after Object) {
 // the metadata the server sets (uid, resourceVersion, managedFields,
 // creationTimestamp, generation, owner references to objects of other
 // uids, finalizers of controllers that do not run here) removed, and
-// kubectl's last-applied configuration removed as the report asks.
+// kubectl's last-applied configuration removed and spec.running replaced
+// as the report asks.
 func liveExport(t *testing.T, dir string) []Object {
 	data, err := os.ReadFile(filepath.Join(dir, "live.yaml"))
 	if err != nil {
@@ -266,6 +267,15 @@ func liveExport(t *testing.T, dir string) []Object {
 		}
 		if a, ok := meta["annotations"].(map[string]any); ok {
 			delete(a, "kubectl.kubernetes.io/last-applied-configuration")
+		}
+		// A VM in the form before runStrategy: the report's JSON patch
+		// replaces spec.running by the run strategy KubeVirt reads from
+		// it before the first sync (importer.runningForm).
+		if spec, ok := item["spec"].(map[string]any); ok && item["kind"] == "VirtualMachine" {
+			if running, ok := spec["running"].(bool); ok {
+				delete(spec, "running")
+				spec["runStrategy"] = map[bool]string{true: "Always", false: "Halted"}[running]
+			}
 		}
 		o, err := objectOf(item)
 		if err != nil {
