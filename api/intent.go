@@ -300,8 +300,13 @@ type VMSpec struct {
 	// v1.8.4 then boots an amd64 guest with BIOS
 	// (pkg/virt-launcher/virtwrap/converter/compute/os.go configures EFI
 	// only for an efi bootloader; only arm64 defaults to EFI,
-	// pkg/defaults/arm64.go).
-	KubeVirtDefaults []string `json:"kubevirtDefaults,omitempty" enum:"disks,networks,evictionStrategy,bootloader"`
+	// pkg/defaults/arm64.go); serial: no SMBIOS serial written
+	// (spec.template.spec.domain.firmware.serial), as a VM created before
+	// KubeVirt v1.7 has none: its mutating webhook gives a serial to a VM
+	// only when it is created (v1.8.4 pkg/virt-api/webhooks/mutating-webhook/
+	// mutators/vm-mutator.go, setFirmwareDefaultsIfEmpty), so such a VM's
+	// guest has never seen one.
+	KubeVirtDefaults []string `json:"kubevirtDefaults,omitempty" enum:"disks,networks,evictionStrategy,bootloader,serial"`
 	// RootDiskDevice is how the guest sees the root disk (its entry in
 	// spec.template.spec.domain.devices.disks). Absent: a disk on the
 	// preference's bus (KubeVirt's default, virtio, without one) that boots
@@ -582,6 +587,7 @@ const (
 	DefaultNetworks         = "networks"
 	DefaultEvictionStrategy = "evictionStrategy"
 	DefaultBootloader       = "bootloader"
+	DefaultSerial           = "serial"
 )
 
 // Firmware is a VM's SMBIOS identity and, for a VM that states them itself

@@ -544,6 +544,9 @@ func (d *decoder) devices(o *api.VM) {
 			d.fail("spec.firmware.persistentEFI", "persistent EFI variables are an EFI setting: set spec.firmware.bootloader efi, or remove it")
 		}
 	}
+	if slices.Contains(o.Spec.KubeVirtDefaults, api.DefaultSerial) && o.Spec.Firmware != nil && o.Spec.Firmware.Serial != "" {
+		d.fail("spec.firmware.serial", "the serial is left to KubeVirt (spec.kubevirtDefaults serial: the VM has none): remove one of them")
+	}
 	defaultBoot := slices.Contains(o.Spec.KubeVirtDefaults, api.DefaultBootloader)
 	switch {
 	case defaultBoot && o.Spec.Preference != "none":

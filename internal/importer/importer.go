@@ -490,6 +490,11 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 	if fw := tmpl.Domain.Firmware; fw != nil && (fw.UUID != "" || fw.Serial != "") {
 		spec.Firmware = &api.Firmware{UUID: string(fw.UUID), Serial: fw.Serial}
 	}
+	if fw := tmpl.Domain.Firmware; fw == nil || fw.Serial == "" {
+		// Created before KubeVirt v1.7, whose webhook gives a new VM a
+		// serial: never add one to a running guest.
+		spec.KubeVirtDefaults = append(spec.KubeVirtDefaults, api.DefaultSerial)
+	}
 	im.boot(tmpl, spec)
 	im.tuning(o.Body, tmpl, spec)
 

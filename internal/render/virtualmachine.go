@@ -305,11 +305,15 @@ func inlineSize(obj *kubevirtv1.VirtualMachine, s api.SizeSpec) {
 }
 
 // firmware is the VM's SMBIOS identity: the intent's, else derived from
-// namespace and name.
+// namespace and name; no serial when the intent leaves it to KubeVirt (a
+// VM adopted from before KubeVirt v1.7, which has none).
 func firmware(vm *resolve.VM) *kubevirtv1.Firmware {
 	fw := &kubevirtv1.Firmware{
 		UUID:   types.UID(model.FirmwareUUID(vm.Namespace, vm.Name)),
 		Serial: model.FirmwareSerial(vm.Namespace, vm.Name),
+	}
+	if slices.Contains(vm.Spec.KubeVirtDefaults, api.DefaultSerial) {
+		fw.Serial = ""
 	}
 	if f := vm.Spec.Firmware; f != nil {
 		if f.UUID != "" {
