@@ -54,17 +54,6 @@ var Parameters = []string{
 	"warnings-configmap",
 }
 
-// parameter reports whether an Application may set the flag name. A byte
-// test like flagName, for package hit.
-func parameter(name string) bool {
-	for _, p := range Parameters {
-		if p == name {
-			return true
-		}
-	}
-	return false
-}
-
 // flagName reports whether s is a build flag's name: lowercase words of
 // letters and digits joined by '-', the first starting with a letter
 // (^[a-z][a-z0-9]*(-[a-z0-9]+)*$). A byte test, not a regular expression:
@@ -99,7 +88,7 @@ func Args(environ []string) ([]string, error) {
 			params = v
 		case strings.HasPrefix(k, EnvPrefix):
 			name := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(k, EnvPrefix)), "_", "-")
-			if !parameter(name) {
+			if !slices.Contains(Parameters, name) {
 				return nil, fmt.Errorf("plugin env %s: %s is not an option the plugin takes (%s)", strings.TrimPrefix(k, EnvPrefix), quoteName(name), strings.Join(Parameters, ", "))
 			}
 			env[name] = v
@@ -118,7 +107,7 @@ func Args(environ []string) ([]string, error) {
 		return nil, fmt.Errorf("%s is not a JSON list of parameters: %v", ParametersEnv, err)
 	}
 	for _, p := range ps {
-		if !parameter(p.Name) {
+		if !slices.Contains(Parameters, p.Name) {
 			return nil, fmt.Errorf("plugin parameter %s is not an option the plugin takes (%s)", quoteName(p.Name), strings.Join(Parameters, ", "))
 		}
 		switch {
