@@ -321,13 +321,13 @@ func hashTree(h io.Writer, top, rel, cacheDir string, bytes bool) bool {
 		}
 		// Streamed: a copy's file that is no input (a disk image, a
 		// video) costs its bytes' hashing, not their size in memory.
-		f, err := openFile(top + "/" + p)
+		f, err := openRegular(top + "/" + p)
 		if err != nil {
 			return false
 		}
 		defer f.Close()
 		info, err := f.Stat()
-		if err != nil || !info.Mode().IsRegular() {
+		if err != nil {
 			return false
 		}
 		io.WriteString(h, p+"\x00"+strconv.FormatInt(info.Size(), 10)+"\x00")
@@ -475,7 +475,7 @@ func (c *Call) Entry() string { return path.Join(c.dir, c.key) }
 // (not sent from the file after the check), so what is printed is what
 // was checked.
 func (c *Call) Serve(stdout, stderr io.Writer) (served bool, err error) {
-	f, err := openFile(c.Entry())
+	f, err := openRegular(c.Entry())
 	if err != nil {
 		return false, nil
 	}
