@@ -406,6 +406,55 @@ func secretCases() []hostileCase {
 			code: 1, want: "[redacted: a GitHub token]",
 		},
 		{
+			name: "secret/password line in image, repeated by the unknown image's message",
+			setup: func(t *testing.T, s *sidecar) hostileRun {
+				s.write(t, "web01.yaml", replaceLine(t, readExample(t, "web01.yaml"), "  image:", `  image: "password: `+plantedPass+`"`))
+				return pluginCall("")
+			},
+			code: 1, want: `unknown image "[redacted: a password]"`,
+		},
+		{
+			name: "secret/AWS key as a label key (the field path)",
+			setup: func(t *testing.T, s *sidecar) hostileRun {
+				s.write(t, "web01.yaml", strings.Replace(readExample(t, "web01.yaml"), "  labels: {app: shop}\n", "  labels: {app: shop, "+plantedAWS+": x}\n", 1))
+				return pluginCall("")
+			},
+			code: 1, want: "metadata.labels.[redacted: an AWS access key]: is named by a key that holds an AWS access key",
+		},
+		{
+			name: "secret/parameter values on the command line the plugin prints",
+			setup: func(t *testing.T, s *sidecar) hostileRun {
+				return pluginCall(`[{"name":"ext-str","map":{"k":"` + plantedAWS + `","t":"api_key: ` + plantedPass + `"}},{"name":"cluster","string":"east\nvirtc: forged line"}]`)
+			},
+			// The build passes (nothing reads the variables); the
+			// command line is redacted and quoted.
+			code: 0, want: `"--cluster=east\nvirtc: forged line"`,
+			check: func(t *testing.T, s *sidecar, r hostileResult) {
+				if strings.Contains(r.stderr, "\nvirtc: forged line") {
+					t.Errorf("a parameter forged a line of the plugin's log:\n%s", r.stderr)
+				}
+			},
+		},
+		{
+			name: "secret/plugin env named by a key",
+			setup: func(t *testing.T, s *sidecar) hostileRun {
+				return pluginCall("", "ARGOCD_ENV_"+plantedAWS+"=x")
+			},
+			code: 2, want: "plugin env (a name of 20 bytes that is not a flag's) is not an option",
+			check: func(t *testing.T, s *sidecar, r hostileResult) {
+				if strings.Contains(strings.ToLower(r.stderr), strings.ToLower(plantedAWS)) {
+					t.Errorf("the env name was repeated:\n%s", r.stderr)
+				}
+			},
+		},
+		{
+			name: "secret/warnings ConfigMap over Argo CD's own",
+			setup: func(t *testing.T, s *sidecar) hostileRun {
+				return pluginCall(`[{"name":"warnings-configmap","string":"argocd/argocd-cm"}]`)
+			},
+			code: 1, want: `warnings-configmap "argocd/argocd-cm": the plugin writes the warnings ConfigMap into openshift-cnv or a namespace of the build's tenants only`,
+		},
+		{
 			name: "secret/std.trace into the warnings ConfigMap",
 			setup: func(t *testing.T, s *sidecar) hostileRun {
 				s.write(t, "extra.jsonnet", `std.trace("deploy with AKIA key `+plantedAWS+`", {apiVersion: "virtc.dev/v1alpha1", kind: "Tenant", metadata: {name: "extra"}, spec: {environment: "lab"}})`)
@@ -543,6 +592,24 @@ func boundCases() []hostileCase {
 			name: "bounds/8 MiB of document markers",
 			setup: func(t *testing.T, s *sidecar) hostileRun {
 				s.write(t, "dashes.yaml", strings.Repeat("---\n", 2<<20-1))
+				return pluginCall("")
+			},
+			code: 1, want: "more than the 10000 one file may hold",
+		},
+		{
+			name: "bounds/8 MiB of list items ended by carriage returns",
+			setup: func(t *testing.T, s *sidecar) hostileRun {
+				for i := range 4 {
+					s.write(t, fmt.Sprintf("cr%d.yaml", i), "a:\r"+strings.Repeat("- a\r", 2<<20-1))
+				}
+				return pluginCall("")
+			},
+			code: 1, want: "lines and list items, more than the 250000",
+		},
+		{
+			name: "bounds/document markers after carriage returns",
+			setup: func(t *testing.T, s *sidecar) hostileRun {
+				s.write(t, "dashes.yaml", strings.Repeat("---\r", 2<<20-1))
 				return pluginCall("")
 			},
 			code: 1, want: "more than the 10000 one file may hold",

@@ -19,10 +19,12 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/virtc/virtc/api"
+	"github.com/virtc/virtc/internal/alerts"
 	"github.com/virtc/virtc/internal/compile"
 	"github.com/virtc/virtc/internal/diag"
 	"github.com/virtc/virtc/internal/emit"
 	"github.com/virtc/virtc/internal/jsonnet"
+	"github.com/virtc/virtc/internal/resolve"
 	"github.com/virtc/virtc/internal/source"
 	"github.com/virtc/virtc/internal/warnings"
 )
@@ -268,6 +270,13 @@ func runBuildAt(args []string, where place, stdin io.Reader, stdout, stderr io.W
 	if code := reportAt(res, where, bf.diagnostics, stderr); code != ExitOK {
 		return code
 	}
+	if where.plugin && bf.warnings != "" && !ownNamespace(bf.warnings, res) {
+		// An Application's warnings ConfigMap could otherwise take over
+		// any ConfigMap its project may write (argocd/argocd-cm), and
+		// prune it with the Application.
+		fmt.Fprintf(stderr, "virtc cmp: warnings-configmap %q: the plugin writes the warnings ConfigMap into %s or a namespace of the build's tenants only\n", bf.warnings, alerts.PlatformNamespace)
+		return ExitFailed
+	}
 	out := res.Chunks
 	if bf.warnings != "" {
 		// The ConfigMap lists the warnings as stderr names them; it
@@ -301,6 +310,16 @@ func runBuildAt(args []string, where place, stdin io.Reader, stdout, stderr io.W
 		return ExitFailed
 	}
 	return ExitOK
+}
+
+// ownNamespace reports whether the NAMESPACE/NAME ref is in OpenShift
+// Virtualization's namespace or a tenant's of the build.
+func ownNamespace(ref string, res compile.Result) bool {
+	ns, _, _ := strings.Cut(ref, "/")
+	if ns == alerts.PlatformNamespace {
+		return true
+	}
+	return res.Model != nil && slices.ContainsFunc(res.Model.Tenants, func(t *resolve.Tenant) bool { return t.Name == ns })
 }
 
 func runValidate(args []string, stdin io.Reader, _, stderr io.Writer) int {

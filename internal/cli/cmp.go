@@ -11,6 +11,7 @@ import (
 	"github.com/virtc/virtc/internal/compile"
 	"github.com/virtc/virtc/internal/diag"
 	"github.com/virtc/virtc/internal/krm"
+	"github.com/virtc/virtc/internal/secret"
 )
 
 // environ is the process environment; a variable so tests can set it.
@@ -24,8 +25,16 @@ func runCMP(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return runCMPEnv(args, environ(), stdin, stdout, stderr)
 }
 
-// runCMPEnv is runCMP in the environment env (os.Environ form).
+// runCMPEnv is runCMP in the environment env (os.Environ form). Its
+// stderr is Argo CD's error message and log: every line is redacted,
+// since the plugin's values come from the Application and the repository.
 func runCMPEnv(args, env []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	rw := secret.NewWriter(stderr)
+	defer rw.Flush()
+	return runCMPRedacted(args, env, stdin, stdout, rw)
+}
+
+func runCMPRedacted(args, env []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	for _, a := range args {
 		if a == "-h" || a == "-help" || a == "--help" {
 			fmt.Fprintln(stderr, "Usage: virtc cmp [build flags]\n\nRuns `virtc build [build flags] [flags from the environment] .` for Argo CD:\neach plugin parameter NAME and each plugin env entry NAME (ARGOCD_ENV_NAME)\nbecomes the build flag --name. Run 'virtc build -h' for the flags.")

@@ -13,10 +13,13 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/virtc/virtc/internal/secret"
 )
 
 // This file is the plugin's output cache. It imports the standard library
-// only, so that a cached call can be served by package hit before the rest
+// only (and internal/secret, which does too and compiles its patterns on
+// first use), so that a cached call can be served by package hit before the rest
 // of virtc (Kubernetes' API types, kyaml, kube-openapi, Jsonnet) is even
 // initialised: starting those was most of a cached call's cost.
 //
@@ -125,8 +128,20 @@ func BuildArgs(args, specFlags, envArgs, paths []string) []string {
 }
 
 // CommandLine is what a call prints on stderr first: the build it runs.
+// Its values come from the Application and the repository: each is
+// redacted (secret.Redact) and quoted when it holds a space, a quote or a
+// control character, so that it can neither repeat a secret nor forge a
+// line of Argo CD's log.
 func CommandLine(build []string) string {
-	return "virtc cmp: virtc build " + strings.Join(build, " ") + "\n"
+	args := make([]string, len(build))
+	for i, a := range build {
+		a = secret.Redact(a)
+		if strings.ContainsFunc(a, func(r rune) bool { return r <= ' ' || r == '"' || r == '\'' || r == '\\' || r == 0x7f }) {
+			a = strconv.Quote(a)
+		}
+		args[i] = a
+	}
+	return "virtc cmp: virtc build " + strings.Join(args, " ") + "\n"
 }
 
 // Call is a plugin call the cache can answer: one tenant's output of a

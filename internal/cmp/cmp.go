@@ -19,6 +19,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/virtc/virtc/internal/secret"
 )
 
 // Environment variable names of the CMP v2 contract.
@@ -89,7 +91,12 @@ func Args(environ []string) ([]string, error) {
 		case strings.HasPrefix(k, EnvPrefix):
 			name := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(k, EnvPrefix)), "_", "-")
 			if !slices.Contains(Parameters, name) {
-				return nil, fmt.Errorf("plugin env %s: %s is not an option the plugin takes (%s)", strings.TrimPrefix(k, EnvPrefix), quoteName(name), strings.Join(Parameters, ", "))
+				env := quoteName(strings.TrimPrefix(k, EnvPrefix))
+				if strings.HasPrefix(env, "(") {
+					// Its flag's name is the same bytes, lowercased.
+					return nil, fmt.Errorf("plugin env %s is not an option the plugin takes (%s)", env, strings.Join(Parameters, ", "))
+				}
+				return nil, fmt.Errorf("plugin env %s: %s is not an option the plugin takes (%s)", env, quoteName(name), strings.Join(Parameters, ", "))
 			}
 			env[name] = v
 			envNames = append(envNames, name)
@@ -135,7 +142,7 @@ func Args(environ []string) ([]string, error) {
 // cut when it is long or not a flag's name, so that whatever was pasted
 // there is not repeated in Argo CD's error.
 func quoteName(s string) string {
-	if len(s) > 40 || strings.ContainsFunc(s, func(r rune) bool {
+	if len(s) > 40 || len(secret.Find(s)) > 0 || strings.ContainsFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
 	}) {
 		return fmt.Sprintf("(a name of %d bytes that is not a flag's)", len(s))

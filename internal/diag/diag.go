@@ -108,6 +108,9 @@ func (l *List) Add(d Diagnostic) {
 		return
 	}
 	d.Message = secret.Redact(d.Message)
+	// A field path names map keys, and a file is named by the repository:
+	// either can be where the secret was put.
+	d.Field, d.File = secret.Redact(d.Field), secret.Redact(d.File)
 	if l.parent != nil {
 		d.Rule, d.Subject = l.rule, l.subject
 		l.parent.Add(d)

@@ -6,6 +6,8 @@
 package secret
 
 import (
+	"bytes"
+	"io"
 	"regexp"
 	"strings"
 	"sync"
@@ -91,7 +93,7 @@ func Redact(s string) string {
 	}
 	var spans []span
 	for i, re := range regexps() {
-		for _, m := range re.FindAllStringIndex(t, -1) {
+		for _, m := range matches(re, t, Patterns[i].Extent == Line) {
 			from, to := m[0], m[1]
 			switch Patterns[i].Extent {
 			case Line:
@@ -138,6 +140,33 @@ func Redact(s string) string {
 	}
 	b.WriteString(s[at:])
 	return b.String()
+}
+
+// matches are re's matches in t. A line pattern (a key at a line's start,
+// `password:`) is also tried where a message puts a value: after a quote,
+// an '=' or ": " (`unknown image "password: x"`, `--ext-str=k=token: x`,
+// `evaluation failed: token: x`).
+func matches(re *regexp.Regexp, t string, line bool) [][]int {
+	found := re.FindAllStringIndex(t, -1)
+	if !line {
+		return found
+	}
+	for i := 0; i < len(t); i++ {
+		start := -1
+		switch {
+		case t[i] == '"' || t[i] == '\'' || t[i] == '=':
+			start = i + 1
+		case t[i] == ':' && i+1 < len(t) && t[i+1] == ' ':
+			start = i + 2
+		}
+		if start < 0 || start >= len(t) {
+			continue
+		}
+		if m := re.FindStringIndex(t[start:]); m != nil && m[0] == 0 {
+			found = append(found, []int{start, start + m[1]})
+		}
+	}
+	return found
 }
 
 // lineEnd is where the line that holds i ends in t: a newline, or the
@@ -226,4 +255,40 @@ func hasFold(s, w string) bool {
 		}
 	}
 	return true
+}
+
+// Writer passes on what is written to it a line at a time, each line
+// redacted: for a stream that also carries what is not a diagnostic (a
+// flag's value in a usage error, a command line).
+type Writer struct {
+	w   io.Writer
+	buf []byte
+}
+
+// NewWriter redacts what it passes on to w. Flush writes a last line
+// that has no newline.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+func (r *Writer) Write(p []byte) (int, error) {
+	r.buf = append(r.buf, p...)
+	for {
+		i := bytes.IndexByte(r.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		if _, err := io.WriteString(r.w, Redact(string(r.buf[:i+1]))); err != nil {
+			return len(p), err
+		}
+		r.buf = r.buf[i+1:]
+	}
+}
+
+// Flush writes what is left.
+func (r *Writer) Flush() error {
+	if len(r.buf) == 0 {
+		return nil
+	}
+	_, err := io.WriteString(r.w, Redact(string(r.buf)))
+	r.buf = nil
+	return err
 }

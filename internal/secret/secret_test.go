@@ -49,7 +49,14 @@ func TestRedact(t *testing.T) {
 		{"std.trace: " + pemKey + " done", "std.trace: [redacted: a private key] done", []string{"MIIEow", "RSA"}},
 		{"value " + strconv.Quote(pemKey) + " is not a name", `value "[redacted: a private key]" is not a name`, []string{"MIIEow"}},
 		{"value " + strconv.Quote("a\npassword: hunter2\nb") + " is bad", `value "a\n[redacted: a password]\nb" is bad`, []string{"hunter2"}},
-		{"std.trace: password: hunter2", "std.trace: password: hunter2", nil}, // not at a line's start: not the pattern
+		// A line pattern where a message puts a value.
+		{"std.trace: password: hunter2", "std.trace: [redacted: a password]", []string{"hunter2"}},
+		{`unknown image "password: hunter2" (known: "fedora")`, `unknown image "[redacted: a password]" (known: "fedora")`, []string{"hunter2"}},
+		{`virtc build --ext-str=k=api_key: sk-live-x --tenant=a`, `virtc build --ext-str=k=[redacted: a token or secret key]`, []string{"sk-live"}},
+		{"evaluation failed: aws_secret_access_key = wJalrXUtnFEMI", "evaluation failed: [redacted: a token or secret key]", []string{"wJalr"}},
+		// Words of virtc's own messages are not secrets.
+		{`unknown field "sshKeySecret" (did you mean "sshKeySecrets"?)`, `unknown field "sshKeySecret" (did you mean "sshKeySecrets"?)`, nil},
+		{"set userData or userDataSecret, not both", "set userData or userDataSecret, not both", nil},
 		{"url https://u:hunter2@h/x and AKIAIOSFODNN7EXAMPLE", "url [redacted: a password in a URL]h/x and [redacted: an AWS access key]", []string{"hunter2", "AKIA"}},
 		{"a PEM block that never ends: " + strings.Split(pemKey, "\n-----END")[0], "a PEM block that never ends: [redacted: a private key]", []string{"MIIEow"}},
 	} {

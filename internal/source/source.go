@@ -178,7 +178,7 @@ func Parse(file, rel string, data []byte, diags *diag.List) []*Doc {
 		diags.Errorf(diag.Pos{File: file}, "", "file holds %d YAML documents, more than the %d one file may hold (split it into several files)", n, MaxDocuments)
 		return nil
 	}
-	if n := bytes.Count(data, []byte{'\n'}) + bytes.Count(data, []byte{','}); n > MaxItems {
+	if n := lineBreaks(data) + bytes.Count(data, []byte{','}); n > MaxItems {
 		diags.Errorf(diag.Pos{File: file}, "", "file holds %d lines and list items, more than the %d one file may hold (split it into several files)", n, MaxItems)
 		return nil
 	}
@@ -225,21 +225,32 @@ func yamlError(err error) (int, string) {
 	return 1, strings.TrimPrefix(msg, "yaml: ")
 }
 
-// countDocuments counts the document markers (`---` at a line's start)
-// of data, an upper bound of its documents less one.
+// breaks are what the YAML parser ends a line at: line feed, carriage
+// return, and the next line, line and paragraph separators
+// (go.yaml.in/yaml/v3 yamlprivateh.go, is_break).
+var breaks = [][]byte{{'\n'}, {'\r'}, []byte("\u0085"), []byte("\u2028"), []byte("\u2029")}
+
+// lineBreaks counts data's line breaks (a CR LF counts twice: an upper
+// bound).
+func lineBreaks(data []byte) int {
+	n := 0
+	for _, b := range breaks {
+		n += bytes.Count(data, b)
+	}
+	return n
+}
+
+// countDocuments counts the document markers (`---` at a line's start,
+// after any break) of data, an upper bound of its documents less one.
 func countDocuments(data []byte) int {
 	n := 1
 	if bytes.HasPrefix(data, []byte("---")) {
 		n++
 	}
-	for i := 0; ; {
-		j := bytes.Index(data[i:], []byte("\n---"))
-		if j < 0 {
-			return n
-		}
-		n++
-		i += j + 4
+	for _, b := range breaks {
+		n += bytes.Count(data, append(append([]byte(nil), b...), "---"...))
 	}
+	return n
 }
 
 // Options controls which files a directory walk reads.
