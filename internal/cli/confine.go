@@ -5,11 +5,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/virtc/virtc/api"
-	"github.com/virtc/virtc/internal/secret"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // confine refuses, in the Argo CD plugin, every input path that leaves the
@@ -43,7 +41,7 @@ func (p place) confine(spec api.CompilerSpec, stderr io.Writer) bool {
 	check := func(what string, paths []string) {
 		for _, f := range paths {
 			if why := outside(realRoot, f); why != "" {
-				fmt.Fprintf(stderr, "virtc cmp: %s %s: %s (the plugin reads only inside the repository's copy: name a file or directory of the repository, relative to the application's directory)\n", what, secret.Redact(strconv.Quote(f)), why)
+				fmt.Fprintf(stderr, "virtc cmp: %s %q: %s (the plugin reads only inside the repository's copy: name a file or directory of the repository, relative to the application's directory)\n", what, f, why)
 				ok = false
 			}
 		}
@@ -75,7 +73,7 @@ func outside(realRoot, f string) string {
 	if err != nil {
 		return err.Error()
 	}
-	if !within(realRoot, filepath.Join(realWD, f)) {
+	if !source.Within(realRoot, filepath.Join(realWD, f)) {
 		return "outside the repository"
 	}
 	real, err := filepath.EvalSymlinks(abs)
@@ -85,14 +83,8 @@ func outside(realRoot, f string) string {
 		}
 		return "cannot be resolved"
 	}
-	if real, err = filepath.Abs(real); err != nil || !within(realRoot, real) {
+	if real, err = filepath.Abs(real); err != nil || !source.Within(realRoot, real) {
 		return "a symlink that leads outside the repository"
 	}
 	return ""
-}
-
-// within reports whether file (absolute, clean) is dir or below it.
-func within(dir, file string) bool {
-	rel, err := filepath.Rel(dir, file)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }

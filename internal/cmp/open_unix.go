@@ -34,15 +34,17 @@ func openFD(name string, flags int) (int, error) {
 // openRegular opens a regular file for reading without blocking at open:
 // a FIFO put where an entry or a file of the copy should be fails instead
 // of waiting for a writer that never comes.
-func openRegular(name string) (*os.File, error) {
+// Its information comes with it.
+func openRegular(name string) (*os.File, os.FileInfo, error) {
 	fd, err := openFD(name, syscall.O_NONBLOCK)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: name, Err: err}
+		return nil, nil, &os.PathError{Op: "open", Path: name, Err: err}
 	}
 	f := os.NewFile(uintptr(fd), name)
-	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
 		f.Close()
-		return nil, &os.PathError{Op: "open", Path: name, Err: syscall.EINVAL}
+		return nil, nil, &os.PathError{Op: "open", Path: name, Err: syscall.EINVAL}
 	}
-	return f, nil
+	return f, info, nil
 }

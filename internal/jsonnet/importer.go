@@ -144,7 +144,7 @@ func (im *importer) resolve(from, path string) imported {
 		if err != nil {
 			return imported{err: err}
 		}
-		if !within(im.absRoot, abs) {
+		if !source.Within(im.absRoot, abs) {
 			return im.refuse("it leaves the input root")
 		}
 		real, err := filepath.EvalSymlinks(abs)
@@ -154,7 +154,7 @@ func (im *importer) resolve(from, path string) imported {
 		if err != nil {
 			return imported{err: unwrap(err)}
 		}
-		if !within(im.realRoot, real) {
+		if !source.Within(im.realRoot, real) {
 			return im.refuse("it is a symlink that leads outside the input root")
 		}
 		info, err := os.Stat(real)
@@ -172,7 +172,7 @@ func (im *importer) resolve(from, path string) imported {
 		contents, ok := im.contents[foundAt]
 		if !ok {
 			data, err := source.ReadFile(real)
-			if err == nil && len(data) > source.MaxFileSize {
+			if errors.Is(err, source.ErrTooLarge) {
 				err = fmt.Errorf("%s is larger than the %d MiB limit for one file", c, source.MaxFileSize>>20)
 			}
 			if err != nil {
@@ -200,12 +200,6 @@ func (im *importer) resolve(from, path string) imported {
 		return imported{err: fmt.Errorf("no such file in %s", filepath.Dir(from))}
 	}
 	return imported{err: fmt.Errorf("no such file in %s or in the input root %s", filepath.Dir(from), im.root)}
-}
-
-// within reports whether path is dir or below it (both absolute, clean).
-func within(dir, path string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 func unwrap(err error) error {

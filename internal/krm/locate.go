@@ -2,7 +2,6 @@ package krm
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,7 +55,7 @@ func (l *locator) docs(file string) []*yaml.Node {
 		return d
 	}
 	var out []*yaml.Node
-	data, err := readSmall(file)
+	data, err := source.ReadFile(file)
 	if err == nil {
 		// Intents in the subset the fast parser takes (most) are read as
 		// virtc build reads them: the same nodes and positions as yaml.v3,
@@ -80,14 +79,6 @@ func (l *locator) docs(file string) []*yaml.Node {
 	}
 	l.files[file] = out
 	return out
-}
-
-func readSmall(file string) ([]byte, error) {
-	data, err := source.ReadFile(file)
-	if err == nil && len(data) > source.MaxFileSize {
-		err = errors.New("too large")
-	}
-	return data, err
 }
 
 // inFile is the document of file that holds the object ref: the same kind,
@@ -143,7 +134,7 @@ func (l *locator) walk(dir string, depth int, seen map[string]bool) {
 	}
 	found := false
 	for _, name := range kustomizationFiles {
-		if data, err := readSmall(filepath.Join(dir, name)); err == nil {
+		if data, err := source.ReadFile(filepath.Join(dir, name)); err == nil {
 			found = yaml.Unmarshal(data, &k) == nil
 			break
 		}

@@ -239,22 +239,9 @@ func mayHold(s string) bool {
 	return false
 }
 
-// hasFold reports whether s starts with the lowercase ASCII word w, in
-// any case.
+// hasFold reports whether s starts with the word w, in any case.
 func hasFold(s, w string) bool {
-	if len(s) < len(w) {
-		return false
-	}
-	for i := 0; i < len(w); i++ {
-		c := s[i]
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != w[i] {
-			return false
-		}
-	}
-	return true
+	return len(s) >= len(w) && strings.EqualFold(s[:len(w)], w)
 }
 
 // Writer passes on what is written to it a line at a time, each line

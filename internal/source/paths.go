@@ -69,6 +69,14 @@ func below(dir, file string) (string, bool) {
 	return filepath.ToSlash(rel), true
 }
 
+// Within reports whether file is dir or below it (both absolute and
+// clean, symlinks resolved as the caller needs): the confinement test of
+// inputs, Jsonnet imports and the plugin's paths.
+func Within(dir, file string) bool {
+	rel, err := filepath.Rel(dir, file)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
 // repoTops caches repoTop by directory: a fleet has thousands of files in
 // a few directories, read on all CPUs.
 var repoTops sync.Map

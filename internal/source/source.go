@@ -462,12 +462,12 @@ func readData(file string, diags *diag.List) ([]byte, bool) {
 		diags.Errorf(diag.Pos{File: file}, "", "cannot read: not a regular file (a FIFO, socket or device is never read as an input; remove it or rename it to end in other than .yaml, .yml, .json or .jsonnet)")
 		return nil, false
 	}
-	if err != nil {
-		diags.Errorf(diag.Pos{File: file}, "", "cannot read: %v", unwrapPathError(err))
+	if errors.Is(err, ErrTooLarge) {
+		diags.Errorf(diag.Pos{File: file}, "", "file is larger than the %d MiB limit for one input (split it into several files)", MaxFileSize>>20)
 		return nil, false
 	}
-	if len(data) > MaxFileSize {
-		diags.Errorf(diag.Pos{File: file}, "", "file is larger than the %d MiB limit for one input (split it into several files)", MaxFileSize>>20)
+	if err != nil {
+		diags.Errorf(diag.Pos{File: file}, "", "cannot read: %v", unwrapPathError(err))
 		return nil, false
 	}
 	return data, true
@@ -476,11 +476,13 @@ func readData(file string, diags *diag.List) ([]byte, bool) {
 // errNotRegular: the file is a FIFO, socket or device.
 var errNotRegular = errors.New("not a regular file")
 
-// ReadFile reads an input file of at most MaxFileSize bytes and one byte
-// more (the caller refuses a longer one): a FIFO, socket or device is
+// ErrTooLarge: the file holds more than MaxFileSize bytes.
+var ErrTooLarge = errors.New("larger than the limit for one input")
+
+// ReadFile reads an input file of at most MaxFileSize bytes, never more
+// (ErrTooLarge), whatever size it claims: a FIFO, socket or device is
 // refused without blocking (errNotRegular), whether it was named, found
-// in a directory or reached by a symlink, and a file is never read
-// beyond the bound, whatever size it claims.
+// in a directory or reached by a symlink.
 func ReadFile(file string) ([]byte, error) {
 	f, err := os.OpenFile(file, openFlags, 0)
 	if err != nil {
@@ -494,7 +496,11 @@ func ReadFile(file string) ([]byte, error) {
 	if !info.Mode().IsRegular() {
 		return nil, errNotRegular
 	}
-	return io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err == nil && len(data) > MaxFileSize {
+		return nil, ErrTooLarge
+	}
+	return data, err
 }
 
 func readFile(file, rel, root string, opts Options, diags *diag.List) []*Doc {
