@@ -1,6 +1,9 @@
 package argocd
 
 import (
+	"bufio"
+	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -123,6 +126,7 @@ func (e *env) snapshotBeforeChange() {
 			break
 		}
 		if time.Now().After(deadline) {
+			e.lockDiagnosis(since)
 			e.t.Fatalf("web01 still locked by the snapshot after %s: snapshotInProgress %v, finalizers %v", unlockWait, vm.Status.SnapshotInProgress, vm.Metadata.Finalizers)
 		}
 		time.Sleep(500 * time.Millisecond)
@@ -172,6 +176,53 @@ func (e *env) waitSnapshot(name string) liveSnapshot {
 			IncludedVolumes []string `json:"includedVolumes"`
 			ExcludedVolumes []string `json:"excludedVolumes"`
 		}{}
+	}
+	return s
+}
+
+// lockDiagnosis logs who wrote VM shop/web01 since the scenario began (the
+// API server's audit log: user agent, verb, subresource, answer) and what
+// virt-controller logged of the snapshot, so that a VM left locked can be
+// told apart: a status update of the unlock refused or never retried
+// (pkg/storage/snapshot/source.go Unlock), or another writer.
+func (e *env) lockDiagnosis(since time.Time) {
+	var lines []string
+	err := auditEvents(e.home.auditLog, func(ev auditEvent) {
+		ref := ev.ObjectRef
+		if ev.Stage != "ResponseComplete" || ref == nil || ref.Resource != "virtualmachines" || ref.Namespace != "shop" ||
+			ref.Name != "web01" || ev.Verb == "get" || ev.Verb == "list" || ev.Verb == "watch" || ev.RequestReceived.Before(since) {
+			return
+		}
+		code := 0
+		if ev.ResponseStatus != nil {
+			code = ev.ResponseStatus.Code
+		}
+		lines = append(lines, fmt.Sprintf("%s %s %s/%s %d %s", ev.RequestReceived.Format("15:04:05.000"), ev.Verb, ref.Resource, ref.Subresource, code, ev.UserAgent))
+	})
+	if err != nil {
+		e.t.Logf("audit log: %v", err)
+	}
+	e.t.Logf("writes of VM shop/web01 since the snapshot's commit (%d):\n%s", len(lines), strings.Join(lastN(lines, 60), "\n"))
+	var logged []string
+	if f, err := os.Open(e.home.kv.Controller.Log()); err == nil {
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			if l := sc.Text(); strings.Contains(l, "napshot") || strings.Contains(l, "web01") {
+				logged = append(logged, l)
+			}
+		}
+		f.Close()
+	}
+	e.t.Logf("virt-controller (exited: %v) on snapshots and web01 (%d lines, the last 60):\n%s", e.home.kv.Controller.Exited(), len(logged), strings.Join(lastN(logged, 60), "\n"))
+	if e.home.kv.Controller.Exited() {
+		e.t.Logf("virt-controller's log tail:\n%s", e.home.kv.Controller.Tail())
+	}
+}
+
+func lastN(s []string, n int) []string {
+	if len(s) > n {
+		return s[len(s)-n:]
 	}
 	return s
 }

@@ -393,6 +393,16 @@ func Start(ctx context.Context, cp *conformance.ControlPlane, tools Tools, pki c
 		"--prom-key-file="+pki.Key,
 		// No image is pulled here; the name is what launcher pods carry.
 		"--launcher-image=registry.redhat.io/container-native-virtualization/virt-launcher-rhel9:v4.22",
+		// One replica and no kubelet to restart it: virt-controller exits
+		// when a lease renewal misses its deadline (v1.8.4
+		// pkg/virt-controller/watch/application.go OnStoppedLeading:
+		// golog.Fatal; 10 s by default, leaderelectionconfig/config.go),
+		// which a CI machine running three lanes can miss, and every
+		// controller of the cluster would then stop for the rest of the
+		// suite. On OpenShift a second replica takes over and the pod
+		// restarts; here the deadline is longer instead.
+		"--leader-elect-lease-duration=2m",
+		"--leader-elect-renew-deadline=90s",
 	)
 	if err != nil {
 		return nil, err
