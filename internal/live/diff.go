@@ -24,7 +24,8 @@ import (
 const FieldOwnMetadata = "virtc-metadata"
 
 // Kinds an export of `oc get vm,dv,pvc,nad` holds: objects of other kinds
-// are not compared (the export cannot say whether they exist).
+// are compared only when the export holds one of their kind (else it cannot
+// say whether they exist).
 var exportedKinds = []string{"VirtualMachine", "DataVolume", "PersistentVolumeClaim", "NetworkAttachmentDefinition"}
 
 // ownMetadata reports whether a label or annotation key is virtc's own.
@@ -69,8 +70,17 @@ func compare(desired []emit.Object, live []Object, base, head string, m *resolve
 	}
 	used := map[string]bool{}
 	notCompared := map[string]int{}
+	// Besides the kinds of `oc get vm,dv,pvc,nad`, any kind the export
+	// holds an object of was asked for (for example the networks an
+	// import maps from: `oc get userdefinednetwork`).
+	kinds := slices.Clone(exportedKinds)
+	for _, o := range live {
+		if !slices.Contains(kinds, o.Kind) {
+			kinds = append(kinds, o.Kind)
+		}
+	}
 	for _, d := range desired {
-		if !slices.Contains(exportedKinds, d.Kind) {
+		if !slices.Contains(kinds, d.Kind) {
 			notCompared[d.Kind]++
 			continue
 		}
@@ -82,7 +92,7 @@ func compare(desired []emit.Object, live []Object, base, head string, m *resolve
 		}
 	}
 	for _, o := range live {
-		if used[o.Ref()] || !slices.Contains(exportedKinds, o.Kind) {
+		if used[o.Ref()] || !slices.Contains(kinds, o.Kind) {
 			continue
 		}
 		if err := c.gone(o, live); err != nil {
@@ -500,6 +510,23 @@ func classify(kind string, d Difference, size *verdict) diff.Change {
 		}
 	case "NetworkAttachmentDefinition":
 		return detail(diff.EffectNextStart, "Multus reads the attachment when a VM's pod starts; running VMs keep theirs")
+	case "UserDefinedNetwork":
+		if strings.HasPrefix(d.Path, "spec.") {
+			// ovn-kubernetes go-controller/pkg/crd/userdefinednetwork/v1/udn.go:
+			// self == oldSelf on topology and layer2.
+			return detail(diff.EffectRefused, "OVN-Kubernetes' CRD refuses any change of a UserDefinedNetwork's topology or layer2 (it would have to be deleted, with every VM on it stopped)")
+		}
+	case "ClusterUserDefinedNetwork":
+		if strings.HasPrefix(d.Path, "spec.namespaceSelector") {
+			// ovn-kubernetes go-controller/pkg/clustermanager/userdefinednetwork/controller.go
+			// (the namespace tracker, deleteNAD once no pod uses the network).
+			return detail(diff.EffectNone, "OVN-Kubernetes writes the network's attachment in the namespaces the selector adds and deletes it from the ones it drops once no pod there uses it")
+		}
+		if strings.HasPrefix(d.Path, "spec.") {
+			// ovn-kubernetes go-controller/pkg/crd/userdefinednetwork/v1/cudn.go:
+			// self == oldSelf on topology, layer2, localnet, transport, uplinks.
+			return detail(diff.EffectRefused, "OVN-Kubernetes' CRD refuses any change of a ClusterUserDefinedNetwork's network (it would have to be deleted, with every VM on it stopped)")
+		}
 	}
 	return detail(diff.EffectManual, "virtc does not know what this changes")
 }

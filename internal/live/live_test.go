@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -119,11 +120,39 @@ func TestClassify(t *testing.T) {
 		{"PersistentVolumeClaim", "spec.storageClassName", "a", "b", diff.EffectRefused, "spec.storageClassName"},
 		{"DataVolume", "spec.storage", map[string]any{}, map[string]any{}, diff.EffectRefused, "spec.storage"},
 		{"NetworkAttachmentDefinition", "spec.config", "{}", "{}", diff.EffectNextStart, "spec.config"},
+		{"UserDefinedNetwork", "spec.layer2.subnets", []any{}, []any{}, diff.EffectRefused, "spec.layer2.subnets"},
+		{"ClusterUserDefinedNetwork", "spec.network.localnet.vlan", map[string]any{}, nil, diff.EffectRefused, "spec.network.localnet.vlan"},
+		{"ClusterUserDefinedNetwork", "spec.namespaceSelector.matchExpressions", []any{}, []any{}, diff.EffectNone, "spec.namespaceSelector.matchExpressions"},
+		{"ClusterUserDefinedNetwork", `metadata.labels["virtc.dev/platform"]`, "p", nil, diff.EffectNone, FieldOwnMetadata},
 	} {
 		ch := classify(c.kind, Difference{Path: c.path, Desired: c.desired, Live: c.live}, nil)
 		if ch.Effect != c.effect || ch.Field != c.field {
 			t.Errorf("%s %s: effect %s field %s, want %s %s", c.kind, c.path, ch.Effect, ch.Field, c.effect, c.field)
 		}
+	}
+}
+
+// A kind beyond vm,dv,pvc,nad is compared when the export holds an object
+// of it (the export was asked for it); otherwise it is listed as not
+// compared.
+func TestExportedKindsAreCompared(t *testing.T) {
+	udn := func(subnet string) map[string]any {
+		return body(t, `{"apiVersion":"k8s.ovn.org/v1","kind":"UserDefinedNetwork","metadata":{"name":"primary","namespace":"apps"},"spec":{"topology":"Layer2","layer2":{"role":"Primary","subnets":["`+subnet+`"]}}}`)
+	}
+	desired := []emit.Object{{APIVersion: "k8s.ovn.org/v1", Kind: "UserDefinedNetwork", Namespace: "apps", Name: "primary", Body: udn("10.100.0.0/16")}}
+	r, err := Diff(desired, nil, "live", "git", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Warnings) != 1 || r.Warnings[0].Rule != "live-not-compared" || len(r.Refusals) != 0 {
+		t.Fatalf("without a UserDefinedNetwork in the export: warnings %+v refusals %+v, want it not compared", r.Warnings, r.Refusals)
+	}
+	live := []Object{{APIVersion: "k8s.ovn.org/v1", Kind: "UserDefinedNetwork", Namespace: "apps", Name: "primary", Body: udn("10.200.0.0/16")}}
+	if r, err = Diff(desired, live, "live", "git", nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Refusals) != 1 || r.Refusals[0].Object != "UserDefinedNetwork apps/primary" || !strings.Contains(r.Refusals[0].Message, "spec.layer2.subnets") {
+		t.Fatalf("refusals %+v, want the UserDefinedNetwork's subnets refused", r.Refusals)
 	}
 }
 
