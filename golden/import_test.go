@@ -134,6 +134,9 @@ func TestImport(t *testing.T) {
 				}
 			}
 			checkAdoption(t, e.Name(), rep)
+			if _, err := os.Stat(filepath.Join(dir, platformFile)); err == nil {
+				checkPlatformAdoption(t, e.Name(), filepath.Join(dir, platformFile), adopted, inputs)
+			}
 			// Nothing changes silently: each change diff --live finds on
 			// an object outside the VMs (a NAD virtc writes from the
 			// imported NetworkProfile) is in the import report.
@@ -162,6 +165,10 @@ const evidenceFile = "evidence.yaml"
 // platform team's: passed to the import (--catalog) and added to the
 // builds of the imported intents.
 const catalogFile = "catalog.yaml"
+
+// platformFile, in an import scenario, holds the Platform the export's
+// cluster runs, for a second diff --live of the platform's build.
+const platformFile = "platform.yaml"
 
 // vmFiles are the imported VMs' intent files of an import's output (those
 // other than tenants and catalog entries).
@@ -208,6 +215,39 @@ var adoptionExceptions = map[string][]adoptionException{
 		object: "NetworkAttachmentDefinition migrated/vlan30", field: "spec.config",
 		reason: "as bridge-mac: the NAD the MTV plan's network map names, rewritten as its imported NetworkProfile says (no empty ipam, disableContainerInterface: true, preserveDefaultVlan: false); Multus reads it when a VM's pod starts, running VMs keep theirs",
 	}},
+}
+
+// checkPlatformAdoption is checkAdoption for the build of an import with
+// its Platform (a scenario's platform.yaml, with its platform-wide
+// evidence): the cluster-scoped objects virtc renders from the imported
+// catalog entries (a localnet's ClusterUserDefinedNetwork) are in the
+// platform's build only, whose diff --live compares them with the export
+// too.
+func checkPlatformAdoption(t *testing.T, name, platform, adopted string, inputs []string) {
+	t.Helper()
+	var js, jsErr bytes.Buffer
+	if code := cli.Main(append([]string{"diff", "--live", adopted, "--format", "json", platform}, inputs...), nil, &js, &jsErr); code != 0 {
+		t.Fatalf("diff --live with the Platform exits %d:\n%s%s", code, js.String(), jsErr.String())
+	}
+	var rep diff.Report
+	if err := json.Unmarshal(js.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	checkAdoption(t, name, rep)
+	compared := 0
+	for _, o := range rep.Objects {
+		if o.Kind == "ClusterUserDefinedNetwork" {
+			compared++
+		}
+	}
+	for _, w := range rep.Warnings {
+		if w.Rule == "live-unmanaged" && strings.HasPrefix(w.Object, "ClusterUserDefinedNetwork ") {
+			t.Errorf("%s: the platform's build does not write it", w.Object)
+		}
+	}
+	if compared == 0 {
+		t.Errorf("diff --live with the Platform compared no ClusterUserDefinedNetwork")
+	}
 }
 
 // checkAdoption holds that diff --live of an import shows, for every

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"maps"
 	"path"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -32,6 +33,7 @@ import (
 	"github.com/virtc/virtc/internal/decode"
 	"github.com/virtc/virtc/internal/diag"
 	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/extapi"
 	"github.com/virtc/virtc/internal/live"
 	"github.com/virtc/virtc/internal/sizing"
 	"github.com/virtc/virtc/internal/source"
@@ -457,6 +459,16 @@ func decodeInto(body map[string]any, out any) error {
 	// A field the pinned API does not have is not silently dropped.
 	dec.DisallowUnknownFields()
 	return dec.Decode(out)
+}
+
+// decodeSubset decodes body into out, a type of the fields virtc writes
+// (extapi): the fields it lacks are the caller's to check (unknown).
+func decodeSubset(body map[string]any, out any) error {
+	data, err := marshalGeneric(body)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, out)
 }
 
 // vm maps one live VM to an intent, or says why it cannot.
@@ -1220,6 +1232,18 @@ func (im *importer) network(ns string, n kubevirtv1.Network, i kubevirtv1.Interf
 		refuse("spec.template.spec.domain.devices.interfaces[%s].state: %s; an interface being hot-unplugged (wait until KubeVirt removed it)", i.Name, i.State)
 	}
 	switch {
+	case n.Pod != nil && i.Binding != nil && i.Binding.Name == "l2bridge":
+		// The namespace's primary UserDefinedNetwork, which KubeVirt reaches
+		// through the l2bridge binding plugin on the pod network
+		// (render/virtualmachine.go attachment, udn-primary).
+		name := im.primaryUDN(ns, refuse)
+		if name == "" {
+			return "", sp
+		}
+		if n.Name != name {
+			sp.Name = n.Name
+		}
+		return name, sp
 	case n.Pod != nil:
 		if i.Masquerade == nil {
 			refuse("spec.template.spec.domain.devices.interfaces[%s]: the pod network through another binding than masquerade", i.Name)
@@ -1245,8 +1269,9 @@ func (im *importer) network(ns string, n kubevirtv1.Network, i kubevirtv1.Interf
 		if nad != n.Name {
 			sp.Name = n.Name
 		}
-		if i.Bridge == nil {
-			refuse("spec.template.spec.domain.devices.interfaces[%s]: virtc attaches bridge profiles through the bridge binding", i.Name)
+		if i.Bridge == nil && i.SRIOV == nil {
+			refuse("spec.template.spec.domain.devices.interfaces[%s]: virtc attaches additional networks through the bridge binding (bridge and localnet profiles) or the sriov binding (sriov profiles)", i.Name)
+			return "", sp
 		}
 		// The name becomes a NetworkProfile's, and its catalog file's
 		// (catalog/network-NAME.yaml).
@@ -1254,9 +1279,18 @@ func (im *importer) network(ns string, n kubevirtv1.Network, i kubevirtv1.Interf
 			refuse("spec.template.spec.networks[%s].multus.networkName: %q: not a NetworkAttachmentDefinition name a NetworkProfile can have (a DNS-1123 label)", n.Name, n.Multus.NetworkName)
 			return "", sp
 		}
+		// The binding each profile type renders (render/virtualmachine.go
+		// attachment): sriov through the sriov binding, bridge and localnet
+		// through the bridge binding.
+		wantType := func(t string) bool {
+			if i.SRIOV != nil {
+				return t == api.NetworkSRIOV
+			}
+			return t == api.NetworkBridge || t == api.NetworkLocalnet
+		}
 		if p, ok := im.cat.NetworkProfiles.Get(nad); ok {
-			if p.Spec.Type != api.NetworkBridge {
-				refuse("spec.template.spec.networks[%s]: the catalog's profile %q is %s, not bridge", n.Name, nad, p.Spec.Type)
+			if !wantType(p.Spec.Type) {
+				refuse("spec.template.spec.networks[%s]: the catalog's profile %q is %s, which virtc attaches through another binding than this interface's", n.Name, nad, p.Spec.Type)
 			}
 			return nad, sp
 		}
@@ -1265,25 +1299,227 @@ func (im *importer) network(ns string, n kubevirtv1.Network, i kubevirtv1.Interf
 			refuse("spec.template.spec.networks[%s]: NetworkAttachmentDefinition %s/%s is neither in the export nor a catalog profile", n.Name, ns, nad)
 			return "", sp
 		}
-		spec, _ := o.Body["spec"].(map[string]any)
-		cfgText, _ := spec["config"].(string)
-		var cfg struct {
-			Type   string `json:"type"`
-			Bridge string `json:"bridge"`
-			VLAN   *int64 `json:"vlan"`
-		}
-		if err := json.Unmarshal([]byte(cfgText), &cfg); err != nil || cfg.Type != "bridge" || cfg.Bridge == "" {
-			refuse("NetworkAttachmentDefinition %s/%s: not a Linux bridge attachment (type bridge with a bridge name)", ns, nad)
+		profile := im.attachmentProfile(o, ns, nad, refuse)
+		if profile == nil {
 			return "", sp
 		}
-		im.addCatalog("network-"+nad, &api.NetworkProfile{TypeMeta: api.TypeMeta{APIVersion: apiVersion, Kind: "NetworkProfile"}, Metadata: api.ObjectMeta{Name: nad},
-			// Migratable: a Linux bridge is the same L2 segment on every
-			// node, so a migrated guest keeps its MAC and addresses.
-			Spec: api.NetworkProfileSpec{Type: api.NetworkBridge, Migratable: true, Bridge: &api.BridgeNetwork{Name: cfg.Bridge, VLAN: cfg.VLAN}}})
+		if !wantType(profile.Spec.Type) {
+			refuse("spec.template.spec.domain.devices.interfaces[%s]: NetworkAttachmentDefinition %s/%s is %s, which virtc attaches through the %s binding", i.Name, ns, nad, profile.Spec.Type, map[bool]string{true: "sriov", false: "bridge"}[profile.Spec.Type == api.NetworkSRIOV])
+			return "", sp
+		}
+		im.addCatalog("network-"+nad, profile)
 		return nad, sp
 	}
 	refuse("spec.template.spec.networks[%s]: a network of a kind virtc does not write", n.Name)
 	return "", sp
+}
+
+// cniConfig is what the importer reads of a NetworkAttachmentDefinition's
+// CNI configuration: a single plugin, or the first of a plugin list (the
+// SR-IOV operator writes "plugins" when meta plugins are configured:
+// sriov-network-operator bindata/manifests/cni-config/sriov/sriov-cni-config.yaml).
+type cniConfig struct {
+	Type     string `json:"type"`
+	Bridge   string `json:"bridge"`
+	VLAN     *int64 `json:"vlan"`
+	Topology string `json:"topology"`
+	Plugins  []struct {
+		Type string `json:"type"`
+	} `json:"plugins"`
+}
+
+// attachmentProfile is the NetworkProfile that makes virtc write the same
+// attachment as the live NetworkAttachmentDefinition o (nil, with a
+// refusal, when there is none):
+//   - a Linux bridge (type bridge): a bridge profile, whose NAD virtc
+//     writes in the tenant namespace (render/network.go TenantNetworks);
+//   - an SR-IOV attachment (type sriov): an sriov profile; the SR-IOV
+//     operator writes that NAD from its SriovNetwork and virtc leaves it alone;
+//   - an OVN-Kubernetes localnet (type ovn-k8s-cni-overlay, topology
+//     localnet) made by a ClusterUserDefinedNetwork of the same name: a
+//     localnet profile, from that ClusterUserDefinedNetwork (see localnet).
+func (im *importer) attachmentProfile(o live.Object, ns, nad string, refuse func(string, ...any)) *api.NetworkProfile {
+	spec, _ := o.Body["spec"].(map[string]any)
+	cfgText, _ := spec["config"].(string)
+	var cfg cniConfig
+	if err := json.Unmarshal([]byte(cfgText), &cfg); err != nil {
+		refuse("NetworkAttachmentDefinition %s/%s: spec.config is not a CNI configuration: %v", ns, nad, err)
+		return nil
+	}
+	typ := cfg.Type
+	if typ == "" && len(cfg.Plugins) > 0 {
+		typ = cfg.Plugins[0].Type
+	}
+	profile := &api.NetworkProfile{TypeMeta: api.TypeMeta{APIVersion: apiVersion, Kind: "NetworkProfile"}, Metadata: api.ObjectMeta{Name: nad}}
+	switch {
+	case typ == "bridge" && cfg.Bridge != "":
+		// Migratable: a Linux bridge is the same L2 segment on every
+		// node, so a migrated guest keeps its MAC and addresses.
+		profile.Spec = api.NetworkProfileSpec{Type: api.NetworkBridge, Migratable: true, Bridge: &api.BridgeNetwork{Name: cfg.Bridge, VLAN: cfg.VLAN}}
+	case typ == "sriov":
+		// Not migratable: the guest holds a virtual function of its
+		// node's card, which a migration must unplug and plug again.
+		profile.Spec = api.NetworkProfileSpec{Type: api.NetworkSRIOV}
+	case typ == "ovn-k8s-cni-overlay" && cfg.Topology == "localnet":
+		ln := im.localnet(o, ns, nad, refuse)
+		if ln == nil {
+			return nil
+		}
+		// Migratable: a localnet is the same physical network (and VLAN)
+		// on every node, as a Linux bridge is.
+		profile.Spec = api.NetworkProfileSpec{Type: api.NetworkLocalnet, Migratable: true, Localnet: ln}
+	default:
+		refuse("NetworkAttachmentDefinition %s/%s: a %q attachment; virtc writes Linux bridge (type bridge with a bridge name), SR-IOV (sriov) and OVN-Kubernetes localnet (ovn-k8s-cni-overlay, topology localnet) attachments", ns, nad, typ)
+		return nil
+	}
+	return profile
+}
+
+// primaryUDN is the udn-primary profile of namespace ns's primary
+// UserDefinedNetwork, from the catalog or, mapped from the export, added
+// to it ("" with a refusal when there is none). virtc renders a
+// udn-primary profile as a UserDefinedNetwork of that name in each tenant
+// namespace that uses it (render/network.go TenantNetworks,
+// model.TenantUDN): Layer2, role Primary, the profile's subnets, IPAM
+// lifecycle Persistent. OVN-Kubernetes refuses any change of a
+// UserDefinedNetwork's topology or layer2 (self == oldSelf rules of
+// go-controller/pkg/crd/userdefinednetwork/v1/udn.go), so a
+// UserDefinedNetwork of another form stays outside virtc.
+func (im *importer) primaryUDN(ns string, refuse func(string, ...any)) string {
+	var found []live.Object
+	for _, o := range im.objs {
+		if o.Kind == "UserDefinedNetwork" && o.Namespace == ns {
+			spec, _ := o.Body["spec"].(map[string]any)
+			l2, _ := spec["layer2"].(map[string]any)
+			if l2["role"] == "Primary" {
+				found = append(found, o)
+			}
+		}
+	}
+	if len(found) != 1 {
+		refuse("namespace %s: %d primary UserDefinedNetworks in the export; a VM on the l2bridge binding is on its namespace's one primary network (add `oc get userdefinednetwork -n %s -o yaml`)", ns, len(found), ns)
+		return ""
+	}
+	name := found[0].Name
+	im.find("UserDefinedNetwork", ns, name) // accounted for
+	if p, ok := im.cat.NetworkProfiles.Get(name); ok {
+		if p.Spec.Type != api.NetworkUDNPrimary {
+			refuse("UserDefinedNetwork %s/%s: the catalog's profile %q is %s, not udn-primary", ns, name, name, p.Spec.Type)
+			return ""
+		}
+		return name
+	}
+	if p, ok := im.newCatalog["network-"+name].(*api.NetworkProfile); ok && p.Spec.Type == api.NetworkUDNPrimary {
+		return name
+	}
+	var udn extapi.UserDefinedNetwork
+	if err := decodeSubset(found[0].Body, &udn); err != nil {
+		refuse("UserDefinedNetwork %s/%s: %v", ns, name, err)
+		return ""
+	}
+	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+		refuse("UserDefinedNetwork %s/%s: not a name a NetworkProfile can have (a DNS-1123 label)", ns, name)
+		return ""
+	}
+	var subnets []string
+	if udn.Spec.Layer2 != nil {
+		subnets = udn.Spec.Layer2.Subnets
+	}
+	want := extapi.UserDefinedNetworkSpec{Topology: "Layer2", Layer2: &extapi.Layer2Config{Role: "Primary", Subnets: subnets, IPAM: &extapi.IPAMConfig{Lifecycle: "Persistent"}}}
+	spec, _ := found[0].Body["spec"].(map[string]any)
+	diffs := unknown("spec", spec, asMap(want))
+	if !reflect.DeepEqual(udn.Spec, want) || len(subnets) == 0 {
+		diffs = append(diffs, "spec "+compact(spec))
+	}
+	if len(diffs) > 0 {
+		refuse("UserDefinedNetwork %s/%s: %s; virtc writes a primary network as Layer2, role Primary, with subnets and IPAM lifecycle Persistent, and OVN-Kubernetes refuses any change of its layer2 once created (keep this namespace's VMs outside virtc)", ns, name, strings.Join(diffs, ", "))
+		return ""
+	}
+	im.addCatalog("network-"+name, &api.NetworkProfile{TypeMeta: api.TypeMeta{APIVersion: apiVersion, Kind: "NetworkProfile"}, Metadata: api.ObjectMeta{Name: name},
+		// Migratable: persistent IPAM keeps a VM's address across
+		// migrations (OVN-Kubernetes' persistent IPs for KubeVirt).
+		Spec: api.NetworkProfileSpec{Type: api.NetworkUDNPrimary, Migratable: true, Layer2: &api.Layer2Network{Subnets: subnets}}})
+	return name
+}
+
+// localnet maps the ClusterUserDefinedNetwork that made the localnet
+// NetworkAttachmentDefinition o. virtc renders a localnet profile as a
+// ClusterUserDefinedNetwork named like it (render/network.go
+// ClusterNetworks), and OVN-Kubernetes renders the NAD of that name in
+// each selected namespace, owned by it (ovn-kubernetes
+// go-controller/pkg/clustermanager/userdefinednetwork/template/net-attach-def-template.go
+// RenderNetAttachDefManifest). So the import needs that
+// ClusterUserDefinedNetwork in the export, its network exactly as virtc
+// writes one (secondary role, IPAM disabled: the VMs bring their own
+// addresses): its network's topology and localnet cannot change once
+// created (self == oldSelf rules of ovn-kubernetes
+// go-controller/pkg/crd/userdefinednetwork/v1/cudn.go), so any other form
+// stays outside virtc.
+func (im *importer) localnet(o live.Object, ns, nad string, refuse func(string, ...any)) *api.LocalnetNetwork {
+	owner := ""
+	meta, _ := o.Body["metadata"].(map[string]any)
+	if refs, ok := meta["ownerReferences"].([]any); ok {
+		for _, r := range refs {
+			ref, _ := r.(map[string]any)
+			if ref["kind"] == "ClusterUserDefinedNetwork" && ref["controller"] == true {
+				owner, _ = ref["name"].(string)
+			}
+		}
+	}
+	if owner != nad {
+		refuse("NetworkAttachmentDefinition %s/%s: a localnet attachment not made by a ClusterUserDefinedNetwork named %s; virtc writes localnet profiles as ClusterUserDefinedNetworks, and OVN-Kubernetes does not take over an attachment it did not make (keep this network outside virtc, or recreate it from a ClusterUserDefinedNetwork)", ns, nad, nad)
+		return nil
+	}
+	c, ok := im.find("ClusterUserDefinedNetwork", "", nad)
+	if !ok {
+		refuse("NetworkAttachmentDefinition %s/%s: made by ClusterUserDefinedNetwork %s, which is not in the export (add `oc get clusteruserdefinednetwork %s -o yaml`)", ns, nad, nad, nad)
+		return nil
+	}
+	var cudn extapi.ClusterUserDefinedNetwork
+	if err := decodeSubset(c.Body, &cudn); err != nil {
+		refuse("ClusterUserDefinedNetwork %s: %v", nad, err)
+		return nil
+	}
+	cspec, _ := c.Body["spec"].(map[string]any)
+	network, _ := cspec["network"].(map[string]any)
+	cfg := cudn.Spec.Network.Localnet
+	if cudn.Spec.Network.Topology != "Localnet" || cfg == nil {
+		refuse("ClusterUserDefinedNetwork %s: spec.network.topology %s; a localnet profile is a Localnet network", nad, cudn.Spec.Network.Topology)
+		return nil
+	}
+	ln := &api.LocalnetNetwork{PhysicalNetworkName: cfg.PhysicalNetworkName, MTU: cfg.MTU}
+	if cfg.VLAN != nil && cfg.VLAN.Access != nil {
+		id := cfg.VLAN.Access.ID
+		ln.VLAN = &id
+	}
+	// What render/network.go ClusterNetworks writes for ln, compared with
+	// what the cluster has, field by field (extra fields included).
+	want := &extapi.LocalnetConfig{Role: "Secondary", PhysicalNetworkName: ln.PhysicalNetworkName, IPAM: &extapi.IPAMConfig{Mode: "Disabled"}, MTU: ln.MTU}
+	if ln.VLAN != nil {
+		want.VLAN = &extapi.VLANConfig{Mode: "Access", Access: &extapi.VLANAccess{ID: *ln.VLAN}}
+	}
+	wantNet := extapi.CUDNNetwork{Topology: "Localnet", Localnet: want}
+	diffs := unknown("spec.network", network, asMap(wantNet))
+	if !reflect.DeepEqual(cudn.Spec.Network, wantNet) {
+		diffs = append(diffs, fmt.Sprintf("spec.network.localnet %s", compact(network["localnet"])))
+	}
+	if len(diffs) > 0 {
+		refuse("ClusterUserDefinedNetwork %s: %s; virtc writes a localnet as role Secondary with IPAM mode Disabled and at most physicalNetworkName, an access VLAN and an MTU, and OVN-Kubernetes refuses any change of its network once created (keep this network outside virtc)", nad, strings.Join(diffs, ", "))
+		return nil
+	}
+	return ln
+}
+
+func asMap(v any) map[string]any {
+	var m map[string]any
+	b, _ := json.Marshal(v)
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+func compact(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // podProfile is the catalog's pod network profile for a live pod network
