@@ -30,6 +30,21 @@ func (im *importer) compileVM(vm *api.VM, catalogDocs []*source.Doc, opts catalo
 	return c, why
 }
 
+// policyRefusals are the guardrails' refusals (a diagnostic with a Rule)
+// of the compile of vm, a VM refused while it was mapped: vm lacks what
+// could not be mapped, so the compile's other errors may only say that
+// again, but a guardrail judges what is there (a secret in Git, node
+// placement, an excluded device, a network the tenant may not use).
+func (im *importer) policyRefusals(vm *api.VM, catalogDocs []*source.Doc, opts catalog.Options) []string {
+	var why []string
+	for _, d := range im.compile(vm, catalogDocs, opts).errs {
+		if d.Rule != "" {
+			why = append(why, fmt.Sprintf("the intent would not compile either: %s: %s", d.Field, d.Message))
+		}
+	}
+	return why
+}
+
 // compileVMDiags is compileVM with the fields of the errors only.
 func (im *importer) compileVMDiags(vm *api.VM, catalogDocs []*source.Doc, opts catalog.Options) (*compiled, []string) {
 	c := im.compile(vm, catalogDocs, opts)

@@ -153,6 +153,11 @@ func importVMs(objs []live.Object, catalogDocs []*source.Doc, opts catalog.Optio
 		}
 		if len(reasons) == 0 {
 			reasons = im.check(vm, o, catalogDocs, opts, changes)
+		} else if vm != nil && !unnamed[ref] {
+			// All refusals at once: what policy says of the part that
+			// could be mapped, so that an owner does not learn of it
+			// only once the mapping's refusals are fixed.
+			reasons = append(reasons, im.policyRefusals(vm, catalogDocs, opts)...)
 		}
 		if len(reasons) > 0 {
 			res.Refused = append(res.Refused, Refusal{VM: ref, Reasons: reasons})
@@ -471,7 +476,9 @@ func decodeSubset(body map[string]any, out any) error {
 	return json.Unmarshal(data, out)
 }
 
-// vm maps one live VM to an intent, or says why it cannot.
+// vm maps one live VM to an intent and says why it cannot be imported:
+// with reasons, the intent is the part that could be mapped (nil when the
+// VM could not be read at all).
 func (im *importer) vm(o live.Object) (*api.VM, []string) {
 	im.pending, im.pendingRefs = nil, nil
 	var kv kubevirtv1.VirtualMachine
@@ -517,11 +524,10 @@ func (im *importer) vm(o live.Object) (*api.VM, []string) {
 
 	im.networks(o.Namespace, tmpl, spec, refuse)
 	access(tmpl, spec, refuse)
-	if len(why) > 0 {
-		return nil, why
-	}
 	slices.Sort(spec.KubeVirtDefaults)
-	return vm, nil
+	// With refusals, vm is what could be mapped: the import judges it by
+	// policy too (policyRefusals), never writes it.
+	return vm, why
 }
 
 // size maps the VM's instance type and preference (a template VM's

@@ -334,3 +334,27 @@ func TestEmptyFormsAdopted(t *testing.T) {
 		}
 	})
 }
+
+// All refusals at once: a VM refused while it is mapped is judged by the
+// guardrails too, on what could be mapped, so that its owner sees every
+// reason in one report (legacy01 of not-expressible, whose only refusal is
+// a password in its inline cloud-init, gets a field KubeVirt's API lacks).
+func TestAllRefusalsAtOnce(t *testing.T) {
+	objs := goldenExport(t, "not-expressible")
+	for _, o := range objs {
+		if o.Kind == "VirtualMachine" && o.Name == "legacy01" {
+			o.Body["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["futureField"] = true
+		}
+	}
+	res := Import(objs, nil, catalog.Options{}, Options{})
+	var reasons []string
+	for _, r := range res.Refused {
+		if r.VM == "ops/legacy01" {
+			reasons = r.Reasons
+		}
+	}
+	all := strings.Join(reasons, "\n")
+	if !strings.Contains(all, "futureField") || !strings.Contains(all, "inline cloud-init holds a password") {
+		t.Fatalf("legacy01 refused for %q, want the unknown field and the password in Git both", reasons)
+	}
+}
