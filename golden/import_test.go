@@ -211,6 +211,10 @@ var adoptionExceptions = map[string][]adoptionException{
 		object: "NetworkAttachmentDefinition legacy/vlan40", field: `metadata.annotations["k8s.v1.cni.cncf.io/resourceName"]`,
 		reason: "virtc's bridge NAD asks for the bridge marker's resource (bridge.network.kubevirt.io/br-vm), so that a VM's pod is scheduled only on nodes that have the bridge; the network resources injector reads it when a pod is created, so running VMs keep their placement",
 	}},
+	"mtv-ovirt": {{
+		object: "NetworkAttachmentDefinition from-ovirt/vlan50", field: "spec.config",
+		reason: "as bridge-mac: the NAD the oVirt plan's network map names, rewritten as its imported NetworkProfile says (no empty ipam, disableContainerInterface: true, preserveDefaultVlan: false); Multus reads it when a VM's pod starts, running VMs keep theirs",
+	}},
 	"mtv-vsphere": {{
 		object: "NetworkAttachmentDefinition migrated/vlan30", field: "spec.config",
 		reason: "as bridge-mac: the NAD the MTV plan's network map names, rewritten as its imported NetworkProfile says (no empty ipam, disableContainerInterface: true, preserveDefaultVlan: false); Multus reads it when a VM's pod starts, running VMs keep theirs",
