@@ -288,6 +288,9 @@ type importer struct {
 	pending     []string
 	pendingRefs []string
 	refs        map[string]bool
+	// primaryUDNs are the export's primary UserDefinedNetworks by
+	// namespace (primaryUDN).
+	primaryUDNs map[string][]live.Object
 	// cur is the VM being compiled and checked.
 	cur *candidate
 	// nads are the NetworkAttachmentDefinitions virtc writes for the
@@ -1310,7 +1313,11 @@ func (im *importer) network(ns string, n kubevirtv1.Network, i kubevirtv1.Interf
 			return "", sp
 		}
 		if !wantType(profile.Spec.Type) {
-			refuse("spec.template.spec.domain.devices.interfaces[%s]: NetworkAttachmentDefinition %s/%s is %s, which virtc attaches through the %s binding", i.Name, ns, nad, profile.Spec.Type, map[bool]string{true: "sriov", false: "bridge"}[profile.Spec.Type == api.NetworkSRIOV])
+			binding := "bridge"
+			if profile.Spec.Type == api.NetworkSRIOV {
+				binding = "sriov"
+			}
+			refuse("spec.template.spec.domain.devices.interfaces[%s]: NetworkAttachmentDefinition %s/%s is %s, which virtc attaches through the %s binding", i.Name, ns, nad, profile.Spec.Type, binding)
 			return "", sp
 		}
 		im.addCatalog("network-"+nad, profile)
@@ -1392,16 +1399,18 @@ func (im *importer) attachmentProfile(o live.Object, ns, nad string, refuse func
 // go-controller/pkg/crd/userdefinednetwork/v1/udn.go), so a
 // UserDefinedNetwork of another form stays outside virtc.
 func (im *importer) primaryUDN(ns string, refuse func(string, ...any)) string {
-	var found []live.Object
-	for _, o := range im.objs {
-		if o.Kind == "UserDefinedNetwork" && o.Namespace == ns {
+	if im.primaryUDNs == nil {
+		// Read once: every VM on the l2bridge binding asks.
+		im.primaryUDNs = map[string][]live.Object{}
+		for _, o := range im.objs {
 			spec, _ := o.Body["spec"].(map[string]any)
 			l2, _ := spec["layer2"].(map[string]any)
-			if l2["role"] == "Primary" {
-				found = append(found, o)
+			if o.Kind == "UserDefinedNetwork" && l2["role"] == "Primary" {
+				im.primaryUDNs[o.Namespace] = append(im.primaryUDNs[o.Namespace], o)
 			}
 		}
 	}
+	found := im.primaryUDNs[ns]
 	if len(found) != 1 {
 		refuse("namespace %s: %d primary UserDefinedNetworks in the export; a VM on the l2bridge binding is on its namespace's one primary network (add `oc get userdefinednetwork -n %s -o yaml`)", ns, len(found), ns)
 		return ""
@@ -1433,9 +1442,10 @@ func (im *importer) primaryUDN(ns string, refuse func(string, ...any)) string {
 	}
 	want := extapi.UserDefinedNetworkSpec{Topology: "Layer2", Layer2: &extapi.Layer2Config{Role: "Primary", Subnets: subnets, IPAM: &extapi.IPAMConfig{Lifecycle: "Persistent"}}}
 	spec, _ := found[0].Body["spec"].(map[string]any)
-	diffs := unknown("spec", spec, asMap(want))
+	typed, _ := emit.Generic(want)
+	diffs := unknown("spec", spec, typed)
 	if !reflect.DeepEqual(udn.Spec, want) || len(subnets) == 0 {
-		diffs = append(diffs, "spec "+compact(spec))
+		diffs = append(diffs, "spec "+string(jsonOf(spec)))
 	}
 	if len(diffs) > 0 {
 		refuse("UserDefinedNetwork %s/%s: %s; virtc writes a primary network as Layer2, role Primary, with subnets and IPAM lifecycle Persistent, and OVN-Kubernetes refuses any change of its layer2 once created (keep this namespace's VMs outside virtc)", ns, name, strings.Join(diffs, ", "))
@@ -1505,27 +1515,16 @@ func (im *importer) localnet(o live.Object, ns, nad string, refuse func(string, 
 		want.VLAN = &extapi.VLANConfig{Mode: "Access", Access: &extapi.VLANAccess{ID: *ln.VLAN}}
 	}
 	wantNet := extapi.CUDNNetwork{Topology: "Localnet", Localnet: want}
-	diffs := unknown("spec.network", network, asMap(wantNet))
+	typed, _ := emit.Generic(wantNet)
+	diffs := unknown("spec.network", network, typed)
 	if !reflect.DeepEqual(cudn.Spec.Network, wantNet) {
-		diffs = append(diffs, fmt.Sprintf("spec.network.localnet %s", compact(network["localnet"])))
+		diffs = append(diffs, "spec.network.localnet "+string(jsonOf(network["localnet"])))
 	}
 	if len(diffs) > 0 {
 		refuse("ClusterUserDefinedNetwork %s: %s; virtc writes a localnet as role Secondary with IPAM mode Disabled and at most physicalNetworkName, an access VLAN and an MTU, and OVN-Kubernetes refuses any change of its network once created (keep this network outside virtc)", nad, strings.Join(diffs, ", "))
 		return nil
 	}
 	return ln
-}
-
-func asMap(v any) map[string]any {
-	var m map[string]any
-	b, _ := json.Marshal(v)
-	_ = json.Unmarshal(b, &m)
-	return m
-}
-
-func compact(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 // podProfile is the catalog's pod network profile for a live pod network
