@@ -3,6 +3,7 @@ package approve
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/virtc/virtc/internal/olmindex"
 )
 
 // fake is an in-memory OLM namespace: a Subscription, its InstallPlans and
@@ -25,11 +28,41 @@ type fake struct {
 	// tick plays OLM between polls.
 	tick func(f *fake, n int)
 	n    int
+	// catalog is the channel the CatalogSource's registry serves now;
+	// reads counts the approver's reads of it.
+	catalog []bundle
+	reads   int
+}
+
+// catalogAddr is the fake CatalogSource's registry address.
+const catalogAddr = "redhat-operators.openshift-marketplace.svc:50051"
+
+func (f *fake) CatalogAddress(_ context.Context, ns, name string) (string, error) {
+	if ns != "openshift-marketplace" || name != "redhat-operators" {
+		return "", nil
+	}
+	return catalogAddr, nil
+}
+
+// readCatalog is the registry's ListBundles of f.catalog, as
+// olmindex.ListBundles returns it.
+func (f *fake) readCatalog(_ context.Context, addr, pkg string) (*olmindex.Index, error) {
+	if addr != catalogAddr || pkg != "kubevirt-hyperconverged" {
+		return nil, fmt.Errorf("read %s %s", addr, pkg)
+	}
+	f.reads++
+	var entries []olmindex.Entry
+	for _, b := range f.catalog {
+		entries = append(entries, olmindex.Entry{Package: pkg, Channel: "stable", Name: b.name, Version: strings.TrimPrefix(b.name, hco), Replaces: b.replaces, SkipRange: b.skipRange})
+	}
+	return olmindex.New("the registry of CatalogSource at "+addr, nil, entries...)
 }
 
 func (f *fake) InstallPlans(context.Context, string) ([]Plan, error) { return f.plans, nil }
 func (f *fake) Subscription(context.Context, string, string) (Subscription, error) {
-	return f.sub, nil
+	sub := f.sub
+	sub.Package, sub.Channel, sub.Source, sub.SourceNamespace = "kubevirt-hyperconverged", "stable", "redhat-operators", "openshift-marketplace"
+	return sub, nil
 }
 func (f *fake) CSV(_ context.Context, _, name string) (CSVStatus, error) {
 	return CSVStatus{Phase: f.csv[name], Reason: f.csvReason[name]}, nil
@@ -168,6 +201,7 @@ func cmpSemver(a, b [3]int) int {
 // approval (installPlanApproval Manual), one plan at a time; an approved
 // plan's CSV is installed and succeeds.
 func olm(f *fake, channel []bundle, starting string) {
+	f.catalog = channel
 	f.onApprove = install
 	f.tick = func(f *fake, _ int) {
 		if f.sub.InstallPlan != "" && planPhase(f, f.sub.InstallPlan) != "Complete" {
@@ -202,8 +236,11 @@ func run(t *testing.T, f *fake, csv, head string) (string, error) {
 	t.Helper()
 	var log strings.Builder
 	now := time.Unix(0, 0)
+	if f.catalog == nil {
+		f.catalog = hcoCatalog(head)
+	}
 	err := Run(context.Background(), f, Options{
-		Namespace: "openshift-cnv", Subscription: "hco-operatorhub", CSV: csv, CatalogHead: head,
+		Namespace: "openshift-cnv", Subscription: "hco-operatorhub", CSV: csv, CatalogHead: head, ReadCatalog: f.readCatalog,
 		Timeout: 5 * time.Minute, Interval: 10 * time.Second, Log: &log,
 		Now: func() time.Time { return now },
 		Sleep: func(context.Context, time.Duration) error {
@@ -295,23 +332,74 @@ func TestRefusesBeforeApprovingWhenOLMPassesThePin(t *testing.T) {
 	}
 }
 
-// The catalog is not the one the build assumed: Red Hat published 4.22.7,
-// so OLM proposes it where virtc's route expects 4.22.6: refused before
-// approving, naming both.
-func TestRefusesAPlanOffTheRoute(t *testing.T) {
-	f := installed(v4222)
+// The catalog is not the one the build assumed: Red Hat published 4.22.7
+// after the build, whose table ends at 4.22.6. The approver reads the live
+// graph first and refuses before OLM has proposed anything, saying where
+// OLM lands instead (the case: 4.21.8 → 4.22.6 used to approve
+// 4.22.0 and then refuse 4.22.7, leaving the cluster half-way). If the
+// catalog moves after the approver read it, a proposal off the route it
+// read is refused too.
+func TestRefusesOnTheLiveCatalog(t *testing.T) {
+	for _, from := range []string{v4222, v4218} {
+		f := installed(from)
+		olm(f, hcoCatalog(v4227), "")
+		log, err := run(t, f, v4226, v4226)
+		if err == nil || !IsRefusal(err) {
+			t.Fatalf("%s: want a refusal, got %v", from, err)
+		}
+		for _, want := range []string{"head " + v4227, "offers " + v4227, "newer than " + v4226, "approves none of its InstallPlans", "pin where OLM lands from " + from + ": "} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: refusal %q does not say %q", from, err, want)
+			}
+		}
+		if len(f.approved) != 0 || f.n != 0 {
+			t.Errorf("%s: approved %v after %d polls", from, f.approved, f.n)
+		}
+		if !strings.Contains(log, "head "+v4227+", 39 bundles OLM may upgrade to; the build assumed "+v4226) {
+			t.Errorf("%s: the log does not say the live head differs from the build's:\n%s", from, log)
+		}
+	}
+	// The minor upgrade 4.21.8 → 4.22.0, which lands exactly, approved
+	// on the same live catalog.
+	f := installed(v4218)
 	olm(f, hcoCatalog(v4227), "")
+	if log, err := run(t, f, v4220, v4226); err != nil || strings.Join(f.approved, " ") != "install-4.22.0" {
+		t.Fatalf("4.21.8 → 4.22.0 on a catalog ahead: %v, approved %v\n%s", err, f.approved, log)
+	}
+	// The registry served head 4.22.6 when the approver read it; OLM then
+	// resolves on a catalog that moved to 4.22.7.
+	f = installed(v4222)
+	olm(f, hcoCatalog(v4227), "")
+	f.catalog = hcoCatalog(v4226)
 	_, err := run(t, f, v4226, v4226)
 	if err == nil || !IsRefusal(err) {
 		t.Fatalf("want a refusal, got %v", err)
 	}
-	for _, want := range []string{"install-4.22.7", "proposes " + v4227, v4222 + " → " + v4226, "not approved;", "install-0 [" + v4222 + "] (approved, Complete)"} {
+	for _, want := range []string{"install-4.22.7", "proposes " + v4227, v4222 + " → " + v4226, "the catalog moved; not approved;", "install-0 [" + v4222 + "] (approved, Complete)"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("refusal %q does not name %q", err, want)
 		}
 	}
 	if len(f.approved) != 0 {
 		t.Errorf("approved %v", f.approved)
+	}
+	// The catalog moves mid-route: 4.22.0 is approved on a catalog whose
+	// head is the pin 4.22.6; before the next approval the approver reads
+	// the graph again, finds head 4.22.7, and stops there.
+	f = installed(v4218)
+	olm(f, hcoCatalog(v4226), "")
+	f.onApprove = func(f *fake, name string) {
+		install(f, name)
+		f.catalog = hcoCatalog(v4227)
+		olm(f, f.catalog, "")
+		f.catalog = hcoCatalog(v4227)
+	}
+	_, err = run(t, f, v4226, v4226)
+	if err == nil || !IsRefusal(err) || strings.Join(f.approved, " ") != "install-4.22.0" || !strings.Contains(err.Error(), "from "+v4220+", OLM offers "+v4227) {
+		t.Errorf("catalog moved mid-route: approved %v, err %v", f.approved, err)
+	}
+	if f.reads < 2 {
+		t.Errorf("the approver read the catalog %d times; want once before each approval", f.reads)
 	}
 	// Git pins the installed CSV: nothing to do, and OLM's pending plan
 	// past it is left alone.
@@ -330,7 +418,7 @@ func TestRefusesAPlanOffTheRoute(t *testing.T) {
 		t.Errorf("two minors: %v, approved %v", err, f.approved)
 	}
 	// A pin the catalog does not have.
-	if _, err := run(t, installed(v4213), v4216, v4213); err == nil || !strings.Contains(err.Error(), "not in the catalog") {
+	if _, err := run(t, installed(v4213), v4216, v4213); err == nil || !strings.Contains(err.Error(), v4216+" pinned in Git is not in CatalogSource openshift-marketplace/redhat-operators (channel stable, head "+v4213+")") {
 		t.Errorf("pin past the head: %v", err)
 	}
 }
@@ -529,5 +617,36 @@ func TestWaitsPastTheInstalledCSVsLingeringPlan(t *testing.T) {
 	}
 	if !strings.Contains(log, "OLM's next InstallPlan after install-4.22.0") {
 		t.Errorf("the approver did not wait for OLM's next plan past the lingering one:\n%s", log)
+	}
+}
+
+// The registry cannot be read yet (its pod restarting, its Service not
+// ready): the approver waits, as OLM cannot resolve without it either, and
+// approves once it reads the graph. A CatalogSource with no address yet is
+// waited for too.
+func TestWaitsForTheCatalog(t *testing.T) {
+	f := installed(v4218)
+	olm(f, hcoCatalog(v4220), "")
+	down := 2
+	var log strings.Builder
+	now := time.Unix(0, 0)
+	err := Run(context.Background(), f, Options{
+		Namespace: "openshift-cnv", Subscription: "hco-operatorhub", CSV: v4220, CatalogHead: v4220,
+		ReadCatalog: func(ctx context.Context, addr, pkg string) (*olmindex.Index, error) {
+			if down > 0 {
+				down--
+				return nil, fmt.Errorf("rpc error: code = Unavailable desc = connection refused")
+			}
+			return f.readCatalog(ctx, addr, pkg)
+		},
+		Timeout: 5 * time.Minute, Interval: 10 * time.Second, Log: &log,
+		Now:   func() time.Time { return now },
+		Sleep: func(_ context.Context, d time.Duration) error { now = now.Add(d); f.n++; f.tick(f, f.n); return nil },
+	})
+	if err != nil || strings.Join(f.approved, " ") != "install-4.22.0" {
+		t.Fatalf("approved %v, err %v\n%s", f.approved, err, log.String())
+	}
+	if strings.Count(log.String(), "transient API error") != 2 || !strings.Contains(log.String(), "reading CatalogSource openshift-marketplace/redhat-operators at "+catalogAddr) {
+		t.Errorf("log:\n%s", log.String())
 	}
 }

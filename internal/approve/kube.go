@@ -153,6 +153,12 @@ func (a *API) Approve(ctx context.Context, namespace, name string) error {
 // Subscription reads a Subscription's status.
 func (a *API) Subscription(ctx context.Context, namespace, name string) (Subscription, error) {
 	var s struct {
+		Spec struct {
+			Name            string `json:"name"`
+			Channel         string `json:"channel"`
+			Source          string `json:"source"`
+			SourceNamespace string `json:"sourceNamespace"`
+		} `json:"spec"`
 		Status struct {
 			InstalledCSV   string `json:"installedCSV"`
 			CurrentCSV     string `json:"currentCSV"`
@@ -169,7 +175,8 @@ func (a *API) Subscription(ctx context.Context, namespace, name string) (Subscri
 	if code == http.StatusNotFound {
 		return Subscription{Missing: true}, nil
 	}
-	out := Subscription{InstalledCSV: s.Status.InstalledCSV, CurrentCSV: s.Status.CurrentCSV, State: s.Status.State}
+	out := Subscription{InstalledCSV: s.Status.InstalledCSV, CurrentCSV: s.Status.CurrentCSV, State: s.Status.State,
+		Package: s.Spec.Name, Channel: s.Spec.Channel, Source: s.Spec.Source, SourceNamespace: s.Spec.SourceNamespace}
 	if r := s.Status.InstallPlanRef; r != nil {
 		out.InstallPlan = r.Name
 	}
@@ -190,4 +197,35 @@ func (a *API) CSV(ctx context.Context, namespace, name string) (CSVStatus, error
 		return CSVStatus{}, err
 	}
 	return CSVStatus{Phase: c.Status.Phase, Reason: c.Status.Reason, Message: c.Status.Message}, nil
+}
+
+// CatalogAddress reads a CatalogSource's registry address: spec.address,
+// else the Service OLM runs its registry behind (status.registryService,
+// name.namespace.svc:port), as OLM dials it (operator-framework/api
+// v0.42.0 pkg/operators/v1alpha1/catalogsource_types.go
+// CatalogSource.Address, RegistryServiceStatus.Address).
+func (a *API) CatalogAddress(ctx context.Context, namespace, name string) (string, error) {
+	var c struct {
+		Spec struct {
+			Address string `json:"address"`
+		} `json:"spec"`
+		Status struct {
+			RegistryService *struct {
+				ServiceName      string `json:"serviceName"`
+				ServiceNamespace string `json:"serviceNamespace"`
+				Port             string `json:"port"`
+			} `json:"registryService"`
+		} `json:"status"`
+	}
+	code, err := a.do(ctx, http.MethodGet, olmPath(namespace, "catalogsources", name), "", nil, &c)
+	if err != nil || code == http.StatusNotFound {
+		return "", err
+	}
+	if c.Spec.Address != "" {
+		return c.Spec.Address, nil
+	}
+	if r := c.Status.RegistryService; r != nil && r.ServiceName != "" && r.Port != "" {
+		return fmt.Sprintf("%s.%s.svc:%s", r.ServiceName, r.ServiceNamespace, r.Port), nil
+	}
+	return "", nil
 }

@@ -39,13 +39,20 @@ func (s *olmServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	const base = "/apis/operators.coreos.com/v1alpha1/namespaces/openshift-cnv/"
+	if r.URL.Path == "/apis/operators.coreos.com/v1alpha1/namespaces/openshift-marketplace/catalogsources/redhat-operators" {
+		// An image-based CatalogSource: OLM runs its registry behind a
+		// Service and records it in status.registryService.
+		json.NewEncoder(w).Encode(map[string]any{"spec": map[string]any{"sourceType": "grpc", "image": "registry.redhat.io/redhat/redhat-operator-index:v4.22"},
+			"status": map[string]any{"registryService": map[string]any{"protocol": "grpc", "serviceName": "redhat-operators", "serviceNamespace": "openshift-marketplace", "port": "50051"}}})
+		return
+	}
 	switch r.Method + " " + strings.TrimPrefix(r.URL.Path, base) {
 	case "GET subscriptions/hco-operatorhub":
 		st := map[string]any{"state": "UpgradePending", "currentCSV": v4213, "installPlanRef": map[string]any{"name": "install-abc"}}
 		if s.approved {
 			st = map[string]any{"state": "AtLatestKnown", "currentCSV": v4213, "installedCSV": v4213, "installPlanRef": map[string]any{"name": "install-abc"}}
 		}
-		json.NewEncoder(w).Encode(map[string]any{"status": st})
+		json.NewEncoder(w).Encode(map[string]any{"spec": subSpec, "status": st})
 	case "GET installplans":
 		phase := "RequiresApproval"
 		if s.approved {
@@ -66,6 +73,9 @@ func (s *olmServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// subSpec is the Subscription's spec as virtc renders it.
+var subSpec = map[string]any{"name": "kubevirt-hyperconverged", "channel": "stable", "source": "redhat-operators", "sourceNamespace": "openshift-marketplace", "installPlanApproval": "Manual"}
+
 // runAPI runs the approver against srv with a fake clock that advances by
 // each wait; it returns the log, the error and the waits.
 func runAPI(t *testing.T, srv *httptest.Server, timeout time.Duration) (string, error, []time.Duration) {
@@ -80,7 +90,8 @@ func runAPI(t *testing.T, srv *httptest.Server, timeout time.Duration) (string, 
 	now := time.Unix(0, 0)
 	err := Run(context.Background(), a, Options{
 		Namespace: "openshift-cnv", Subscription: "hco-operatorhub", CSV: v4213, CatalogHead: v4218,
-		Timeout: timeout, Interval: 10 * time.Second, Log: &log,
+		ReadCatalog: (&fake{catalog: hcoCatalog(v4218)}).readCatalog,
+		Timeout:     timeout, Interval: 10 * time.Second, Log: &log,
 		Now: func() time.Time { return now },
 		Sleep: func(_ context.Context, d time.Duration) error {
 			waits = append(waits, d)

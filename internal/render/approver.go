@@ -30,14 +30,18 @@ const (
 type approval struct {
 	namespace, subscription string
 	// csv is the pinned CSV; head the CSV at the head of the catalog's
-	// channel, in which the approver models OLM's route (internal/approve).
+	// channel as the build assumed it (the approver decides on the live
+	// catalog and says when it differs: internal/approve).
 	csv, head string
+	// catalog is the CatalogSource the Subscription installs from, in
+	// model.CatalogSourceNS: the approver reads its graph.
+	catalog string
 }
 
 // hcoApproval: the pinned CSV and the head of the catalog the Subscription
 // installs from (spec.catalogSource.head, or the default catalog's).
 func hcoApproval(p *resolve.Platform) approval {
-	return approval{namespace: model.CNVNamespace, subscription: "hco-operatorhub", csv: versions.HCOCSV(p.Version), head: versions.HCOCSV(p.CatalogHead)}
+	return approval{namespace: model.CNVNamespace, subscription: "hco-operatorhub", csv: versions.HCOCSV(p.Version), head: versions.HCOCSV(p.CatalogHead), catalog: catalogSourceName(p)}
 }
 
 // oadpApproval: OADP's pinned CSV, the OADP release of the platform
@@ -45,14 +49,26 @@ func hcoApproval(p *resolve.Platform) approval {
 // OADP bundle skips every earlier version: versions.OADPChannel).
 func oadpApproval(p *resolve.Platform) approval {
 	csv := versions.OADPCSV(p.Release.OADP.Version)
-	return approval{namespace: model.OADPNamespace, subscription: model.OADPPackage, csv: csv, head: csv}
+	return approval{namespace: model.OADPNamespace, subscription: model.OADPPackage, csv: csv, head: csv, catalog: catalogSourceName(p)}
 }
+
+// ApproverCatalogRole names the approver's Role and RoleBinding in the
+// catalog's namespace, one per operator namespace.
+func ApproverCatalogRole(namespace string) string { return ApproverName + "-" + namespace }
 
 // Approver renders the InstallPlan approver of one operator: a
 // ServiceAccount, a Role that may only get, list and patch InstallPlans,
 // get the operator's Subscription and get the pinned CSV in the operator's
-// namespace, its RoleBinding, and an Argo CD Sync hook Job in the
+// namespace, its RoleBinding, a Role and RoleBinding in the catalog's
+// namespace that may only get the Subscription's CatalogSource (to find
+// its registry, whose graph the approver reads over gRPC as OLM does:
+// internal/olmindex), and an Argo CD Sync hook Job in the
 // Subscription's wave that runs `virtc approve-installplan` (internal/approve).
+//
+// The registry is reachable from the Job's pod: OLM puts a NetworkPolicy
+// on each catalog's registry pod that takes TCP 50051 from anywhere
+// (operator-lifecycle-manager v0.42.0 pkg/controller/registry/reconciler/
+// helpers.go DesiredGRPCServerNetworkPolicy, "<catalog>-grpc-server").
 //
 // The Job shares the Subscription's wave because Argo CD moves to the next
 // wave only when every resource of this one is healthy (gitops-engine
@@ -87,6 +103,17 @@ func Approver(p *resolve.Platform, a approval) []emit.Object {
 		ObjectMeta: withWave(objectMeta("RoleBinding", a.namespace, ApproverName, src, labels, nil), waveOperator),
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: ApproverName, Namespace: a.namespace}},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ApproverName},
+	}
+	catalogRole := &rbacv1.Role{
+		TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "Role"),
+		ObjectMeta: withWave(objectMeta("Role", model.CatalogSourceNS, ApproverCatalogRole(a.namespace), src, labels, nil), waveOperator),
+		Rules:      approverCatalogRules(a.catalog),
+	}
+	catalogRB := &rbacv1.RoleBinding{
+		TypeMeta:   typeMeta("rbac.authorization.k8s.io/v1", "RoleBinding"),
+		ObjectMeta: withWave(objectMeta("RoleBinding", model.CatalogSourceNS, ApproverCatalogRole(a.namespace), src, labels, nil), waveOperator),
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: ApproverName, Namespace: a.namespace}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ApproverCatalogRole(a.namespace)},
 	}
 	args := []string{"approve-installplan", "--namespace=" + a.namespace, "--subscription=" + a.subscription, "--csv=" + a.csv, "--catalog-head=" + a.head}
 	args = append(args, fmt.Sprintf("--timeout=%dm", timeout))
@@ -140,6 +167,8 @@ func Approver(p *resolve.Platform, a approval) []emit.Object {
 		{APIVersion: "v1", Kind: "ServiceAccount", Namespace: a.namespace, Name: ApproverName, Scope: emit.Cluster, Body: sa},
 		{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role", Namespace: a.namespace, Name: ApproverName, Scope: emit.Cluster, Body: role},
 		{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding", Namespace: a.namespace, Name: ApproverName, Scope: emit.Cluster, Body: rb},
+		{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role", Namespace: model.CatalogSourceNS, Name: ApproverCatalogRole(a.namespace), Scope: emit.Cluster, Body: catalogRole},
+		{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding", Namespace: model.CatalogSourceNS, Name: ApproverCatalogRole(a.namespace), Scope: emit.Cluster, Body: catalogRB},
 		{APIVersion: "batch/v1", Kind: "Job", Namespace: a.namespace, Name: ApproverName, Scope: emit.Cluster, Body: job},
 	}
 }
@@ -161,5 +190,19 @@ func approverRules(subscription, csv string) []rbacv1.PolicyRule {
 		{APIGroups: []string{"operators.coreos.com"}, Resources: []string{"installplans"}, Verbs: []string{"get", "list", "patch"}},
 		{APIGroups: []string{"operators.coreos.com"}, Resources: []string{"subscriptions"}, ResourceNames: names(subscription), Verbs: []string{"get"}},
 		{APIGroups: []string{"operators.coreos.com"}, Resources: []string{"clusterserviceversions"}, ResourceNames: names(csv), Verbs: []string{"get"}},
+	}
+}
+
+// approverCatalogRules are the approver's rights in the catalog's
+// namespace: get the Subscription's CatalogSource (any, when catalog is
+// empty: ArgoCDController). Its registry is then read over gRPC, which
+// takes no Kubernetes rights.
+func approverCatalogRules(catalog string) []rbacv1.PolicyRule {
+	var names []string
+	if catalog != "" {
+		names = []string{catalog}
+	}
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{"operators.coreos.com"}, Resources: []string{"catalogsources"}, ResourceNames: names, Verbs: []string{"get"}},
 	}
 }

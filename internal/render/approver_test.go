@@ -30,20 +30,33 @@ func approverPlatform(t *testing.T, version string) *resolve.Platform {
 
 // The approver's Role is least privilege: a namespaced Role with no
 // wildcard, get/list/patch on installplans, get on its own Subscription
-// and the pinned CSV by name, nothing else; its Job is a Sync hook in the
-// Subscription's wave, replaced before each run.
+// and the pinned CSV by name, nothing else; in the catalog's namespace a
+// Role with get on the Subscription's CatalogSource by name, nothing else;
+// its Job is a Sync hook in the Subscription's wave, replaced before each
+// run.
 func TestApproverLeastPrivilege(t *testing.T) {
 	p := approverPlatform(t, "4.21.3")
 	objs := Approver(p, hcoApproval(p))
 	var kinds []string
-	for _, o := range objs {
+	for i, o := range objs {
 		kinds = append(kinds, o.Kind)
-		if o.Namespace != model.CNVNamespace {
-			t.Errorf("%s in %q, want %s", o.Kind, o.Namespace, model.CNVNamespace)
+		want := model.CNVNamespace
+		if i == 3 || i == 4 {
+			want = model.CatalogSourceNS
+		}
+		if o.Namespace != want {
+			t.Errorf("%s in %q, want %s", o.Kind, o.Namespace, want)
 		}
 	}
-	if strings.Join(kinds, " ") != "ServiceAccount Role RoleBinding Job" {
+	if strings.Join(kinds, " ") != "ServiceAccount Role RoleBinding Role RoleBinding Job" {
 		t.Fatalf("kinds %v", kinds)
+	}
+	catalogRole := objs[3].Body.(*rbacv1.Role)
+	if len(catalogRole.Rules) != 1 || !slices.Equal(catalogRole.Rules[0].Resources, []string{"catalogsources"}) || !slices.Equal(catalogRole.Rules[0].Verbs, []string{"get"}) || !slices.Equal(catalogRole.Rules[0].ResourceNames, []string{model.CatalogSource}) {
+		t.Errorf("catalog Role rules %+v", catalogRole.Rules)
+	}
+	if crb := objs[4].Body.(*rbacv1.RoleBinding); crb.RoleRef.Name != catalogRole.Name || crb.Subjects[0].Name != ApproverName || crb.Subjects[0].Namespace != model.CNVNamespace {
+		t.Errorf("catalog RoleBinding %+v", crb)
 	}
 	role := objs[1].Body.(*rbacv1.Role)
 	want := []rbacv1.PolicyRule{
@@ -63,7 +76,7 @@ func TestApproverLeastPrivilege(t *testing.T) {
 	if rb.RoleRef.Kind != "Role" || rb.Subjects[0].Kind != "ServiceAccount" || rb.Subjects[0].Namespace != model.CNVNamespace {
 		t.Errorf("binding %+v", rb)
 	}
-	job := objs[3].Body.(*batchv1.Job)
+	job := objs[5].Body.(*batchv1.Job)
 	a := job.Annotations
 	if a[AnnotationHook] != "Sync" || a[AnnotationHookDeletePolicy] != "BeforeHookCreation" || a[model.AnnotationSyncWave] != "-30" {
 		t.Errorf("job annotations %v", a)

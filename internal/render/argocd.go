@@ -4,6 +4,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/virtc/virtc/internal/emit"
+	"github.com/virtc/virtc/internal/model"
 )
 
 // ArgoCDControllerName names the ClusterRole, and its ClusterRoleBinding,
@@ -68,10 +69,11 @@ func ArgoCDController(serviceAccounts []rbacv1.Subject) []emit.Object {
 		rules = append(rules, r.rules...)
 	}
 	rules = append(rules, approverRules("", "")...)
+	rules = append(rules, approverCatalogRules("")...)
 	// A RoleBinding is checked against its Role's rules unless its writer
 	// may bind that Role: on a first sync's dry run the Role does not
 	// exist yet, so the binding would be refused as not found.
-	bindable := []string{ApproverName}
+	bindable := []string{ApproverName, ApproverCatalogRole(model.CNVNamespace), ApproverCatalogRole(model.OADPNamespace)}
 	for _, r := range tenantRoles {
 		bindable = append(bindable, TenantRoleName(r.level))
 	}

@@ -289,8 +289,8 @@ func catalogSource(p *Platform, diags *diag.List) {
 	case !ch.Lands(p.Version):
 		// Where OLM goes from the CSV the pin's bundle replaces.
 		why := "no earlier CSV upgrades to it"
-		if i := slices.IndexFunc(ch.Bundles, func(b versions.Bundle) bool { return b.Version == p.Version }); i >= 0 && ch.Bundles[i].Replaces != nil {
-			why = ch.Route(*ch.Bundles[i].Replaces, p.Version).Explain()
+		if before, ok := ch.Before(p.Version); ok {
+			why = ch.Route(before, p.Version).Explain()
 		}
 		diags.Errorf(vpos, "spec.version", "OLM's upgrades in the catalog %s do not land on %s: %s; only a first install does (pin %s, the channel head, or name an index image whose head is %s in spec.catalogSource)", cs.Image, p.Version, why, head, p.Version)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/blang/semver/v4"
 )
 
 // OLM's choice of the next CSV, modelled on the catalog the table
@@ -29,44 +31,155 @@ import (
 // bundle of that name: a first install lands exactly on the pin. An upgrade
 // lands only where OLM's choice goes: Route.
 
-// Bundle is one bundle of a modelled channel.
+// Bundle is one bundle of a channel, with the edges OLM's resolver reads
+// (operator-registry v1.65.0 pkg/api/registry.proto, message Bundle:
+// csvName, version, replaces, skips, skipRange).
 type Bundle struct {
+	// Name is the bundle's CSV name (kubevirt-hyperconverged-operator.v4.22.6).
+	Name    string
 	Version Version
-	// Replaces is the version of the CSV this bundle replaces, if any.
-	Replaces *Version
-	// SkipFrom and SkipTo are its olm.skipRange ">=SkipFrom <SkipTo";
-	// SkipTo is zero without one.
-	SkipFrom, SkipTo Version
+	// Replaces is the CSV name this bundle replaces, "" for none.
+	Replaces string
+	// Skips are the CSV names this bundle skips: OLM offers it to replace
+	// any of them, and leaves each out of the channel's order.
+	Skips []string
+	// SkipRange is the bundle's olm.skipRange annotation, "" without one.
+	SkipRange string
+	// skip is SkipRange parsed; nil when it is empty or does not parse, as
+	// OLM ignores a range it cannot parse (operator-lifecycle-manager
+	// v0.42.0 pkg/controller/registry/resolver/source_registry.go,
+	// newOperatorFromBundle: semver.ParseRange, kept only without error).
+	skip semver.Range
 }
 
-// SkipRange is the bundle's olm.skipRange annotation, "" without one.
-func (b Bundle) SkipRange() string {
-	if b.SkipTo == (Version{}) {
-		return ""
+// NewBundle is a bundle with its olm.skipRange parsed as OLM parses it.
+func NewBundle(name string, v Version, replaces string, skips []string, skipRange string) Bundle {
+	b := Bundle{Name: name, Version: v, Replaces: replaces, Skips: skips, SkipRange: skipRange}
+	if skipRange != "" {
+		if r, err := semver.ParseRange(skipRange); err == nil {
+			b.skip = r
+		}
 	}
-	return fmt.Sprintf(">=%s <%s", b.SkipFrom, b.SkipTo)
+	return b
 }
 
 // upgrades reports whether OLM offers the bundle to replace the installed
-// version, and why.
-func (b Bundle) upgrades(installed Version) (string, bool) {
-	if b.Replaces != nil && *b.Replaces == installed {
-		return "its replaces names " + installed.String(), true
+// CSV, and why: its olm.skipRange includes the installed version, or its
+// replaces or skips name the installed CSV (operator-lifecycle-manager
+// v0.42.0 pkg/controller/registry/resolver/resolver.go
+// getSubscriptionVariables: cache.Or(SkipRangeIncludesPredicate,
+// ReplacesPredicate); cache/predicates.go: ReplacesPredicate tests
+// Replaces and each of Skips).
+func (b Bundle) upgrades(installed string, v Version) (string, bool) {
+	if b.skip != nil && b.skip(semver.Version{Major: uint64(v.Major), Minor: uint64(v.Minor), Patch: uint64(v.Patch)}) {
+		return fmt.Sprintf("its olm.skipRange %q includes %s", b.SkipRange, v), true
 	}
-	if b.SkipTo != (Version{}) && installed.Compare(b.SkipFrom) >= 0 && installed.Compare(b.SkipTo) < 0 {
-		return fmt.Sprintf("its olm.skipRange %q includes %s", b.SkipRange(), installed), true
+	if b.Replaces == installed {
+		return "its replaces names " + installed, true
+	}
+	if slices.Contains(b.Skips, installed) {
+		return "its skips name " + installed, true
 	}
 	return "", false
 }
 
-// Channel is a modelled catalog channel of one package: its bundles in
-// sortChannel's order, the head first.
+// Channel is one channel of one package in a catalog: its bundles in the
+// order OLM's resolver prefers them (SortChannel).
 type Channel struct {
 	// Package is the OLM package, for messages.
 	Package string
+	// Name is the channel's name ("" when the table's).
+	Name string
 	// CSV names a version's ClusterServiceVersion.
-	CSV     func(Version) string
+	CSV func(Version) string
+	// Bundles are the bundles OLM may offer as an upgrade, the head first
+	// (SortChannel).
 	Bundles []Bundle
+	// Others are the channel's bundles OLM never offers as an upgrade
+	// (skipped by another, or off the replaces chain): only a first
+	// install (spec.startingCSV) lands on one.
+	Others []Bundle
+}
+
+// NewChannel orders a channel's bundles as OLM's resolver does
+// (SortChannel).
+func NewChannel(pkg, name string, csv func(Version) string, bundles []Bundle) (*Channel, error) {
+	chain, others, err := SortChannel(pkg, name, bundles)
+	if err != nil {
+		return nil, err
+	}
+	return &Channel{Package: pkg, Name: name, CSV: csv, Bundles: chain, Others: others}, nil
+}
+
+// SortChannel orders a channel's bundles as OLM's resolver does before it
+// offers them (operator-lifecycle-manager v0.42.0
+// pkg/controller/registry/resolver/resolver.go sortChannel): the head is
+// the one bundle no other bundle replaces or skips; from it the chain
+// follows replaces; a bundle some other bundle skips is left out of the
+// chain, and so is every bundle the chain does not reach. It fails as
+// OLM's resolution fails: no head, more than one head, a cycle. others
+// are the bundles left out, by name.
+func SortChannel(pkg, channel string, bundles []Bundle) (chain, others []Bundle, err error) {
+	if len(bundles) == 0 {
+		return nil, nil, fmt.Errorf("channel %q of package %q has no bundles", channel, pkg)
+	}
+	byName := map[string]int{}
+	for i, b := range bundles {
+		byName[b.Name] = i
+	}
+	replacedBy := make([]bool, len(bundles))
+	skipped := make([]bool, len(bundles))
+	for _, b := range bundles {
+		if i, ok := byName[b.Replaces]; ok && b.Replaces != "" {
+			replacedBy[i] = true
+		}
+		for _, s := range b.Skips {
+			if i, ok := byName[s]; ok {
+				replacedBy[i] = true
+				skipped[i] = true
+			}
+		}
+	}
+	var heads []int
+	for i := range bundles {
+		if !replacedBy[i] {
+			heads = append(heads, i)
+		}
+	}
+	if len(heads) == 0 {
+		return nil, nil, fmt.Errorf("no channel heads (entries not replaced by another entry) found in channel %q of package %q", channel, pkg)
+	}
+	if len(heads) > 1 {
+		var names []string
+		for _, h := range heads {
+			names = append(names, bundles[h].Name)
+		}
+		slices.Sort(names)
+		return nil, nil, fmt.Errorf("a unique replacement chain within a channel is required to determine the relative order between channel entries, but %d replacement chains were found in channel %q of package %q: heads %s", len(heads), channel, pkg, strings.Join(names, ", "))
+	}
+	inChain := make([]bool, len(bundles))
+	for cur, seen := heads[0], map[int]bool{}; ; {
+		seen[cur] = true
+		if !skipped[cur] {
+			chain = append(chain, bundles[cur])
+			inChain[cur] = true
+		}
+		next, ok := byName[bundles[cur].Replaces]
+		if !ok || bundles[cur].Replaces == "" {
+			break
+		}
+		if seen[next] {
+			return nil, nil, fmt.Errorf("a cycle exists in the chain of replacement beginning with %q in channel %q of package %q", bundles[heads[0]].Name, channel, pkg)
+		}
+		cur = next
+	}
+	for i, b := range bundles {
+		if !inChain[i] {
+			others = append(others, b)
+		}
+	}
+	slices.SortFunc(others, func(a, b Bundle) int { return a.Version.Compare(b.Version) })
+	return chain, others, nil
 }
 
 // Head is the channel head.
@@ -74,14 +187,32 @@ func (c *Channel) Head() Version { return c.Bundles[0].Version }
 
 // Has reports whether the channel has a bundle of version v.
 func (c *Channel) Has(v Version) bool {
-	return slices.ContainsFunc(c.Bundles, func(b Bundle) bool { return b.Version == v })
+	is := func(b Bundle) bool { return b.Version == v }
+	return slices.ContainsFunc(c.Bundles, is) || slices.ContainsFunc(c.Others, is)
+}
+
+// Bundle is the channel's bundle of version v.
+func (c *Channel) Bundle(v Version) (Bundle, bool) {
+	for _, b := range slices.Concat(c.Bundles, c.Others) {
+		if b.Version == v {
+			return b, true
+		}
+	}
+	return Bundle{}, false
 }
 
 // Next is the bundle OLM offers to replace the installed version, and why;
-// false when none does (OLM stays: AtLatestKnown).
+// false when none does (OLM stays: AtLatestKnown). The installed CSV is
+// named as the channel's package names it.
 func (c *Channel) Next(installed Version) (Bundle, string, bool) {
+	name := c.CSV(installed)
 	for _, b := range c.Bundles {
-		if why, ok := b.upgrades(installed); ok {
+		if why, ok := b.upgrades(name, installed); ok {
+			if b.Version == installed {
+				// A bundle whose own range includes it: OLM's first
+				// choice is what is installed, so it stays.
+				break
+			}
 			return b, why, true
 		}
 	}
@@ -89,18 +220,35 @@ func (c *Channel) Next(installed Version) (Bundle, string, bool) {
 }
 
 // Lands reports whether OLM ends an upgrade on v: v is the channel head or
-// the bundle OLM offers from some earlier version the channel knows.
+// the bundle OLM offers from some other version the channel knows.
 // Elsewhere only a first install (spec.startingCSV) lands on v.
 func (c *Channel) Lands(v Version) bool {
 	if c.Head() == v {
 		return true
 	}
-	for _, b := range c.Bundles {
+	for _, b := range slices.Concat(c.Bundles, c.Others) {
 		if next, _, ok := c.Next(b.Version); ok && next.Version == v {
 			return true
 		}
 	}
 	return false
+}
+
+// Before is a version from which OLM's upgrade would have to reach v: the
+// version of the bundle v's replaces names, else of the first it skips.
+func (c *Channel) Before(v Version) (Version, bool) {
+	b, ok := c.Bundle(v)
+	if !ok {
+		return Version{}, false
+	}
+	for _, name := range append([]string{b.Replaces}, b.Skips...) {
+		for _, o := range slices.Concat(c.Bundles, c.Others) {
+			if name != "" && o.Name == name {
+				return o.Version, true
+			}
+		}
+	}
+	return Version{}, false
 }
 
 // Step is one CSV OLM installs (one InstallPlan).
@@ -199,8 +347,11 @@ func (e *UnreachableError) Error() string {
 	return fmt.Sprintf("%s → %s does not land on %s: %s", e.Route.From, e.Route.To, e.Route.To, e.Route.Explain())
 }
 
-// HCOChannelPackage is the OLM package of OpenShift Virtualization.
-const HCOChannelPackage = "kubevirt-hyperconverged"
+// The OLM packages of OpenShift Virtualization and of OADP.
+const (
+	HCOChannelPackage = "kubevirt-hyperconverged"
+	OADPPackage       = "redhat-oadp-operator"
+)
 
 // HCOChannel is the kubevirt-hyperconverged channel of a catalog whose
 // head is head: every z-stream of the table's minors up to head, chained as
@@ -229,25 +380,23 @@ func HCOChannel(head Version) (*Channel, error) {
 		}
 		for z := r.Patches[0]; z <= last; z++ {
 			v := Version{first.Major, first.Minor, z}
-			b := Bundle{Version: v}
+			var replaces, skipRange string
 			if z > r.Patches[0] {
-				prev := Version{v.Major, v.Minor, z - 1}
-				b.Replaces = &prev
+				replaces = HCOCSV(Version{v.Major, v.Minor, z - 1})
 			} else if r.Replaces != "" {
 				rep, err := Parse(r.Replaces)
 				if err != nil {
 					return nil, fmt.Errorf("versions table: %s replaces: %v", r.Minor, err)
 				}
-				b.Replaces = &rep
+				replaces = HCOCSV(rep)
 			}
 			if z > 0 {
-				b.SkipFrom, b.SkipTo = first, v
+				skipRange = fmt.Sprintf(">=%s <%s", first, v)
 			}
-			chain = append(chain, b)
+			chain = append(chain, NewBundle(HCOCSV(v), v, replaces, nil, skipRange))
 		}
 	}
-	slices.Reverse(chain)
-	return &Channel{Package: HCOChannelPackage, CSV: HCOCSV, Bundles: chain}, nil
+	return NewChannel(HCOChannelPackage, "", HCOCSV, chain)
 }
 
 // DefaultHead is the channel head virtc assumes for the default catalog
@@ -284,18 +433,16 @@ func OADPChannel(head string) (*Channel, error) {
 		if v.Compare(h) > 0 || len(chain) > 0 && chain[len(chain)-1].Version == v {
 			continue
 		}
-		b := Bundle{Version: v, SkipTo: v}
+		var replaces string
 		if len(chain) > 0 {
-			prev := chain[len(chain)-1].Version
-			b.Replaces = &prev
+			replaces = chain[len(chain)-1].Name
 		}
-		chain = append(chain, b)
+		chain = append(chain, NewBundle(OADPCSV(v.String()), v, replaces, nil, ">=0.0.0 <"+v.String()))
 	}
 	if len(chain) == 0 || chain[len(chain)-1].Version != h {
 		return nil, fmt.Errorf("OADP %s is not in the version table", head)
 	}
-	slices.Reverse(chain)
-	return &Channel{Package: "redhat-oadp-operator", CSV: func(v Version) string { return OADPCSV(v.String()) }, Bundles: chain}, nil
+	return NewChannel(OADPPackage, "", func(v Version) string { return OADPCSV(v.String()) }, chain)
 }
 
 // ChannelOf is the modelled channel whose head is the CSV named head

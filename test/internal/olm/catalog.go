@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"sigs.k8s.io/yaml"
 
@@ -147,20 +148,23 @@ func WriteCatalog(dir string, pkgs ...Package) error {
 			return err
 		}
 		var entries []any
-		for _, b := range p.Channel.Bundles {
-			e := map[string]any{"name": p.Channel.CSV(b.Version)}
-			if b.Replaces != nil {
-				e["replaces"] = p.Channel.CSV(*b.Replaces)
+		for _, b := range p.all() {
+			e := map[string]any{"name": b.Name}
+			if b.Replaces != "" {
+				e["replaces"] = b.Replaces
 			}
-			if r := b.SkipRange(); r != "" {
-				e["skipRange"] = r
+			if len(b.Skips) > 0 {
+				e["skips"] = b.Skips
+			}
+			if b.SkipRange != "" {
+				e["skipRange"] = b.SkipRange
 			}
 			entries = append(entries, e)
 		}
 		if err := add(map[string]any{"schema": "olm.channel", "package": p.Name, "name": Channel, "entries": entries}); err != nil {
 			return err
 		}
-		for _, b := range p.Channel.Bundles {
+		for _, b := range p.all() {
 			bundle, err := p.bundle(b)
 			if err != nil {
 				return err
@@ -174,6 +178,12 @@ func WriteCatalog(dir string, pkgs ...Package) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "index.json"), out, 0o644)
+}
+
+// all are the channel's bundles: those OLM offers as upgrades, then the
+// others.
+func (p Package) all() []versions.Bundle {
+	return slices.Concat(p.Channel.Bundles, p.Channel.Others)
 }
 
 // bundle is the olm.bundle of version b.
@@ -190,7 +200,7 @@ func (p Package) bundle(b versions.Bundle) (map[string]any, error) {
 	if crdName == "" || len(served) == 0 {
 		return nil, fmt.Errorf("%s CRD of %s: no name or served version", p.Name, b.Version)
 	}
-	csvName := p.Channel.CSV(b.Version)
+	csvName := b.Name
 	csv := p.csv(b, csvName, crdName, kind, served[0])
 	var props []any
 	props = append(props, map[string]any{"type": "olm.package", "value": map[string]any{"packageName": p.Name, "version": b.Version.String()}})
@@ -236,8 +246,8 @@ func OperatorImage(pkg string, v versions.Version) string {
 
 func (p Package) csv(b versions.Bundle, name, crdName, kind, version string) map[string]any {
 	annotations := map[string]any{}
-	if r := b.SkipRange(); r != "" {
-		annotations["olm.skipRange"] = r
+	if b.SkipRange != "" {
+		annotations["olm.skipRange"] = b.SkipRange
 	}
 	sa := p.Deployment
 	labels := map[string]any{"name": p.Deployment}
@@ -270,8 +280,11 @@ func (p Package) csv(b versions.Bundle, name, crdName, kind, version string) map
 			}}},
 		}},
 	}
-	if b.Replaces != nil {
-		spec["replaces"] = p.Channel.CSV(*b.Replaces)
+	if b.Replaces != "" {
+		spec["replaces"] = b.Replaces
+	}
+	if len(b.Skips) > 0 {
+		spec["skips"] = b.Skips
 	}
 	return map[string]any{
 		"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
