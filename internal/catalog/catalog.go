@@ -17,6 +17,7 @@ import (
 	"github.com/virtc/virtc/internal/decode"
 	"github.com/virtc/virtc/internal/diag"
 	"github.com/virtc/virtc/internal/jsonnet"
+	"github.com/virtc/virtc/internal/olmindex"
 	"github.com/virtc/virtc/internal/source"
 
 	defaults "github.com/virtc/virtc/catalog"
@@ -102,6 +103,10 @@ type Catalog struct {
 
 	// Platform is the cluster's Platform, if the inputs have one.
 	Platform *decode.Entry[api.Platform]
+	// OLM is the upgrade graph of the operator catalog the Subscriptions
+	// install from, when the inputs hold it as a file-based catalog (nil
+	// otherwise: the graph is then the version table's).
+	OLM *olmindex.Index
 
 	// DefaultStorage names the storage profile of disks that name none
 	// (empty when the catalog has no default).
@@ -224,6 +229,7 @@ func Build(user *decode.Set, opts Options, diags *diag.List) *Catalog {
 		}
 	}
 
+	c.OLM = olmindex.FromDocs(user.OLMCatalog, diags)
 	for i, p := range user.Platforms {
 		if i == 0 {
 			c.Platform = &user.Platforms[0]

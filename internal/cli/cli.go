@@ -46,7 +46,8 @@ func commands() []command {
 		{"version", "print virtc's version, commit, Go toolchain and platform (-o json)", runVersion},
 		{"install", "copy this virtc executable to a file or directory (the image's init container)", runInstall},
 		{"cmp", "run as the Argo CD plugin: build . with flags from the plugin's parameters and env", runCMP},
-		{"approve-installplan", "in the platform's approver Job: approve the InstallPlans on OLM's route to the pinned CSV, refusing before any approval a route that does not land on it", runApprove},
+		{"olm-graph", "print the upgrade graph of virtc's operators from a file-based catalog (opm render of an index image), for the platform repository: builds and diffs then model OLM's route on it", runOLMGraph},
+		{"approve-installplan", "in the platform's approver Job: read the live catalog's graph, approve the InstallPlans on OLM's route to the pinned CSV, refusing before any approval a route that does not land on it", runApprove},
 		{"fn", "run as a KRM function (kustomize, kpt): ResourceList on stdin, result on stdout", runFn},
 		{"completion", "print the shell completion script for bash, zsh or fish", runCompletion},
 	}

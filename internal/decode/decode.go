@@ -48,6 +48,11 @@ type Set struct {
 	MigrationPolicies []Entry[api.MigrationPolicy]
 	Evidence          []Entry[api.Evidence]
 	PlatformFacts     []Entry[api.PlatformFacts]
+	// OLMCatalog holds the documents of a file-based OLM catalog (schema
+	// olm.package, olm.channel, olm.bundle …: `opm render -o yaml` of an
+	// index image, or `virtc olm-graph` of it): the upgrade graph of the
+	// catalog the Subscriptions install from (olmindex.FromDocs).
+	OLMCatalog []*source.Doc
 	// Other holds documents that are not virtc objects, for callers that pass
 	// them through (the KRM function). The CLI reports them.
 	Other []*source.Doc
@@ -94,6 +99,18 @@ func Into(doc *source.Doc, v any, diags *diag.List) bool {
 func TypeOf(kind string) (reflect.Type, bool) {
 	t, ok := kindTypes[kind]
 	return t, ok
+}
+
+// IsOLMCatalog reports whether a document is one of a file-based OLM
+// catalog: no apiVersion or kind, and a schema of OLM's
+// (operator-registry v1.65.0 alpha/declcfg/declcfg.go: olm.package,
+// olm.channel, olm.bundle, olm.deprecations and others).
+func IsOLMCatalog(n *yaml.Node) bool {
+	if n.Kind != yaml.MappingNode {
+		return false
+	}
+	s := source.Lookup(n, "schema")
+	return s != nil && s.Kind == yaml.ScalarNode && strings.HasPrefix(s.Value, "olm.")
 }
 
 // ignoredKinds are virtc documents that configure virtc itself rather than
@@ -143,6 +160,10 @@ func Decode(docs []*source.Doc, passThrough bool, diags *diag.List) *Set {
 			s.Other = append(s.Other, docs[i])
 			continue
 		}
+		if r.olm {
+			s.OLMCatalog = append(s.OLMCatalog, docs[i])
+			continue
+		}
 		if r.obj != nil {
 			s.add(r.obj, docs[i])
 		} else if r.incomplete {
@@ -157,6 +178,8 @@ func Decode(docs []*source.Doc, passThrough bool, diags *diag.List) *Set {
 type decoded struct {
 	obj   any
 	other bool
+	// olm: a document of a file-based OLM catalog.
+	olm bool
 	// incomplete: a known kind left out for structural errors.
 	incomplete bool
 	diags      diag.List
@@ -170,6 +193,10 @@ func decodeDoc(doc *source.Doc, passThrough bool) (r decoded) {
 		return
 	}
 	av, kind := Header(n)
+	if av == "" && kind == "" && IsOLMCatalog(n) {
+		r.olm = true
+		return
+	}
 	if !strings.HasPrefix(av, api.Group+"/") {
 		if passThrough {
 			r.other = true

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/virtc/virtc/api"
@@ -17,9 +18,10 @@ import (
 // and the instance types and preferences the catalog publishes.
 func (c *comparison) platform(base, head compile.Result) {
 	c.version(platformOf(base.Model), platformOf(head.Model))
+	c.graph(platformOf(head.Model))
 	if old, new := platformOf(base.Model), platformOf(head.Model); old != nil && new != nil {
 		c.catalog(old, new)
-		if path, err := versions.Path(old.Version, new.Version, new.CatalogHead); err == nil && len(path) > 0 {
+		if path, err := olmPath(old.Version, new.Version, new); err == nil && len(path) > 0 {
 			c.upgrade(head.Model, old, new, path)
 		}
 	}
@@ -70,7 +72,7 @@ func (c *comparison) version(old, new *resolve.Platform) {
 	if from == to {
 		return
 	}
-	_, err := versions.Path(from, to, new.CatalogHead)
+	_, err := olmPath(from, to, new)
 	var pe *versions.PathError
 	var ue *versions.UnreachableError
 	switch {
@@ -85,7 +87,7 @@ func (c *comparison) version(old, new *resolve.Platform) {
 			Detail: fmt.Sprintf("OpenShift Virtualization %s → %s: OLM's upgrade does not land on %s, refused", from, to, to)})
 		fix := fmt.Sprintf("pin %s, where OLM lands, or name an index image pinned by digest whose kubevirt-hyperconverged channel head is %s in spec.catalogSource", landing(ue.Route), to)
 		c.refuse("platform-upgrade-unreachable", obj,
-			fmt.Sprintf("the platform version goes %s → %s, but in the catalog %s (channel head %s), %s: the approver refuses that before approving anything, and the cluster stays on %s", from, to, catalogName(new), new.CatalogHead, ue.Route.Explain(), from),
+			fmt.Sprintf("the platform version goes %s → %s, but in the catalog %s (channel head %s, graph of %s), %s: the approver refuses that before approving anything, and the cluster stays on %s", from, to, catalogName(new), new.CatalogHead, new.Graph, ue.Route.Explain(), from),
 			fix)
 	case err != nil:
 		c.report.Platform = append(c.report.Platform, Change{Field: "version", From: from.String(), To: to.String(), Effect: EffectRefused,
@@ -164,6 +166,41 @@ func landing(r *versions.Route) versions.Version {
 		return r.Steps[n-1].Version
 	}
 	return r.From
+}
+
+// olmPath is OLM's path from one version to another in the channel the
+// new side installs from (Platform.Channel: the catalog's graph among the
+// inputs, or the table's).
+func olmPath(from, to versions.Version, new *resolve.Platform) ([]versions.Version, error) {
+	if from == to {
+		return nil, nil
+	}
+	if err := versions.CheckMinors(from, to); err != nil {
+		return nil, err
+	}
+	return versions.PathIn(new.Channel, from, to)
+}
+
+// graph warns when the catalog's graph among the head's inputs is ahead
+// of virtc's version table: z-streams (or a minor) the table does not
+// know, which virtc compiles with their minor's facts.
+func (c *comparison) graph(new *resolve.Platform) {
+	if new == nil || new.Graph == resolve.GraphTable || new.Channel == nil {
+		return
+	}
+	var ahead []string
+	for _, b := range new.Channel.Bundles {
+		if _, _, err := versions.Lookup(b.Version.String()); err != nil {
+			ahead = append(ahead, b.Version.String())
+		}
+	}
+	if len(ahead) == 0 {
+		return
+	}
+	slices.Reverse(ahead)
+	c.warn("catalog-ahead-of-table", ref("Platform", "", new.Name),
+		fmt.Sprintf("%s is ahead of this virtc's version table (%s): it has %s, which the table does not know; OLM's route above is on the catalog, and a pin the table does not know compiles with its minor's facts", new.Graph, versions.SupportedList(), strings.Join(ahead, ", ")),
+		"upgrade virtc when its table knows these versions, and render the catalog again (virtc olm-graph) when Red Hat publishes the next z-stream")
 }
 
 // catalogName names the catalog a Platform's Subscriptions install from.

@@ -15,9 +15,19 @@ func platformAt(t *testing.T, version string) *resolve.Platform {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &resolve.Platform{Name: "lab", Version: v, Release: r, CatalogHead: versions.DefaultHead(v)}
+	p := &resolve.Platform{Name: "lab", Version: v, Release: r, CatalogHead: versions.DefaultHead(v), Graph: resolve.GraphTable}
 	p.Obj = &api.Platform{}
+	p.Channel = channel(t, p.CatalogHead)
 	return p
+}
+
+func channel(t *testing.T, head versions.Version) *versions.Channel {
+	t.Helper()
+	ch, err := versions.HCOChannel(head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
 }
 
 // The upgrades are refused in the default catalog (OLM passes the
@@ -48,6 +58,7 @@ func TestPlatformVersion(t *testing.T) {
 			to := platformAt(t, tc.to)
 			if tc.head != "" {
 				to.CatalogHead, _ = versions.Parse(tc.head)
+				to.Channel = channel(t, to.CatalogHead)
 				to.Obj.Spec.CatalogSource = &api.CatalogSource{Image: "registry.example/index@sha256:" + strings.Repeat("c", 64), Head: tc.head}
 			}
 			c.version(platformAt(t, tc.from), to)

@@ -58,7 +58,7 @@ func (c *comparison) upgrade(m *resolve.Model, old, new *resolve.Platform, path 
 		plans = fmt.Sprintf("%d InstallPlans, one after another, each", len(path))
 	}
 	c.report.Platform = append(c.report.Platform, Change{Field: "olm-path", From: versions.HCOCSV(old.Version), To: versions.HCOCSV(new.Version), Effect: effect,
-		Detail: fmt.Sprintf("OLM path in the catalog %s (channel head %s): %s → %s: %s %s; the Subscription stays on installPlanApproval Manual, so OLM goes no further than %s", catalogName(new), new.CatalogHead, versions.HCOCSV(old.Version), strings.Join(csvs, " → "), plans, approver, new.Version)})
+		Detail: fmt.Sprintf("OLM path in the catalog %s (channel head %s, graph of %s): %s → %s: %s %s; the Subscription stays on installPlanApproval Manual, so OLM goes no further than %s", catalogName(new), new.CatalogHead, new.Graph, versions.HCOCSV(old.Version), strings.Join(csvs, " → "), plans, approver, new.Version)})
 	if oadp := versions.OADPPath(old.Release, new.Release); len(oadp) > 0 && new.Obj.Spec.DataProtection != nil && !new.Obj.Spec.DataProtection.External {
 		c.report.Platform = append(c.report.Platform, Change{Field: "oadp", From: old.Release.OADP.Version, To: new.Release.OADP.Version, Effect: effect,
 			Detail: fmt.Sprintf("OADP %s → %s: one InstallPlan, %s", versions.OADPCSV(old.Release.OADP.Version), versions.OADPCSV(new.Release.OADP.Version), approver)})

@@ -18,8 +18,15 @@ const (
 	// AnnotationPreviewFeatures lists, on a VirtualMachine, the preview
 	// feature gates that change what it runs (comma-separated).
 	AnnotationPreviewFeatures = "virtc.dev/preview-features"
-	AnnotationSyncWave        = "argocd.argoproj.io/sync-wave"
-	AnnotationSyncOptions     = "argocd.argoproj.io/sync-options"
+	// AnnotationOLMGraph says, on the kubevirt-hyperconverged
+	// Subscription, which upgrade graph the build modelled OLM's route on
+	// (the file-based catalog among its inputs, with its digest, or
+	// virtc's version table) and the channel head it found: the
+	// provenance of the route virtc diff shows and of the approver's
+	// --catalog-head.
+	AnnotationOLMGraph    = "virtc.dev/olm-graph"
+	AnnotationSyncWave    = "argocd.argoproj.io/sync-wave"
+	AnnotationSyncOptions = "argocd.argoproj.io/sync-options"
 	// LabelRetired marks the objects of a retired VM, disk or tenant.
 	LabelRetired = "virtc.dev/retired"
 	// LabelEnvironment marks the Namespace and VMs of a tenant in the lab

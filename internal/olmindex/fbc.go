@@ -1,6 +1,7 @@
 package olmindex
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,10 @@ import (
 	"strings"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/source"
 )
 
 // The file-based catalog format (operator-registry v1.65.0
@@ -36,9 +41,9 @@ type meta struct {
 	DefaultChannel string `json:"defaultChannel"`
 	Entries        []struct {
 		Name      string   `json:"name"`
-		Replaces  string   `json:"replaces"`
-		Skips     []string `json:"skips"`
-		SkipRange string   `json:"skipRange"`
+		Replaces  string   `json:"replaces,omitempty"`
+		Skips     []string `json:"skips,omitempty"`
+		SkipRange string   `json:"skipRange,omitempty"`
 	} `json:"entries"`
 	Properties []struct {
 		Type  string          `json:"type"`
@@ -160,4 +165,213 @@ func fromMetas(source string, metas []meta) (*Index, error) {
 		return nil, err
 	}
 	return ix, nil
+}
+
+// FromDocs is the graph of the file-based catalog documents among a
+// build's inputs (decode.Set.OLMCatalog), reported at their files and
+// lines; nil without any. Source names the files and the sha256 of the
+// documents in file order, so the same catalog gives the same digest
+// whatever the order the files were read in and wherever the build runs.
+func FromDocs(docs []*source.Doc, diags *diag.List) *Index {
+	if len(docs) == 0 {
+		return nil
+	}
+	docs = slices.Clone(docs)
+	slices.SortStableFunc(docs, func(a, b *source.Doc) int {
+		return cmp.Or(cmp.Compare(a.Rel, b.Rel), cmp.Compare(a.Index, b.Index))
+	})
+	sum := sha256.New()
+	var files []string
+	metas := make([]meta, len(docs))
+	ok := true
+	for i, d := range docs {
+		var v any
+		var data []byte
+		err := d.Node.Decode(&v)
+		if err == nil {
+			data, err = json.Marshal(v)
+		}
+		if err == nil {
+			err = json.Unmarshal(data, &metas[i])
+		}
+		if err != nil {
+			diags.Errorf(d.Pos("schema"), "", "a file-based catalog document (schema %s) that is not of operator-registry's form: %v", source.Lookup(d.Node, "schema").Value, err)
+			ok = false
+			continue
+		}
+		// The documents' content only: the same catalog has the same
+		// digest wherever the build runs from.
+		fmt.Fprintf(sum, "%d\x00", len(data))
+		sum.Write(data)
+		if len(files) == 0 || files[len(files)-1] != d.Rel {
+			files = append(files, d.Rel)
+		}
+	}
+	if !ok {
+		return nil
+	}
+	ix, err := fromMetas(fmt.Sprintf("the file-based catalog %s (sha256:%x)", strings.Join(files, ", "), sum.Sum(nil)[:8]), metas)
+	if err != nil {
+		for _, e := range unjoin(err) {
+			diags.Errorf(docs[0].Pos("schema"), "", "%v", e)
+		}
+		return nil
+	}
+	return ix
+}
+
+// unjoin splits an errors.Join.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// VirtcPackages are the OLM packages virtc installs: what `virtc
+// olm-graph` keeps of a catalog by default.
+var VirtcPackages = []string{"kubevirt-hyperconverged", "redhat-oadp-operator"}
+
+// WriteGraph writes the graph of packages in a file-based catalog (a file
+// or a catalog directory, of any size: `opm render` of a whole index) as
+// a small file-based catalog of its own, in YAML: for each package its
+// olm.package, its olm.channel documents with each entry's name,
+// replaces, skips and skipRange, and its olm.bundle documents with their
+// name, image and olm.package property only (operator-registry v1.65.0
+// alpha/declcfg/declcfg.go). That is all OLM's resolver reads to choose
+// an upgrade, and a file a build can hold among its inputs (source's
+// MaxFileSize). Packages, channels and bundles are written in a fixed
+// order whatever the input's.
+func WriteGraph(w io.Writer, path string, r io.Reader, packages []string) error {
+	keep := map[string]bool{}
+	for _, p := range packages {
+		keep[p] = true
+	}
+	type bundle struct {
+		Schema     string `json:"schema"`
+		Name       string `json:"name"`
+		Package    string `json:"package"`
+		Image      string `json:"image,omitempty"`
+		Properties []struct {
+			Type  string          `json:"type"`
+			Value json.RawMessage `json:"value"`
+		} `json:"properties"`
+	}
+	var pkgs, channels []map[string]any
+	var bundles []bundle
+	sum := sha256.New()
+	walk := func(rd io.Reader) error {
+		dec := utilyaml.NewYAMLOrJSONDecoder(io.TeeReader(rd, sum), 1<<16)
+		for {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				return err
+			}
+			var head struct{ Schema, Name, Package string }
+			if err := json.Unmarshal(raw, &head); err != nil {
+				return err
+			}
+			switch head.Schema {
+			case "olm.package":
+				if keep[head.Name] {
+					var m map[string]any
+					json.Unmarshal(raw, &m)
+					pkgs = append(pkgs, map[string]any{"schema": m["schema"], "name": m["name"], "defaultChannel": m["defaultChannel"]})
+				}
+			case "olm.channel":
+				if keep[head.Package] {
+					var c meta
+					json.Unmarshal(raw, &c)
+					var entries []any
+					for _, e := range c.Entries {
+						entries = append(entries, e)
+					}
+					channels = append(channels, map[string]any{"schema": c.Schema, "package": c.Package, "name": c.Name, "entries": entries})
+				}
+			case "olm.bundle":
+				if keep[head.Package] {
+					var b bundle
+					json.Unmarshal(raw, &b)
+					b.Properties = slices.DeleteFunc(b.Properties, func(p struct {
+						Type  string          `json:"type"`
+						Value json.RawMessage `json:"value"`
+					}) bool {
+						return p.Type != "olm.package"
+					})
+					bundles = append(bundles, b)
+				}
+			}
+		}
+	}
+	if r != nil {
+		if err := walk(r); err != nil {
+			return fmt.Errorf("%s: %v", path, err)
+		}
+	} else {
+		files, err := catalogFiles(path)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			fh, err := os.Open(f)
+			if err != nil {
+				return err
+			}
+			err = walk(fh)
+			fh.Close()
+			if err != nil {
+				return fmt.Errorf("%s: %v", f, err)
+			}
+		}
+	}
+	if len(pkgs) == 0 {
+		return fmt.Errorf("%s holds none of the packages %s", path, strings.Join(packages, ", "))
+	}
+	key := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
+	slices.SortFunc(pkgs, func(a, b map[string]any) int { return cmp.Compare(key(a, "name"), key(b, "name")) })
+	slices.SortFunc(channels, func(a, b map[string]any) int {
+		return cmp.Or(cmp.Compare(key(a, "package"), key(b, "package")), cmp.Compare(key(a, "name"), key(b, "name")))
+	})
+	slices.SortFunc(bundles, func(a, b bundle) int {
+		return cmp.Or(cmp.Compare(a.Package, b.Package), cmp.Compare(a.Name, b.Name))
+	})
+	var found []string
+	for _, p := range pkgs {
+		found = append(found, p["name"].(string))
+	}
+	fmt.Fprintf(w, "# The upgrade graph of %s in %s (sha256:%x),\n# written by virtc olm-graph: what OLM's resolver reads of the catalog.\n", strings.Join(found, ", "), filepath.Base(path), sum.Sum(nil)[:8])
+	var docs []any
+	for _, p := range pkgs {
+		docs = append(docs, p)
+		for _, c := range channels {
+			if c["package"] == p["name"] {
+				docs = append(docs, c)
+			}
+		}
+		for _, b := range bundles {
+			if b.Package == p["name"] {
+				docs = append(docs, b)
+			}
+		}
+	}
+	for i, d := range docs {
+		data, err := json.Marshal(d)
+		if err != nil {
+			return err
+		}
+		y, err := sigsyaml.JSONToYAML(data)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			fmt.Fprintln(w, "---")
+		}
+		if _, err := w.Write(y); err != nil {
+			return err
+		}
+	}
+	return nil
 }

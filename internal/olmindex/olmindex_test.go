@@ -2,9 +2,12 @@ package olmindex
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -246,4 +249,68 @@ func TestListBundlesOverGRPC(t *testing.T) {
 	if ix, err := ListBundles(context.Background(), addr); err == nil || ix != nil {
 		t.Errorf("closed port: %v %v", ix, err)
 	}
+}
+
+// WriteGraph keeps what OLM's resolver reads and nothing else: the graph
+// it writes reads back to the same channels, of the packages asked for
+// only, in the same bytes whatever the input's order.
+func TestWriteGraphRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "render.json")
+	if err := os.WriteFile(in, []byte(rendered), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := WriteGraph(&out, in, nil, []string{"kubevirt-hyperconverged"}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "olm.gvk") || strings.Contains(out.String(), "redhat-oadp-operator") || strings.Contains(out.String(), "olm.deprecations") {
+		t.Errorf("kept more than the graph:\n%s", out.String())
+	}
+	graph := filepath.Join(dir, "graph.yaml")
+	if err := os.WriteFile(graph, []byte(out.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := ReadFBC(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ReadFBC(graph)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"stable", "candidate"} {
+		x, err1 := a.Channel("kubevirt-hyperconverged", c, csv)
+		y, err2 := b.Channel("kubevirt-hyperconverged", c, csv)
+		if err1 != nil || err2 != nil || names(x.Bundles) != names(y.Bundles) || fmt.Sprint(x.Bundles) != fmt.Sprint(y.Bundles) {
+			t.Errorf("channel %s: %v %v\n%v\n%v", c, err1, err2, x, y)
+		}
+	}
+	// The same documents in another order: the same graph, byte for byte
+	// (the header names the input and its digest).
+	lines := strings.Split(strings.TrimSpace(rendered), "\n{")
+	slices.Reverse(lines)
+	var shuffled []string
+	for _, l := range lines {
+		shuffled = append(shuffled, "{"+strings.TrimPrefix(l, "{"))
+	}
+	var again strings.Builder
+	if err := WriteGraph(&again, "render.json", strings.NewReader(strings.Join(shuffled, "\n")), []string{"kubevirt-hyperconverged"}); err != nil {
+		t.Fatal(err)
+	}
+	body := func(s string) string { _, b, _ := strings.Cut(s, "catalog.\n"); return b }
+	if body(again.String()) != body(out.String()) {
+		t.Errorf("order changed the output:\n%s\n---\n%s", again.String(), out.String())
+	}
+	if err := WriteGraph(io.Discard, in, nil, []string{"nope"}); err == nil {
+		t.Error("a catalog without the package wrote a graph")
+	}
+}
+
+func names(bs []versions.Bundle) string {
+	var out []string
+	for _, b := range bs {
+		out = append(out, b.Name)
+	}
+	return strings.Join(out, " ")
 }

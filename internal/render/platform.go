@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/virtc/virtc/api"
@@ -29,8 +30,10 @@ func Platform(m *resolve.Model, p *resolve.Platform) []emit.Object {
 		Spec:       extapi.OperatorGroupSpec{TargetNamespaces: []string{model.CNVNamespace}},
 	}
 	sub := &extapi.Subscription{
-		TypeMeta:   typeMeta("operators.coreos.com/v1alpha1", "Subscription"),
-		ObjectMeta: objectMeta("Subscription", model.CNVNamespace, "hco-operatorhub", src, labels, nil),
+		TypeMeta: typeMeta("operators.coreos.com/v1alpha1", "Subscription"),
+		ObjectMeta: objectMeta("Subscription", model.CNVNamespace, "hco-operatorhub", src, labels, map[string]string{
+			model.AnnotationOLMGraph: fmt.Sprintf("%s; channel head %s", p.Graph, versions.HCOCSV(p.CatalogHead)),
+		}),
 		Spec: extapi.SubscriptionSpec{
 			Channel:         firstNonEmpty(spec.Channel, p.Release.Channel),
 			Name:            model.HCOPackage,

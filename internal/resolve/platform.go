@@ -13,6 +13,7 @@ import (
 	"github.com/virtc/virtc/internal/catalog"
 	"github.com/virtc/virtc/internal/decode"
 	"github.com/virtc/virtc/internal/diag"
+	"github.com/virtc/virtc/internal/olmindex"
 	"github.com/virtc/virtc/internal/source"
 	"github.com/virtc/virtc/internal/versions"
 )
@@ -24,10 +25,17 @@ type Platform struct {
 	Release versions.Release
 	Version versions.Version
 	// CatalogHead is the kubevirt-hyperconverged channel head of the
-	// catalog the Subscription installs from: spec.catalogSource.head, or
-	// the default catalog's (versions.DefaultHead). OLM's route to Version
-	// is modelled on it (versions.Path).
+	// catalog the Subscription installs from: the head of the catalog's
+	// graph among the inputs, else spec.catalogSource.head, else the
+	// default catalog's (versions.DefaultHead).
 	CatalogHead versions.Version
+	// Channel is the Subscription's kubevirt-hyperconverged channel in
+	// that catalog, as OLM's resolver orders it: OLM's route to Version is
+	// modelled on it (Channel.Route).
+	Channel *versions.Channel
+	// Graph says where Channel comes from: the file-based catalog among
+	// the inputs (olmindex.FromDocs: its files and digest), or GraphTable.
+	Graph string
 	// FeatureGates are the gates to enable, sorted.
 	FeatureGates []string
 	// DisabledGates are the beta gates (on by default) that the Platform
@@ -195,13 +203,15 @@ func resolvePlatform(cat *catalog.Catalog, diags *diag.List) *Platform {
 	}
 	spec := e.Obj.Spec
 	p := &Platform{Entry: *e, Name: e.Obj.Metadata.Name}
-	rel, v, err := versions.Lookup(spec.Version)
+	rel, v, past, err := versions.LookupMinor(spec.Version)
 	if err != nil {
 		diags.Errorf(e.Doc.Pos("spec.version"), "spec.version", "%v", err)
 		return nil
 	}
 	p.Release, p.Version = rel, v
-	p.CatalogHead = versions.DefaultHead(v)
+	if !olmGraph(p, cat.OLM, past, diags) {
+		return nil
+	}
 	catalogSource(p, diags)
 	upgradingTo(p.Doc, p.Name, p.Obj.Spec.UpgradingTo, p.Release, p.Version, diags)
 	liveMigrationLimits(e, diags)
@@ -251,37 +261,82 @@ func resolvePlatform(cat *catalog.Catalog, diags *diag.List) *Platform {
 	return p
 }
 
+// GraphTable is Platform.Graph when the build has no catalog's graph: the
+// channel is the one virtc's version table implies.
+const GraphTable = "virtc's version table (catalog/versions/versions.yaml)"
+
+// olmGraph sets the Platform's channel: from the file-based catalog among
+// the inputs when there is one (a refresh of the version table: Red Hat
+// publishes z-streams after any virtc was built), else from the table up
+// to spec.catalogSource.head or the default catalog's head. A z-stream of
+// a known minor past the table compiles only with a catalog that has it,
+// with its minor's facts. It reports whether the Platform can go on.
+func olmGraph(p *Platform, ix *olmindex.Index, past bool, diags *diag.List) bool {
+	vpos := p.Doc.Pos("spec.version")
+	cs := p.Obj.Spec.CatalogSource
+	if ix == nil {
+		if past {
+			diags.Errorf(vpos, "spec.version", "version %s is not supported by this virtc (supported: %s): a z-stream newer than virtc's version table compiles when the build has the catalog's upgrade graph among its inputs (virtc olm-graph of the index image; docs/platform.md)", p.Version, versions.SupportedList())
+			return false
+		}
+		p.Graph, p.CatalogHead = GraphTable, versions.DefaultHead(p.Version)
+		if cs != nil && cs.Head != "" {
+			pos := p.Doc.Pos("spec.catalogSource.head")
+			rel, head, err := versions.Lookup(cs.Head)
+			switch {
+			case err != nil:
+				diags.Errorf(pos, "spec.catalogSource.head", "%v", err)
+				return true
+			case rel.Minor != p.Release.Minor:
+				diags.Errorf(pos, "spec.catalogSource.head", "the catalog's head %s is not of %s, the minor of spec.version %s: the Subscription installs from the index of the cluster's OpenShift minor (name an index image whose kubevirt-hyperconverged head is a %s release)", head, p.Release.Minor, p.Version, p.Release.Minor)
+				return true
+			}
+			p.CatalogHead = head
+		}
+		ch, err := versions.HCOChannel(p.CatalogHead)
+		if err != nil {
+			diags.Errorf(vpos, "spec.version", "%v", err)
+			return false
+		}
+		p.Channel = ch
+		return true
+	}
+	channel := cmp.Or(p.Obj.Spec.Channel, p.Release.Channel)
+	ch, err := ix.Channel(versions.HCOChannelPackage, channel, versions.HCOCSV)
+	if err != nil {
+		diags.Errorf(vpos, "spec.version", "the Subscription's catalog: %v", err)
+		return false
+	}
+	p.Channel, p.CatalogHead, p.Graph = ch, ch.Head(), ix.Source
+	if cs != nil && cs.Head != "" && cs.Head != ch.Head().String() {
+		diags.Errorf(p.Doc.Pos("spec.catalogSource.head"), "spec.catalogSource.head", "%s, but the channel %s of %s ends at %s: the inputs' catalog is not the image's (render the image named in spec.catalogSource.image: virtc olm-graph)", cs.Head, channel, ix.Source, ch.Head())
+	}
+	if !ch.Has(p.Version) {
+		diags.Errorf(vpos, "spec.version", "%s is not in the channel %s of %s, whose head is %s: OLM cannot install it (pin a version of the channel)", p.Version, channel, ix.Source, ch.Head())
+		return false
+	}
+	if past {
+		diags.Warnf(vpos, "spec.version", "%s is newer than virtc's version table (%s); %s has it: compiled with the facts of the %s release (HCO %s, KubeVirt %s, CDI %s): a z-stream keeps its minor's API", p.Version, p.Release.Supported(), ix.Source, p.Release.Minor, p.Release.HCO, p.Release.KubeVirt, p.Release.CDI)
+	}
+	return true
+}
+
 // catalogSource checks a digest-pinned catalog against the pin: its head is
-// a version of the table and of the pin's minor (the index of the
-// cluster's OpenShift minor), and OLM's upgrades in it land on the pin.
-// OLM upgrades an installed CSV to the bundle nearest the channel head
-// that replaces or skips it (operator-lifecycle-manager v0.42.0
+// of the pin's minor (the index of the cluster's OpenShift minor), and
+// OLM's upgrades in it land on the pin. OLM upgrades an installed CSV to
+// the bundle nearest the channel head that replaces or skips it
+// (operator-lifecycle-manager v0.42.0
 // pkg/controller/registry/resolver/resolver.go getSubscriptionVariables,
 // solver/constraints.go Dependency order); only a first install
 // (spec.startingCSV) lands anywhere else. With the default catalog the
 // head floats as Red Hat publishes z-streams, so a pin there is checked on
-// a change, by virtc diff, and by the approver on the cluster.
+// a change, by virtc diff, and by the approver on the live catalog.
 func catalogSource(p *Platform, diags *diag.List) {
 	cs := p.Obj.Spec.CatalogSource
-	if cs == nil || cs.Head == "" {
+	if cs == nil || cs.Head == "" || p.Channel == nil {
 		return
 	}
-	pos := p.Doc.Pos("spec.catalogSource.head")
-	rel, head, err := versions.Lookup(cs.Head)
-	switch {
-	case err != nil:
-		diags.Errorf(pos, "spec.catalogSource.head", "%v", err)
-		return
-	case rel.Minor != p.Release.Minor:
-		diags.Errorf(pos, "spec.catalogSource.head", "the catalog's head %s is not of %s, the minor of spec.version %s: the Subscription installs from the index of the cluster's OpenShift minor (name an index image whose kubevirt-hyperconverged head is a %s release)", head, p.Release.Minor, p.Version, p.Release.Minor)
-		return
-	}
-	p.CatalogHead = head
-	ch, err := versions.HCOChannel(head)
-	if err != nil {
-		diags.Errorf(pos, "spec.catalogSource.head", "%v", err)
-		return
-	}
+	ch, head := p.Channel, p.CatalogHead
 	vpos := p.Doc.Pos("spec.version")
 	switch {
 	case p.Version.Compare(head) > 0:
@@ -415,7 +470,9 @@ func resolveFacts(facts []decode.Entry[api.PlatformFacts], p *Platform, diags *d
 		diags.Errorf(f.Doc.Pos("metadata.name"), "metadata.name", "a second PlatformFacts (the first is at %s:%d): a build compiles for one platform", first.File, first.Line)
 	}
 	f := facts[0]
-	release, version, err := versions.Lookup(f.Obj.Spec.Version)
+	// A z-stream past the table was checked against the catalog file of
+	// the platform build that published the facts.
+	release, version, _, err := versions.LookupMinor(f.Obj.Spec.Version)
 	if err != nil {
 		diags.Errorf(f.Doc.Pos("spec.version"), "spec.version", "%v", err)
 		return nil

@@ -48,7 +48,7 @@ func productionTarget(m *resolve.Model, diags *diag.List) {
 		// A tenant-only build: the platform's published facts say where it
 		// is (resolveFacts checked the version is a known one).
 		f := m.Facts.Obj
-		release, version, _ = versions.Lookup(f.Spec.Version)
+		release, version, _, _ = versions.LookupMinor(f.Spec.Version)
 		name, upgradingTo, published = f.Metadata.Name, f.Spec.UpgradingTo, " (its published PlatformFacts)"
 	default:
 		return

@@ -117,7 +117,7 @@ type GateCheck struct {
 // release without upgradingTo (its production VMs are refused for that),
 // an unknown version, a release without a gate.
 func GateVersion(version, upgradingTo string) (r Release, exact string, ok bool) {
-	r, _, err := Lookup(version)
+	r, _, _, err := LookupMinor(version)
 	if err != nil {
 		return Release{}, "", false
 	}
@@ -224,6 +224,24 @@ func Lookup(s string) (Release, Version, error) {
 	return Release{}, v, fmt.Errorf("version %s is not supported by this virtc (supported: %s)", s, SupportedList())
 }
 
+// LookupMinor finds the release of a version of a minor the table has,
+// whatever its z-stream: past is set when the table's patches end before
+// it (a z-stream Red Hat published after this virtc was built, which a
+// build accepts only when the catalog file it was given has it:
+// resolve's olmGraph). For versions a build has already checked: the
+// PlatformFacts a platform build published, a Platform's compatibility
+// gate.
+func LookupMinor(s string) (r Release, v Version, past bool, err error) {
+	r, v, err = Lookup(s)
+	if err == nil {
+		return r, v, false, nil
+	}
+	if r.Minor != "" && v.Patch > r.Patches[1] {
+		return r, v, true, nil
+	}
+	return r, v, false, err
+}
+
 // SupportedList is the human list of supported ranges.
 func SupportedList() string {
 	var out []string
@@ -307,6 +325,17 @@ func Path(from, to, head Version) ([]Version, error) {
 	ch, err := HCOChannel(head)
 	if err != nil {
 		return nil, err
+	}
+	return PathIn(ch, from, to)
+}
+
+// PathIn is Path on a given channel (the graph of a catalog file, or the
+// table's): every version OLM installs from from to to, one InstallPlan
+// each; an *UnreachableError when OLM passes to or stops before it. The
+// minors are not checked (CheckMinors).
+func PathIn(ch *Channel, from, to Version) ([]Version, error) {
+	if from == to {
+		return nil, nil
 	}
 	r := ch.Route(from, to)
 	if !r.Reached {
