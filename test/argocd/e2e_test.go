@@ -208,6 +208,7 @@ func TestArgoCD(t *testing.T) {
 		{"a z-stream upgrade lands on the pin through OLM's InstallPlans", (*env).zStreamUpgrade},
 		{"a minor upgrade lands on the pin through OLM's InstallPlans", (*env).minorUpgrade},
 		{"an unreachable platform pin is refused before any approval and its fix synced by the retry", (*env).platformUpgrade},
+		{"a catalog ahead of the build: the approver refuses on the live graph before any approval", (*env).catalogMovedAfterTheBuild},
 		{"a tenant's project refuses cluster-scoped objects and other tenants", (*env).tenantsProjectRefuses},
 		{"no VM state holds a multi-wave sync", (*env).vmStatesDoNotHoldSyncs},
 		{"snapshotBefore: the snapshot is created before the change it guards", (*env).snapshotBeforeChange},

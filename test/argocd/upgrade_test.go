@@ -2,11 +2,16 @@ package argocd
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/virtc/virtc/internal/versions"
+	"github.com/virtc/virtc/test/internal/olm"
 )
 
 // Upgrades of the east Platform through Argo CD and the real OLM
@@ -191,4 +196,135 @@ func (e *env) waitAppFor(name, what string, d time.Duration, ok func(a app) bool
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// (11b) Red Hat publishes a z-stream after the build: east's
+// redhat-operators index moves ahead of virtc's version table
+// (olm.WriteAheadCatalog: stable's head is 4.22.7, which the table, head
+// 4.22.6, does not know). A commit pins 4.22.6, the table's head, from a
+// repository that does not keep the catalog's graph, so `virtc diff` saw
+// the table's head and allowed it (issue 42). The approver Job reads the
+// live catalog, finds OLM's route from 4.22.0 offering 4.22.7, and refuses
+// before approving anything: the sync fails and retries, east's audit log
+// holds no write to an InstallPlan since the commit but catalog-operator's
+// own, and nothing more is approved. The fix (the pin back at 4.22.0) is
+// synced by the retry.
+func (e *env) catalogMovedAfterTheBuild() {
+	cl := e.clusters["east"]
+	defer e.dumpEast()
+	e.wantInstalled(cl, "4.22.0")
+	dir := filepath.Join(e.dir, "east-catalog-ahead")
+	if err := olm.WriteAheadCatalog(filepath.Join(dir, "catalog"), schemasDir()); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := cl.olm.ServeCatalog(e.ctx, cl.cp, olmTools(e.t), filepath.Join(dir, "catalog"), filepath.Join(dir, "olm")); err != nil {
+		e.t.Fatal(err)
+	}
+	before := e.approvedPlansOn(cl)
+	since := time.Now()
+	rev := e.pinEast("4.22.6", "east: OpenShift Virtualization 4.22.6, the head of virtc's table")
+	e.refreshApp(eastPlatformApp)
+	a := e.waitAppNamed(eastPlatformApp, "the approver refuses 4.22.6 on the live catalog", func(a app) bool {
+		op := a.Status.OperationState
+		return op != nil && op.RetryCount >= 1 && a.Status.Sync.Revision == rev
+	})
+	e.t.Logf("%s at 4.22.6 on a catalog whose head is 4.22.7: %s", eastPlatformApp, a)
+	msg := e.approverMessage(cl)
+	for _, want := range []string{"head " + hcoCSV("4.22.7"), "offers " + hcoCSV("4.22.7"), "newer than " + hcoCSV("4.22.6"), "approves none of its InstallPlans"} {
+		if !strings.Contains(msg, want) {
+			e.t.Errorf("east: the approver's refusal does not say %q: %s", want, msg)
+		}
+	}
+	var approvals []string
+	err := auditEvents(cl.auditLog, func(ev auditEvent) {
+		ref := ev.ObjectRef
+		if ev.Stage == "ResponseComplete" && ref != nil && ref.Resource == "installplans" && (ev.Verb == "patch" || ev.Verb == "update") &&
+			!ev.RequestReceived.Before(since) && ev.ResponseStatus != nil && ev.ResponseStatus.Code < 300 {
+			approvals = append(approvals, fmt.Sprintf("%s %s/%s by %s", ev.Verb, ref.Namespace, ref.Name, ev.UserAgent))
+		}
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, w := range approvals {
+		// catalog-operator writes its own plans' status; nobody else may
+		// write a plan.
+		if !strings.HasPrefix(strings.SplitN(w, " by ", 2)[1], "catalog") {
+			e.t.Errorf("east: an InstallPlan was written after the commit of 4.22.6: %s", w)
+		}
+	}
+	rev = e.pinEast("4.22.0", "east: back to OpenShift Virtualization 4.22.0")
+	e.refreshApp(eastPlatformApp)
+	a = e.waitAppNamed(eastPlatformApp, "the fix synced by the retry", synced(rev))
+	e.t.Logf("%s after the fix: %s", eastPlatformApp, a)
+	if after := e.approvedPlansOn(cl); !slices.Equal(after, before) {
+		e.t.Errorf("east: approved InstallPlans %q after the refusal and the fix, want %q as before", after, before)
+	}
+	e.wantInstalled(cl, "4.22.0")
+	e.t.Logf("east: OLM proposes %q (unapproved)", e.pendingPlans(cl))
+}
+
+// pendingPlans are the CSVs of the unapproved InstallPlans in
+// openshift-cnv on cl: what OLM proposes.
+func (e *env) pendingPlans(cl *cluster) []string {
+	e.t.Helper()
+	plans, err := olm.InstallPlans(e.ctx, cl.cp, "openshift-cnv")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var pending []string
+	for _, p := range plans {
+		if !p.Spec.Approved {
+			pending = append(pending, strings.Join(p.Spec.CSVs, ","))
+		}
+	}
+	return pending
+}
+
+// approverMessage is the termination message of the approver Job's last
+// failed pod in openshift-cnv on cl: the end of what virtc
+// approve-installplan printed (jobPods).
+func (e *env) approverMessage(cl *cluster) string {
+	e.t.Helper()
+	var pods struct {
+		Items []struct {
+			Status struct {
+				ContainerStatuses []struct {
+					State struct {
+						Terminated *struct {
+							Message string `json:"message"`
+						} `json:"terminated"`
+					} `json:"state"`
+				} `json:"containerStatuses"`
+			} `json:"status"`
+		} `json:"items"`
+	}
+	e.liveJSONOn(cl, "/api/v1/namespaces/openshift-cnv/pods?labelSelector=batch.kubernetes.io%2Fjob-name%3Dvirtc-installplan-approver", &pods)
+	var msg string
+	for _, p := range pods.Items {
+		for _, c := range p.Status.ContainerStatuses {
+			if t := c.State.Terminated; t != nil && t.Message != "" {
+				msg = t.Message
+			}
+		}
+	}
+	return msg
+}
+
+// olmTools are OLM's tools of the suite (found by findTools already).
+func olmTools(t *testing.T) olm.Tools {
+	t.Helper()
+	tl, err := olm.FindTools()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tl
+}
+
+// schemasDir is the schemas-upstream directory of the suite (TestArgoCD).
+func schemasDir() string {
+	if s := os.Getenv("VIRTC_SCHEMAS"); s != "" {
+		return s
+	}
+	return filepath.Join(repoRoot, "..", "shared", "schemas-upstream")
 }

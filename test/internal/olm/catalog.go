@@ -14,6 +14,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -74,6 +75,8 @@ type Package struct {
 	// Name is the OLM package (kubevirt-hyperconverged).
 	Name    string
 	Channel *versions.Channel
+	// More are channels beside Channel (the stable channel), by name.
+	More map[string]*versions.Channel
 	// Deployment is the operator Deployment of its CSVs.
 	Deployment string
 	// CRD returns the CRD YAML the bundle of a version owns.
@@ -129,6 +132,55 @@ func WriteMinorCatalog(dir, minor, schemas string) error {
 	return WriteCatalog(dir, hco, oadp)
 }
 
+// WriteAheadCatalog writes into dir the redhat-operators index of
+// OpenShift 4.22 as it is some weeks after virtc's version table was
+// written: Red Hat has published the z-stream 4.22.7, which the table
+// (4.22.0-4.22.6) does not know, on the stable channel, and the next
+// minor's first bundle, 4.23.0, on a candidate channel. Their edges are
+// those HCO's bundles carry (tools/csv-merger/csv-merger.go v1.18.1:
+// --replaces-csv-version, and --olm-skip-range ">=4.22.0 <4.22.7"): 4.22.7
+// replaces 4.22.6 and skips every earlier 4.22 z-stream by range; 4.23.0
+// replaces 4.22.7 and skips the 4.22 z-streams by range. The table's
+// model of the index (HCOChannel) would put the head at 4.22.6.
+func WriteAheadCatalog(dir, schemas string) error {
+	rel, v, err := versions.Lookup("4.22.0")
+	if err != nil {
+		return err
+	}
+	table, err := versions.HCOChannel(versions.DefaultHead(v))
+	if err != nil {
+		return err
+	}
+	v4227, v4230 := versions.Version{Major: 4, Minor: 22, Patch: 7}, versions.Version{Major: 4, Minor: 23}
+	b4227 := versions.NewBundle(versions.HCOCSV(v4227), v4227, versions.HCOCSV(table.Head()), nil, ">=4.22.0 <4.22.7")
+	stable, err := versions.NewChannel(versions.HCOChannelPackage, Channel, versions.HCOCSV, append([]versions.Bundle{b4227}, slices.Concat(table.Bundles, table.Others)...))
+	if err != nil {
+		return err
+	}
+	candidate, err := versions.NewChannel(versions.HCOChannelPackage, "candidate", versions.HCOCSV, []versions.Bundle{
+		versions.NewBundle(versions.HCOCSV(v4230), v4230, b4227.Name, nil, ">=4.22.0 <4.23.0"),
+		versions.NewBundle(b4227.Name, v4227, "", nil, ""),
+	})
+	if err != nil {
+		return err
+	}
+	hco, err := HCO(table.Head(), schemas)
+	if err != nil {
+		return err
+	}
+	hco.Channel, hco.More = stable, map[string]*versions.Channel{"candidate": candidate}
+	crd := hco.CRD
+	hco.CRD = func(v versions.Version) ([]byte, error) {
+		// No schemas of 4.23 here: its bundle owns the 4.22 CRD.
+		return crd(versions.Version{Major: 4, Minor: min(v.Minor, 22)})
+	}
+	oadp, err := OADP(rel.OADP.Version, "4.22", schemas)
+	if err != nil {
+		return err
+	}
+	return WriteCatalog(dir, hco, oadp)
+}
+
 // Channel is the channel name virtc's Subscriptions name (stable).
 const Channel = "stable"
 
@@ -147,22 +199,29 @@ func WriteCatalog(dir string, pkgs ...Package) error {
 		if err := add(map[string]any{"schema": "olm.package", "name": p.Name, "defaultChannel": Channel}); err != nil {
 			return err
 		}
-		var entries []any
-		for _, b := range p.all() {
-			e := map[string]any{"name": b.Name}
-			if b.Replaces != "" {
-				e["replaces"] = b.Replaces
-			}
-			if len(b.Skips) > 0 {
-				e["skips"] = b.Skips
-			}
-			if b.SkipRange != "" {
-				e["skipRange"] = b.SkipRange
-			}
-			entries = append(entries, e)
+		channels := map[string]*versions.Channel{Channel: p.Channel}
+		for name, ch := range p.More {
+			channels[name] = ch
 		}
-		if err := add(map[string]any{"schema": "olm.channel", "package": p.Name, "name": Channel, "entries": entries}); err != nil {
-			return err
+		for _, name := range slices.Sorted(maps.Keys(channels)) {
+			ch := channels[name]
+			var entries []any
+			for _, b := range slices.Concat(ch.Bundles, ch.Others) {
+				e := map[string]any{"name": b.Name}
+				if b.Replaces != "" {
+					e["replaces"] = b.Replaces
+				}
+				if len(b.Skips) > 0 {
+					e["skips"] = b.Skips
+				}
+				if b.SkipRange != "" {
+					e["skipRange"] = b.SkipRange
+				}
+				entries = append(entries, e)
+			}
+			if err := add(map[string]any{"schema": "olm.channel", "package": p.Name, "name": name, "entries": entries}); err != nil {
+				return err
+			}
 		}
 		for _, b := range p.all() {
 			bundle, err := p.bundle(b)
@@ -180,10 +239,21 @@ func WriteCatalog(dir string, pkgs ...Package) error {
 	return os.WriteFile(filepath.Join(dir, "index.json"), out, 0o644)
 }
 
-// all are the channel's bundles: those OLM offers as upgrades, then the
-// others.
+// all are the package's bundles, each once: the stable channel's, then
+// those only in other channels. The same bundle may sit in several
+// channels with other edges (an olm.channel entry holds them); its
+// olm.bundle, and the CSV in it, carry the stable channel's.
 func (p Package) all() []versions.Bundle {
-	return slices.Concat(p.Channel.Bundles, p.Channel.Others)
+	out := slices.Concat(p.Channel.Bundles, p.Channel.Others)
+	for _, name := range slices.Sorted(maps.Keys(p.More)) {
+		ch := p.More[name]
+		for _, b := range slices.Concat(ch.Bundles, ch.Others) {
+			if !slices.ContainsFunc(out, func(o versions.Bundle) bool { return o.Name == b.Name }) {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
 }
 
 // bundle is the olm.bundle of version b.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	"github.com/virtc/virtc/internal/approve"
+	"github.com/virtc/virtc/internal/cli"
+	"github.com/virtc/virtc/internal/olmindex"
 	"github.com/virtc/virtc/internal/versions"
 	"github.com/virtc/virtc/test/conform"
 	"github.com/virtc/virtc/test/conformance"
@@ -40,6 +43,8 @@ type env struct {
 	dir     string
 	// ca is the API server's CA, for the approver's client.
 	ca []byte
+	// headSeen is the --catalog-head of the last HCO approver run.
+	headSeen string
 }
 
 func start(t *testing.T) *env {
@@ -83,12 +88,22 @@ func (e *env) catalog(minor string) string {
 	return dir
 }
 
-// build compiles a Platform on version with virtc.
-func (e *env) build(version string) []conformance.Object {
+// build compiles a Platform on version with virtc, from a repository
+// that holds the catalog's upgrade graph when graph is set (the output of
+// virtc olm-graph: graphOf).
+func (e *env) build(version string, graph ...string) []conformance.Object {
 	e.t.Helper()
 	dir := filepath.Join(e.t.TempDir(), "platform")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		e.t.Fatal(err)
+	}
+	for _, g := range graph {
+		if err := os.MkdirAll(filepath.Join(dir, "catalog", "olm"), 0o700); err != nil {
+			e.t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "catalog", "olm", "redhat-operators.yaml"), []byte(g), 0o600); err != nil {
+			e.t.Fatal(err)
+		}
 	}
 	platform := fmt.Sprintf(`apiVersion: virtc.dev/v1alpha1
 kind: Platform
@@ -111,6 +126,22 @@ spec:
 		e.t.Fatal(err)
 	}
 	return conformance.VirtcObjects(e.t, "virtc build of a Platform on "+version, "build", dir)
+}
+
+// graphOf is what a platform team keeps in its repository of the catalog
+// in dir: the real `opm render` of it (operator-registry's own reading of
+// the index), cut down by `virtc olm-graph`.
+func (e *env) graphOf(dir string) string {
+	e.t.Helper()
+	rendered, err := exec.CommandContext(e.ctx, e.tools.OPM, "render", dir, "-o", "json").Output()
+	if err != nil {
+		e.t.Fatalf("opm render %s: %v", dir, err)
+	}
+	var out, errs bytes.Buffer
+	if code := cli.Main([]string{"olm-graph", "-"}, bytes.NewReader(rendered), &out, &errs); code != cli.ExitOK {
+		e.t.Fatalf("virtc olm-graph of opm render: exit %d\n%s", code, errs.String())
+	}
+	return out.String()
 }
 
 // installKinds are the objects of virtc's Platform output that take part in
@@ -190,6 +221,10 @@ func (e *env) approver(args []string, timeout time.Duration) (string, error) {
 			o.CSV = v
 		case "--catalog-head":
 			o.CatalogHead = v
+			if strings.HasPrefix(v, "oadp-operator.") {
+				break
+			}
+			e.headSeen = v
 		case "--timeout":
 		default:
 			e.t.Fatalf("approver Job arg %q unknown to the test", a)
@@ -318,11 +353,17 @@ func (e *env) approvedPlans(namespace string) []string {
 // OADP from virtc's Platform output through OLM's own resolver and
 // InstallPlans, approved by virtc's approver, and upgrades them the way a
 // cluster does: a minor upgrade over two InstallPlans in one approver run,
-// the redhat-operators index moves to the next OpenShift minor's, an
-// unreachable pin is refused before anything is approved, a minor upgrade
-// and a z-stream upgrade each land exactly on the pin. At
-// each step OLM's own proposal is held against virtc's model of it
-// (internal/versions Channel.Next), so the model cannot drift from OLM.
+// the redhat-operators index moves to the next OpenShift minor's, and that
+// index is ahead of virtc's version table (a z-stream 4.22.7 the table does
+// not know, a 4.23.0 on another channel). On it a pin OLM passes is
+// refused before anything is approved, whether the build had the
+// catalog's graph or only the table (issue 42: the approver reads the live
+// catalog); a minor upgrade and a z-stream upgrade to the version the
+// table does not know, built with the catalog's graph (opm render, then
+// virtc olm-graph), each land exactly on the pin. At each step OLM's own
+// proposal is held against virtc's model of the live graph
+// (internal/versions Channel.Next on what the registry serves), so the
+// model cannot drift from OLM.
 func TestOLMInstallsAndUpgradesOnThePin(t *testing.T) {
 	e := start(t)
 	var err error
@@ -381,52 +422,84 @@ func TestOLMInstallsAndUpgradesOnThePin(t *testing.T) {
 	}
 
 	// The cluster moves to OpenShift 4.22: its redhat-operators index is
-	// the 4.22 one. OLM now proposes the next CSVs, which must be what
-	// virtc's model of OLM says it proposes.
-	if err := e.olm.ServeCatalog(e.ctx, e.cp, e.tools, e.catalog("4.22"), filepath.Join(e.dir, "olm-4.22")); err != nil {
+	// the 4.22 one, as Red Hat serves it some weeks after virtc's table
+	// was written: the stable channel's head is 4.22.7, which the table
+	// (head 4.22.6) does not know, and a candidate channel has 4.23.0
+	// (WriteAheadCatalog).
+	ahead := filepath.Join(e.dir, "catalog-4.22-ahead")
+	if err := WriteAheadCatalog(ahead, e.schemas); err != nil {
 		t.Fatal(err)
 	}
-	ch, err := versions.HCOChannel(versions.DefaultHead(mustParse("4.22.0")))
+	if err := e.olm.ServeCatalog(e.ctx, e.cp, e.tools, ahead, filepath.Join(e.dir, "olm-4.22")); err != nil {
+		t.Fatal(err)
+	}
+	// What the approver reads of the real registry (opm serve, over the
+	// gRPC call OLM reads it with) is the catalog's graph, and so is what
+	// the repository keeps (opm render, cut by virtc olm-graph).
+	live := e.liveChannel()
+	graph := e.graphOf(ahead)
+	if want := "4.22.7 4.22.6 4.22.5 4.22.4 4.22.3 4.22.2 4.22.1 4.22.0 4.21.8"; !strings.HasPrefix(versionsOf(live), want) {
+		t.Fatalf("the registry's stable channel: %s, want it to start %s", versionsOf(live), want)
+	}
+	fromFile, err := olmindex.ReadFBC(ahead)
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, _, ok := ch.Next(mustParse("4.21.8"))
+	fileCh, err := fromFile.Channel(versions.HCOChannelPackage, Channel, versions.HCOCSV)
+	if err != nil || fmt.Sprint(fileCh.Bundles) != fmt.Sprint(live.Bundles) {
+		t.Fatalf("the registry's graph differs from the catalog's (%v):\n%v\n%v", err, live.Bundles, fileCh.Bundles)
+	}
+	// OLM's own proposal is what the model on the live graph says.
+	next, _, ok := live.Next(mustParse("4.21.8"))
 	if !ok || next.Version != mustParse("4.22.0") {
-		t.Fatalf("virtc's model: from 4.21.8 OLM offers %v (%v); the test expects 4.22.0", next.Version, ok)
+		t.Fatalf("virtc's model of the live catalog: from 4.21.8 OLM offers %v (%v); the test expects 4.22.0", next.Version, ok)
 	}
 	e.waitProposal(cnv, hcoSub, hco("4.21.8"), []string{hco("4.22.0")})
 	e.waitProposal(adp, oadpSub, versions.OADPCSV("1.5.0"), []string{versions.OADPCSV("1.6.0")})
 	before := e.approvedPlans(cnv)
 
-	// Git pins 4.22.3: OLM's route from 4.21.8 is 4.22.0 then the head
-	// 4.22.6, which passes 4.22.3. The approver refuses before approving
-	// anything.
-	jobs = e.apply(e.build("4.22.3"))
+	// Git pins 4.22.6, the head of virtc's table, in a build that has no
+	// graph of the catalog (its approver is told head 4.22.6). The catalog
+	// moved since: OLM's route from 4.21.8 is 4.22.0, then 4.22.7, past
+	// the pin. The approver reads the live catalog and refuses before the
+	// first step; the cluster stays on 4.21.8 with nothing approved.
+	jobs = e.apply(e.build("4.22.6"))
 	log, err := e.approver(jobs[cnv], time.Minute)
 	var refusal *approve.Error
 	if !errors.As(err, &refusal) {
-		t.Fatalf("approver for the unreachable pin 4.22.3: %v, want a refusal\n%s", err, log)
+		t.Fatalf("approver for 4.22.6 on a catalog whose head is 4.22.7: %v, want a refusal\n%s", err, log)
 	}
-	for _, want := range []string{hco("4.22.0"), hco("4.22.6")} {
+	for _, want := range []string{"head " + hco("4.22.7"), "installs " + hco("4.22.0"), "offers " + hco("4.22.7"), "newer than " + hco("4.22.6"), "pin where OLM lands from " + hco("4.21.8") + ": " + hco("4.22.0") + " or " + hco("4.22.7")} {
 		if !strings.Contains(refusal.Msg, want) {
-			t.Errorf("the refusal does not name %s of OLM's route: %s", want, refusal.Msg)
+			t.Errorf("the refusal does not say %q: %s", want, refusal.Msg)
 		}
 	}
-	if after := e.approvedPlans(cnv); !slices.Equal(after, before) {
-		t.Fatalf("the refusal approved an InstallPlan: before %q, after %q", before, after)
+	if e.headSeen != hco("4.22.6") || !strings.Contains(log, "the build assumed "+hco("4.22.6")) {
+		t.Errorf("the table's build told the approver head %s; its log:\n%s", e.headSeen, log)
 	}
-	if installed, _, approved := e.subscription(cnv, hcoSub); installed != hco("4.21.8") || approved {
-		t.Fatalf("after the refusal: installed %s, proposal approved %v; want 4.21.8 and not approved", installed, approved)
-	}
+	e.unchanged(before, hco("4.21.8"))
 
-	// Git pins 4.22.0: a minor upgrade that lands on the pin; OADP moves to
-	// the 4.22 release. OLM then proposes the channel head, which the
-	// approver of this pin leaves alone.
-	jobs = e.apply(e.build("4.22.0"))
+	// Git pins 4.22.3, which no upgrade lands on: refused the same way.
+	jobs = e.apply(e.build("4.22.3"))
+	log, err = e.approver(jobs[cnv], time.Minute)
+	if !errors.As(err, &refusal) || !strings.Contains(refusal.Msg, "offers "+hco("4.22.7")) {
+		t.Fatalf("approver for the unreachable pin 4.22.3: %v, want a refusal naming 4.22.7\n%s", err, log)
+	}
+	e.unchanged(before, hco("4.21.8"))
+
+	// Git pins 4.22.0 from a repository that keeps the catalog's graph: a
+	// minor upgrade that lands exactly on the pin on the live catalog;
+	// OADP moves to the 4.22 release. The build tells the approver the
+	// graph's head, and OLM then proposes that head, which the approver of
+	// this pin leaves alone.
+	jobs = e.apply(e.build("4.22.0", graph))
 	for ns, args := range jobs {
 		if log, err := e.approver(args, 4*time.Minute); err != nil {
 			t.Fatalf("approver in %s for 4.22.0: %v\n%s", ns, err, log)
 		}
+	}
+	if e.headSeen != hco("4.22.7") {
+		t.Errorf("a build with the catalog's graph told the approver head %s, want 4.22.7", e.headSeen)
 	}
 	if got := e.csvPhase(cnv, hco("4.22.0")); got != "Succeeded" {
 		t.Fatalf("%s: phase %q after the minor upgrade", hco("4.22.0"), got)
@@ -434,24 +507,92 @@ func TestOLMInstallsAndUpgradesOnThePin(t *testing.T) {
 	if got := e.csvPhase(adp, versions.OADPCSV("1.6.0")); got != "Succeeded" {
 		t.Fatalf("%s: phase %q after the upgrade", versions.OADPCSV("1.6.0"), got)
 	}
-	next, _, _ = ch.Next(mustParse("4.22.0"))
+	next, _, _ = live.Next(mustParse("4.22.0"))
 	e.waitProposal(cnv, hcoSub, hco("4.22.0"), []string{hco(next.Version.String())})
+	if next.Version != mustParse("4.22.7") {
+		t.Fatalf("virtc's model of the live catalog: from 4.22.0 OLM offers %s; the test expects 4.22.7", next.Version)
+	}
 	if _, _, approved := e.subscription(cnv, hcoSub); approved {
 		t.Fatalf("the approver of pin 4.22.0 approved OLM's next proposal %s", hco(next.Version.String()))
 	}
+	before = e.approvedPlans(cnv)
 
-	// Git pins 4.22.6: the z-stream upgrade lands on it in one step (its
-	// olm.skipRange covers 4.22.0).
-	jobs = e.apply(e.build("4.22.6"))
+	// Git pins 4.22.6 from 4.22.0: OLM offers 4.22.7; refused before the
+	// proposal is approved.
+	jobs = e.apply(e.build("4.22.6", graph))
+	log, err = e.approver(jobs[cnv], time.Minute)
+	if !errors.As(err, &refusal) || !strings.Contains(refusal.Msg, "offers "+hco("4.22.7")) {
+		t.Fatalf("approver for 4.22.6 from 4.22.0: %v, want a refusal naming 4.22.7\n%s", err, log)
+	}
+	e.unchanged(before, hco("4.22.0"))
+
+	// Git pins 4.22.7, which virtc's table does not know: the build with
+	// the catalog's graph compiles it, and the z-stream upgrade lands on
+	// it in one step (its olm.skipRange covers 4.22.0), leaving only the
+	// pin installed.
+	jobs = e.apply(e.build("4.22.7", graph))
 	if log, err := e.approver(jobs[cnv], 4*time.Minute); err != nil {
-		t.Fatalf("approver for 4.22.6: %v\n%s", err, log)
+		t.Fatalf("approver for 4.22.7: %v\n%s", err, log)
 	}
 	e.eventually("the z-stream upgrade to end with only the pin installed", func() (bool, string) {
 		installed, _, _ := e.subscription(cnv, hcoSub)
 		names := e.csvs(cnv)
-		return installed == hco("4.22.6") && e.csvPhase(cnv, hco("4.22.6")) == "Succeeded" && slices.Equal(names, []string{hco("4.22.6")}),
+		return installed == hco("4.22.7") && e.csvPhase(cnv, hco("4.22.7")) == "Succeeded" && slices.Equal(names, []string{hco("4.22.7")}),
 			fmt.Sprintf("installed %s, CSVs %q", installed, names)
 	})
+	// The candidate channel's 4.23.0 is no part of the stable channel's
+	// graph: OLM proposes nothing more.
+	if installed, proposed, _ := e.subscription(cnv, hcoSub); installed != hco("4.22.7") || len(proposed) > 0 && proposed[0] != hco("4.22.7") {
+		t.Errorf("after 4.22.7: installed %s, OLM proposes %q", installed, proposed)
+	}
+}
+
+// unchanged fails unless the namespace's approved InstallPlans are still
+// before and the Subscription still has installed installed with its
+// proposal unapproved: a refusal left the cluster as it was.
+func (e *env) unchanged(before []string, installed string) {
+	e.t.Helper()
+	if after := e.approvedPlans("openshift-cnv"); !slices.Equal(after, before) {
+		e.t.Fatalf("the refusal approved an InstallPlan: before %q, after %q", before, after)
+	}
+	if got, _, approved := e.subscription("openshift-cnv", "hco-operatorhub"); got != installed || approved {
+		e.t.Fatalf("after the refusal: installed %s, proposal approved %v; want %s and not approved", got, approved, installed)
+	}
+}
+
+// liveChannel reads the stable channel of kubevirt-hyperconverged from
+// the registry the CatalogSource names, as the approver does.
+func (e *env) liveChannel() *versions.Channel {
+	e.t.Helper()
+	data, err := e.cp.Get(e.ctx, "/apis/operators.coreos.com/v1alpha1/namespaces/"+CatalogNamespace+"/catalogsources/"+DefaultCatalog)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var cs struct {
+		Spec struct {
+			Address string `json:"address"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(data, &cs); err != nil {
+		e.t.Fatal(err)
+	}
+	ix, err := olmindex.ListBundles(e.ctx, cs.Spec.Address, versions.HCOChannelPackage)
+	if err != nil {
+		e.t.Fatalf("ListBundles from opm serve at %s: %v", cs.Spec.Address, err)
+	}
+	ch, err := ix.Channel(versions.HCOChannelPackage, Channel, versions.HCOCSV)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return ch
+}
+
+func versionsOf(ch *versions.Channel) string {
+	var out []string
+	for _, b := range ch.Bundles {
+		out = append(out, b.Version.String())
+	}
+	return strings.Join(out, " ")
 }
 
 // csvs are the names of the CSVs in namespace.
