@@ -60,8 +60,7 @@ func (c *comparison) upgrade(m *resolve.Model, old, new *resolve.Platform, path 
 	c.report.Platform = append(c.report.Platform, Change{Field: "olm-path", From: versions.HCOCSV(old.Version), To: versions.HCOCSV(new.Version), Effect: effect,
 		Detail: fmt.Sprintf("OLM path in the catalog %s (channel head %s, graph of %s): %s → %s: %s %s; the Subscription stays on installPlanApproval Manual, so OLM goes no further than %s", catalogName(new), new.CatalogHead, new.Graph, versions.HCOCSV(old.Version), strings.Join(csvs, " → "), plans, approver, new.Version)})
 	if oadp := versions.OADPPath(old.Release, new.Release); len(oadp) > 0 && new.Obj.Spec.DataProtection != nil && !new.Obj.Spec.DataProtection.External {
-		c.report.Platform = append(c.report.Platform, Change{Field: "oadp", From: old.Release.OADP.Version, To: new.Release.OADP.Version, Effect: effect,
-			Detail: fmt.Sprintf("OADP %s → %s: one InstallPlan, %s", versions.OADPCSV(old.Release.OADP.Version), versions.OADPCSV(new.Release.OADP.Version), approver)})
+		c.oadpRoute(old, new, effect, approver)
 	}
 	w := new.WorkloadUpdate
 	var migrating, stuck []*resolve.VM
@@ -202,4 +201,34 @@ func capacity(m *resolve.Model, vms []*resolve.VM) string {
 		mem.Add(vm.Size.Spec.Memory)
 	}
 	return fmt.Sprintf("%d concurrent live migrations (parallelMigrationsPerCluster %d, %d VMs to migrate): up to %d vCPUs and %s of guest memory at once (the %d largest)", n, limit, len(vms), cpu, mem.String(), n)
+}
+
+// oadpRoute reports OADP's move with the platform release: one InstallPlan
+// in the table's model (every OADP bundle skips all earlier ones), or
+// OLM's route on the OADP channel of the catalog's graph among the inputs,
+// refused when it does not land on the release's OADP.
+func (c *comparison) oadpRoute(old, new *resolve.Platform, effect, approver string) {
+	from, to := old.Release.OADP.Version, new.Release.OADP.Version
+	detail := fmt.Sprintf("OADP %s → %s: one InstallPlan, %s", versions.OADPCSV(from), versions.OADPCSV(to), approver)
+	if ch := new.OADPChannel; ch != nil {
+		f, err1 := versions.Parse(from)
+		t, err2 := versions.Parse(to)
+		if err1 == nil && err2 == nil {
+			r := ch.Route(f, t)
+			if !r.Reached {
+				c.report.Platform = append(c.report.Platform, Change{Field: "oadp", From: from, To: to, Effect: EffectRefused,
+					Detail: fmt.Sprintf("OADP %s → %s: OLM's upgrade does not land on %s, refused", versions.OADPCSV(from), versions.OADPCSV(to), versions.OADPCSV(to))})
+				c.refuse("oadp-upgrade-unreachable", ref("Platform", "", new.Name),
+					fmt.Sprintf("OADP goes %s → %s with the platform release, but in the channel %s of %s, %s: the approver refuses that before approving anything", from, to, ch.Name, new.Graph, r.Explain()),
+					"pin a platform version whose OADP release the catalog's OADP channel lands on, or render the catalog again if it is not the cluster's")
+				return
+			}
+			var csvs []string
+			for _, v := range r.Versions() {
+				csvs = append(csvs, versions.OADPCSV(v.String()))
+			}
+			detail = fmt.Sprintf("OADP %s → %s (channel %s of %s): %d InstallPlan(s), %s", versions.OADPCSV(from), strings.Join(csvs, " → "), ch.Name, new.Graph, len(csvs), approver)
+		}
+	}
+	c.report.Platform = append(c.report.Platform, Change{Field: "oadp", From: from, To: to, Effect: effect, Detail: detail})
 }

@@ -36,6 +36,11 @@ type Platform struct {
 	// Graph says where Channel comes from: the file-based catalog among
 	// the inputs (olmindex.FromDocs: its files and digest), or GraphTable.
 	Graph string
+	// OADPChannel is the OADP Subscription's channel in the catalog's
+	// graph among the inputs; nil when the build has none or it has no
+	// redhat-oadp-operator package (OADP's route is then the table's:
+	// every OADP bundle skips all earlier ones).
+	OADPChannel *versions.Channel
 	// FeatureGates are the gates to enable, sorted.
 	FeatureGates []string
 	// DisabledGates are the beta gates (on by default) that the Platform
@@ -315,10 +320,35 @@ func olmGraph(p *Platform, ix *olmindex.Index, past bool, diags *diag.List) bool
 		diags.Errorf(vpos, "spec.version", "%s is not in the channel %s of %s, whose head is %s: OLM cannot install it (pin a version of the channel)", p.Version, channel, ix.Source, ch.Head())
 		return false
 	}
+	oadpGraph(p, ix, diags)
 	if past {
 		diags.Warnf(vpos, "spec.version", "%s is newer than virtc's version table (%s); %s has it: compiled with the facts of the %s release (HCO %s, KubeVirt %s, CDI %s): a z-stream keeps its minor's API", p.Version, p.Release.Supported(), ix.Source, p.Release.Minor, p.Release.HCO, p.Release.KubeVirt, p.Release.CDI)
 	}
 	return true
+}
+
+// oadpGraph checks OADP's pin, the OADP release of the platform release,
+// against the OADP channel of the catalog's graph, when it has the
+// package: OLM cannot install a CSV its channel lacks.
+func oadpGraph(p *Platform, ix *olmindex.Index, diags *diag.List) {
+	if _, ok := ix.Packages[versions.OADPPackage]; !ok {
+		return
+	}
+	dp := p.Obj.Spec.DataProtection
+	if dp == nil || dp.External {
+		return
+	}
+	csv := func(v versions.Version) string { return versions.OADPCSV(v.String()) }
+	ch, err := ix.Channel(versions.OADPPackage, p.Release.OADP.Channel, csv)
+	if err != nil {
+		diags.Errorf(p.Doc.Pos("spec.dataProtection"), "spec.dataProtection", "OADP's Subscription: %v", err)
+		return
+	}
+	p.OADPChannel = ch
+	pin, err := versions.Parse(p.Release.OADP.Version)
+	if err == nil && !ch.Has(pin) {
+		diags.Errorf(p.Doc.Pos("spec.dataProtection"), "spec.dataProtection", "OpenShift Virtualization %s installs OADP %s, which is not in the channel %s of %s, whose head is %s: OLM cannot install it", p.Release.Minor, pin, p.Release.OADP.Channel, ix.Source, ch.Head())
+	}
 }
 
 // catalogSource checks a digest-pinned catalog against the pin: its head is

@@ -378,11 +378,6 @@ func TestOLMInstallsAndUpgradesOnThePin(t *testing.T) {
 		e.olm.Stop()
 	})
 	e.runPods()
-	const (
-		cnv, hcoSub  = "openshift-cnv", "hco-operatorhub"
-		adp, oadpSub = "openshift-adp", "redhat-oadp-operator"
-	)
-	hco := func(v string) string { return versions.HCOCSV(mustParse(v)) }
 
 	// A fresh install on 4.20.21 (OpenShift Virtualization one minor
 	// behind the cluster's 4.21), from the 4.21 index: OLM proposes
@@ -421,6 +416,21 @@ func TestOLMInstallsAndUpgradesOnThePin(t *testing.T) {
 		t.Fatalf("%s: phase %q after the approver returned", versions.OADPCSV("1.5.0"), got)
 	}
 
+	e.upgradesOnACatalogAheadOfTheTable()
+}
+
+// The Subscriptions of the test.
+const (
+	cnv, hcoSub  = "openshift-cnv", "hco-operatorhub"
+	adp, oadpSub = "openshift-adp", "redhat-oadp-operator"
+)
+
+func hco(v string) string { return versions.HCOCSV(mustParse(v)) }
+
+// upgradesOnACatalogAheadOfTheTable is the second half of
+// TestOLMInstallsAndUpgradesOnThePin, from 4.21.8 installed.
+func (e *env) upgradesOnACatalogAheadOfTheTable() {
+	t := e.t
 	// The cluster moves to OpenShift 4.22: its redhat-operators index is
 	// the 4.22 one, as Red Hat serves it some weeks after virtc's table
 	// was written: the stable channel's head is 4.22.7, which the table
@@ -463,7 +473,7 @@ func TestOLMInstallsAndUpgradesOnThePin(t *testing.T) {
 	// moved since: OLM's route from 4.21.8 is 4.22.0, then 4.22.7, past
 	// the pin. The approver reads the live catalog and refuses before the
 	// first step; the cluster stays on 4.21.8 with nothing approved.
-	jobs = e.apply(e.build("4.22.6"))
+	jobs := e.apply(e.build("4.22.6"))
 	log, err := e.approver(jobs[cnv], time.Minute)
 	var refusal *approve.Error
 	if !errors.As(err, &refusal) {
