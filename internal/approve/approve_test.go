@@ -537,6 +537,13 @@ func TestAPI(t *testing.T) {
 			b, _ := io.ReadAll(r.Body)
 			patched = r.Header.Get("Content-Type") + " " + string(b)
 			w.Write([]byte(`{}`))
+		case "GET /apis/operators.coreos.com/v1alpha1/namespaces/openshift-marketplace/catalogsources/pinned":
+			// An address-based CatalogSource: spec.address wins over any
+			// registry Service (operator-framework/api CatalogSource.Address).
+			w.Write([]byte(`{"spec":{"sourceType":"grpc","address":"10.0.0.7:50051"},"status":{"registryService":{"serviceName":"x","serviceNamespace":"y","port":"1"}}}`))
+		case "GET /apis/operators.coreos.com/v1alpha1/namespaces/openshift-marketplace/catalogsources/starting":
+			// An image-based one whose registry pod is not up yet.
+			w.Write([]byte(`{"spec":{"sourceType":"grpc","image":"registry.redhat.io/redhat/redhat-operator-index:v4.22"},"status":{}}`))
 		case "GET /apis/operators.coreos.com/v1alpha1/namespaces/openshift-cnv/subscriptions/hco-operatorhub":
 			w.Write([]byte(`{"status":{"installedCSV":"` + v4210 + `","state":"UpgradePending","installPlanRef":{"name":"install-abc"}}}`))
 		default:
@@ -569,6 +576,11 @@ func TestAPI(t *testing.T) {
 	}
 	if err := a.Approve(ctx, "openshift-cnv", "nope"); err == nil {
 		t.Fatal("Approve of a missing plan succeeded")
+	}
+	for name, want := range map[string]string{"pinned": "10.0.0.7:50051", "starting": "", "missing": ""} {
+		if got, err := a.CatalogAddress(ctx, "openshift-marketplace", name); err != nil || got != want {
+			t.Errorf("CatalogAddress(%s) = %q, %v; want %q", name, got, err, want)
+		}
 	}
 }
 

@@ -65,10 +65,14 @@ func ApproverCatalogRole(namespace string) string { return ApproverName + "-" + 
 // internal/olmindex), and an Argo CD Sync hook Job in the
 // Subscription's wave that runs `virtc approve-installplan` (internal/approve).
 //
-// The registry is reachable from the Job's pod: OLM puts a NetworkPolicy
-// on each catalog's registry pod that takes TCP 50051 from anywhere
-// (operator-lifecycle-manager v0.42.0 pkg/controller/registry/reconciler/
-// helpers.go DesiredGRPCServerNetworkPolicy, "<catalog>-grpc-server").
+// The registry is reachable from the Job's pod: openshift-marketplace
+// denies all traffic by default (operator-marketplace
+// manifests/13_networkpolicy_default-deny.yaml), and OLM adds to each
+// catalog's registry pod a NetworkPolicy that takes TCP 50051 from
+// anywhere (operator-lifecycle-manager v0.42.0 pkg/controller/registry/
+// reconciler/helpers.go DesiredGRPCServerNetworkPolicy,
+// "<catalog>-grpc-server"), which is how OLM's catalog-operator reaches it
+// too.
 //
 // The Job shares the Subscription's wave because Argo CD moves to the next
 // wave only when every resource of this one is healthy (gitops-engine

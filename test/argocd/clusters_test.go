@@ -169,8 +169,18 @@ func startCluster(ctx context.Context, bins conformance.Binaries, tl tools, virt
 		if c.olm, err = olm.Start(ctx, cp, tl.olm, catalog, filepath.Join(dir, "olm")); err != nil {
 			return fail(err)
 		}
-	} else if _, err := cp.MustKubectl(ctx, []byte(csvCRD), "apply", "-f", "-"); err != nil {
-		return fail(err)
+	} else {
+		if _, err := cp.MustKubectl(ctx, []byte(csvCRD), "apply", "-f", "-"); err != nil {
+			return fail(err)
+		}
+		// The namespace of OpenShift's operator catalogs, which every
+		// cluster with the marketplace capability has (operator-marketplace
+		// manifests/01_namespace.yaml) and the OLM
+		// clusters get from olm.Start: the approver's Role to read its
+		// CatalogSource lives there (render.Approver).
+		if _, err := cp.MustKubectl(ctx, []byte(marketplaceNamespace), "apply", "-f", "-"); err != nil {
+			return fail(err)
+		}
 	}
 	handler := ""
 	if s.kubevirt {
@@ -247,3 +257,9 @@ func (c *cluster) clusterSecret() ([]byte, error) {
 		"stringData": map[string]any{"name": c.name, "server": c.cp.URL, "config": string(config)},
 	})
 }
+
+const marketplaceNamespace = `apiVersion: v1
+kind: Namespace
+metadata:
+  name: openshift-marketplace
+`

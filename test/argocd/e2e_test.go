@@ -206,9 +206,9 @@ func TestArgoCD(t *testing.T) {
 		{"first sync through kustomize", (*env).kustomizeWiring},
 		{"first sync of the ApplicationSet over two clusters", (*env).applicationSet},
 		{"a z-stream upgrade lands on the pin through OLM's InstallPlans", (*env).zStreamUpgrade},
+		{"a catalog ahead of the build: the minor upgrade to the table's head is refused before its first step", (*env).catalogMovedAfterTheBuild},
 		{"a minor upgrade lands on the pin through OLM's InstallPlans", (*env).minorUpgrade},
 		{"an unreachable platform pin is refused before any approval and its fix synced by the retry", (*env).platformUpgrade},
-		{"a catalog ahead of the build: the approver refuses on the live graph before any approval", (*env).catalogMovedAfterTheBuild},
 		{"a tenant's project refuses cluster-scoped objects and other tenants", (*env).tenantsProjectRefuses},
 		{"no VM state holds a multi-wave sync", (*env).vmStatesDoNotHoldSyncs},
 		{"snapshotBefore: the snapshot is created before the change it guards", (*env).snapshotBeforeChange},
@@ -1698,8 +1698,8 @@ func (e *env) olmInstalled(cl *cluster, pin string) {
 
 // (11) The east platform Application and the real OLM (test/internal/olm), on
 // 4.22.0 after the minor upgrade: a pin OLM cannot land on (4.22.5: from
-// the installed 4.22.0 OLM offers the channel head 4.22.6, whose
-// olm.skipRange covers 4.22.0), merged although `virtc diff` refuses it
+// the installed 4.22.0 OLM offers the channel head, 4.22.7 since scenario
+// 9b, whose olm.skipRange covers 4.22.0), merged although `virtc diff` refuses it
 // (golden diff-lifecycle-unreachable): the approver Job refuses before
 // approving anything, the sync fails and retries, nothing is installed.
 // The fix (the pin back at 4.22.0), committed while that sync retries, is
@@ -1708,7 +1708,7 @@ func (e *env) olmInstalled(cl *cluster, pin string) {
 // controller/appcontroller.go processRequestedAppOperation; without it a
 // limit -1 retry keeps the refused revision forever); the Application is
 // Synced and Healthy with 4.22.0 installed, no InstallPlan approved since,
-// and OLM's proposal of 4.22.6 still unapproved. The upgrades that land
+// and OLM's proposal of 4.22.7 still unapproved. The upgrades that land
 // are scenarios (9) and (10) (upgrade_test.go).
 func (e *env) platformUpgrade() {
 	cl := e.clusters["east"]
@@ -1749,8 +1749,8 @@ func (e *env) platformUpgrade() {
 			pending = append(pending, strings.Join(p.Spec.CSVs, ","))
 		}
 	}
-	if !slices.Contains(pending, hcoCSV("4.22.6")) {
-		e.t.Errorf("east: unapproved InstallPlans %q, want OLM's proposal %s among them", pending, hcoCSV("4.22.6"))
+	if !slices.Contains(pending, hcoCSV("4.22.7")) {
+		e.t.Errorf("east: unapproved InstallPlans %q, want OLM's proposal %s among them", pending, hcoCSV("4.22.7"))
 	}
 }
 

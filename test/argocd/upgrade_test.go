@@ -78,10 +78,12 @@ func (e *env) zStreamUpgrade() {
 }
 
 // (10) A minor upgrade: east's Platform moves from 4.21.8 to 4.22.0 in one
-// InstallPlan (4.22.0 replaces 4.21.8); the sync completes on 4.22.0.
-// 4.22.3 could not be the pin: from 4.21.8 OLM offers 4.22.0 and from
-// there the head 4.22.6, past it (the approver refuses such a pin before
-// any approval: scenario 11, and test/internal/olm).
+// InstallPlan (4.22.0 replaces 4.21.8); the sync completes on 4.22.0. The
+// catalog is the one ahead of the table (scenario 9b, head 4.22.7): the
+// approver's route on the live graph lands exactly on the pin. 4.22.3
+// could not be the pin: from 4.21.8 OLM offers 4.22.0 and from there the
+// head 4.22.7, past it (the approver refuses such a pin before any
+// approval: scenarios 9b and 11, and test/internal/olm).
 func (e *env) minorUpgrade() {
 	e.upgradeEast("4.21.8", "4.22.0", []string{"4.22.0"})
 }
@@ -198,21 +200,24 @@ func (e *env) waitAppFor(name, what string, d time.Duration, ok func(a app) bool
 	}
 }
 
-// (11b) Red Hat publishes a z-stream after the build: east's
+// (9b) Red Hat publishes a z-stream after the build: east's
 // redhat-operators index moves ahead of virtc's version table
 // (olm.WriteAheadCatalog: stable's head is 4.22.7, which the table, head
-// 4.22.6, does not know). A commit pins 4.22.6, the table's head, from a
+// 4.22.6, does not know; a candidate channel has 4.23.0). A commit pins
+// 4.22.6, the table's head, for the minor upgrade from 4.21.8, from a
 // repository that does not keep the catalog's graph, so `virtc diff` saw
 // the table's head and allowed it (issue 42). The approver Job reads the
-// live catalog, finds OLM's route from 4.22.0 offering 4.22.7, and refuses
-// before approving anything: the sync fails and retries, east's audit log
-// holds no write to an InstallPlan since the commit but catalog-operator's
-// own, and nothing more is approved. The fix (the pin back at 4.22.0) is
-// synced by the retry.
+// live catalog, finds OLM's route 4.22.0 then 4.22.7, past the pin, and
+// refuses before the first step: the sync fails and retries, east's audit
+// log holds no write to an InstallPlan since the commit but
+// catalog-operator's own, and nothing is approved; the cluster stays on
+// 4.21.8 (its HyperConverged with it). The fix (the pin back at 4.21.8)
+// is synced by the retry. The minor upgrade to 4.22.0 then lands exactly
+// on this catalog (scenario 10).
 func (e *env) catalogMovedAfterTheBuild() {
 	cl := e.clusters["east"]
 	defer e.dumpEast()
-	e.wantInstalled(cl, "4.22.0")
+	e.wantInstalled(cl, "4.21.8")
 	dir := filepath.Join(e.dir, "east-catalog-ahead")
 	if err := olm.WriteAheadCatalog(filepath.Join(dir, "catalog"), schemasDir()); err != nil {
 		e.t.Fatal(err)
@@ -230,7 +235,7 @@ func (e *env) catalogMovedAfterTheBuild() {
 	})
 	e.t.Logf("%s at 4.22.6 on a catalog whose head is 4.22.7: %s", eastPlatformApp, a)
 	msg := e.approverMessage(cl)
-	for _, want := range []string{"head " + hcoCSV("4.22.7"), "offers " + hcoCSV("4.22.7"), "newer than " + hcoCSV("4.22.6"), "approves none of its InstallPlans"} {
+	for _, want := range []string{"head " + hcoCSV("4.22.7"), "installs " + hcoCSV("4.22.0"), "offers " + hcoCSV("4.22.7"), "newer than " + hcoCSV("4.22.6"), "approves none of its InstallPlans"} {
 		if !strings.Contains(msg, want) {
 			e.t.Errorf("east: the approver's refusal does not say %q: %s", want, msg)
 		}
@@ -253,14 +258,15 @@ func (e *env) catalogMovedAfterTheBuild() {
 			e.t.Errorf("east: an InstallPlan was written after the commit of 4.22.6: %s", w)
 		}
 	}
-	rev = e.pinEast("4.22.0", "east: back to OpenShift Virtualization 4.22.0")
+	rev = e.pinEast("4.21.8", "east: back to OpenShift Virtualization 4.21.8")
 	e.refreshApp(eastPlatformApp)
 	a = e.waitAppNamed(eastPlatformApp, "the fix synced by the retry", synced(rev))
 	e.t.Logf("%s after the fix: %s", eastPlatformApp, a)
 	if after := e.approvedPlansOn(cl); !slices.Equal(after, before) {
 		e.t.Errorf("east: approved InstallPlans %q after the refusal and the fix, want %q as before", after, before)
 	}
-	e.wantInstalled(cl, "4.22.0")
+	e.wantInstalled(cl, "4.21.8")
+	e.wantHyperConverged(cl, "4.21.8")
 	e.t.Logf("east: OLM proposes %q (unapproved)", e.pendingPlans(cl))
 }
 

@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -71,6 +72,12 @@ func checkUpgrade(t *testing.T, c *Cluster, u upgrade) int {
 	ctx := t.Context()
 	step, prev, cur := u.step, u.prev, u.cur
 	prevObjs, curObjs := twoStates(t, c, prev, cur)
+	// The namespaces OpenShift has and the platform's objects use without
+	// creating them (openshift-marketplace, for the approver's Role on its
+	// CatalogSource).
+	if _, err := c.EnsureNamespaces(ctx, append(slices.Clone(prevObjs), curObjs...)); err != nil {
+		t.Fatal(err)
+	}
 	apply(t, c, "apply "+step+"/old", prev)
 	if len(hooks(prevObjs)) != 2 {
 		t.Fatalf("%s/old: %d hooks, want the two approver Jobs", step, len(hooks(prevObjs)))
@@ -89,7 +96,8 @@ func checkUpgrade(t *testing.T, c *Cluster, u upgrade) int {
 
 // olmStandIns registers InstallPlan and ClusterServiceVersion as
 // resources: OLM's CRDs for them are not in the shared schemas (only
-// Subscription and OperatorGroup are), and kubectl auth can-i resolves a
+// Subscription and OperatorGroup are; the CatalogSource's real CRD is in
+// test/schemas), and kubectl auth can-i resolves a
 // resource name through discovery before it asks the authorizer. These
 // stand-ins have OLM's group, version, names and scope and accept any
 // object; no InstallPlan or CSV is applied, so their schema checks
@@ -131,8 +139,17 @@ func installOLMStandIns(t *testing.T, c *Cluster) {
 	if _, err := c.CP.MustKubectl(ctx, []byte(olmStandIns), "apply", "--server-side", "-f", "-"); err != nil {
 		t.Fatal(err)
 	}
+	// OLM's own CatalogSource CRD (test/schemas/README.md), which the
+	// 4.22 clusters have already: the approver reads its Subscription's
+	// CatalogSource (issue 42).
+	if res, err := c.CP.Kubectl(ctx, nil, "get", "crd/catalogsources.operators.coreos.com"); err != nil || res.ExitCode != 0 {
+		crd := filepath.Join(repoRoot, "test", "schemas", "4.22", "crd-yaml", "operators.coreos.com", "operators.coreos.com_catalogsources.yaml")
+		if _, err := c.CP.MustKubectl(ctx, nil, "create", "-f", crd); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := c.CP.MustKubectl(ctx, nil, "wait", "--for=condition=Established", "--timeout=60s",
-		"crd/installplans.operators.coreos.com", "crd/clusterserviceversions.operators.coreos.com"); err != nil {
+		"crd/installplans.operators.coreos.com", "crd/clusterserviceversions.operators.coreos.com", "crd/catalogsources.operators.coreos.com"); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.CP.ForgetDiscovery(); err != nil {
@@ -143,11 +160,20 @@ func installOLMStandIns(t *testing.T, c *Cluster) {
 // checkApproverRBAC asks the API server what the approvers' service
 // accounts may do (kubectl auth can-i, a SubjectAccessReview through the
 // RBAC authorizer): exactly get, list and patch InstallPlans in their own
-// namespace, get their Subscription and their pinned CSV; nothing else.
+// namespace, get their Subscription and their pinned CSV, get their
+// Subscription's CatalogSource in openshift-marketplace; nothing else.
 func checkApproverRBAC(t *testing.T, c *Cluster) {
 	const cnv = "system:serviceaccount:openshift-cnv:virtc-installplan-approver"
 	const adp = "system:serviceaccount:openshift-adp:virtc-installplan-approver"
 	installOLMStandIns(t, c)
+	// The CatalogSource the Subscriptions install from: redhat-operators,
+	// or virtc-redhat-operators with a Platform's spec.catalogSource.
+	sub, _, ok, err := c.get(t.Context(), Object{APIVersion: "operators.coreos.com/v1alpha1", Kind: "Subscription", Namespace: "openshift-cnv", Name: "hco-operatorhub"})
+	if err != nil || !ok {
+		t.Fatalf("the HCO Subscription: found %v, %v", ok, err)
+	}
+	spec, _ := sub.Doc["spec"].(map[string]any)
+	source, _ := spec["source"].(string)
 	cases := []struct {
 		as      string
 		args    string
@@ -160,6 +186,14 @@ func checkApproverRBAC(t *testing.T, c *Cluster) {
 		{cnv, "get clusterserviceversions.operators.coreos.com/kubevirt-hyperconverged-operator.v" + pinnedHCO(t, c) + " -n openshift-cnv", true},
 		{adp, "patch installplans.operators.coreos.com -n openshift-adp", true},
 		{adp, "get subscriptions.operators.coreos.com/redhat-oadp-operator -n openshift-adp", true},
+		// The Subscription's CatalogSource, to read its registry's graph
+		// (issue 42), and nothing else of the catalogs.
+		{cnv, "get catalogsources.operators.coreos.com/" + source + " -n openshift-marketplace", true},
+		{adp, "get catalogsources.operators.coreos.com/" + source + " -n openshift-marketplace", true},
+		{cnv, "get catalogsources.operators.coreos.com/community-operators -n openshift-marketplace", false},
+		{cnv, "list catalogsources.operators.coreos.com -n openshift-marketplace", false},
+		{cnv, "patch catalogsources.operators.coreos.com/redhat-operators -n openshift-marketplace", false},
+		{cnv, "get pods -n openshift-marketplace", false},
 
 		{cnv, "patch installplans.operators.coreos.com -n openshift-adp", false},
 		{cnv, "list installplans.operators.coreos.com --all-namespaces", false},
