@@ -298,10 +298,44 @@ func guestVisible(p string, o live.Object) bool {
 	if strings.HasPrefix(p, "spec.template.spec.domain.resources") {
 		return false
 	}
+	if kubevirtDefault(p, o) {
+		return false
+	}
 	if p == "spec.template.spec.domain.devices.autoattachPodInterface" {
 		return len(listAt(o.Body, "spec", "template", "spec", "domain", "devices", "interfaces")) == 0
 	}
 	return strings.HasPrefix(p, "spec.template.spec.domain.") || p == "spec.template.spec.subdomain" || p == "spec.template.spec.hostname"
+}
+
+// defaultTrue are the device switches whose true is what an unset one
+// means to KubeVirt v1.8.4, which attaches the device unless the field is
+// false: the graphics device and its input devices
+// (pkg/virt-launcher/virtwrap/converter/compute/graphics.go and
+// input_device.go), the serial console (converter.go,
+// pkg/virt-controller/services/serialconsolelog.go) and the memory
+// balloon (compute/balloon.go). Forklift's OpenStack adapter writes
+// autoattachGraphicsDevice on every VM (forklift v2.12.5
+// pkg/controller/plan/adapter/openstack/builder.go mapVideo: true unless
+// the image's hw_video_model is none).
+var defaultTrue = []string{
+	"spec.template.spec.domain.devices.autoattachGraphicsDevice",
+	"spec.template.spec.domain.devices.autoattachSerialConsole",
+	"spec.template.spec.domain.devices.autoattachMemBalloon",
+}
+
+// kubevirtDefault reports a live field whose value is what KubeVirt does
+// without it: the VM virtc writes, which leaves it unset, boots the same.
+func kubevirtDefault(p string, o live.Object) bool {
+	if !slices.Contains(defaultTrue, p) {
+		return false
+	}
+	var cur any = o.Body
+	for _, k := range strings.Split(p, ".") {
+		m, _ := cur.(map[string]any)
+		cur = m[k]
+	}
+	v, ok := cur.(bool)
+	return ok && v
 }
 
 // placement reports a live VM path that the tenant's placement guardrail
@@ -340,6 +374,8 @@ func (im *importer) notCarried(vm *api.VM, o live.Object, catalogDocs []*source.
 		}
 		why := "not in the intent; it stays on the live VM as it is (virtc's manifest does not set it), but Git does not have it"
 		switch {
+		case kubevirtDefault(p, o):
+			why = "true is KubeVirt's default (the device is attached unless the field is false): the VM virtc writes, without it, boots the same; it stays on the live VM"
 		case strings.HasPrefix(p, "spec.dataVolumeTemplates"):
 			why = "the root disk's template: the intent refers to its DataVolume by name (existingRootDisk); the template stays on the live VM, so deleting the VM still deletes the DataVolume"
 		case strings.HasPrefix(p, "metadata.labels") || strings.HasPrefix(p, "metadata.annotations") || strings.HasPrefix(p, "spec.template.metadata"):

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -282,6 +283,55 @@ func TestGuestVisibleFieldRefused(t *testing.T) {
 	want := "spec.template.spec.domain.firmware.bootloader.bios.useSerial: the intent cannot carry it, and the guest boots or sees it"
 	if len(res.Refused) != 1 || res.Refused[0].VM != "migrated/db01" || !strings.Contains(strings.Join(res.Refused[0].Reasons, "\n"), want) {
 		t.Errorf("refused %+v, want db01 refused with %q", res.Refused, want)
+	}
+}
+
+// A device switch set to KubeVirt's default is not a difference: forklift's
+// OpenStack adapter writes autoattachGraphicsDevice: true on every VM it
+// migrates (forklift v2.12.5 pkg/controller/plan/adapter/openstack/
+// builder.go mapVideo), which KubeVirt v1.8.4 treats as unset
+// (converter/compute/graphics.go: only false leaves the device out). The
+// VM is adopted, the field reported as not carried with that reason; false
+// still changes what the guest sees, and is refused.
+func TestKubeVirtDefaultsAdopted(t *testing.T) {
+	for _, tc := range []struct {
+		field   string
+		value   bool
+		adopted bool
+	}{
+		{"autoattachGraphicsDevice", true, true},
+		{"autoattachSerialConsole", true, true},
+		{"autoattachMemBalloon", true, true},
+		{"autoattachGraphicsDevice", false, false},
+		{"autoattachMemBalloon", false, false},
+	} {
+		t.Run(fmt.Sprintf("%s: %v", tc.field, tc.value), func(t *testing.T) {
+			objs := goldenExport(t, "mtv-ovirt")
+			for _, o := range objs {
+				if o.Kind == "VirtualMachine" && o.Name == "app01" {
+					devices := o.Body["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["domain"].(map[string]any)["devices"].(map[string]any)
+					devices[tc.field] = tc.value
+				}
+			}
+			res := Import(objs, goldenCatalog(t, "mtv-ovirt"), catalog.Options{}, Options{})
+			path := "spec.template.spec.domain.devices." + tc.field
+			adopted := slices.Contains(res.Imported, "from-ovirt/app01")
+			if adopted != tc.adopted {
+				t.Fatalf("adopted %v (imported %q, refused %+v), want %v", adopted, res.Imported, res.Refused, tc.adopted)
+			}
+			if !tc.adopted {
+				return
+			}
+			found := false
+			for _, it := range res.NotCarried {
+				if it.VM == "from-ovirt/app01" && it.Path == path && strings.Contains(it.Why, "KubeVirt's default") {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%s is not reported as not carried, KubeVirt's default: %+v", path, res.NotCarried)
+			}
+		})
 	}
 }
 

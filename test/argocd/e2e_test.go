@@ -1679,17 +1679,8 @@ operation:
 func (e *env) olmInstalled(cl *cluster, pin string) {
 	e.t.Helper()
 	sub := e.installed(cl, pin)
-	plans, err := olm.InstallPlans(e.ctx, cl.cp, "openshift-cnv")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var pending []string
-	for _, p := range plans {
-		if !p.Spec.Approved {
-			pending = append(pending, strings.Join(p.Spec.CSVs, ","))
-		}
-	}
-	if approved := olm.ApprovedCSVs(plans); !slices.Equal(approved, []string{pin}) {
+	pending := e.pendingPlans(cl)
+	if approved := e.approvedPlansOn(cl); !slices.Equal(approved, []string{pin}) {
 		e.t.Errorf("%s: approved InstallPlans %q, want one of %s", cl.name, approved, pin)
 	}
 	e.t.Logf("%s: OLM installed %s through its InstallPlan; Subscription %s, proposing %s; unapproved plans %q",
@@ -1739,17 +1730,7 @@ func (e *env) platformUpgrade() {
 		e.t.Errorf("east: approved InstallPlans %q after the refusal and the fix, want %q as before", after, before)
 	}
 	e.wantInstalled(cl, "4.22.0")
-	plans, err := olm.InstallPlans(e.ctx, cl.cp, "openshift-cnv")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var pending []string
-	for _, p := range plans {
-		if !p.Spec.Approved {
-			pending = append(pending, strings.Join(p.Spec.CSVs, ","))
-		}
-	}
-	if !slices.Contains(pending, hcoCSV("4.22.7")) {
+	if pending := e.pendingPlans(cl); !slices.Contains(pending, hcoCSV("4.22.7")) {
 		e.t.Errorf("east: unapproved InstallPlans %q, want OLM's proposal %s among them", pending, hcoCSV("4.22.7"))
 	}
 }
