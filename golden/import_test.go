@@ -215,6 +215,10 @@ var adoptionExceptions = map[string][]adoptionException{
 		object: "NetworkAttachmentDefinition from-ovirt/vlan50", field: "spec.config",
 		reason: "as bridge-mac: the NAD the oVirt plan's network map names, rewritten as its imported NetworkProfile says (no empty ipam, disableContainerInterface: true, preserveDefaultVlan: false); Multus reads it when a VM's pod starts, running VMs keep theirs",
 	}},
+	"mtv-openstack": {{
+		object: "NetworkAttachmentDefinition from-openstack/vlan60", field: "spec.config",
+		reason: "as bridge-mac: the NAD the OpenStack plan's network map names, rewritten as its imported NetworkProfile says (no empty ipam, disableContainerInterface: true, preserveDefaultVlan: false); Multus reads it when a VM's pod starts, running VMs keep theirs",
+	}},
 	"mtv-vsphere": {{
 		object: "NetworkAttachmentDefinition migrated/vlan30", field: "spec.config",
 		reason: "as bridge-mac: the NAD the MTV plan's network map names, rewritten as its imported NetworkProfile says (no empty ipam, disableContainerInterface: true, preserveDefaultVlan: false); Multus reads it when a VM's pod starts, running VMs keep theirs",
