@@ -105,7 +105,7 @@ func (e *env) snapshotBeforeChange() {
 	// status update conflicts with the VM controller's own writes, the
 	// snapshot is requeued with the work queue's growing backoff, which on
 	// a loaded machine took longer than a sync's wait: allow unlockWait.
-	var vm struct {
+	type lockState struct {
 		Metadata struct {
 			Finalizers []string `json:"finalizers"`
 		} `json:"metadata"`
@@ -116,6 +116,13 @@ func (e *env) snapshotBeforeChange() {
 	unlockStart := time.Now()
 	deadline := unlockStart.Add(unlockWait)
 	for {
+		// A fresh value each read: json.Unmarshal leaves a field the
+		// document lacks as it was, so a snapshotInProgress read once
+		// would never be cleared by the unlocked VM's status, which omits
+		// it (the cause of this scenario's timeouts in CI: the audit log
+		// showed virt-controller's unlock, a finalizer patch and a status
+		// update, milliseconds after the snapshot succeeded).
+		var vm lockState
 		e.liveJSON("/apis/kubevirt.io/v1/namespaces/shop/virtualmachines/web01", &vm)
 		locked := vm.Status.SnapshotInProgress != nil
 		for _, f := range vm.Metadata.Finalizers {
