@@ -45,10 +45,13 @@ type meta struct {
 		Skips     []string `json:"skips,omitempty"`
 		SkipRange string   `json:"skipRange,omitempty"`
 	} `json:"entries"`
-	Properties []struct {
-		Type  string          `json:"type"`
-		Value json.RawMessage `json:"value"`
-	} `json:"properties"`
+	Properties []property `json:"properties"`
+}
+
+// property is an olm.bundle property, its value left encoded.
+type property struct {
+	Type  string          `json:"type"`
+	Value json.RawMessage `json:"value"`
 }
 
 // ReadFBC reads a file-based catalog: one file (the output of `opm render`
@@ -248,14 +251,11 @@ func WriteGraph(w io.Writer, path string, r io.Reader, packages []string) error 
 		keep[p] = true
 	}
 	type bundle struct {
-		Schema     string `json:"schema"`
-		Name       string `json:"name"`
-		Package    string `json:"package"`
-		Image      string `json:"image,omitempty"`
-		Properties []struct {
-			Type  string          `json:"type"`
-			Value json.RawMessage `json:"value"`
-		} `json:"properties"`
+		Schema     string     `json:"schema"`
+		Name       string     `json:"name"`
+		Package    string     `json:"package"`
+		Image      string     `json:"image,omitempty"`
+		Properties []property `json:"properties"`
 	}
 	var pkgs, channels []map[string]any
 	var bundles []bundle
@@ -295,12 +295,7 @@ func WriteGraph(w io.Writer, path string, r io.Reader, packages []string) error 
 				if keep[head.Package] {
 					var b bundle
 					json.Unmarshal(raw, &b)
-					b.Properties = slices.DeleteFunc(b.Properties, func(p struct {
-						Type  string          `json:"type"`
-						Value json.RawMessage `json:"value"`
-					}) bool {
-						return p.Type != "olm.package"
-					})
+					b.Properties = slices.DeleteFunc(b.Properties, func(p property) bool { return p.Type != "olm.package" })
 					bundles = append(bundles, b)
 				}
 			}
