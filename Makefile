@@ -282,6 +282,17 @@ export CDI_VERSION
 cdi-tools:
 	GO=$(GO) nice -n $(TOOL_NICE) test/controllers/tools/build-cdi.sh
 
+## monitoring-tools: prometheus-operator, Prometheus and Alertmanager built
+## from the Go module proxy, cached by version in
+## ${XDG_CACHE_HOME:-~/.cache}/virtc-tools (test/controllers/tools/build-monitoring.sh)
+PROMETHEUS_OPERATOR_VERSION := v0.85.0
+ALERTMANAGER_VERSION := v0.31.1
+export PROMETHEUS_OPERATOR_VERSION ALERTMANAGER_VERSION
+export PROMETHEUS_VERSION := $(PROMTOOL_VERSION)
+.PHONY: monitoring-tools
+monitoring-tools:
+	GO=$(GO) nice -n $(TOOL_NICE) test/controllers/tools/build-monitoring.sh
+
 ## velero-tools: Velero (server and CLI), velero-plugin-for-aws and gofakes3
 ## (an S3 server) built from the Go module proxy, cached by version in
 ## ${XDG_CACHE_HOME:-~/.cache}/virtc-tools (test/internal/velero/tools/build-velero.sh)
@@ -310,7 +321,18 @@ e2e-velero: conformance-tools kcm-tools velero-tools
 ## resolver and InstallPlans from a catalog generated from virtc's version
 ## table, approved by virtc's approver (test/internal/olm)
 e2e-controllers: conformance-tools kcm-tools controllers-tools olm-tools cdi-tools
-	VIRTC_E2E_CONTROLLERS=1 $(GO) test -count=1 -timeout 20m -v ./test/controllers/ ./test/internal/olm/
+	VIRTC_E2E_CONTROLLERS=1 $(GO) test -count=1 -timeout 20m -v -skip '$(ALERTS_TESTS)' ./test/controllers/ ./test/internal/olm/
+
+## e2e-alerts: a tenant's VM alerts end to end on real parts: virtc's
+## PrometheusRule and AlertmanagerConfig rendered by the real
+## prometheus-operator as OpenShift's user-workload monitoring configures
+## it, evaluated by a real Prometheus on what the real virt-controller
+## exports while a VM crash-loops, routed by a real Alertmanager to the
+## tenant's webhook (test/controllers TestAlertsOnTheRealSeries)
+ALERTS_TESTS := TestAlertsOnTheRealSeries
+.PHONY: e2e-alerts
+e2e-alerts: conformance-tools controllers-tools cdi-tools monitoring-tools
+	VIRTC_E2E_CONTROLLERS=1 $(GO) test -count=1 -timeout 15m -v -run '$(ALERTS_TESTS)' ./test/controllers/
 
 ## conformance: every golden output and example output applied to a real
 ## kube-apiserver with the real CRDs, per platform version; and the tenants'

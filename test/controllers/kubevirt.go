@@ -192,6 +192,10 @@ type KubeVirt struct {
 	// resets a VMI status change by any other user
 	// (mutators/vmi-mutator.go, webhooks/serviceaccounts.go).
 	HandlerKubeconfig string
+	// MetricsURL is virt-controller's metrics endpoint (HTTPS, served with
+	// the certificate of MetricsCA), which virt-operator's ServiceMonitor
+	// has the platform Prometheus scrape.
+	MetricsURL, MetricsCA string
 }
 
 // serviceAccountKubeconfig creates ServiceAccount name in Namespace, bound
@@ -385,6 +389,7 @@ func Start(ctx context.Context, cp *conformance.ControlPlane, tools Tools, pki c
 	if err != nil {
 		return nil, err
 	}
+	k.MetricsURL, k.MetricsCA = "https://127.0.0.1:"+strconv.Itoa(ctlPort)+"/metrics", pki.CA
 	k.Controller, err = namespaced(dir, "virt-controller", tools.Controller,
 		"--kubeconfig="+controllerKubeconfig,
 		"--listen=127.0.0.1",

@@ -54,6 +54,11 @@ type Node struct {
 	// (virtc's guest-agent probe) fails.
 	mu       sync.Mutex
 	notReady map[string]bool
+	// crashing holds the VMs whose launcher fails before the domain
+	// runs, every time (SetCrashing); guestOS the OS name the guest
+	// agent of a VM reports (SetGuestOS).
+	crashing map[string]bool
+	guestOS  map[string]string
 	// StartTargets marks migration target pods Running and Ready as well,
 	// as the kubelet does once their containers start: virt-controller
 	// then renders the target's hot-plug attachment pod for a VMI with
@@ -101,6 +106,60 @@ func (nd *Node) guestReady(namespace, name string) bool {
 	nd.mu.Lock()
 	defer nd.mu.Unlock()
 	return !nd.notReady[namespace+"/"+name]
+}
+
+// LaunchFailsAfter is how long the launcher pod of a crashing VM runs
+// before it fails: what a node takes to start a virt-launcher pod whose
+// image it has (the pod sandbox, the containers, virt-launcher's
+// initialisation) and virt-handler to try the domain. The VM is Starting
+// meanwhile (its VMI Scheduled), so that kubevirt_vm_info's status
+// changes between CrashLoopBackOff and Starting as on a cluster, where
+// each lasts longer than a scrape interval.
+const LaunchFailsAfter = 20 * time.Second
+
+// SetCrashing has the launcher of VM namespace/name fail before its domain
+// runs, each time virt-controller starts it: its pod runs, not ready,
+// for LaunchFailsAfter, the VMI stays Scheduled (no virt-handler reports
+// the domain running), then the kubelet reports the compute container
+// exited with an error and the pod Failed
+// (pkg/kubelet/kubelet_pods.go getPhase: every container terminated, one
+// with a non-zero exit code), and virt-controller then fails the VMI,
+// which never ran, and backs the VM off (KubeVirt v1.8.4
+// pkg/virt-controller/watch/vm/vm.go syncStartFailureStatus: a VMI final
+// without a Running phase is a start failure; calculateStartBackoffTime).
+func (nd *Node) SetCrashing(namespace, name string, crashing bool) {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	if nd.crashing == nil {
+		nd.crashing = map[string]bool{}
+	}
+	nd.crashing[namespace+"/"+name] = crashing
+}
+
+func (nd *Node) isCrashing(namespace, name string) bool {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	return nd.crashing[namespace+"/"+name]
+}
+
+// SetGuestOS has the running VMI of VM namespace/name report osName as
+// its guest OS, as virt-handler copies what the guest agent answers
+// (pkg/virt-handler/vm.go updateGuestInfoFromDomain) and virt-controller
+// exports it as kubevirt_vmi_info's guest_os_name
+// (pkg/monitoring/metrics/virt-controller/vmistats_collector.go).
+func (nd *Node) SetGuestOS(namespace, name, osName string) {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	if nd.guestOS == nil {
+		nd.guestOS = map[string]string{}
+	}
+	nd.guestOS[namespace+"/"+name] = osName
+}
+
+func (nd *Node) osOf(namespace, name string) string {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	return nd.guestOS[namespace+"/"+name]
 }
 
 // HostModel is the host-model CPU of the stand-in nodes.
@@ -155,6 +214,7 @@ type pod struct {
 	} `json:"spec"`
 	Status struct {
 		Phase      string `json:"phase"`
+		StartTime  string `json:"startTime"`
 		Conditions []struct {
 			Type   string `json:"type"`
 			Status string `json:"status"`
@@ -234,7 +294,31 @@ func (nd *Node) Sync(ctx context.Context, namespace string) error {
 		if p.Metadata.Labels["kubevirt.io/migrationJobUID"] != "" && !nd.StartTargets {
 			continue
 		}
-		guestReady := nd.guestReady(namespace, p.Metadata.Labels["vm.kubevirt.io/name"])
+		if p.Status.Phase == "Failed" || p.Status.Phase == "Succeeded" {
+			continue
+		}
+		crashing := nd.isCrashing(namespace, p.Metadata.Labels["vm.kubevirt.io/name"])
+		if crashing && p.Status.Phase == "Running" {
+			if started, err := time.Parse(time.RFC3339, p.Status.StartTime); err == nil && time.Since(started) >= LaunchFailsAfter {
+				if err := nd.failPod(ctx, namespace, p); err != nil {
+					return err
+				}
+				// virt-handler: the launcher is gone and the VMI never
+				// went from Scheduled to Running (pkg/virt-handler/vm.go
+				// calculateVmPhaseForStatusReason), so it fails it;
+				// virt-controller leaves a Scheduled VMI to virt-handler
+				// (pkg/virt-controller/watch/vmi/lifecycle.go).
+				patch, _ := json.Marshal([]any{
+					map[string]any{"op": "test", "path": "/metadata/uid", "value": p.Metadata.Labels["kubevirt.io/created-by"]},
+					map[string]any{"op": "test", "path": "/status/phase", "value": "Scheduled"},
+					map[string]any{"op": "replace", "path": "/status/phase", "value": "Failed"},
+				})
+				// a VMI gone or past Scheduled since is left as it is
+				_ = nd.patchVMI(ctx, namespace, p.Metadata.Labels["vm.kubevirt.io/name"], patch)
+			}
+			continue
+		}
+		guestReady := nd.guestReady(namespace, p.Metadata.Labels["vm.kubevirt.io/name"]) && !crashing
 		if nd.Guests().boots(namespace, p.Metadata.Labels["vm.kubevirt.io/name"]) {
 			// virtc's readiness probe: the guest agent answers guest-ping
 			_, _, guestReady = gu.state()
@@ -278,6 +362,37 @@ func (nd *Node) Sync(ctx context.Context, namespace string) error {
 		}
 	}
 	return nd.syncVMIs(ctx, namespace)
+}
+
+// failPod reports a launcher pod whose compute container exited with an
+// error before the domain ran: Failed, as the kubelet reports a pod whose
+// containers all ended, one of them in error (restartPolicy Never).
+func (nd *Node) failPod(ctx context.Context, namespace string, p pod) error {
+	now := time.Now().UTC().Format(time.RFC3339)
+	var statuses []any
+	for _, c := range p.Spec.Containers {
+		code, reason := 0, "Completed"
+		if c.Name == "compute" {
+			code, reason = 1, "Error"
+		}
+		statuses = append(statuses, map[string]any{"name": c.Name, "ready": false, "started": false, "restartCount": 0,
+			"image": "stand-in", "imageID": "", "state": map[string]any{"terminated": map[string]any{
+				"exitCode": code, "reason": reason, "startedAt": now, "finishedAt": now}}})
+	}
+	notReady := func(typ string) map[string]any {
+		return map[string]any{"type": typ, "status": "False", "reason": "PodFailed", "lastTransitionTime": now}
+	}
+	patch, _ := json.Marshal(map[string]any{"status": map[string]any{
+		"phase": "Failed", "qosClass": "Burstable", "hostIP": "192.168.0.1", "startTime": now,
+		"conditions": []any{
+			map[string]any{"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
+			map[string]any{"type": "Initialized", "status": "True", "lastTransitionTime": now},
+			notReady("ContainersReady"), notReady("Ready"),
+		},
+		"containerStatuses": statuses,
+	}})
+	_, err := nd.podRequest(ctx, "PATCH", namespace, p.Metadata.Name, "/status", "application/merge-patch+json", patch)
+	return err
 }
 
 // podRequest sends a bind or a status update for a pod of the list. Pods
@@ -324,7 +439,7 @@ func (nd *Node) syncVMIs(ctx context.Context, namespace string) error {
 			}
 			continue
 		}
-		if v.Status.Phase != "Scheduled" {
+		if v.Status.Phase != "Scheduled" || nd.isCrashing(namespace, v.Metadata.Name) {
 			continue
 		}
 		if err := nd.markRunning(ctx, namespace, v.Metadata.Name, v.Status.Conditions, true); err != nil {
@@ -343,14 +458,18 @@ func (nd *Node) markRunning(ctx context.Context, namespace, name string, conds [
 		conds = append(conds, map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": now, "lastProbeTime": nil})
 	}
 	conds = append(conds, map[string]any{"type": "LiveMigratable", "status": "True", "lastTransitionTime": now, "lastProbeTime": nil})
-	patch, _ := json.Marshal([]any{
+	ops := []any{
 		map[string]any{"op": "test", "path": "/status/phase", "value": "Scheduled"},
 		map[string]any{"op": "replace", "path": "/status/phase", "value": "Running"},
 		map[string]any{"op": "add", "path": "/status/conditions", "value": conds},
 		// A node without SELinux (pkg/virt-handler/vm.go
 		// updateSELinuxContext); the migration controller waits for it.
 		map[string]any{"op": "add", "path": "/status/selinuxContext", "value": "none"},
-	})
+	}
+	if os := nd.osOf(namespace, name); os != "" {
+		ops = append(ops, map[string]any{"op": "add", "path": "/status/guestOSInfo", "value": map[string]any{"name": os, "id": strings.ToLower(strings.Fields(os)[0])}})
+	}
+	patch, _ := json.Marshal(ops)
 	err := nd.patchVMI(ctx, namespace, name, patch)
 	if err != nil {
 		// the patch's test of the phase failed: the VMI is gone or past

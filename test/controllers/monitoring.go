@@ -1,0 +1,473 @@
+package controllers
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/virtc/virtc/test/conformance"
+)
+
+// Default versions of the monitoring stack (tools/build-monitoring.sh).
+const (
+	DefaultPrometheusOperatorVersion = "v0.85.0"
+	DefaultPrometheusVersion         = "v0.316.0"
+	DefaultAlertmanagerVersion       = "v0.31.1"
+)
+
+// MonitoringTools are the cached programs of tools/build-monitoring.sh.
+type MonitoringTools struct {
+	Dir, Operator, Prometheus, Alertmanager string
+	// CRDs are the operator's CRDs as its module ships them.
+	CRDs string
+}
+
+// FindMonitoringTools locates the cache of tools/build-monitoring.sh.
+func FindMonitoringTools() (MonitoringTools, error) {
+	cache, err := conformance.CacheDir()
+	if err != nil {
+		return MonitoringTools{}, err
+	}
+	dir := filepath.Join(cache, "monitoring-op-"+conformance.EnvOr("PROMETHEUS_OPERATOR_VERSION", DefaultPrometheusOperatorVersion)+
+		"-prom-"+conformance.EnvOr("PROMETHEUS_VERSION", DefaultPrometheusVersion)+
+		"-am-"+conformance.EnvOr("ALERTMANAGER_VERSION", DefaultAlertmanagerVersion))
+	t := MonitoringTools{Dir: dir, Operator: filepath.Join(dir, "prometheus-operator"), Prometheus: filepath.Join(dir, "prometheus"),
+		Alertmanager: filepath.Join(dir, "alertmanager"), CRDs: filepath.Join(dir, "crds")}
+	return t, conformance.CheckCache("monitoring tools", dir, "build them with `make monitoring-tools`",
+		t.Operator, t.Prometheus, t.Alertmanager, filepath.Join(t.CRDs, "monitoring.coreos.com_thanosrulers.yaml"))
+}
+
+// UserWorkloadNamespace is where OpenShift runs user-workload monitoring:
+// its prometheus-operator, Thanos Ruler and Alertmanager.
+const UserWorkloadNamespace = "openshift-user-workload-monitoring"
+
+// Monitoring is OpenShift's user-workload monitoring, as far as a tenant's
+// alerts go from its PrometheusRule to its receiver, made of real parts:
+//
+//   - prometheus-operator, run as cluster-monitoring-operator (CMO)
+//     release-4.22 runs user-workload monitoring's
+//     (assets/prometheus-operator-user-workload/deployment.yaml), renders
+//     the tenants' PrometheusRules into the rule files of the ThanosRuler
+//     user-workload (assets/thanos-ruler/thanos-ruler.yaml: its rule
+//     selectors, and enforcedNamespaceLabel: namespace, which confines
+//     each rule to its namespace's series), and their AlertmanagerConfigs
+//     into the configuration of the Alertmanager user-workload (CMO's
+//     base configuration, assets/alertmanager-user-workload/secret.yaml;
+//     the selectors of pkg/manifests/manifests.go
+//     AlertmanagerUserWorkload);
+//   - Prometheus evaluates those rule files on the series it scrapes from
+//     the real virt-controller and sends the alerts to Alertmanager;
+//   - Alertmanager routes them with the operator's configuration.
+//
+// Stand-ins, for what cannot run here (docs/testing.md): the pods the
+// operator's StatefulSets would run are these processes; Prometheus does
+// the work of three on OpenShift (the platform Prometheus scraping
+// openshift-cnv through virt-operator's ServiceMonitor, with honorLabels,
+// KubeVirt v1.8.4 pkg/virt-operator/resource/generate/components/
+// prometheus.go; Thanos Querier; Thanos Ruler evaluating the rule
+// files), and it is given virt-controller's address where the
+// ServiceMonitor's discovery would find it.
+type Monitoring struct {
+	cp  *conformance.ControlPlane
+	dir string
+	// Operator, Prometheus and Alertmanager are the running programs.
+	Operator, Prometheus, Alertmanager *conformance.Process
+	// PrometheusURL and AlertmanagerURL are their HTTP APIs.
+	PrometheusURL, AlertmanagerURL string
+	client                         *http.Client
+}
+
+// Stop stops the programs.
+func (m *Monitoring) Stop() {
+	for _, p := range []*conformance.Process{m.Prometheus, m.Alertmanager, m.Operator} {
+		if p != nil {
+			p.Stop()
+		}
+	}
+}
+
+// Processes are the programs started, for their logs.
+func (m *Monitoring) Processes() []*conformance.Process {
+	var out []*conformance.Process
+	for _, p := range []*conformance.Process{m.Operator, m.Prometheus, m.Alertmanager} {
+		if p != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// userWorkload are CMO release-4.22's objects of user-workload monitoring
+// that the operator reconciles, with what this suite does not run left
+// out (images, containers, TLS, the query configuration, which are the
+// pods'): the selectors and the namespace enforcement are CMO's.
+func userWorkload() []any {
+	notIn := func(key, value string) map[string]any {
+		return map[string]any{"key": key, "operator": "NotIn", "values": []string{value}}
+	}
+	meta := func(name string) map[string]any {
+		return map[string]any{"name": name, "namespace": UserWorkloadNamespace,
+			"annotations": map[string]any{"operator.prometheus.io/controller-id": UserWorkloadNamespace + "/prometheus-operator"}}
+	}
+	tenantNamespaces := map[string]any{"matchExpressions": []any{
+		notIn("openshift.io/cluster-monitoring", "true"), notIn("openshift.io/user-monitoring", "false")}}
+	return []any{
+		map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": UserWorkloadNamespace,
+			"labels": map[string]any{"openshift.io/cluster-monitoring": "true"}}},
+		// assets/alertmanager-user-workload/secret.yaml, verbatim
+		map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "alertmanager-user-workload", "namespace": UserWorkloadNamespace},
+			"stringData": map[string]any{"alertmanager.yaml": "\"global\":\n  \"http_config\":\n    \"proxy_from_environment\": true\n\"receivers\":\n- \"name\": \"Default\"\n\"route\":\n  \"group_by\":\n  - \"namespace\"\n  \"receiver\": \"Default\"\n"}},
+		map[string]any{"apiVersion": "monitoring.coreos.com/v1", "kind": "Alertmanager", "metadata": meta("user-workload"),
+			"spec": map[string]any{
+				"version":                             "0.31.1",
+				"replicas":                            2,
+				"alertmanagerConfigSelector":          map[string]any{"matchExpressions": []any{notIn("openshift.io/user-monitoring", "false")}},
+				"alertmanagerConfigNamespaceSelector": tenantNamespaces,
+			}},
+		map[string]any{"apiVersion": "monitoring.coreos.com/v1", "kind": "ThanosRuler", "metadata": meta("user-workload"),
+			"spec": map[string]any{
+				"enforcedNamespaceLabel": "namespace",
+				"ruleNamespaceSelector":  tenantNamespaces,
+				"ruleSelector": map[string]any{"matchExpressions": []any{
+					notIn("openshift.io/user-monitoring", "false"), notIn("openshift.io/prometheus-rule-evaluation-scope", "leaf-prometheus")}},
+				"queryEndpoints": []string{"dnssrv+_web._tcp.thanos-querier-oauth.openshift-monitoring.svc"},
+				"replicas":       2,
+			}},
+	}
+}
+
+// StartMonitoring installs the operator's CRDs and CMO's objects, and
+// starts the operator, Alertmanager and Prometheus; Prometheus scrapes
+// virt-controller's metrics (k) every 5 seconds and evaluates its rules as
+// often, with extra rule files (controls of the suite's own) beside the
+// operator's.
+func StartMonitoring(ctx context.Context, cp *conformance.ControlPlane, tools MonitoringTools, k *KubeVirt, dir string, extra map[string]string) (m *Monitoring, err error) {
+	m = &Monitoring{cp: cp, dir: dir, client: &http.Client{Timeout: 10 * time.Second}}
+	defer func() {
+		if err != nil {
+			m.Stop()
+		}
+	}()
+	for _, d := range []string{"rules", "am", "prom"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := InstallMissingCRDs(ctx, cp, filepath.Join(dir, "crds"), tools.CRDs); err != nil {
+		return nil, fmt.Errorf("install prometheus-operator's CRDs: %w", err)
+	}
+	if err := create(ctx, cp, userWorkload()); err != nil {
+		return nil, err
+	}
+	opPort, err := conformance.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	m.Operator, err = conformance.StartProcess(dir, "prometheus-operator", tools.Operator, []string{"KUBECONFIG=" + cp.Kubeconfig},
+		"--watch-referenced-objects-in-all-namespaces=true",
+		"--disable-unmanaged-prometheus-configuration=true",
+		"--prometheus-instance-namespaces="+UserWorkloadNamespace,
+		"--alertmanager-instance-namespaces="+UserWorkloadNamespace,
+		"--thanos-ruler-instance-namespaces="+UserWorkloadNamespace,
+		"--web.listen-address=127.0.0.1:"+strconv.Itoa(opPort),
+		"--controller-id="+UserWorkloadNamespace+"/prometheus-operator",
+	)
+	if err != nil {
+		return nil, err
+	}
+	for name, rules := range extra {
+		if err := os.WriteFile(filepath.Join(dir, "rules", "suite-"+name+".yaml"), []byte(rules), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	amPort, err := conformance.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	m.AlertmanagerURL = "http://127.0.0.1:" + strconv.Itoa(amPort)
+	// the base configuration until the operator's is there
+	if err := m.writeAlertmanagerConfig(ctx, false); err != nil {
+		return nil, err
+	}
+	m.Alertmanager, err = conformance.StartProcess(dir, "alertmanager", tools.Alertmanager, nil,
+		"--config.file="+filepath.Join(dir, "am", "alertmanager.yaml"),
+		"--storage.path="+filepath.Join(dir, "am", "data"),
+		"--web.listen-address=127.0.0.1:"+strconv.Itoa(amPort),
+		"--cluster.listen-address=",
+	)
+	if err != nil {
+		return nil, err
+	}
+	promPort, err := conformance.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	m.PrometheusURL = "http://127.0.0.1:" + strconv.Itoa(promPort)
+	metrics, err := url.Parse(k.MetricsURL)
+	if err != nil {
+		return nil, err
+	}
+	config := fmt.Sprintf(`global:
+  scrape_interval: 5s
+  evaluation_interval: 5s
+rule_files:
+- %s
+alerting:
+  alertmanagers:
+  - static_configs:
+    - targets: [127.0.0.1:%d]
+scrape_configs:
+# virt-operator's ServiceMonitor kubevirt (prometheus.go): the Service
+# kubevirt-prometheus-metrics over virt-controller's HTTPS port, honorLabels
+- job_name: serviceMonitor/openshift-cnv/kubevirt/0
+  scheme: https
+  honor_labels: true
+  metrics_path: %s
+  tls_config:
+    ca_file: %s
+  static_configs:
+  - targets: [%s]
+    labels: {namespace_of_target: openshift-cnv}
+`, filepath.Join(dir, "rules", "*.yaml"), amPort, metrics.Path, k.MetricsCA, metrics.Host)
+	if err := os.WriteFile(filepath.Join(dir, "prom", "prometheus.yaml"), []byte(config), 0o600); err != nil {
+		return nil, err
+	}
+	m.Prometheus, err = conformance.StartProcess(dir, "prometheus", tools.Prometheus, nil,
+		"--config.file="+filepath.Join(dir, "prom", "prometheus.yaml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "prom", "data"),
+		"--web.listen-address=127.0.0.1:"+strconv.Itoa(promPort),
+		"--web.enable-lifecycle",
+	)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range []struct {
+		p   *conformance.Process
+		url string
+	}{{m.Alertmanager, m.AlertmanagerURL + "/-/ready"}, {m.Prometheus, m.PrometheusURL + "/-/ready"}} {
+		if err := m.waitOK(ctx, w.p, w.url); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *Monitoring) waitOK(ctx context.Context, p *conformance.Process, u string) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		resp, err := m.client.Get(u)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if p.Exited() || time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready (%v)\n%s", u, err, p.Tail())
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// Rendered waits until the operator has rendered namespace's
+// PrometheusRules (names) into the ThanosRuler's rule files and its
+// AlertmanagerConfigs into Alertmanager's configuration (route to the
+// receiver named receiver), writes them where Prometheus and Alertmanager
+// read them, and has both reload. It returns the rule files by name.
+func (m *Monitoring) Rendered(ctx context.Context, namespace string, rules []string, receiver string) (map[string]string, error) {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		files, err := m.ruleFiles(ctx)
+		if err != nil {
+			return nil, err
+		}
+		have := 0
+		for _, r := range rules {
+			for name := range files {
+				if strings.HasPrefix(name, namespace+"-"+r+"-") {
+					have++
+				}
+			}
+		}
+		amOK := m.writeAlertmanagerConfig(ctx, true) == nil
+		if have == len(rules) && amOK {
+			cfg, _ := os.ReadFile(filepath.Join(m.dir, "am", "alertmanager.yaml"))
+			if receiver == "" || bytes.Contains(cfg, []byte(namespace+"/"+receiver)) {
+				for name, content := range files {
+					if err := os.WriteFile(filepath.Join(m.dir, "rules", name), []byte(content), 0o600); err != nil {
+						return nil, err
+					}
+				}
+				for _, u := range []string{m.PrometheusURL, m.AlertmanagerURL} {
+					resp, err := m.client.Post(u+"/-/reload", "", nil)
+					if err != nil {
+						return nil, err
+					}
+					body, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK {
+						return nil, fmt.Errorf("reload %s: %s: %s", u, resp.Status, body)
+					}
+				}
+				return files, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			names := slices.Sorted(func(yield func(string) bool) {
+				for n := range files {
+					if !yield(n) {
+						return
+					}
+				}
+			})
+			return nil, fmt.Errorf("prometheus-operator rendered rule files %v and Alertmanager's configuration (%v) without %s's %v and receiver %s\n%s",
+				names, amOK, namespace, rules, receiver, m.Operator.Tail())
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// ruleFiles are the rule files in the ThanosRuler's ConfigMaps
+// (prometheus-operator pkg/thanos/rules.go, makeRulesConfigMaps:
+// thanos-ruler-<name>-rulefiles-<n>, a key per PrometheusRule).
+func (m *Monitoring) ruleFiles(ctx context.Context) (map[string]string, error) {
+	cms, err := conformance.List[struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+		Data map[string]string `json:"data"`
+	}](ctx, m.cp, "/api/v1/namespaces/"+UserWorkloadNamespace+"/configmaps")
+	if err != nil {
+		return nil, err
+	}
+	files := map[string]string{}
+	for _, cm := range cms {
+		if strings.HasPrefix(cm.Metadata.Name, "thanos-ruler-user-workload-rulefiles-") {
+			for k, v := range cm.Data {
+				files[k] = v
+			}
+		}
+	}
+	return files, nil
+}
+
+// writeAlertmanagerConfig writes Alertmanager's configuration: the
+// operator's (the Secret alertmanager-<name>-generated, gzipped:
+// pkg/alertmanager/operator.go createOrUpdateGeneratedConfigSecret), or
+// with base false CMO's base configuration.
+func (m *Monitoring) writeAlertmanagerConfig(ctx context.Context, generated bool) error {
+	path := filepath.Join(m.dir, "am", "alertmanager.yaml")
+	if !generated {
+		return os.WriteFile(path, []byte("route: {receiver: Default, group_by: [namespace]}\nreceivers: [{name: Default}]\n"), 0o600)
+	}
+	raw, err := m.cp.Get(ctx, "/api/v1/namespaces/"+UserWorkloadNamespace+"/secrets/alertmanager-user-workload-generated")
+	if err != nil {
+		return err
+	}
+	var s struct {
+		Data map[string]string `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return err
+	}
+	gz, err := base64.StdEncoding.DecodeString(s.Data["alertmanager.yaml.gz"])
+	if err != nil || len(gz) == 0 {
+		return fmt.Errorf("alertmanager-user-workload-generated has no alertmanager.yaml.gz (%v)", err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return err
+	}
+	cfg, err := io.ReadAll(zr)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, cfg, 0o600)
+}
+
+// PromAlert is an alert as Prometheus's /api/v1/alerts lists it.
+type PromAlert struct {
+	Labels   map[string]string `json:"labels"`
+	State    string            `json:"state"`
+	ActiveAt time.Time         `json:"activeAt"`
+}
+
+// Alerts are the pending and firing alerts of Prometheus.
+func (m *Monitoring) Alerts() ([]PromAlert, error) {
+	var out struct {
+		Data struct {
+			Alerts []PromAlert `json:"alerts"`
+		} `json:"data"`
+	}
+	return out.Data.Alerts, m.get(m.PrometheusURL+"/api/v1/alerts", &out)
+}
+
+// Sample is one series of an instant query.
+type Sample struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"`
+}
+
+// Query runs an instant PromQL query.
+func (m *Monitoring) Query(q string) ([]Sample, error) {
+	var out struct {
+		Data struct {
+			Result []Sample `json:"result"`
+		} `json:"data"`
+	}
+	return out.Data.Result, m.get(m.PrometheusURL+"/api/v1/query?query="+url.QueryEscape(q), &out)
+}
+
+// Range is one series of a range query, its samples as [unix time,
+// value].
+type Range struct {
+	Metric map[string]string `json:"metric"`
+	Values [][2]any          `json:"values"`
+}
+
+// QueryRange runs a PromQL range query.
+func (m *Monitoring) QueryRange(q string, start, end time.Time, step time.Duration) ([]Range, error) {
+	var out struct {
+		Data struct {
+			Result []Range `json:"result"`
+		} `json:"data"`
+	}
+	u := fmt.Sprintf("%s/api/v1/query_range?query=%s&start=%d&end=%d&step=%ds", m.PrometheusURL, url.QueryEscape(q), start.Unix(), end.Unix(), int(step/time.Second))
+	return out.Data.Result, m.get(u, &out)
+}
+
+func (m *Monitoring) get(u string, out any) error {
+	resp, err := m.client.Get(u)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s: %s", u, resp.Status, body)
+	}
+	return json.Unmarshal(body, out)
+}
