@@ -310,7 +310,7 @@ velero-tools:
 ## virtc's Schedule holding what it selects, the restore plan's Restore
 ## (test/internal/velero)
 e2e-velero: conformance-tools kcm-tools velero-tools
-	VIRTC_E2E_VELERO=1 $(GO) test -count=1 -timeout 15m -v ./test/internal/velero/
+	VIRTC_E2E_VELERO=1 $(GO) test -count=1 -timeout 15m -v -skip '$(ALERTS_TESTS)' ./test/internal/velero/
 
 ## e2e-controllers: virtc's output handled by the real controllers beside a
 ## conformance control plane: launcher pods rendered by virt-controller,
@@ -328,11 +328,15 @@ e2e-controllers: conformance-tools kcm-tools controllers-tools olm-tools cdi-too
 ## prometheus-operator as OpenShift's user-workload monitoring configures
 ## it, evaluated by a real Prometheus on what the real virt-controller
 ## exports while a VM crash-loops, routed by a real Alertmanager to the
-## tenant's webhook (test/controllers TestAlertsOnTheRealSeries)
-ALERTS_TESTS := TestAlertsOnTheRealSeries
+## tenant's webhook (test/controllers TestAlertsOnTheRealSeries); and the
+## backup alerts on the real Velero's metrics, scraped through virtc's
+## ServiceMonitor as the real operator renders it for the platform's
+## Prometheus (test/internal/velero TestBackupAlertsOnVeleroMetrics)
+ALERTS_TESTS := TestAlertsOnTheRealSeries|TestBackupAlertsOnVeleroMetrics
 .PHONY: e2e-alerts
-e2e-alerts: conformance-tools controllers-tools cdi-tools monitoring-tools
+e2e-alerts: conformance-tools kcm-tools controllers-tools cdi-tools velero-tools monitoring-tools
 	VIRTC_E2E_CONTROLLERS=1 $(GO) test -count=1 -timeout 15m -v -run '$(ALERTS_TESTS)' ./test/controllers/
+	VIRTC_E2E_VELERO=1 $(GO) test -count=1 -timeout 15m -v -run '$(ALERTS_TESTS)' ./test/internal/velero/
 
 ## conformance: every golden output and example output applied to a real
 ## kube-apiserver with the real CRDs, per platform version; and the tenants'

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/virtc/virtc/test/conformance"
 )
@@ -42,7 +47,7 @@ func FindMonitoringTools() (MonitoringTools, error) {
 	}
 	dir := filepath.Join(cache, "monitoring-op-"+conformance.EnvOr("PROMETHEUS_OPERATOR_VERSION", DefaultPrometheusOperatorVersion)+
 		"-prom-"+conformance.EnvOr("PROMETHEUS_VERSION", DefaultPrometheusVersion)+
-		"-am-"+conformance.EnvOr("ALERTMANAGER_VERSION", DefaultAlertmanagerVersion))
+		"-k8s-sd-am-"+conformance.EnvOr("ALERTMANAGER_VERSION", DefaultAlertmanagerVersion))
 	t := MonitoringTools{Dir: dir, Operator: filepath.Join(dir, "prometheus-operator"), Prometheus: filepath.Join(dir, "prometheus"),
 		Alertmanager: filepath.Join(dir, "alertmanager"), CRDs: filepath.Join(dir, "crds")}
 	return t, conformance.CheckCache("monitoring tools", dir, "build them with `make monitoring-tools`",
@@ -87,10 +92,19 @@ type Monitoring struct {
 	// PrometheusURL and AlertmanagerURL are their HTTP APIs.
 	PrometheusURL, AlertmanagerURL string
 	client                         *http.Client
+	// platform: the platform's Prometheus k8s (StartPlatformMonitoring);
+	// config its configuration as written
+	platform bool
+	config   []byte
+	// written is a digest of the configuration and rule files written
+	written string
 }
 
 // Stop stops the programs.
 func (m *Monitoring) Stop() {
+	if m == nil {
+		return
+	}
 	for _, p := range []*conformance.Process{m.Prometheus, m.Alertmanager, m.Operator} {
 		if p != nil {
 			p.Stop()
@@ -154,37 +168,14 @@ func userWorkload() []any {
 // often, with extra rule files (controls of the suite's own) beside the
 // operator's.
 func StartMonitoring(ctx context.Context, cp *conformance.ControlPlane, tools MonitoringTools, k *KubeVirt, dir string, extra map[string]string) (m *Monitoring, err error) {
-	m = &Monitoring{cp: cp, dir: dir, client: &http.Client{Timeout: 10 * time.Second}}
+	started := &Monitoring{cp: cp, dir: dir, client: &http.Client{Timeout: 10 * time.Second}}
+	m = started
 	defer func() {
 		if err != nil {
-			m.Stop()
+			started.Stop()
 		}
 	}()
-	for _, d := range []string{"rules", "am", "prom"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
-			return nil, err
-		}
-	}
-	if _, err := InstallMissingCRDs(ctx, cp, filepath.Join(dir, "crds"), tools.CRDs); err != nil {
-		return nil, fmt.Errorf("install prometheus-operator's CRDs: %w", err)
-	}
-	if err := create(ctx, cp, userWorkload()); err != nil {
-		return nil, err
-	}
-	opPort, err := conformance.FreePort()
-	if err != nil {
-		return nil, err
-	}
-	m.Operator, err = conformance.StartProcess(dir, "prometheus-operator", tools.Operator, []string{"KUBECONFIG=" + cp.Kubeconfig},
-		"--watch-referenced-objects-in-all-namespaces=true",
-		"--disable-unmanaged-prometheus-configuration=true",
-		"--prometheus-instance-namespaces="+UserWorkloadNamespace,
-		"--alertmanager-instance-namespaces="+UserWorkloadNamespace,
-		"--thanos-ruler-instance-namespaces="+UserWorkloadNamespace,
-		"--web.listen-address=127.0.0.1:"+strconv.Itoa(opPort),
-		"--controller-id="+UserWorkloadNamespace+"/prometheus-operator",
-	)
-	if err != nil {
+	if err := m.startOperator(ctx, tools, UserWorkloadNamespace, userWorkload()); err != nil {
 		return nil, err
 	}
 	for name, rules := range extra {
@@ -210,11 +201,9 @@ func StartMonitoring(ctx context.Context, cp *conformance.ControlPlane, tools Mo
 	if err != nil {
 		return nil, err
 	}
-	promPort, err := conformance.FreePort()
-	if err != nil {
+	if err := m.waitOK(ctx, m.Alertmanager, m.AlertmanagerURL+"/-/ready"); err != nil {
 		return nil, err
 	}
-	m.PrometheusURL = "http://127.0.0.1:" + strconv.Itoa(promPort)
 	metrics, err := url.Parse(k.MetricsURL)
 	if err != nil {
 		return nil, err
@@ -244,24 +233,241 @@ scrape_configs:
 	if err := os.WriteFile(filepath.Join(dir, "prom", "prometheus.yaml"), []byte(config), 0o600); err != nil {
 		return nil, err
 	}
-	m.Prometheus, err = conformance.StartProcess(dir, "prometheus", tools.Prometheus, nil,
-		"--config.file="+filepath.Join(dir, "prom", "prometheus.yaml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "prom", "data"),
-		"--web.listen-address=127.0.0.1:"+strconv.Itoa(promPort),
+	if err := m.startPrometheus(ctx, tools); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// PlatformNamespace is where OpenShift runs the platform's monitoring.
+const PlatformNamespace = "openshift-monitoring"
+
+// platformPrometheus is CMO release-4.22's Prometheus k8s
+// (assets/prometheus-k8s/prometheus.yaml) with what the operator
+// reconciles into configuration: its rule and ServiceMonitor selectors
+// (every namespace labelled openshift.io/cluster-monitoring) and its
+// service discovery role.
+func platformPrometheus() []any {
+	clusterMonitoring := map[string]any{"matchLabels": map[string]any{"openshift.io/cluster-monitoring": "true"}}
+	return []any{
+		map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": PlatformNamespace,
+			"labels": map[string]any{"openshift.io/cluster-monitoring": "true"}}},
+		map[string]any{"apiVersion": "monitoring.coreos.com/v1", "kind": "Prometheus",
+			"metadata": map[string]any{"name": "k8s", "namespace": PlatformNamespace,
+				"annotations": map[string]any{"operator.prometheus.io/controller-id": PlatformNamespace + "/prometheus-operator"}},
+			"spec": map[string]any{
+				"version":                         "3.9.1",
+				"replicas":                        2,
+				"ruleNamespaceSelector":           clusterMonitoring,
+				"ruleSelector":                    map[string]any{},
+				"serviceMonitorNamespaceSelector": clusterMonitoring,
+				"serviceMonitorSelector":          map[string]any{},
+				"podMonitorNamespaceSelector":     clusterMonitoring,
+				"podMonitorSelector":              map[string]any{},
+				"probeNamespaceSelector":          clusterMonitoring,
+				"probeSelector":                   map[string]any{},
+				"serviceDiscoveryRole":            "Endpoints",
+			}},
+	}
+}
+
+// StartPlatformMonitoring is the platform's monitoring, as far as the
+// rules of namespaces labelled openshift.io/cluster-monitoring go: the real
+// prometheus-operator, run as CMO runs the platform's, renders CMO's
+// Prometheus k8s (platformPrometheus): the rule files of those
+// namespaces' PrometheusRules, and a scrape configuration of their
+// ServiceMonitors that discovers targets through the API server's
+// Endpoints. A real Prometheus runs that configuration as the operator
+// wrote it, with two changes: each Kubernetes service discovery is given
+// the admin kubeconfig (in a pod it reads its ServiceAccount's), and the
+// rule files are where it reads them here. Refresh takes later changes.
+func StartPlatformMonitoring(ctx context.Context, cp *conformance.ControlPlane, tools MonitoringTools, dir string) (m *Monitoring, err error) {
+	started := &Monitoring{cp: cp, dir: dir, client: &http.Client{Timeout: 10 * time.Second}, platform: true}
+	m = started
+	defer func() {
+		if err != nil {
+			started.Stop()
+		}
+	}()
+	if err := m.startOperator(ctx, tools, PlatformNamespace, platformPrometheus()); err != nil {
+		return nil, err
+	}
+	if err := m.writePlatformConfig(ctx, time.Minute); err != nil {
+		return nil, err
+	}
+	if err := m.startPrometheus(ctx, tools); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Refresh writes the operator's current configuration and rule files of
+// Prometheus k8s and has Prometheus reload them.
+func (m *Monitoring) Refresh(ctx context.Context) error {
+	before := m.written
+	if err := m.writePlatformConfig(ctx, 0); err != nil {
+		return err
+	}
+	if m.written == before {
+		// a reload restarts service discovery
+		return nil
+	}
+	return m.reload(m.PrometheusURL)
+}
+
+// writePlatformConfig writes the configuration the operator rendered for
+// Prometheus k8s (the Secret prometheus-k8s, prometheus.yaml.gz:
+// pkg/prometheus/server/operator.go), changed as StartPlatformMonitoring
+// says, and the rule files of its ConfigMaps, waiting up to wait for the
+// Secret.
+func (m *Monitoring) writePlatformConfig(ctx context.Context, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	var raw []byte
+	for {
+		var err error
+		raw, err = m.secretFile(ctx, PlatformNamespace, "prometheus-k8s", "prometheus.yaml.gz")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("prometheus-operator rendered no configuration for Prometheus k8s: %v\n%s", err, m.Operator.Tail())
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	var cfg map[string]any
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		return fmt.Errorf("prometheus-k8s: %w", err)
+	}
+	scrapes, _ := cfg["scrape_configs"].([]any)
+	for _, sc := range scrapes {
+		sds, _ := sc.(map[string]any)["kubernetes_sd_configs"].([]any)
+		for _, sd := range sds {
+			sd.(map[string]any)["kubeconfig_file"] = m.cp.Kubeconfig
+		}
+	}
+	cfg["rule_files"] = []string{filepath.Join(m.dir, "rules", "*.yaml")}
+	files, err := m.ruleFilesOf(ctx, "prometheus-k8s-rulefiles-")
+	if err != nil {
+		return err
+	}
+	old, _ := filepath.Glob(filepath.Join(m.dir, "rules", "*.yaml"))
+	for _, f := range old {
+		os.Remove(f)
+	}
+	sum := sha256.New()
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if err := os.WriteFile(filepath.Join(m.dir, "rules", name), []byte(files[name]), 0o600); err != nil {
+			return err
+		}
+		fmt.Fprintf(sum, "%s\n%s\n", name, files[name])
+	}
+	m.config, err = yaml.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	// what prometheus-config-reloader does before Prometheus reads the
+	// file (cmd/prometheus-config-reloader --config-envsubst-file: $(VAR)
+	// from the container's environment, which the operator's StatefulSet
+	// sets, pkg/prometheus/server/statefulset.go): the first pod of the
+	// only shard; unexpanded, the shard's keep rule drops every target
+	m.config = []byte(strings.NewReplacer("$(SHARD)", "0", "$(POD_NAME)", "prometheus-k8s-0").Replace(string(m.config)))
+	sum.Write(m.config)
+	m.written = hex.EncodeToString(sum.Sum(nil))
+	return os.WriteFile(filepath.Join(m.dir, "prom", "prometheus.yaml"), m.config, 0o600)
+}
+
+// Config is the configuration Prometheus runs (the platform's).
+func (m *Monitoring) Config() string { return string(m.config) }
+
+// startOperator creates objs and starts prometheus-operator for the
+// instances of namespace, as CMO runs it there
+// (assets/prometheus-operator*/deployment.yaml).
+func (m *Monitoring) startOperator(ctx context.Context, tools MonitoringTools, namespace string, objs []any) error {
+	for _, d := range []string{"rules", "am", "prom"} {
+		if err := os.MkdirAll(filepath.Join(m.dir, d), 0o700); err != nil {
+			return err
+		}
+	}
+	if _, err := InstallMissingCRDs(ctx, m.cp, filepath.Join(m.dir, "crds"), tools.CRDs); err != nil {
+		return fmt.Errorf("install prometheus-operator's CRDs: %w", err)
+	}
+	if err := create(ctx, m.cp, objs); err != nil {
+		return err
+	}
+	port, err := conformance.FreePort()
+	if err != nil {
+		return err
+	}
+	m.Operator, err = conformance.StartProcess(m.dir, "prometheus-operator", tools.Operator, []string{"KUBECONFIG=" + m.cp.Kubeconfig},
+		"--watch-referenced-objects-in-all-namespaces=true",
+		"--disable-unmanaged-prometheus-configuration=true",
+		"--prometheus-instance-namespaces="+namespace,
+		"--alertmanager-instance-namespaces="+namespace,
+		"--thanos-ruler-instance-namespaces="+namespace,
+		"--web.listen-address=127.0.0.1:"+strconv.Itoa(port),
+		"--controller-id="+namespace+"/prometheus-operator",
+	)
+	return err
+}
+
+// startPrometheus starts Prometheus on the configuration written in
+// dir/prom, and waits until it is ready.
+func (m *Monitoring) startPrometheus(ctx context.Context, tools MonitoringTools) error {
+	port, err := conformance.FreePort()
+	if err != nil {
+		return err
+	}
+	m.PrometheusURL = "http://127.0.0.1:" + strconv.Itoa(port)
+	m.Prometheus, err = conformance.StartProcess(m.dir, "prometheus", tools.Prometheus, nil,
+		"--config.file="+filepath.Join(m.dir, "prom", "prometheus.yaml"),
+		"--storage.tsdb.path="+filepath.Join(m.dir, "prom", "data"),
+		"--web.listen-address=127.0.0.1:"+strconv.Itoa(port),
 		"--web.enable-lifecycle",
 	)
 	if err != nil {
+		return err
+	}
+	return m.waitOK(ctx, m.Prometheus, m.PrometheusURL+"/-/ready")
+}
+
+func (m *Monitoring) reload(u string) error {
+	resp, err := m.client.Post(u+"/-/reload", "", nil)
+	if err != nil {
+		return err
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("reload %s: %s: %s", u, resp.Status, body)
+	}
+	return nil
+}
+
+// secretFile is a gzipped file of a Secret the operator wrote.
+func (m *Monitoring) secretFile(ctx context.Context, namespace, name, key string) ([]byte, error) {
+	raw, err := m.cp.Get(ctx, "/api/v1/namespaces/"+namespace+"/secrets/"+name)
+	if err != nil {
 		return nil, err
 	}
-	for _, w := range []struct {
-		p   *conformance.Process
-		url string
-	}{{m.Alertmanager, m.AlertmanagerURL + "/-/ready"}, {m.Prometheus, m.PrometheusURL + "/-/ready"}} {
-		if err := m.waitOK(ctx, w.p, w.url); err != nil {
-			return nil, err
-		}
+	var s struct {
+		Data map[string]string `json:"data"`
 	}
-	return m, nil
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, err
+	}
+	gz, err := base64.StdEncoding.DecodeString(s.Data[key])
+	if err != nil || len(gz) == 0 {
+		return nil, fmt.Errorf("%s/%s has no %s (%v)", namespace, name, key, err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
 }
 
 func (m *Monitoring) waitOK(ctx context.Context, p *conformance.Process, u string) error {
@@ -293,7 +499,7 @@ func (m *Monitoring) waitOK(ctx context.Context, p *conformance.Process, u strin
 func (m *Monitoring) Rendered(ctx context.Context, namespace string, rules []string, receiver string) (map[string]string, error) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		files, err := m.ruleFiles(ctx)
+		files, err := m.ruleFilesOf(ctx, "thanos-ruler-user-workload-rulefiles-")
 		if err != nil {
 			return nil, err
 		}
@@ -315,14 +521,8 @@ func (m *Monitoring) Rendered(ctx context.Context, namespace string, rules []str
 					}
 				}
 				for _, u := range []string{m.PrometheusURL, m.AlertmanagerURL} {
-					resp, err := m.client.Post(u+"/-/reload", "", nil)
-					if err != nil {
+					if err := m.reload(u); err != nil {
 						return nil, err
-					}
-					body, _ := io.ReadAll(resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusOK {
-						return nil, fmt.Errorf("reload %s: %s: %s", u, resp.Status, body)
 					}
 				}
 				return files, nil
@@ -347,22 +547,27 @@ func (m *Monitoring) Rendered(ctx context.Context, namespace string, rules []str
 	}
 }
 
-// ruleFiles are the rule files in the ThanosRuler's ConfigMaps
-// (prometheus-operator pkg/thanos/rules.go, makeRulesConfigMaps:
-// thanos-ruler-<name>-rulefiles-<n>, a key per PrometheusRule).
-func (m *Monitoring) ruleFiles(ctx context.Context) (map[string]string, error) {
+// ruleFilesOf are the rule files in the operator's ConfigMaps whose
+// names start with prefix (a key per PrometheusRule:
+// <instance>-rulefiles-<n>, pkg/thanos/rules.go and
+// pkg/prometheus/server/rules.go makeRulesConfigMaps).
+func (m *Monitoring) ruleFilesOf(ctx context.Context, prefix string) (map[string]string, error) {
+	ns := UserWorkloadNamespace
+	if m.platform {
+		ns = PlatformNamespace
+	}
 	cms, err := conformance.List[struct {
 		Metadata struct {
 			Name string `json:"name"`
 		} `json:"metadata"`
 		Data map[string]string `json:"data"`
-	}](ctx, m.cp, "/api/v1/namespaces/"+UserWorkloadNamespace+"/configmaps")
+	}](ctx, m.cp, "/api/v1/namespaces/"+ns+"/configmaps")
 	if err != nil {
 		return nil, err
 	}
 	files := map[string]string{}
 	for _, cm := range cms {
-		if strings.HasPrefix(cm.Metadata.Name, "thanos-ruler-user-workload-rulefiles-") {
+		if strings.HasPrefix(cm.Metadata.Name, prefix) {
 			for k, v := range cm.Data {
 				files[k] = v
 			}
@@ -380,25 +585,7 @@ func (m *Monitoring) writeAlertmanagerConfig(ctx context.Context, generated bool
 	if !generated {
 		return os.WriteFile(path, []byte("route: {receiver: Default, group_by: [namespace]}\nreceivers: [{name: Default}]\n"), 0o600)
 	}
-	raw, err := m.cp.Get(ctx, "/api/v1/namespaces/"+UserWorkloadNamespace+"/secrets/alertmanager-user-workload-generated")
-	if err != nil {
-		return err
-	}
-	var s struct {
-		Data map[string]string `json:"data"`
-	}
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return err
-	}
-	gz, err := base64.StdEncoding.DecodeString(s.Data["alertmanager.yaml.gz"])
-	if err != nil || len(gz) == 0 {
-		return fmt.Errorf("alertmanager-user-workload-generated has no alertmanager.yaml.gz (%v)", err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		return err
-	}
-	cfg, err := io.ReadAll(zr)
+	cfg, err := m.secretFile(ctx, UserWorkloadNamespace, "alertmanager-user-workload-generated", "alertmanager.yaml.gz")
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@
 set -euo pipefail
 
 CDI_VERSION="${CDI_VERSION:-v1.65.0}"
-CACHE="${VIRTC_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/virtc-tools}"
+. "$(dirname "$0")/../../tools/cache.sh"
 GO="${GO:-go}"
 out="$CACHE/cdi-$CDI_VERSION"
 
@@ -40,21 +40,7 @@ log() { echo "cdi-tools: $*" >&2; }
 
 complete() { [ -x "$out/cdi-controller" ] && [ -d "$out/crds" ] && [ -f "$out/install/controller.yaml" ]; }
 
-if complete; then
-  log "CDI $CDI_VERSION cached in $out"
-  echo "$out"
-  exit 0
-fi
-
-mkdir -p "$CACHE"
-# One build at a time per version, across concurrent runs.
-exec 9>"$CACHE/.cdi-$CDI_VERSION.lock"
-flock 9
-if complete; then
-  log "CDI $CDI_VERSION cached in $out"
-  echo "$out"
-  exit 0
-fi
+cached_or_lock "CDI $CDI_VERSION" "cdi-$CDI_VERSION"
 
 dir="$(mktemp -d "${TMPDIR:-/tmp}/virtc-cdi.XXXXXX")"
 trap 'rm -rf "$dir"' EXIT

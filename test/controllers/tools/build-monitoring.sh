@@ -3,7 +3,7 @@
 # module proxy and caches it outside the work tree, keyed by version, beside
 # the other suites' tools:
 #
-#   $VIRTC_TOOLS_CACHE/monitoring-op-$PROMETHEUS_OPERATOR_VERSION-prom-$PROMETHEUS_VERSION-am-$ALERTMANAGER_VERSION/
+#   $VIRTC_TOOLS_CACHE/monitoring-op-$PROMETHEUS_OPERATOR_VERSION-prom-$PROMETHEUS_VERSION-k8s-sd-am-$ALERTMANAGER_VERSION/
 #     prometheus-operator  github.com/prometheus-operator/prometheus-operator
 #                          cmd/operator: renders the PrometheusRules and
 #                          AlertmanagerConfigs virtc emits into rule files
@@ -20,8 +20,11 @@
 # `go install` refuses it: its go.mod replaces its two API submodules with
 # their directories, so it is built from a wrapper module that requires the
 # three modules at that version. Prometheus is promtool's version (the
-# Makefile's PROMTOOL_VERSION, one module download for both), built without
-# service discovery (the suite gives it its targets); Alertmanager is the
+# Makefile's PROMTOOL_VERSION, one module download for both), built with
+# Kubernetes service discovery only (the ServiceMonitors' scrape
+# configurations the operator renders discover their targets through the
+# API server's Endpoints; the other mechanisms are dead weight here,
+# plugins/plugin_kubernetes.go); Alertmanager is the
 # version OpenShift 4.22's user-workload Alertmanager runs
 # (cluster-monitoring-operator release-4.22
 # assets/alertmanager-user-workload/alertmanager.yaml, version 0.31.1).
@@ -32,9 +35,9 @@ set -euo pipefail
 PROMETHEUS_OPERATOR_VERSION="${PROMETHEUS_OPERATOR_VERSION:-v0.85.0}"
 PROMETHEUS_VERSION="${PROMETHEUS_VERSION:-v0.316.0}"
 ALERTMANAGER_VERSION="${ALERTMANAGER_VERSION:-v0.31.1}"
-CACHE="${VIRTC_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/virtc-tools}"
+. "$(dirname "$0")/../../tools/cache.sh"
 GO="${GO:-go}"
-key="monitoring-op-$PROMETHEUS_OPERATOR_VERSION-prom-$PROMETHEUS_VERSION-am-$ALERTMANAGER_VERSION"
+key="monitoring-op-$PROMETHEUS_OPERATOR_VERSION-prom-$PROMETHEUS_VERSION-k8s-sd-am-$ALERTMANAGER_VERSION"
 out="$CACHE/$key"
 
 # -gcflags: the Makefile's TOOL_GCFLAGS_LIGHT (what each flag spares, and why)
@@ -47,20 +50,7 @@ complete() {
     [ -f "$out/crds/monitoring.coreos.com_thanosrulers.yaml" ]
 }
 
-if complete; then
-  log "monitoring stack cached in $out"
-  echo "$out"
-  exit 0
-fi
-
-mkdir -p "$CACHE"
-exec 9>"$CACHE/.$key.lock"
-flock 9
-if complete; then
-  log "monitoring stack cached in $out"
-  echo "$out"
-  exit 0
-fi
+cached_or_lock "monitoring stack" "$key"
 
 start=$(date +%s)
 mkdir -p "$out/crds"
@@ -68,7 +58,7 @@ modcache="$("$GO" env GOMODCACHE)"
 op=github.com/prometheus-operator/prometheus-operator
 
 if [ ! -x "$out/prometheus" ]; then
-  GOBIN="$out" "$GO" install -trimpath -ldflags "-s -w" -tags remove_all_sd \
+  GOBIN="$out" "$GO" install -trimpath -ldflags "-s -w" -tags remove_all_sd,enable_kubernetes_sd \
     "github.com/prometheus/prometheus/cmd/prometheus@$PROMETHEUS_VERSION"
 fi
 if [ ! -x "$out/alertmanager" ]; then

@@ -28,7 +28,7 @@ set -euo pipefail
 
 OLM_VERSION="${OLM_VERSION:-v0.42.0}"
 OPM_VERSION="${OPM_VERSION:-v1.65.0}"
-CACHE="${VIRTC_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/virtc-tools}"
+. "$(dirname "$0")/../../tools/cache.sh"
 GO="${GO:-go}"
 out="$CACHE/olm-$OLM_VERSION-opm-$OPM_VERSION"
 
@@ -41,20 +41,7 @@ complete() {
   [ -x "$out/olm" ] && [ -x "$out/catalog" ] && [ -x "$out/opm" ] && [ -d "$out/crds" ]
 }
 
-if complete; then
-  log "OLM $OLM_VERSION and opm $OPM_VERSION cached in $out"
-  echo "$out"
-  exit 0
-fi
-
-mkdir -p "$CACHE"
-exec 9>"$CACHE/.olm-$OLM_VERSION-opm-$OPM_VERSION.lock"
-flock 9
-if complete; then
-  log "OLM $OLM_VERSION and opm $OPM_VERSION cached in $out"
-  echo "$out"
-  exit 0
-fi
+cached_or_lock "OLM $OLM_VERSION and opm $OPM_VERSION" "olm-$OLM_VERSION-opm-$OPM_VERSION"
 
 dir="$(mktemp -d "${TMPDIR:-/tmp}/virtc-olm.XXXXXX")"
 trap 'rm -rf "$dir"' EXIT

@@ -30,7 +30,7 @@ set -euo pipefail
 
 KUBEVIRT_VERSION="${KUBEVIRT_VERSION:-v1.8.4}"
 CDI_VERSION="${CDI_VERSION:-v1.65.0}"
-CACHE="${VIRTC_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/virtc-tools}"
+. "$(dirname "$0")/../../tools/cache.sh"
 GO="${GO:-go}"
 out="$CACHE/kubevirt-$KUBEVIRT_VERSION"
 
@@ -44,21 +44,7 @@ complete() {
     [ -d "$out/crds/kubevirt" ] && [ -d "$out/crds/cdi" ]
 }
 
-if complete; then
-  log "KubeVirt $KUBEVIRT_VERSION cached in $out"
-  echo "$out"
-  exit 0
-fi
-
-mkdir -p "$CACHE"
-# One build at a time per version, across concurrent runs.
-exec 9>"$CACHE/.kubevirt-$KUBEVIRT_VERSION.lock"
-flock 9
-if complete; then
-  log "KubeVirt $KUBEVIRT_VERSION cached in $out"
-  echo "$out"
-  exit 0
-fi
+cached_or_lock "KubeVirt $KUBEVIRT_VERSION" "kubevirt-$KUBEVIRT_VERSION"
 
 dir="$(mktemp -d "${TMPDIR:-/tmp}/virtc-kubevirt.XXXXXX")"
 trap 'rm -rf "$dir"' EXIT

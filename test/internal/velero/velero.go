@@ -228,8 +228,12 @@ const Image = "registry.redhat.io/oadp/oadp-velero-rhel9:1.6"
 // helper, and fails the restore without it
 // (pkg/restore/actions/pod_volume_restore_action.go).
 func Deployment(dpa DPA) map[string]any {
+	// OADP's app labels with the DPA's name as instance (oadp-1.5
+	// internal/controller/velero.go getDpaAppLabels), on the Deployment and
+	// its pods: its metrics Service selects them
 	labels := map[string]any{"app.kubernetes.io/name": "velero", "app.kubernetes.io/component": "server",
-		"app.kubernetes.io/managed-by": "oadp-operator", "component": "velero", "deploy": "velero"}
+		"app.kubernetes.io/managed-by": "oadp-operator", "app.kubernetes.io/instance": dpa.Metadata.Name, "openshift.io/oadp": "True",
+		"component": "velero", "deploy": "velero"}
 	return map[string]any{
 		"apiVersion": "apps/v1",
 		"kind":       "Deployment",
@@ -294,6 +298,11 @@ type Server struct {
 	Metrics string
 }
 
+// MetricsHost is the address the servers started next serve their
+// metrics on (default loopback; the alerts test gives a pod's address,
+// which the API server takes in Endpoints).
+var MetricsHost = "127.0.0.1"
+
 // StartServer starts `velero server` in Namespace against cp, with the
 // plugins of t and args (ServerArgs). Its metrics and profiler listen on
 // free loopback ports.
@@ -313,7 +322,7 @@ func startServer(ctx context.Context, cp *conformance.ControlPlane, kubeconfig s
 	}
 	all := append([]string{"server", "--kubeconfig", kubeconfig, "--namespace", Namespace,
 		"--plugin-dir", t.PluginDir, "--log-level", "info",
-		"--metrics-address", "127.0.0.1:" + strconv.Itoa(metrics),
+		"--metrics-address", MetricsHost + ":" + strconv.Itoa(metrics),
 		"--profiler-address", "127.0.0.1:" + strconv.Itoa(profiler),
 		// how often Velero checks a location (default 1 minute): the
 		// suite waits for the first check
@@ -332,7 +341,7 @@ func startServer(ctx context.Context, cp *conformance.ControlPlane, kubeconfig s
 	if err != nil {
 		return nil, err
 	}
-	return &Server{Process: p, tools: t, kubeconfig: cp.Kubeconfig, Metrics: "127.0.0.1:" + strconv.Itoa(metrics)}, nil
+	return &Server{Process: p, tools: t, kubeconfig: cp.Kubeconfig, Metrics: MetricsHost + ":" + strconv.Itoa(metrics)}, nil
 }
 
 // Scrape reads the server's metrics in Prometheus' text format, as

@@ -199,8 +199,18 @@ func TestVeleroRestoresVirtcBackups(t *testing.T) {
 // the build's directory, its objects, and each claim's provisioned volume.
 func (e *env) platformAtStore(t *testing.T) (plat string, objs []conformance.Object, pvs map[string]string) {
 	t.Helper()
+	return e.platformAtStoreWith(t, nil)
+}
+
+// platformAtStoreWith is platformAtStore with change (if not nil) made to
+// the copy of examples/platform before the build.
+func (e *env) platformAtStoreWith(t *testing.T, change func(dir string)) (plat string, objs []conformance.Object, pvs map[string]string) {
+	t.Helper()
 	plat = filepath.Join(e.dir, "platform")
 	copyDir(t, filepath.Join(repoRoot, "examples", "platform"), plat)
+	if change != nil {
+		change(plat)
+	}
 	platformYAML := filepath.Join(plat, "platform.yaml")
 	src, err := os.ReadFile(platformYAML)
 	if err != nil {

@@ -26,7 +26,7 @@ set -euo pipefail
 VELERO_VERSION="${VELERO_VERSION:-v1.18.3}"
 AWS_PLUGIN_VERSION="${AWS_PLUGIN_VERSION:-v1.14.3}"
 GOFAKES3_VERSION="${GOFAKES3_VERSION:-v1.2.0}"
-CACHE="${VIRTC_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/virtc-tools}"
+. "$(dirname "$0")/../../../tools/cache.sh"
 GO="${GO:-go}"
 key="velero-$VELERO_VERSION-aws-$AWS_PLUGIN_VERSION-s3-$GOFAKES3_VERSION"
 out="$CACHE/$key"
@@ -41,20 +41,7 @@ complete() {
     [ -x "$out/gofakes3" ] && [ -f "$out/crds/velero.io_backups.yaml" ]
 }
 
-if complete; then
-  log "Velero $VELERO_VERSION cached in $out"
-  echo "$out"
-  exit 0
-fi
-
-mkdir -p "$CACHE"
-exec 9>"$CACHE/.$key.lock"
-flock 9
-if complete; then
-  log "Velero $VELERO_VERSION cached in $out"
-  echo "$out"
-  exit 0
-fi
+cached_or_lock "Velero $VELERO_VERSION" "$key"
 
 start=$(date +%s)
 mkdir -p "$out/plugins" "$out/crds"
