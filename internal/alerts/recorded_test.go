@@ -1,6 +1,7 @@
 package alerts_test
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,21 +46,7 @@ func TestPromtoolRecordedSeries(t *testing.T) {
 	if err != nil {
 		conform.Skip(t, err)
 	}
-	raw, err := os.ReadFile(recordedSeries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec struct {
-		Interval string   `yaml:"interval"`
-		Series   []series `yaml:"input_series"`
-	}
-	if err := yaml.Unmarshal(raw, &rec); err != nil {
-		t.Fatal(err)
-	}
-	step, err := time.ParseDuration(rec.Interval)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec, step := readRecording(t, recordedSeries)
 	dir := t.TempDir()
 	res := build(t, recordedInputs)
 	var vmRules *ruleFile
@@ -155,4 +142,166 @@ func notRunningSince(t *testing.T, all []series, vm string, step time.Duration) 
 		t.Fatalf("the recording ends with %s running", vm)
 	}
 	return time.Duration(first) * step, statuses
+}
+
+// recordedBackups is what the alerts suite recorded from the real Velero
+// (test/internal/velero TestBackupAlertsOnVeleroMetrics,
+// VIRTC_RECORD_SERIES), and intents with the same Schedules and
+// thresholds.
+const (
+	recordedBackupSeries = "testdata/backups/recorded.yaml"
+	recordedBackupInputs = "testdata/backups/inputs.yaml"
+)
+
+var overdueLimit = regexp.MustCompile(`> ([0-9]+)$`)
+
+// backupRule is one of virtc's backup rules with when it must fire on the
+// recording.
+type backupRule struct {
+	rule   promRule
+	labels map[string]string
+	firing func(at time.Duration) bool
+	// threshold is when it starts firing (0: never)
+	threshold time.Duration
+}
+
+// TestPromtoolRecordedBackups runs virtc's backup rules on
+// velero_backup_last_successful_timestamp as the real Velero exported it:
+// set by a Completed backup only, kept through the failed ones after it,
+// absent for a Schedule that never ran. VirtcBackupOverdue fires once the
+// policy's interval and grace have passed since the success, and not a
+// step before; VirtcBackupNeverSucceeded fires for the Schedule that never
+// ran after its for:, and not a step before, and never for the one whose
+// first success came in time.
+func TestPromtoolRecordedBackups(t *testing.T) {
+	bin, err := conform.Tool("promtool", "PROMTOOL_BIN")
+	if err != nil {
+		conform.Skip(t, err)
+	}
+	rec, scrape := readRecording(t, recordedBackupSeries)
+	const step = 10 * time.Second
+	dir := t.TempDir()
+	var files []string
+	var rules []backupRule
+	for _, f := range ruleFiles(t, build(t, recordedBackupInputs).YAML, dir) {
+		if !strings.HasPrefix(f.key, "openshift-adp/virtc-backups-") {
+			continue
+		}
+		files = append(files, f.path)
+		for _, r := range f.rules {
+			rules = append(rules, recordedBackupRule(t, r, rec.Series, scrape))
+		}
+	}
+	var checks []time.Duration
+	kinds := map[string]int{}
+	for _, b := range rules {
+		if b.threshold > 0 {
+			checks = append(checks, b.threshold-step, b.threshold+step)
+			kinds[b.rule.Alert]++
+		}
+	}
+	if kinds["VirtcBackupOverdue"] == 0 || kinds["VirtcBackupNeverSucceeded"] == 0 {
+		t.Fatalf("the recording fires %v: want a Schedule that succeeded and one that never ran", kinds)
+	}
+	var tests []alertTest
+	for _, at := range checks {
+		for _, alert := range []string{"VirtcBackupOverdue", "VirtcBackupNeverSucceeded"} {
+			exp := []expAlert{}
+			for _, b := range rules {
+				if b.rule.Alert == alert && b.firing(at) {
+					exp = append(exp, expAlert{Labels: b.labels, Annotations: expand(b.rule.Annotations, b.labels)})
+				}
+			}
+			tests = append(tests, alertTest{EvalTime: secs(at), Alertname: alert, Exp: exp})
+		}
+	}
+	u := unitTest{Name: "recorded backups", Interval: rec.Interval, Series: rec.Series, Alerts: tests}
+	data, err := yaml.Marshal(map[string]any{"rule_files": files, "evaluation_interval": secs(step), "tests": []unitTest{u}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	test := filepath.Join(dir, "backups.test.yaml")
+	if err := os.WriteFile(test, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "test", "rules", test).CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool test rules: %v\n%s", err, out)
+	}
+	t.Logf("checked at %v: %v\n%s", checks, kinds, out)
+}
+
+// recordedBackupRule says when r fires on the recording: the first sample
+// of its Schedule's gauge (a Completed backup) and its value, the time of
+// that success.
+func recordedBackupRule(t *testing.T, r promRule, all []series, scrape time.Duration) backupRule {
+	t.Helper()
+	schedule := r.Labels["schedule"]
+	present, success := time.Duration(-1), time.Duration(0)
+	for _, s := range all {
+		if !strings.Contains(s.Series, `schedule="`+schedule+`"`) {
+			continue
+		}
+		for i, v := range strings.Fields(s.Values) {
+			if v != "_" && v != "stale" && present < 0 {
+				present = time.Duration(i) * scrape
+				n, err := time.ParseDuration(v + "s")
+				if err != nil {
+					t.Fatalf("%s: %q: %v", s.Series, v, err)
+				}
+				success = n
+			}
+		}
+	}
+	b := backupRule{rule: r, labels: maps.Clone(r.Labels)}
+	switch r.Alert {
+	case "VirtcBackupOverdue":
+		m := overdueLimit.FindStringSubmatch(r.Expr)
+		if m == nil {
+			t.Fatalf("%s: no threshold in %q", r.Alert, r.Expr)
+		}
+		limit, _ := time.ParseDuration(m[1] + "s")
+		// the alert carries the series' labels: the scrape's namespace
+		b.labels["namespace"] = "openshift-adp"
+		b.firing = func(at time.Duration) bool { return present >= 0 && at >= present && at-success > limit }
+		if present >= 0 {
+			b.threshold = max(present, success+limit)
+		}
+	case "VirtcBackupNeverSucceeded":
+		wait, err := time.ParseDuration(r.For)
+		if err != nil {
+			t.Fatalf("%s for: %q: %v", r.Alert, r.For, err)
+		}
+		b.firing = func(at time.Duration) bool { return at >= wait && (present < 0 || at < present) }
+		if present < 0 || present > wait {
+			b.threshold = wait
+		}
+	default:
+		t.Fatalf("backup rule %s: not known to this test", r.Alert)
+	}
+	return b
+}
+
+// recording is a recording of the alerts suite: promtool input series,
+// a sample every Interval.
+type recording struct {
+	Interval string   `yaml:"interval"`
+	Series   []series `yaml:"input_series"`
+}
+
+func readRecording(t *testing.T, path string) (recording, time.Duration) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec recording
+	if err := yaml.Unmarshal(raw, &rec); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	step, err := time.ParseDuration(rec.Interval)
+	if err != nil {
+		t.Fatalf("%s: interval: %v", path, err)
+	}
+	return rec, step
 }

@@ -658,3 +658,67 @@ func (m *Monitoring) get(u string, out any) error {
 	}
 	return json.Unmarshal(body, out)
 }
+
+// Record writes the series of query from start to end, a sample every
+// step, as the input series of a promtool unit test, after head (its
+// comment): a sample per step, a stale marker where a series left the
+// scrape (Prometheus's staleness handling), none after. With relative,
+// each value is a Unix time made relative to start, promtool's time 0
+// (time() there counts from 0). The scrape's own labels are left out.
+func (m *Monitoring) Record(path, head, query string, start, end time.Time, step time.Duration, relative bool) error {
+	start = start.Truncate(step)
+	ranges, err := m.QueryRange(query, start, end, step)
+	if err != nil {
+		return err
+	}
+	n := int(end.Sub(start)/step) + 1
+	type series struct {
+		Series string `yaml:"series"`
+		Values string `yaml:"values"`
+	}
+	scrape := map[string]bool{"__name__": true, "job": true, "instance": true, "namespace_of_target": true,
+		"endpoint": true, "pod": true, "service": true, "container": true, "prometheus": true, "prometheus_replica": true}
+	var out []series
+	for _, r := range ranges {
+		at := map[int]string{}
+		for _, v := range r.Values {
+			ts, _ := v[0].(float64)
+			val, _ := v[1].(string)
+			if relative {
+				f, err := strconv.ParseFloat(val, 64)
+				if err != nil {
+					return fmt.Errorf("%s: value %q: %v", query, val, err)
+				}
+				val = strconv.FormatInt(int64(f)-start.Unix(), 10)
+			}
+			at[int((time.Unix(int64(ts), 0).Sub(start)+step/2)/step)] = val
+		}
+		var vals []string
+		was := false
+		for i := 0; i < n; i++ {
+			v, ok := at[i]
+			switch {
+			case ok:
+				vals = append(vals, v)
+			case was:
+				vals = append(vals, "stale")
+			default:
+				vals = append(vals, "_")
+			}
+			was = ok
+		}
+		var labels []string
+		for _, k := range slices.Sorted(maps.Keys(r.Metric)) {
+			if !scrape[k] {
+				labels = append(labels, fmt.Sprintf("%s=%q", k, r.Metric[k]))
+			}
+		}
+		out = append(out, series{Series: r.Metric["__name__"] + "{" + strings.Join(labels, ",") + "}", Values: strings.Join(vals, " ")})
+	}
+	slices.SortFunc(out, func(a, b series) int { return strings.Compare(a.Series, b.Series) })
+	data, err := yaml.Marshal(map[string]any{"interval": step.String(), "input_series": out})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append([]byte(head), data...), 0o644)
+}

@@ -3,7 +3,6 @@ package controllers
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -12,8 +11,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/virtc/virtc/test/conformance"
 )
@@ -236,56 +233,9 @@ func keys(m map[string]bool) []string {
 // recordSeries writes kubevirt_vm_info of namespace from start to end, as
 // Prometheus scraped it from virt-controller every 5 seconds, as the
 // input series of a promtool unit test (internal/alerts
-// TestPromtoolRecordedSeries): a sample per scrape, a stale marker where
-// a series left the scrape (Prometheus's staleness handling), none after.
+// TestPromtoolRecordedSeries).
 func recordSeries(m *Monitoring, path, namespace string, start, end time.Time) error {
 	const step = 5 * time.Second
-	start = start.Truncate(step)
-	ranges, err := m.QueryRange(`kubevirt_vm_info{namespace="`+namespace+`"}`, start, end, step)
-	if err != nil {
-		return err
-	}
-	n := int(end.Sub(start)/step) + 1
-	type series struct {
-		Series string `json:"series"`
-		Values string `json:"values"`
-	}
-	var out []series
-	for _, r := range ranges {
-		at := map[int]string{}
-		for _, v := range r.Values {
-			ts, _ := v[0].(float64)
-			val, _ := v[1].(string)
-			at[int((time.Unix(int64(ts), 0).Sub(start)+step/2)/step)] = val
-		}
-		var vals []string
-		was := false
-		for i := 0; i < n; i++ {
-			v, ok := at[i]
-			switch {
-			case ok:
-				vals = append(vals, v)
-			case was:
-				vals = append(vals, "stale")
-			default:
-				vals = append(vals, "_")
-			}
-			was = ok
-		}
-		// the scrape's own labels are not KubeVirt's
-		var labels []string
-		for _, k := range slices.Sorted(maps.Keys(r.Metric)) {
-			if k != "__name__" && k != "job" && k != "instance" && k != "namespace_of_target" {
-				labels = append(labels, fmt.Sprintf("%s=%q", k, r.Metric[k]))
-			}
-		}
-		out = append(out, series{Series: "kubevirt_vm_info{" + strings.Join(labels, ",") + "}", Values: strings.Join(vals, " ")})
-	}
-	slices.SortFunc(out, func(a, b series) int { return strings.Compare(a.Series, b.Series) })
-	data, err := yaml.Marshal(map[string]any{"interval": step.String(), "input_series": out})
-	if err != nil {
-		return err
-	}
 	head := fmt.Sprintf("# Recorded by test/controllers TestAlertsOnTheRealSeries (VIRTC_RECORD_SERIES):\n"+
 		"# kubevirt_vm_info of namespace %s as KubeVirt %s's virt-controller exported it and\n"+
 		"# Prometheus %s scraped it every %v, from the tenant's apply until\n"+
@@ -293,5 +243,5 @@ func recordSeries(m *Monitoring, path, namespace string, start, end time.Time) e
 		"# flaky crash-loops (its launcher fails %v after it starts, the VMI never\n"+
 		"# runs); web and db run. Values: a sample per scrape, \"stale\" where a\n"+
 		"# series left the scrape, \"_\" none.\n", namespace, DefaultKubeVirtVersion, DefaultPrometheusVersion, step, end.Sub(start).Round(time.Second), LaunchFailsAfter)
-	return os.WriteFile(path, append([]byte(head), data...), 0o644)
+	return m.Record(path, head, `kubevirt_vm_info{namespace="`+namespace+`"}`, start, end, step, false)
 }

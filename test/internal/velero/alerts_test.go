@@ -170,6 +170,7 @@ func TestBackupAlertsOnVeleroMetrics(t *testing.T) {
 	e.metricsService(dpaName, portNum)
 	e.veleroReady(ip)
 
+	began := time.Now()
 	m, err := controllers.StartPlatformMonitoring(e.ctx, e.cp, mtools, filepath.Join(e.dir, "monitoring"))
 	if err != nil {
 		t.Fatalf("start the platform's monitoring: %v", err)
@@ -230,6 +231,19 @@ func TestBackupAlertsOnVeleroMetrics(t *testing.T) {
 		alerts, _ := m.Alerts()
 		return firing("VirtcBackupOverdue", ran) && firing("VirtcBackupNeverSucceeded", neverRan), fmt.Sprint(alerts)
 	})
+	if path := os.Getenv("VIRTC_RECORD_SERIES"); path != "" {
+		head := fmt.Sprintf("# Recorded by test/internal/velero TestBackupAlertsOnVeleroMetrics (VIRTC_RECORD_SERIES):\n"+
+			"# velero_backup_last_successful_timestamp as Velero %s exported it and Prometheus\n"+
+			"# %s scraped it through virtc's ServiceMonitor virtc-velero every 30s, from\n"+
+			"# Prometheus's start until both alerts fired (%v later). %s backed up\n"+
+			"# every minute until the object store went, then failed; %s never ran.\n"+
+			"# Values: seconds since the recording's start (promtool's time 0), a sample per\n"+
+			"# scrape; \"_\" none.\n", DefaultVersion, controllers.DefaultPrometheusVersion, time.Since(began).Round(time.Second), ran, neverRan)
+		if err := m.Record(path, head, `velero_backup_last_successful_timestamp`, began, time.Now(), 30*time.Second, true); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("recorded Velero's series into %s", path)
+	}
 	for _, wrong := range [][2]string{{"VirtcBackupOverdue", neverRan}, {"VirtcBackupNeverSucceeded", ran}} {
 		if firing(wrong[0], wrong[1]) {
 			t.Errorf("%s fired for %s", wrong[0], wrong[1])
