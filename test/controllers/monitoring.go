@@ -529,13 +529,7 @@ func (m *Monitoring) Rendered(ctx context.Context, namespace string, rules []str
 			}
 		}
 		if time.Now().After(deadline) {
-			names := slices.Sorted(func(yield func(string) bool) {
-				for n := range files {
-					if !yield(n) {
-						return
-					}
-				}
-			})
+			names := slices.Sorted(maps.Keys(files))
 			return nil, fmt.Errorf("prometheus-operator rendered rule files %v and Alertmanager's configuration (%v) without %s's %v and receiver %s\n%s",
 				names, amOK, namespace, rules, receiver, m.Operator.Tail())
 		}
