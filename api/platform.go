@@ -239,11 +239,15 @@ type PlatformAlerting struct {
 	// Severity is the severity label of the platform's alerts.
 	Severity string `json:"severity,omitempty" enum:"critical,warning,info"`
 	// UnhealthyFor is how long HCO may report its system health as
-	// warning or error before it alerts.
+	// warning or error before it alerts, outside an update of OpenShift
+	// Virtualization and the upgradeFor after one.
 	UnhealthyFor string `json:"unhealthyFor,omitempty" pattern:"^([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$" hint:"a Prometheus duration such as 5m, 1h30m or 14d (units y, w, d, h, m, s in that order)"`
 	// UpgradeFor is how long an operator's CSV (OpenShift Virtualization,
 	// OADP) may be in any phase but Succeeded (an install or upgrade in
-	// progress, or failed) before it alerts.
+	// progress, or failed) before it alerts. It is also how long after
+	// OpenShift Virtualization's CSV was last being replaced HCO's health
+	// stays unwatched: HCO and KubeVirt report Degraded until every
+	// component has rolled, which goes on after the new CSV has Succeeded.
 	UpgradeFor string `json:"upgradeFor,omitempty" pattern:"^([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?$" hint:"a Prometheus duration such as 5m, 1h30m or 14d (units y, w, d, h, m, s in that order)"`
 }
 

@@ -203,16 +203,28 @@ func platformGroup(m *resolve.Model, s Settings) Group {
 	// Available or is Degraded and warning (1) while it has not reconciled
 	// or is Progressing; during its own upgrade only Degraded is an error
 	// (controllers/hyperconverged/hyperconverged_controller.go,
-	// getSystemHealthStatus), and KubeVirt's components report Degraded
-	// while they roll. An update of the operator is one the Platform asked
-	// for (virtc's approver approves only the route to its pin), so neither
-	// rule fires while HCO's CSV is being replaced: OLM's csv_abnormal is 1
-	// for the old CSV (Replacing) and the new one (Pending to Installing)
-	// until the new one has Succeeded (operator-lifecycle-manager
-	// pkg/metrics/metrics.go, EmitCSVMetric); VirtcOperatorNotSucceeded
-	// watches an update that does not end. HCO's own alert is the same
-	// split (pkg/monitoring/hyperconverged/rules/alerts/health_alerts.go).
-	updating := fmt.Sprintf(" unless on () (csv_abnormal{name=~%s,phase=~\"Pending|InstallReady|Installing|Replacing\"} == 1)", promString(csvs[0]))
+	// getSystemHealthStatus). An update of the operator is one the
+	// Platform asked for (virtc's approver approves only the route to its
+	// pin), and it is Degraded for longer than its CSV is replaced: HCO's
+	// readiness probe always answers (pkg/util/hcoping.go), so OLM has the
+	// new CSV Succeeded as soon as its pod runs, while HCO stays in upgrade
+	// mode until every component reports the new version
+	// (completeReconciliation), and KubeVirt reports Degraded=True for the
+	// whole of its own rolling update (kubevirt v1.8.4
+	// pkg/virt-operator/util/client.go, UpdateInProgress), which HCO
+	// aggregates into its own Degraded (aggregateComponentConditions).
+	// So neither rule fires while HCO's CSV is being replaced nor for
+	// upgradeFor after it was last seen so: OLM's csv_abnormal is 1 for the
+	// old CSV (Replacing) and the new one (Pending to Installing) until the
+	// new one has Succeeded, and is deleted then (operator-lifecycle-manager
+	// v0.42.0 pkg/metrics/metrics.go, EmitCSVMetric). max_over_time over
+	// the window rather than OLM's csv_succeeded: a Prometheus without that
+	// much history (k8s has no persistent storage by default) then pages
+	// as before instead of taking every Succeeded CSV for a new one.
+	// VirtcOperatorNotSucceeded watches an update whose CSV does not
+	// succeed. HCO's own alert is the same split
+	// (pkg/monitoring/hyperconverged/rules/alerts/health_alerts.go).
+	updating := fmt.Sprintf(" unless on () (max_over_time(csv_abnormal{name=~%s,phase=~\"Pending|InstallReady|Installing|Replacing\"}[%s]) == 1)", promString(csvs[0]), s.Platform.UpgradeFor)
 	return Group{Name: "virtc-platform", Rules: []Rule{
 		{
 			Alert:  "VirtcHyperConvergedUnhealthy",
@@ -221,7 +233,7 @@ func platformGroup(m *resolve.Model, s Settings) Group {
 			Labels: labels(),
 			Annotations: map[string]string{
 				"summary":     "OpenShift Virtualization is not healthy",
-				"description": "HCO has reported its system health as error for " + s.Platform.UnhealthyFor + ", outside an update of the operator: the HyperConverged is not Available, or it or a component it deploys is Degraded (oc get hyperconverged -n openshift-cnv -o yaml).",
+				"description": "HCO has reported its system health as error for " + s.Platform.UnhealthyFor + ", outside an update of the operator and the " + s.Platform.UpgradeFor + " after it: the HyperConverged is not Available, or it or a component it deploys is Degraded (oc get hyperconverged -n openshift-cnv -o yaml).",
 			},
 		},
 		{
@@ -231,7 +243,7 @@ func platformGroup(m *resolve.Model, s Settings) Group {
 			Labels: map[string]string{LabelSeverity: "warning"},
 			Annotations: map[string]string{
 				"summary":     "OpenShift Virtualization has not finished reconciling",
-				"description": "HCO has reported its system health as warning for " + s.Platform.UnhealthyFor + ", outside an update of the operator: the HyperConverged has not completed reconciling its components, or is Progressing (oc get hyperconverged -n openshift-cnv -o yaml).",
+				"description": "HCO has reported its system health as warning for " + s.Platform.UnhealthyFor + ", outside an update of the operator and the " + s.Platform.UpgradeFor + " after it: the HyperConverged has not completed reconciling its components, or is Progressing (oc get hyperconverged -n openshift-cnv -o yaml).",
 			},
 		},
 		{

@@ -19,7 +19,7 @@ var upstream = map[string]string{
 	// HCO v1.18.1 (docs/metrics.md).
 	"kubevirt_hco_system_health_status": "kubevirt/hyperconverged-cluster-operator v1.18.1 pkg/monitoring/hyperconverged/metrics/operator_metrics.go (0 healthy, 1 warning, 2 error)",
 	// OLM v0.42.0, what OpenShift 4.22 runs.
-	"csv_abnormal": "operator-framework/operator-lifecycle-manager v0.42.0 pkg/metrics/metrics.go (namespace, name, version, phase, reason; set while a CSV is not Succeeded)",
+	"csv_abnormal": "operator-framework/operator-lifecycle-manager v0.42.0 pkg/metrics/metrics.go (namespace, name, version, phase, reason; set while a CSV is not Succeeded, deleted when its phase changes)",
 	// Velero v1.18, OADP's.
 	"velero_backup_last_successful_timestamp": "vmware-tanzu/velero v1.18.0 pkg/metrics/metrics.go (schedule; set when a backup completes, absent before)",
 	// kube-state-metrics, OpenShift monitoring's.
@@ -32,6 +32,7 @@ var promqlKeywords = []string{"and", "or", "unless", "on", "ignoring", "bool", "
 var (
 	promString = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 	selector   = regexp.MustCompile(`\{[^}]*\}`)
+	rangeSel   = regexp.MustCompile(`\[[^\]]*\]`)
 	labelList  = regexp.MustCompile(`\b(?:on|ignoring|by|without)\s*\([^)]*\)`)
 	identifier = regexp.MustCompile(`([a-zA-Z_:][a-zA-Z0-9_:]*)(\s*\()?`)
 )
@@ -40,6 +41,7 @@ var (
 func metricsOf(expr string) []string {
 	expr = promString.ReplaceAllString(expr, `""`)
 	expr = selector.ReplaceAllString(expr, "")
+	expr = rangeSel.ReplaceAllString(expr, "")
 	expr = labelList.ReplaceAllString(expr, "")
 	var out []string
 	for _, m := range identifier.FindAllStringSubmatch(expr, -1) {
@@ -76,8 +78,8 @@ func TestMetricsUpstream(t *testing.T) {
 }
 
 func TestMetricsOf(t *testing.T) {
-	got := metricsOf(`(time() - a_seconds{x="on (y)",name=~"b|c"}) > 5 unless on (namespace, name) b_total{a="1"} or absent(c{s="d"}) or vector(time()) > 3`)
-	if want := []string{"a_seconds", "b_total", "c"}; !slices.Equal(got, want) {
+	got := metricsOf(`(time() - a_seconds{x="on (y)",name=~"b|c"}) > 5 unless on (namespace, name) b_total{a="1"} or absent(c{s="d"}) or vector(time()) > 3 unless max_over_time(c{s="e"}[2h30m]) == 1`)
+	if want := []string{"a_seconds", "b_total", "c", "c"}; !slices.Equal(got, want) {
 		t.Errorf("metricsOf = %v, want %v", got, want)
 	}
 }

@@ -653,6 +653,31 @@ func (g *gen) platform() {
 		u.series(fmt.Sprintf(`csv_abnormal{namespace="openshift-cnv",name="kubevirt-hyperconverged-operator.v%s-next",version=%q,phase="Installing",reason="InstallWaiting"}`, version, version), 1, unhealthy+10*time.Minute)
 		g.expect(u, unhealthy+time.Minute, "VirtcHyperConvergedUnhealthy")
 		g.expect(u, unhealthy+time.Minute, "VirtcHyperConvergedWarning")
+
+		// After it: OLM has the new CSV Succeeded (csv_abnormal deleted)
+		// while KubeVirt's components still roll, Degraded. Quiet for
+		// upgradeFor after the last Installing sample, then the alert's
+		// own unhealthyFor: an update that leaves HCO unhealthy pages.
+		u = g.test(f, tc.name+" after an update", time.Minute)
+		installing := 5 * time.Minute
+		u.series("kubevirt_hco_system_health_status", tc.value, installing+upgrade+unhealthy+10*time.Minute)
+		u.Series = append(u.Series, series{
+			Series: fmt.Sprintf(`csv_abnormal{namespace="openshift-cnv",name="kubevirt-hyperconverged-operator.v%s",version=%q,phase="Installing",reason="InstallWaiting"}`, version, version),
+			Values: fmt.Sprintf("1x%d stale", int(installing/u.step)),
+		})
+		for _, alert := range []string{"VirtcHyperConvergedUnhealthy", "VirtcHyperConvergedWarning"} {
+			g.expect(u, installing+upgrade-time.Minute, alert)
+			g.expect(u, installing+upgrade+unhealthy-time.Minute, alert)
+			labels := sev
+			if alert == "VirtcHyperConvergedWarning" {
+				labels = warn
+			}
+			if _, ok := tc.firing[alert]; ok {
+				g.expect(u, installing+upgrade+unhealthy+2*time.Minute, alert, labels)
+			} else {
+				g.expect(u, installing+upgrade+unhealthy+2*time.Minute, alert)
+			}
+		}
 	}
 
 	hco := with(sev, "namespace", "openshift-cnv", "name", "kubevirt-hyperconverged-operator.v"+version, "version", version, "phase", "Installing", "reason", "InstallWaiting")
