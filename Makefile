@@ -331,12 +331,17 @@ e2e-controllers: conformance-tools kcm-tools controllers-tools olm-tools cdi-too
 ## tenant's webhook (test/controllers TestAlertsOnTheRealSeries); and the
 ## backup alerts on the real Velero's metrics, scraped through virtc's
 ## ServiceMonitor as the real operator renders it for the platform's
-## Prometheus (test/internal/velero TestBackupAlertsOnVeleroMetrics)
-ALERTS_TESTS := TestAlertsOnTheRealSeries|TestBackupAlertsOnVeleroMetrics
+## Prometheus (test/internal/velero TestBackupAlertsOnVeleroMetrics); and
+## an update of OpenShift Virtualization made by the real OLM's
+## InstallPlan, which pages no platform rule while olm-operator's series
+## show it (test/internal/olm TestDeclaredUpgradeDoesNotPage). One package
+## at a time: their timings are the tests' subject.
+ALERTS_TESTS := TestAlertsOnTheRealSeries|TestBackupAlertsOnVeleroMetrics|TestDeclaredUpgradeDoesNotPage
 .PHONY: e2e-alerts
-e2e-alerts: conformance-tools kcm-tools controllers-tools cdi-tools velero-tools monitoring-tools
+e2e-alerts: conformance-tools kcm-tools controllers-tools olm-tools cdi-tools velero-tools monitoring-tools
 	VIRTC_E2E_CONTROLLERS=1 $(GO) test -count=1 -timeout 15m -v -run '$(ALERTS_TESTS)' ./test/controllers/
 	VIRTC_E2E_VELERO=1 $(GO) test -count=1 -timeout 15m -v -run '$(ALERTS_TESTS)' ./test/internal/velero/
+	VIRTC_E2E_CONTROLLERS=1 $(GO) test -count=1 -timeout 15m -v -run '$(ALERTS_TESTS)' ./test/internal/olm/
 
 ## conformance: every golden output and example output applied to a real
 ## kube-apiserver with the real CRDs, per platform version; and the tenants'

@@ -89,18 +89,7 @@ func TestPromtoolRecordedSeries(t *testing.T) {
 		{EvalTime: secs(fires + step), Alertname: "VirtcVMNotRunning", Exp: []expAlert{{Labels: labels, Annotations: expand(rule.Annotations, labels)}}},
 		{EvalTime: secs(fires + step), Alertname: "NaiveVMNotRunning", Exp: []expAlert{}},
 	}}
-	data, err := yaml.Marshal(map[string]any{"rule_files": []string{vmRules.path, control}, "evaluation_interval": rec.Interval, "tests": []unitTest{u}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	test := filepath.Join(dir, "recorded.test.yaml")
-	if err := os.WriteFile(test, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(bin, "test", "rules", test).CombinedOutput()
-	if err != nil {
-		t.Fatalf("promtool test rules: %v\n%s", err, out)
-	}
+	out := promtoolTest(t, bin, filepath.Join(dir, "recorded.test.yaml"), []string{vmRules.path, control}, rec.Interval, u)
 	t.Logf("flaky not running from %v (statuses %v): VirtcVMNotRunning fires at %v, the control does not\n%s", since, statuses, fires, out)
 }
 
@@ -216,18 +205,7 @@ func TestPromtoolRecordedBackups(t *testing.T) {
 		}
 	}
 	u := unitTest{Name: "recorded backups", Interval: rec.Interval, Series: rec.Series, Alerts: tests}
-	data, err := yaml.Marshal(map[string]any{"rule_files": files, "evaluation_interval": secs(step), "tests": []unitTest{u}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	test := filepath.Join(dir, "backups.test.yaml")
-	if err := os.WriteFile(test, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(bin, "test", "rules", test).CombinedOutput()
-	if err != nil {
-		t.Fatalf("promtool test rules: %v\n%s", err, out)
-	}
+	out := promtoolTest(t, bin, filepath.Join(dir, "backups.test.yaml"), files, secs(step), u)
 	t.Logf("checked at %v: %v\n%s", checks, kinds, out)
 }
 
@@ -304,4 +282,121 @@ func readRecording(t *testing.T, path string) (recording, time.Duration) {
 		t.Fatalf("%s: interval: %v", path, err)
 	}
 	return rec, step
+}
+
+// The recording of the upgrade test (test/internal/olm
+// TestDeclaredUpgradeDoesNotPage): OLM's csv_abnormal while its
+// InstallPlan replaced HCO's CSV, and HCO's health through the update
+// and after it.
+const (
+	recordedUpgradeSeries = "testdata/upgrade/recorded.yaml"
+	recordedUpgradeInputs = "testdata/upgrade/inputs.yaml"
+)
+
+// TestPromtoolRecordedUpgrade runs virtc's platform rules on what the
+// real olm-operator exported while it replaced HCO's CSV, with HCO's
+// health error through the roll after the new CSV Succeeded:
+// VirtcHyperConvergedUnhealthy is quiet through the roll and the
+// upgradeFor after the last sample of the replacement, and fires
+// unhealthyFor after HCO turned unhealthy again outside that window, not a
+// step before. The roll outlasts unhealthyFor after the replacement's last
+// sample, so the rule of before (quiet only while the CSV is replaced)
+// would fire in it.
+func TestPromtoolRecordedUpgrade(t *testing.T) {
+	bin, err := conform.Tool("promtool", "PROMTOOL_BIN")
+	if err != nil {
+		conform.Skip(t, err)
+	}
+	rec, step := readRecording(t, recordedUpgradeSeries)
+	const unhealthyFor, upgradeFor = 30 * time.Second, 90 * time.Second
+	// the last sample of HCO's CSV being replaced, and HCO's error spans
+	lastReplaced := time.Duration(-1)
+	var health []string
+	for _, s := range rec.Series {
+		switch {
+		case strings.HasPrefix(s.Series, "csv_abnormal{") && strings.Contains(s.Series, `name="kubevirt-hyperconverged-operator.`):
+			for i, v := range strings.Fields(s.Values) {
+				if v == "1" {
+					lastReplaced = max(lastReplaced, time.Duration(i)*step)
+				}
+			}
+		case strings.HasPrefix(s.Series, "kubevirt_hco_system_health_status"):
+			health = strings.Fields(s.Values)
+		}
+	}
+	spans := errorSpans(health, step)
+	if lastReplaced < 0 || len(spans) != 2 {
+		t.Fatalf("the recording has HCO's CSV replaced until %v and error spans %v: want a replacement, the roll and the error after it", lastReplaced, spans)
+	}
+	roll, after := spans[0], spans[1]
+	if roll[1]-lastReplaced <= unhealthyFor+2*step {
+		t.Fatalf("the roll ends %v after the replacement's last sample: not long enough for the rule of before to fire", roll[1]-lastReplaced)
+	}
+	quietEnd := lastReplaced + upgradeFor
+	if after[0] < quietEnd || roll[1] > quietEnd {
+		t.Fatalf("the recording's error spans %v and the window's end %v: want the roll inside the window and the error after it outside", spans, quietEnd)
+	}
+	dir := t.TempDir()
+	var files []string
+	var rule promRule
+	for _, f := range ruleFiles(t, build(t, recordedUpgradeInputs).YAML, dir) {
+		if f.key != "openshift-cnv/virtc-platform" {
+			continue
+		}
+		files = append(files, f.path)
+		for _, r := range f.rules {
+			if r.Alert == "VirtcHyperConvergedUnhealthy" {
+				rule = r
+			}
+		}
+	}
+	if rule.Alert == "" {
+		t.Fatal("the build has no VirtcHyperConvergedUnhealthy")
+	}
+	fires := after[0] + unhealthyFor
+	labels := maps.Clone(rule.Labels)
+	labels["namespace"] = "openshift-cnv" // the scrape's, on HCO's series
+	var tests []alertTest
+	for _, at := range []time.Duration{roll[1] - step, quietEnd - step, fires - step} {
+		tests = append(tests, alertTest{EvalTime: secs(at), Alertname: rule.Alert, Exp: []expAlert{}})
+	}
+	tests = append(tests, alertTest{EvalTime: secs(fires + 2*step), Alertname: rule.Alert,
+		Exp: []expAlert{{Labels: labels, Annotations: expand(rule.Annotations, labels)}}})
+	u := unitTest{Name: "recorded upgrade", Interval: rec.Interval, Series: rec.Series, Alerts: tests}
+	out := promtoolTest(t, bin, filepath.Join(dir, "upgrade.test.yaml"), files, rec.Interval, u)
+	t.Logf("replaced until %v, roll %v, window until %v, error again from %v:\n%s", lastReplaced, roll, quietEnd, after[0], out)
+}
+
+// errorSpans are the spans [from, to) in which values (a sample per step)
+// are 2, HCO's error.
+func errorSpans(values []string, step time.Duration) [][2]time.Duration {
+	var spans [][2]time.Duration
+	for i, v := range values {
+		at := time.Duration(i) * step
+		switch n := len(spans); {
+		case v == "2" && (n == 0 || spans[n-1][1] != at):
+			spans = append(spans, [2]time.Duration{at, at + step})
+		case v == "2":
+			spans[n-1][1] = at + step
+		}
+	}
+	return spans
+}
+
+// promtoolTest writes u as the promtool test file path, on rule files
+// evaluated every interval, and runs `promtool test rules` on it.
+func promtoolTest(t *testing.T, bin, path string, files []string, interval string, u unitTest) []byte {
+	t.Helper()
+	data, err := yaml.Marshal(map[string]any{"rule_files": files, "evaluation_interval": interval, "tests": []unitTest{u}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "test", "rules", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool test rules: %v\n%s", err, out)
+	}
+	return out
 }

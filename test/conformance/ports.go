@@ -15,11 +15,11 @@ import (
 // listens on now. On a cluster each pod has its own network namespace;
 // here every component shares the host's. other says which occurrences are
 // not the address (the end of a longer string: a URL's host), by the
-// bytes before them.
-func CopyWithPort(prog, path, addr string, first, last int, other func(before []byte) bool) (string, error) {
+// bytes before them. It returns path and the port.
+func CopyWithPort(prog, path, addr string, first, last int, other func(before []byte) bool) (string, int, error) {
 	data, err := os.ReadFile(prog)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	var at []int
 	for i := 0; ; {
@@ -33,17 +33,18 @@ func CopyWithPort(prog, path, addr string, first, last int, other func(before []
 		i += j + len(addr)
 	}
 	if len(at) != 1 {
-		return "", fmt.Errorf("%s: want one standalone %q literal, found %d", prog, addr, len(at))
+		return "", 0, fmt.Errorf("%s: want one standalone %q literal, found %d", prog, addr, len(at))
 	}
 	span := int64(last - first + 1)
 	n, err := rand.Int(rand.Reader, big.NewInt(span))
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	for i := range span {
-		port := fmt.Sprintf(":%d", int64(first)+(n.Int64()+i)%span)
+		num := int(int64(first) + (n.Int64()+i)%span)
+		port := fmt.Sprintf(":%d", num)
 		if len(port) != len(addr) {
-			return "", fmt.Errorf("port %s is not as long as %s", port, addr)
+			return "", 0, fmt.Errorf("port %s is not as long as %s", port, addr)
 		}
 		l, err := net.Listen("tcp", port)
 		if err != nil {
@@ -51,7 +52,7 @@ func CopyWithPort(prog, path, addr string, first, last int, other func(before []
 		}
 		l.Close()
 		copy(data[at[0]:], port)
-		return path, os.WriteFile(path, data, 0o755)
+		return path, num, os.WriteFile(path, data, 0o755)
 	}
-	return "", fmt.Errorf("no free port between %d and %d for %s's %s", first, last, prog, addr)
+	return "", 0, fmt.Errorf("no free port between %d and %d for %s's %s", first, last, prog, addr)
 }

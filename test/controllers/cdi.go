@@ -277,9 +277,10 @@ const metricsAddr = ":8443"
 // program ends the upload proxy's "https://%s.%s.svc:8443%s"), changed to
 // a port between 8444 and 8999 that nothing listens on now.
 func metricsPort(prog, path string) (string, error) {
-	return conformance.CopyWithPort(prog, path, metricsAddr, 8444, 8999, func(before []byte) bool {
+	path, _, err := conformance.CopyWithPort(prog, path, metricsAddr, 8444, 8999, func(before []byte) bool {
 		return bytes.HasSuffix(before, []byte(".svc"))
 	})
+	return path, err
 }
 
 // writeSignerCA writes a self-signed CA as cdi-operator's signer Secret

@@ -95,6 +95,7 @@ type Monitoring struct {
 	// platform: the platform's Prometheus k8s (StartPlatformMonitoring);
 	// config its configuration as written
 	platform bool
+	options  PlatformOptions
 	config   []byte
 	// written is a digest of the configuration and rule files written
 	written string
@@ -247,9 +248,9 @@ const PlatformNamespace = "openshift-monitoring"
 // reconciles into configuration: its rule and ServiceMonitor selectors
 // (every namespace labelled openshift.io/cluster-monitoring) and its
 // service discovery role.
-func platformPrometheus() []any {
+func platformPrometheus(o PlatformOptions) []any {
 	clusterMonitoring := map[string]any{"matchLabels": map[string]any{"openshift.io/cluster-monitoring": "true"}}
-	return []any{
+	objs := []any{
 		map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": PlatformNamespace,
 			"labels": map[string]any{"openshift.io/cluster-monitoring": "true"}}},
 		map[string]any{"apiVersion": "monitoring.coreos.com/v1", "kind": "Prometheus",
@@ -269,6 +270,35 @@ func platformPrometheus() []any {
 				"serviceDiscoveryRole":            "Endpoints",
 			}},
 	}
+	if o.EvaluationInterval != "" {
+		spec := objs[1].(map[string]any)["spec"].(map[string]any)
+		spec["evaluationInterval"] = o.EvaluationInterval
+	}
+	return objs
+}
+
+// PlatformOptions are what a suite changes of the platform's monitoring.
+type PlatformOptions struct {
+	// EvaluationInterval is the Prometheus's spec.evaluationInterval
+	// (the operator's default, 30s, when empty, as CMO leaves it): a
+	// suite's time scale, not a behaviour.
+	EvaluationInterval string
+	// Static are targets scraped every 2 seconds where on OpenShift a
+	// ServiceMonitor of the component's own finds its pods (components
+	// that run here as processes, not as pods behind a Service).
+	Static []StaticTarget
+}
+
+// StaticTarget is a component's metrics endpoint, scraped as the job of
+// its ServiceMonitor on OpenShift would be.
+type StaticTarget struct {
+	// Job is the job the ServiceMonitor's scrape would have
+	// (serviceMonitor/NAMESPACE/NAME/0), Namespace the target's.
+	Job, Namespace string
+	// URL is the endpoint (http or https, host:port and path).
+	URL string
+	// CA is the CA file of an https endpoint.
+	CA string
 }
 
 // StartPlatformMonitoring is the platform's monitoring, as far as the
@@ -281,15 +311,15 @@ func platformPrometheus() []any {
 // wrote it, with two changes: each Kubernetes service discovery is given
 // the admin kubeconfig (in a pod it reads its ServiceAccount's), and the
 // rule files are where it reads them here. Refresh takes later changes.
-func StartPlatformMonitoring(ctx context.Context, cp *conformance.ControlPlane, tools MonitoringTools, dir string) (m *Monitoring, err error) {
-	started := &Monitoring{cp: cp, dir: dir, client: &http.Client{Timeout: 10 * time.Second}, platform: true}
+func StartPlatformMonitoring(ctx context.Context, cp *conformance.ControlPlane, tools MonitoringTools, dir string, o PlatformOptions) (m *Monitoring, err error) {
+	started := &Monitoring{cp: cp, dir: dir, client: &http.Client{Timeout: 10 * time.Second}, platform: true, options: o}
 	m = started
 	defer func() {
 		if err != nil {
 			started.Stop()
 		}
 	}()
-	if err := m.startOperator(ctx, tools, PlatformNamespace, platformPrometheus()); err != nil {
+	if err := m.startOperator(ctx, tools, PlatformNamespace, platformPrometheus(o)); err != nil {
 		return nil, err
 	}
 	if err := m.writePlatformConfig(ctx, time.Minute); err != nil {
@@ -349,6 +379,10 @@ func (m *Monitoring) writePlatformConfig(ctx context.Context, wait time.Duration
 			sd.(map[string]any)["kubeconfig_file"] = m.cp.Kubeconfig
 		}
 	}
+	for _, st := range m.options.Static {
+		scrapes = append(scrapes, st.scrapeConfig())
+	}
+	cfg["scrape_configs"] = scrapes
 	cfg["rule_files"] = []string{filepath.Join(m.dir, "rules", "*.yaml")}
 	files, err := m.ruleFilesOf(ctx, "prometheus-k8s-rulefiles-")
 	if err != nil {
@@ -378,6 +412,21 @@ func (m *Monitoring) writePlatformConfig(ctx context.Context, wait time.Duration
 	sum.Write(m.config)
 	m.written = hex.EncodeToString(sum.Sum(nil))
 	return os.WriteFile(filepath.Join(m.dir, "prom", "prometheus.yaml"), m.config, 0o600)
+}
+
+func (st StaticTarget) scrapeConfig() map[string]any {
+	u, err := url.Parse(st.URL)
+	if err != nil {
+		panic(err) // a suite's own constant
+	}
+	sc := map[string]any{
+		"job_name": st.Job, "scheme": u.Scheme, "metrics_path": u.Path, "scrape_interval": "2s",
+		"static_configs": []any{map[string]any{"targets": []any{u.Host}, "labels": map[string]any{"namespace": st.Namespace}}},
+	}
+	if st.CA != "" {
+		sc["tls_config"] = map[string]any{"ca_file": st.CA}
+	}
+	return sc
 }
 
 // Config is the configuration Prometheus runs (the platform's).
@@ -635,6 +684,32 @@ func (m *Monitoring) QueryRange(q string, start, end time.Time, step time.Durati
 	}
 	u := fmt.Sprintf("%s/api/v1/query_range?query=%s&start=%d&end=%d&step=%ds", m.PrometheusURL, url.QueryEscape(q), start.Unix(), end.Unix(), int(step/time.Second))
 	return out.Data.Result, m.get(u, &out)
+}
+
+// AlertRules are the names of the alerting rules Prometheus has loaded,
+// by group.
+func (m *Monitoring) AlertRules() (map[string][]string, error) {
+	var out struct {
+		Data struct {
+			Groups []struct {
+				Name  string `json:"name"`
+				Rules []struct {
+					Name string `json:"name"`
+					Type string `json:"type"`
+				} `json:"rules"`
+			} `json:"groups"`
+		} `json:"data"`
+	}
+	if err := m.get(m.PrometheusURL+"/api/v1/rules?type=alert", &out); err != nil {
+		return nil, err
+	}
+	groups := map[string][]string{}
+	for _, g := range out.Data.Groups {
+		for _, r := range g.Rules {
+			groups[g.Name] = append(groups[g.Name], r.Name)
+		}
+	}
+	return groups, nil
 }
 
 func (m *Monitoring) get(u string, out any) error {

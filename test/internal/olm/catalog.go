@@ -81,6 +81,9 @@ type Package struct {
 	Deployment string
 	// CRD returns the CRD YAML the bundle of a version owns.
 	CRD func(versions.Version) ([]byte, error)
+	// Readiness is the operator container's readiness probe, if its
+	// bundles have one.
+	Readiness map[string]any
 }
 
 // HCO is the kubevirt-hyperconverged package of a catalog whose head is
@@ -94,7 +97,14 @@ func HCO(head versions.Version, schemas string) (Package, error) {
 	return Package{Name: versions.HCOChannelPackage, Channel: ch, Deployment: "hco-operator",
 		CRD: func(v versions.Version) ([]byte, error) {
 			return os.ReadFile(filepath.Join(schemas, v.MinorString(), "crd-yaml", "hco.kubevirt.io", "hco.kubevirt.io_hyperconvergeds.yaml"))
-		}}, nil
+		},
+		// HCO v1.18.1's operator (pkg/components/components.go
+		// getReadinessProbe for its CSV's Deployment): the kubelet
+		// reports the pod Ready 5 seconds after it started at the
+		// earliest, and OLM has the CSV Installing until then.
+		Readiness: map[string]any{"httpGet": map[string]any{"path": "/readyz", "port": 6060, "scheme": "HTTP"},
+			"initialDelaySeconds": 5, "periodSeconds": 5, "failureThreshold": 1},
+	}, nil
 }
 
 // OADP is the redhat-oadp-operator package whose head is head (1.6.0),
@@ -321,6 +331,10 @@ func (p Package) csv(b versions.Bundle, name, crdName, kind, version string) map
 	}
 	sa := p.Deployment
 	labels := map[string]any{"name": p.Deployment}
+	container := map[string]any{"name": p.Deployment, "image": OperatorImage(p.Name, b.Version)}
+	if p.Readiness != nil {
+		container["readinessProbe"] = p.Readiness
+	}
 	spec := map[string]any{
 		"displayName": p.Name,
 		"version":     b.Version.String(),
@@ -344,7 +358,7 @@ func (p Package) csv(b versions.Bundle, name, crdName, kind, version string) map
 					"metadata": map[string]any{"labels": labels},
 					"spec": map[string]any{
 						"serviceAccountName": sa,
-						"containers":         []any{map[string]any{"name": p.Deployment, "image": OperatorImage(p.Name, b.Version)}},
+						"containers":         []any{container},
 					},
 				},
 			}}},

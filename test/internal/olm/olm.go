@@ -1,6 +1,7 @@
 package olm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -57,7 +58,19 @@ const (
 // OLM is a running opm serve, catalog-operator and olm-operator.
 type OLM struct {
 	Registry, Catalog, Operator *conformance.Process
+	// MetricsURL is olm-operator's metrics endpoint (csv_succeeded,
+	// csv_abnormal: pkg/metrics/metrics.go), over HTTP.
+	MetricsURL string
 }
+
+// olmMetricsAddr is where operator-lifecycle-manager v0.42.0 serves its
+// metrics without TLS (pkg/lib/server/server.go getAddress), a literal;
+// catalog-operator binds the same one. On OpenShift each runs in its own
+// pod, over TLS on 8443 with the service CA's certificate; here they share
+// the host's network, so olm-operator gets a port of its own
+// (conformance.CopyWithPort; the program's other ":8080" ends
+// "http://localhost:8080").
+const olmMetricsAddr = ":8080"
 
 // Stop stops the three.
 func (o *OLM) Stop() {
@@ -127,7 +140,14 @@ func Start(ctx context.Context, cp *conformance.ControlPlane, tools Tools, catal
 	if err != nil {
 		return nil, err
 	}
-	o.Operator, err = conformance.StartProcess(dir, "olm-operator", tools.OLM, append(env, "OPERATOR_NAMESPACE="+Namespace, "OPERATOR_NAME=olm-operator"),
+	prog, port, err := conformance.CopyWithPort(tools.OLM, filepath.Join(dir, "olm-operator"), olmMetricsAddr, 8081, 8999, func(before []byte) bool {
+		return bytes.HasSuffix(before, []byte("localhost"))
+	})
+	if err != nil {
+		return nil, err
+	}
+	o.MetricsURL = "http://127.0.0.1:" + strconv.Itoa(port) + "/metrics"
+	o.Operator, err = conformance.StartProcess(dir, "olm-operator", prog, append(env, "OPERATOR_NAMESPACE="+Namespace, "OPERATOR_NAME=olm-operator"),
 		"--namespace="+Namespace, "--interval=1m")
 	if err != nil {
 		return nil, err
@@ -225,14 +245,20 @@ func waitCatalogReady(ctx context.Context, cp *conformance.ControlPlane, o *OLM)
 	}
 }
 
+type podCondition struct {
+	Type   string `json:"type"`
+	Status string `json:"status"`
+}
+
 // RunPods plays kube-scheduler and the kubelet for the pods of the
 // Deployments OLM installs in namespace (pods owned by a ReplicaSet; a
 // Job's pod is left to whoever runs Jobs) (the ReplicaSets of
 // kube-controller-manager's deployment and replica set controllers create
 // them): it binds each unbound pod to node (pods/binding, as
 // pkg/scheduler/schedule_one.go bind) and marks it Running with its
-// containers started and ready (pkg/kubelet/status/status_manager.go), so
-// that the ReplicaSet counts it available, the Deployment reports
+// containers started, and ready (pkg/kubelet/status/status_manager.go)
+// once their readiness probes' initialDelaySeconds have passed, so that
+// the ReplicaSet counts it available, the Deployment reports
 // Available (pkg/controller/deployment/sync.go), and olm-operator's install
 // strategy check passes (operator-lifecycle-manager v0.42.0
 // pkg/controller/install/deployment.go checkForDeployments and
@@ -255,12 +281,17 @@ func RunPods(ctx context.Context, cp *conformance.ControlPlane, namespace, node 
 			Spec struct {
 				NodeName   string `json:"nodeName"`
 				Containers []struct {
-					Name  string `json:"name"`
-					Image string `json:"image"`
+					Name           string `json:"name"`
+					Image          string `json:"image"`
+					ReadinessProbe *struct {
+						InitialDelaySeconds int `json:"initialDelaySeconds"`
+					} `json:"readinessProbe"`
 				} `json:"containers"`
 			} `json:"spec"`
 			Status struct {
-				Phase string `json:"phase"`
+				Phase     string         `json:"phase"`
+				StartTime time.Time      `json:"startTime"`
+				Conds     []podCondition `json:"conditions"`
 			} `json:"status"`
 		}
 	}
@@ -285,22 +316,41 @@ func RunPods(ctx context.Context, cp *conformance.ControlPlane, namespace, node 
 				return err
 			}
 		}
+		// The kubelet runs a readiness probe no sooner than its
+		// initialDelaySeconds after the container started
+		// (pkg/kubelet/prober/worker.go); until then the pod runs, not
+		// Ready, and a Deployment is not Available.
+		started := time.Now().UTC()
 		if p.Status.Phase == "Running" {
+			if slices.Contains(p.Status.Conds, podCondition{"Ready", "True"}) {
+				continue
+			}
+			started = p.Status.StartTime
+		}
+		delay := 0
+		for _, c := range p.Spec.Containers {
+			if c.ReadinessProbe != nil {
+				delay = max(delay, c.ReadinessProbe.InitialDelaySeconds)
+			}
+		}
+		ready := !time.Now().Before(started.Add(time.Duration(delay) * time.Second))
+		if p.Status.Phase == "Running" && !ready {
 			continue
 		}
-		now := time.Now().UTC().Format(time.RFC3339)
+		now, since := time.Now().UTC().Format(time.RFC3339), started.Format(time.RFC3339)
 		var statuses []any
 		for _, c := range p.Spec.Containers {
-			statuses = append(statuses, map[string]any{"name": c.Name, "ready": true, "started": true, "restartCount": 0,
-				"image": c.Image, "imageID": "", "state": map[string]any{"running": map[string]any{"startedAt": now}}})
+			statuses = append(statuses, map[string]any{"name": c.Name, "ready": ready, "started": true, "restartCount": 0,
+				"image": c.Image, "imageID": "", "state": map[string]any{"running": map[string]any{"startedAt": since}}})
 		}
+		readyStatus := map[bool]string{true: "True", false: "False"}[ready]
 		patch, _ := json.Marshal(map[string]any{"status": map[string]any{
-			"phase": "Running", "qosClass": "BestEffort", "podIP": "10.128.0.20", "hostIP": "192.168.0.1", "startTime": now,
+			"phase": "Running", "qosClass": "BestEffort", "podIP": "10.128.0.20", "hostIP": "192.168.0.1", "startTime": since,
 			"conditions": []any{
-				map[string]any{"type": "PodScheduled", "status": "True", "lastTransitionTime": now},
-				map[string]any{"type": "Initialized", "status": "True", "lastTransitionTime": now},
-				map[string]any{"type": "ContainersReady", "status": "True", "lastTransitionTime": now},
-				map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": now},
+				map[string]any{"type": "PodScheduled", "status": "True", "lastTransitionTime": since},
+				map[string]any{"type": "Initialized", "status": "True", "lastTransitionTime": since},
+				map[string]any{"type": "ContainersReady", "status": readyStatus, "lastTransitionTime": now},
+				map[string]any{"type": "Ready", "status": readyStatus, "lastTransitionTime": now},
 			},
 			"containerStatuses": statuses,
 		}})

@@ -45,6 +45,8 @@ type env struct {
 	ca []byte
 	// headSeen is the --catalog-head of the last HCO approver run.
 	headSeen string
+	// platformSpec is more of the Platform's spec, indented as its fields.
+	platformSpec string
 }
 
 func start(t *testing.T) *env {
@@ -75,6 +77,24 @@ func start(t *testing.T) *env {
 	e := &env{t: t, ctx: ctx, cp: cp, tools: tools, schemas: filepath.Dir(v422), dir: dir, ca: ca}
 	t.Logf("control plane and kube-controller-manager ready in %v", time.Since(began).Round(time.Millisecond))
 	return e
+}
+
+// startOLM starts OLM serving the redhat-operators index of OpenShift
+// minor, and the node stand-in for the pods of its Deployments.
+func (e *env) startOLM(minor string) {
+	t := e.t
+	var err error
+	e.olm, err = Start(e.ctx, e.cp, e.tools, e.catalog(minor), filepath.Join(e.dir, "olm"))
+	if err != nil {
+		t.Fatalf("start OLM: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("OLM logs:\n%s", e.olm.Logs(40))
+		}
+		e.olm.Stop()
+	})
+	e.runPods()
 }
 
 // catalog writes the catalog of the redhat-operators index of OpenShift
@@ -121,7 +141,7 @@ spec:
         prefix: olm-e2e
         credential: {name: onsite-s3, key: cloud}
         config: {region: us-east-1, s3Url: "https://s3.example.com"}
-`, version)
+%s`, version, e.platformSpec)
 	if err := os.WriteFile(filepath.Join(dir, "platform.yaml"), []byte(platform), 0o600); err != nil {
 		e.t.Fatal(err)
 	}
@@ -366,18 +386,7 @@ func (e *env) approvedPlans(namespace string) []string {
 // model cannot drift from OLM.
 func TestOLMInstallsAndUpgradesOnThePin(t *testing.T) {
 	e := start(t)
-	var err error
-	e.olm, err = Start(e.ctx, e.cp, e.tools, e.catalog("4.21"), filepath.Join(e.dir, "olm"))
-	if err != nil {
-		t.Fatalf("start OLM: %v", err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("OLM logs:\n%s", e.olm.Logs(40))
-		}
-		e.olm.Stop()
-	})
-	e.runPods()
+	e.startOLM("4.21")
 
 	// A fresh install on 4.20.21 (OpenShift Virtualization one minor
 	// behind the cluster's 4.21), from the 4.21 index: OLM proposes

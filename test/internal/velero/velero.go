@@ -429,9 +429,10 @@ const controllerRuntimeMetrics = ":8080"
 // between 8081 and 8999 that nothing listens on now
 // (conformance.CopyWithPort, as for cdi-controller's).
 func ownMetricsPort(prog, path string) (string, error) {
-	return conformance.CopyWithPort(prog, path, controllerRuntimeMetrics, 8081, 8999, func(before []byte) bool {
+	path, _, err := conformance.CopyWithPort(prog, path, controllerRuntimeMetrics, 8081, 8999, func(before []byte) bool {
 		return bytes.HasSuffix(before, []byte("localhost")) || bytes.HasSuffix(before, []byte("."))
 	})
+	return path, err
 }
 
 // External is Velero as the platform team runs it beside a cluster whose
