@@ -294,12 +294,19 @@ func (e *env) updateRolling(health *health, to string) (succeeded time.Time) {
 			}
 			if phase == "Succeeded" {
 				succeeded = time.Now()
-				time.Sleep(roll)
+				select {
+				case <-e.ctx.Done():
+					return
+				case <-time.After(roll):
+				}
 				health.set(0)
 				t.Logf("KubeVirt rolled %v after the CSV succeeded: health healthy", roll)
 				return
 			}
-			time.Sleep(200 * time.Millisecond)
+			select {
+			case <-e.ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
 		}
 	}()
 	for ns, args := range e.apply(e.build("4.21.8")) {
@@ -316,5 +323,4 @@ func (e *env) updateRolling(health *health, to string) (succeeded time.Time) {
 		t.Fatal("the test ended before the update")
 	}
 	return succeeded
-
 }
