@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -111,6 +112,27 @@ func (m *Monitoring) Stop() {
 			p.Stop()
 		}
 	}
+}
+
+// StopWithLogs stops the programs when t ends, after logging, if t
+// failed, their logs, the configuration Prometheus ran, its targets and
+// what more says.
+func (m *Monitoring) StopWithLogs(t testing.TB, more func()) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, p := range m.Processes() {
+				t.Logf("%s:\n%s", p.Log(), p.Tail())
+			}
+			t.Logf("Prometheus configuration:\n%s", m.Config())
+			var targets any
+			err := m.get(m.PrometheusURL+"/api/v1/targets?state=any", &targets)
+			t.Logf("targets: %v %v", targets, err)
+			if more != nil {
+				more()
+			}
+		}
+		m.Stop()
+	})
 }
 
 // Processes are the programs started, for their logs.

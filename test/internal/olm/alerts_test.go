@@ -3,7 +3,6 @@ package olm
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -219,19 +218,7 @@ func (e *env) platformMonitoring(mtools controllers.MonitoringTools, health *hea
 	if err != nil {
 		t.Fatalf("start the platform's monitoring: %v", err)
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, p := range m.Processes() {
-				t.Logf("%s:\n%s", p.Log(), p.Tail())
-			}
-			if resp, err := http.Get(m.PrometheusURL + "/api/v1/targets?state=any"); err == nil {
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				t.Logf("targets: %s", body)
-			}
-		}
-		m.Stop()
-	})
+	m.StopWithLogs(t, nil)
 	// virtc's platform rules as Argo CD's sync applies them, and the control
 	var rules []conformance.Object
 	for _, o := range installed {

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -175,23 +173,11 @@ func TestBackupAlertsOnVeleroMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatalf("start the platform's monitoring: %v", err)
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, p := range m.Processes() {
-				t.Logf("%s:\n%s", p.Log(), p.Tail())
-			}
-			t.Logf("Prometheus configuration:\n%s", m.Config())
-			if resp, err := http.Get(m.PrometheusURL + "/api/v1/targets?state=any"); err == nil {
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				t.Logf("targets: %s", body)
-			}
-			for _, path := range []string{"/api/v1/namespaces/" + Namespace + "/endpoints", "/api/v1/namespaces/" + Namespace + "/services", "/api/v1/namespaces/" + Namespace + "/pods"} {
-				raw, err := e.cp.Get(context.Background(), path)
-				t.Logf("%s: %s %v", path, raw, err)
-			}
+	m.StopWithLogs(t, func() {
+		for _, path := range []string{"/api/v1/namespaces/" + Namespace + "/endpoints", "/api/v1/namespaces/" + Namespace + "/services", "/api/v1/namespaces/" + Namespace + "/pods"} {
+			raw, err := e.cp.Get(context.Background(), path)
+			t.Logf("%s: %s %v", path, raw, err)
 		}
-		m.Stop()
 	})
 	// Velero's target, discovered from virtc's ServiceMonitor: the
 	// operator's relabelling names the job after the Service
